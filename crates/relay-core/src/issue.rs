@@ -1,0 +1,39 @@
+//! Normalized issue and note snapshots, extracted from webhook payloads by the gateway
+//! and persisted by the store. Provider differences end here.
+
+use chrono::{DateTime, Utc};
+
+/// An issue as the tracker described it at one moment.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct IssueSnapshot {
+    /// Stable project identity (GitHub repository id, GitLab project id), as text.
+    pub project_id: String,
+    /// Human path: `owner/repo` or `group/subgroup/project`.
+    pub project_path: String,
+    /// The per-project number: GitHub `issue.number`, GitLab `iid` (never the global id).
+    pub number: i64,
+    pub title: String,
+    pub body: String,
+    /// `open` or `closed`.
+    pub state: String,
+    pub labels: Vec<String>,
+    pub author: String,
+    pub assignees: Vec<String>,
+    pub url: String,
+    pub confidential: bool,
+    pub updated_at: DateTime<Utc>,
+}
+
+/// One comment (GitHub) or note (GitLab) on an issue.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NoteSnapshot {
+    pub note_id: String,
+    /// GitLab discussion id; `None` on GitHub.
+    pub discussion_id: Option<String>,
+    pub author: String,
+    pub body: String,
+    pub internal: bool,
+    pub url: Option<String>,
+    pub created_at: DateTime<Utc>,
+    pub updated_at: DateTime<Utc>,
+}

@@ -1,0 +1,49 @@
+#![doc = include_str!("../README.md")]
+//!
+//! Layout:
+//! - [`settings`]: `DatabaseSettings` and pool construction.
+//! - [`deliveries`]: the webhook delivery log (dedupe by delivery identity).
+//! - [`issues`]: the issue mirror, its thread cache and pending issue events.
+//! - [`queue`]: the job queue: enqueue, claim with leases, heartbeat, complete, retry, dead-letter.
+//! - [`llm_usage`], [`codegraph`]: tables owned by the LLM layer and the code graph.
+
+pub mod deliveries;
+mod error;
+pub mod issues;
+pub mod queue;
+pub mod settings;
+
+pub use error::{Error, Result};
+pub use settings::DatabaseSettings;
+pub use sqlx::{PgConnection, PgPool, Postgres, Transaction};
+
+/// All migrations under the workspace's `migrations/` directory, embedded at compile time.
+pub static MIGRATOR: sqlx::migrate::Migrator = sqlx::migrate!("../../migrations");
+
+/// Applies every pending migration.
+pub async fn migrate(pool: &PgPool) -> Result<()> {
+    MIGRATOR.run(pool).await.map_err(Error::Migrate)
+}
+
+/// Whether the database answers and every embedded migration has been applied (for `/readyz`).
+pub async fn readiness(pool: &PgPool) -> Result<bool> {
+    let applied: Vec<i64> =
+        sqlx::query_scalar("SELECT version FROM _sqlx_migrations WHERE success ORDER BY version")
+            .fetch_all(pool)
+            .await
+            .map_err(|e| match e {
+                // The table does not exist yet: reachable, but nothing applied.
+                sqlx::Error::Database(ref db) if db.code().as_deref() == Some("42P01") => {
+                    Error::NotMigrated
+                }
+                other => Error::from(other),
+            })
+            .or_else(|e| match e {
+                Error::NotMigrated => Ok(Vec::new()),
+                other => Err(other),
+            })?;
+    Ok(MIGRATOR
+        .iter()
+        .filter(|m| m.migration_type.is_up_migration())
+        .all(|m| applied.contains(&m.version)))
+}

@@ -1,0 +1,459 @@
+//! The job queue.
+//!
+//! States: `queued` → `running` → `succeeded` | `failed` (permanent) | `dead` (attempts exhausted),
+//! and `running` → `queued` again on a retryable failure (with backoff computed in SQL) or when a
+//! worker shuts down.
+//!
+//! Invariants (enforced by unique partial indexes, not by callers):
+//! - at most one `running` job per concurrency key, so work on one issue is serialized;
+//! - at most one `queued` job per concurrency key: events that arrive while a job runs join the one
+//!   follow-up job instead of piling up.
+//!
+//! A claim is a lease: the worker holds a random `lease_token` and must renew the lease before it
+//! expires. Every state change after the claim is fenced by that token, so a worker that lost its
+//! lease (it stalled, the job was reclaimed) can never complete or fail the job it no longer owns.
+
+use std::time::Duration;
+
+use chrono::{DateTime, Utc};
+use serde_json::Value;
+use sqlx::{Acquire, PgConnection, PgPool};
+use uuid::Uuid;
+
+use crate::Result;
+use crate::error::is_unique_violation;
+
+/// The LISTEN/NOTIFY channel on which enqueues and completions wake workers.
+pub const NOTIFY_CHANNEL: &str = "relay_jobs";
+
+/// A job to enqueue.
+#[derive(Debug, Clone)]
+pub struct NewJob<'a> {
+    pub kind: &'a str,
+    pub payload: &'a Value,
+    /// Jobs with the same key never run at the same time and coalesce while queued.
+    pub concurrency_key: Option<&'a str>,
+    pub max_attempts: i32,
+}
+
+/// What [`enqueue`] did.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Enqueued {
+    /// A new job row.
+    Created(i64),
+    /// A job with the same concurrency key was already queued; it now carries this payload.
+    Joined(i64),
+}
+
+impl Enqueued {
+    pub fn job_id(self) -> i64 {
+        match self {
+            Enqueued::Created(id) | Enqueued::Joined(id) => id,
+        }
+    }
+}
+
+/// Enqueues a job (or joins the queued job with the same concurrency key) and notifies workers
+/// when the surrounding transaction commits.
+pub async fn enqueue(conn: &mut PgConnection, job: &NewJob<'_>) -> Result<Enqueued> {
+    let (id, inserted): (i64, bool) = sqlx::query_as(
+        "INSERT INTO jobs (kind, payload, concurrency_key, max_attempts)
+         VALUES ($1, $2, $3, $4)
+         ON CONFLICT (concurrency_key) WHERE status = 'queued'
+         DO UPDATE SET payload = EXCLUDED.payload, updated_at = now()
+         RETURNING id, (xmax = 0) AS inserted",
+    )
+    .bind(job.kind)
+    .bind(job.payload)
+    .bind(job.concurrency_key)
+    .bind(job.max_attempts.max(1))
+    .fetch_one(&mut *conn)
+    .await?;
+    notify(conn).await?;
+    Ok(if inserted {
+        Enqueued::Created(id)
+    } else {
+        Enqueued::Joined(id)
+    })
+}
+
+async fn notify(conn: &mut PgConnection) -> Result<()> {
+    sqlx::query("SELECT pg_notify($1, '')")
+        .bind(NOTIFY_CHANNEL)
+        .execute(conn)
+        .await?;
+    Ok(())
+}
+
+/// A job held under a lease by one worker.
+#[derive(Debug, Clone, sqlx::FromRow)]
+pub struct ClaimedJob {
+    pub id: i64,
+    pub kind: String,
+    pub payload: Value,
+    pub concurrency_key: Option<String>,
+    /// 1 for the first run.
+    pub attempt: i32,
+    pub max_attempts: i32,
+    pub lease_token: Uuid,
+    pub lease_owner: String,
+    pub started_at: DateTime<Utc>,
+}
+
+/// The columns of a [`ClaimedJob`], for the claim statements.
+macro_rules! returning_claimed {
+    () => {
+        " RETURNING jobs.id, jobs.kind, jobs.payload, jobs.concurrency_key,
+            jobs.attempts AS attempt, jobs.max_attempts, jobs.lease_token, jobs.lease_owner, jobs.started_at"
+    };
+}
+
+/// Claims the next runnable job for `worker`, or returns `None` when there is none.
+///
+/// Order of preference: a job whose lease expired (its worker died), then the oldest due queued
+/// job whose concurrency key has nothing running. Jobs whose lease expired on their last allowed
+/// attempt are dead-lettered instead of run again.
+pub async fn claim(pool: &PgPool, worker: &str, lease: Duration) -> Result<Option<ClaimedJob>> {
+    let lease_secs = lease.as_secs_f64();
+    sqlx::query(
+        "UPDATE jobs SET status = 'dead', finished_at = now(), updated_at = now(),
+             lease_owner = NULL, lease_token = NULL, lease_expires_at = NULL,
+             last_error = 'lease expired on the last attempt (worker died or stalled)'
+         WHERE status = 'running' AND lease_expires_at < now() AND attempts >= max_attempts",
+    )
+    .execute(pool)
+    .await?;
+
+    let reclaimed: Option<ClaimedJob> = sqlx::query_as(concat!(
+        "WITH candidate AS (
+             SELECT id FROM jobs
+             WHERE status = 'running' AND lease_expires_at < now() AND attempts < max_attempts
+             ORDER BY lease_expires_at LIMIT 1 FOR UPDATE SKIP LOCKED)
+         UPDATE jobs SET attempts = jobs.attempts + 1, lease_owner = $1, lease_token = $2,
+             lease_expires_at = now() + make_interval(secs => $3), started_at = now(), updated_at = now(),
+             last_error = 'lease expired (worker died or stalled)'
+         FROM candidate WHERE jobs.id = candidate.id",
+        returning_claimed!()
+    ))
+    .bind(worker)
+    .bind(Uuid::new_v4())
+    .bind(lease_secs)
+    .fetch_optional(pool)
+    .await?;
+    if reclaimed.is_some() {
+        return Ok(reclaimed);
+    }
+
+    let claimed = sqlx::query_as(concat!(
+        "WITH candidate AS (
+             SELECT id FROM jobs j
+             WHERE j.status = 'queued' AND j.run_after <= now()
+               AND (j.concurrency_key IS NULL OR NOT EXISTS (
+                   SELECT 1 FROM jobs r WHERE r.concurrency_key = j.concurrency_key AND r.status = 'running'))
+             ORDER BY j.run_after, j.id LIMIT 1 FOR UPDATE SKIP LOCKED)
+         UPDATE jobs SET status = 'running', attempts = jobs.attempts + 1, lease_owner = $1, lease_token = $2,
+             lease_expires_at = now() + make_interval(secs => $3), started_at = now(), updated_at = now()
+         FROM candidate WHERE jobs.id = candidate.id",
+        returning_claimed!()
+    ))
+    .bind(worker)
+    .bind(Uuid::new_v4())
+    .bind(lease_secs)
+    .fetch_optional(pool)
+    .await;
+    match claimed {
+        Ok(job) => Ok(job),
+        // Another worker started a job with the same key between our check and our update.
+        // Nothing was claimed; the caller simply tries again.
+        Err(e) if is_unique_violation(&e) => Ok(None),
+        Err(e) => Err(e.into()),
+    }
+}
+
+/// Extends the lease. Returns `false` when the lease was lost (the job was reclaimed or finished).
+pub async fn heartbeat(pool: &PgPool, job: &ClaimedJob, lease: Duration) -> Result<bool> {
+    let result = sqlx::query(
+        "UPDATE jobs SET lease_expires_at = now() + make_interval(secs => $3), updated_at = now()
+         WHERE id = $1 AND lease_token = $2 AND status = 'running'",
+    )
+    .bind(job.id)
+    .bind(job.lease_token)
+    .bind(lease.as_secs_f64())
+    .execute(pool)
+    .await?;
+    Ok(result.rows_affected() == 1)
+}
+
+/// Marks the job succeeded. Returns `false` when the lease was lost (someone else owns the job now).
+pub async fn complete(conn: &mut PgConnection, job: &ClaimedJob, detail: &Value) -> Result<bool> {
+    let mut tx = conn.begin().await?;
+    let result = sqlx::query(
+        "UPDATE jobs SET status = 'succeeded', finished_at = now(), updated_at = now(),
+             lease_owner = NULL, lease_token = NULL, lease_expires_at = NULL
+         WHERE id = $1 AND lease_token = $2 AND status = 'running'",
+    )
+    .bind(job.id)
+    .bind(job.lease_token)
+    .execute(&mut *tx)
+    .await?;
+    if result.rows_affected() != 1 {
+        return Ok(false);
+    }
+    record_run(&mut tx, job, "succeeded", detail).await?;
+    // A follow-up job for the same key may have been waiting for this one.
+    notify(&mut tx).await?;
+    tx.commit().await?;
+    Ok(true)
+}
+
+/// How failures are retried.
+#[derive(Debug, Clone, Copy)]
+pub struct Backoff {
+    /// Delay after the first failure.
+    pub base: Duration,
+    /// Upper bound for any delay.
+    pub max: Duration,
+}
+
+/// What [`fail`] did with a failed attempt.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Failed {
+    /// Queued again to run at the given time.
+    Retried { run_after: DateTime<Utc> },
+    /// A follow-up job with the same key was already queued; the retry was folded into it.
+    FoldedInto { job_id: i64 },
+    /// Attempts exhausted; kept as `dead` with the error.
+    Dead,
+    /// A permanent failure; kept as `failed` with the error.
+    Failed,
+    /// The lease was lost; the outcome belongs to the new holder.
+    LeaseLost,
+}
+
+/// Records a failed attempt: retry with exponential backoff and jitter (computed in SQL), or
+/// dead-letter once attempts are exhausted, or fail permanently when `retryable` is false.
+pub async fn fail(
+    pool: &PgPool,
+    job: &ClaimedJob,
+    error: &str,
+    retryable: bool,
+    backoff: Backoff,
+) -> Result<Failed> {
+    let mut tx = pool.begin().await?;
+    let terminal = if !retryable {
+        Some("failed")
+    } else if job.attempt >= job.max_attempts {
+        Some("dead")
+    } else {
+        None
+    };
+
+    if let Some(status) = terminal {
+        let result = sqlx::query(
+            "UPDATE jobs SET status = $3, last_error = $4, finished_at = now(), updated_at = now(),
+                 lease_owner = NULL, lease_token = NULL, lease_expires_at = NULL
+             WHERE id = $1 AND lease_token = $2 AND status = 'running'",
+        )
+        .bind(job.id)
+        .bind(job.lease_token)
+        .bind(status)
+        .bind(error)
+        .execute(&mut *tx)
+        .await?;
+        if result.rows_affected() != 1 {
+            return Ok(Failed::LeaseLost);
+        }
+        record_run(&mut tx, job, status, &serde_json::json!({ "error": error })).await?;
+        notify(&mut tx).await?;
+        tx.commit().await?;
+        return Ok(if status == "dead" {
+            Failed::Dead
+        } else {
+            Failed::Failed
+        });
+    }
+
+    // Retry. A savepoint lets us detect a queued sibling through the unique index.
+    let mut savepoint = tx.begin().await?;
+    let requeued: std::result::Result<Option<DateTime<Utc>>, sqlx::Error> = sqlx::query_scalar(
+        "UPDATE jobs SET status = 'queued', last_error = $3, updated_at = now(),
+             lease_owner = NULL, lease_token = NULL, lease_expires_at = NULL,
+             run_after = now() + make_interval(secs =>
+                 LEAST($5::float8, $4::float8 * power(2, attempts - 1)) * (0.75 + random() * 0.5))
+         WHERE id = $1 AND lease_token = $2 AND status = 'running'
+         RETURNING run_after",
+    )
+    .bind(job.id)
+    .bind(job.lease_token)
+    .bind(error)
+    .bind(backoff.base.as_secs_f64())
+    .bind(backoff.max.as_secs_f64())
+    .fetch_optional(&mut *savepoint)
+    .await;
+    let outcome = match requeued {
+        Ok(Some(run_after)) => {
+            savepoint.commit().await?;
+            record_run(&mut tx, job, "retried", &serde_json::json!({ "error": error })).await?;
+            Failed::Retried { run_after }
+        }
+        Ok(None) => return Ok(Failed::LeaseLost),
+        Err(e) if is_unique_violation(&e) => {
+            savepoint.rollback().await?;
+            let sibling: i64 = sqlx::query_scalar(
+                "UPDATE jobs SET attempts = GREATEST(attempts, $2), last_error = $3, updated_at = now(),
+                     run_after = GREATEST(run_after, now() + make_interval(secs =>
+                         LEAST($5::float8, $4::float8 * power(2, $2 - 1)) * (0.75 + random() * 0.5)))
+                 WHERE concurrency_key = $1 AND status = 'queued'
+                 RETURNING id",
+            )
+            .bind(&job.concurrency_key)
+            .bind(job.attempt)
+            .bind(error)
+            .bind(backoff.base.as_secs_f64())
+            .bind(backoff.max.as_secs_f64())
+            .fetch_one(&mut *tx)
+            .await?;
+            let result = sqlx::query(
+                "UPDATE jobs SET status = 'failed', finished_at = now(), updated_at = now(),
+                     last_error = $3, lease_owner = NULL, lease_token = NULL, lease_expires_at = NULL
+                 WHERE id = $1 AND lease_token = $2 AND status = 'running'",
+            )
+            .bind(job.id)
+            .bind(job.lease_token)
+            .bind(format!("{error} (retry folded into queued job {sibling})"))
+            .execute(&mut *tx)
+            .await?;
+            if result.rows_affected() != 1 {
+                return Ok(Failed::LeaseLost);
+            }
+            record_run(
+                &mut tx,
+                job,
+                "retried",
+                &serde_json::json!({ "error": error, "folded_into": sibling }),
+            )
+            .await?;
+            Failed::FoldedInto { job_id: sibling }
+        }
+        Err(e) => return Err(e.into()),
+    };
+    tx.commit().await?;
+    Ok(outcome)
+}
+
+/// Gives a job back without counting the attempt (graceful shutdown ran out of time).
+/// Returns `false` when the lease was already lost.
+pub async fn release(pool: &PgPool, job: &ClaimedJob) -> Result<bool> {
+    let mut tx = pool.begin().await?;
+    let mut savepoint = tx.begin().await?;
+    let released = sqlx::query(
+        "UPDATE jobs SET status = 'queued', attempts = GREATEST(attempts - 1, 0), run_after = now(),
+             updated_at = now(), lease_owner = NULL, lease_token = NULL, lease_expires_at = NULL
+         WHERE id = $1 AND lease_token = $2 AND status = 'running'",
+    )
+    .bind(job.id)
+    .bind(job.lease_token)
+    .execute(&mut *savepoint)
+    .await;
+    match released {
+        Ok(result) if result.rows_affected() == 1 => savepoint.commit().await?,
+        Ok(_) => return Ok(false),
+        Err(e) if is_unique_violation(&e) => {
+            // The queued follow-up will redo the work; this row is closed out.
+            savepoint.rollback().await?;
+            let result = sqlx::query(
+                "UPDATE jobs SET status = 'failed', finished_at = now(), updated_at = now(),
+                     last_error = 'released at shutdown; the queued follow-up job takes over',
+                     lease_owner = NULL, lease_token = NULL, lease_expires_at = NULL
+                 WHERE id = $1 AND lease_token = $2 AND status = 'running'",
+            )
+            .bind(job.id)
+            .bind(job.lease_token)
+            .execute(&mut *tx)
+            .await?;
+            if result.rows_affected() != 1 {
+                return Ok(false);
+            }
+        }
+        Err(e) => return Err(e.into()),
+    }
+    record_run(&mut tx, job, "released", &serde_json::json!({})).await?;
+    notify(&mut tx).await?;
+    tx.commit().await?;
+    Ok(true)
+}
+
+async fn record_run(
+    conn: &mut PgConnection,
+    job: &ClaimedJob,
+    outcome: &str,
+    detail: &Value,
+) -> Result<()> {
+    sqlx::query(
+        "INSERT INTO job_runs (job_id, attempt, worker, outcome, detail, started_at)
+         VALUES ($1, $2, $3, $4, $5, $6)",
+    )
+    .bind(job.id)
+    .bind(job.attempt)
+    .bind(&job.lease_owner)
+    .bind(outcome)
+    .bind(detail)
+    .bind(job.started_at)
+    .execute(conn)
+    .await?;
+    Ok(())
+}
+
+/// Number of jobs in each status (every status present, zero included).
+pub async fn depth(pool: &PgPool) -> Result<Vec<(String, i64)>> {
+    Ok(sqlx::query_as(
+        "SELECT s.status, count(j.id)
+         FROM unnest(ARRAY['queued', 'running', 'succeeded', 'failed', 'dead']) AS s(status)
+         LEFT JOIN jobs j ON j.status = s.status
+         GROUP BY s.status ORDER BY s.status",
+    )
+    .fetch_all(pool)
+    .await?)
+}
+
+/// A job row, for tests and operators.
+#[derive(Debug, Clone, sqlx::FromRow)]
+pub struct JobRow {
+    pub id: i64,
+    pub kind: String,
+    pub payload: Value,
+    pub concurrency_key: Option<String>,
+    pub status: String,
+    pub attempts: i32,
+    pub max_attempts: i32,
+    pub run_after: DateTime<Utc>,
+    pub last_error: Option<String>,
+}
+
+pub async fn get(pool: &PgPool, job_id: i64) -> Result<Option<JobRow>> {
+    Ok(sqlx::query_as(
+        "SELECT id, kind, payload, concurrency_key, status, attempts, max_attempts, run_after, last_error
+         FROM jobs WHERE id = $1",
+    )
+    .bind(job_id)
+    .fetch_optional(pool)
+    .await?)
+}
+
+pub async fn list(pool: &PgPool) -> Result<Vec<JobRow>> {
+    Ok(sqlx::query_as(
+        "SELECT id, kind, payload, concurrency_key, status, attempts, max_attempts, run_after, last_error
+         FROM jobs ORDER BY id",
+    )
+    .fetch_all(pool)
+    .await?)
+}
+
+/// Number of runs recorded for a job with the given outcome.
+pub async fn count_runs(pool: &PgPool, job_id: i64, outcome: &str) -> Result<i64> {
+    Ok(sqlx::query_scalar("SELECT count(*) FROM job_runs WHERE job_id = $1 AND outcome = $2")
+        .bind(job_id)
+        .bind(outcome)
+        .fetch_one(pool)
+        .await?)
+}

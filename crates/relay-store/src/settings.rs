@@ -1,0 +1,149 @@
+//! Database settings (`[database]`) and pool construction.
+
+use std::fmt;
+use std::str::FromStr;
+use std::time::Duration;
+
+use secrecy::{ExposeSecret, SecretString};
+use serde::Deserialize;
+use sqlx::postgres::{PgConnectOptions, PgPoolOptions};
+
+use crate::PgPool;
+
+/// `[database]`: where Postgres is and how to pool connections to it.
+#[derive(Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct DatabaseSettings {
+    /// Connection URL, e.g. `postgres://relay:secret@db:5432/relay`. `DATABASE_URL` overrides it.
+    /// Treated as a secret because it may carry a password.
+    pub url: SecretString,
+    /// Maximum pooled connections per process (the worker adds one for LISTEN).
+    #[serde(default = "default_max_connections")]
+    pub max_connections: u32,
+    /// How long a request waits for a connection before the database counts as unavailable
+    /// (the gateway then answers 503 so the sender retries).
+    #[serde(default = "default_acquire_timeout_ms")]
+    pub acquire_timeout_ms: u64,
+    /// Server-side statement timeout applied to every connection, in milliseconds (0 = none).
+    #[serde(default = "default_statement_timeout_ms")]
+    pub statement_timeout_ms: u64,
+    /// Apply pending migrations when `serve`, `gateway` or `worker` start.
+    #[serde(default = "default_true")]
+    pub migrate_on_start: bool,
+}
+
+fn default_max_connections() -> u32 {
+    16
+}
+fn default_acquire_timeout_ms() -> u64 {
+    1500
+}
+fn default_statement_timeout_ms() -> u64 {
+    30_000
+}
+fn default_true() -> bool {
+    true
+}
+
+impl fmt::Debug for DatabaseSettings {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("DatabaseSettings")
+            .field("url", &redact_url(self.url.expose_secret()))
+            .field("max_connections", &self.max_connections)
+            .field("acquire_timeout_ms", &self.acquire_timeout_ms)
+            .field("statement_timeout_ms", &self.statement_timeout_ms)
+            .field("migrate_on_start", &self.migrate_on_start)
+            .finish()
+    }
+}
+
+/// Replaces the password of a URL (`scheme://user:pass@host`) with `[REDACTED]`.
+pub fn redact_url(url: &str) -> String {
+    let Some(scheme_end) = url.find("://") else {
+        return "[REDACTED]".to_owned();
+    };
+    let rest = &url[scheme_end + 3..];
+    let authority_end = rest.find(['/', '?', '#']).unwrap_or(rest.len());
+    let authority = &rest[..authority_end];
+    match authority.rfind('@') {
+        Some(at) => {
+            let userinfo = &authority[..at];
+            let user = userinfo.split(':').next().unwrap_or_default();
+            let redacted = if userinfo.contains(':') {
+                format!("{user}:[REDACTED]")
+            } else {
+                user.to_owned()
+            };
+            format!(
+                "{}://{}@{}",
+                &url[..scheme_end],
+                redacted,
+                &rest[at + 1..]
+            )
+        }
+        None => url.to_owned(),
+    }
+}
+
+impl DatabaseSettings {
+    /// Settings for a URL with every other field at its default.
+    pub fn from_url(url: &str) -> DatabaseSettings {
+        DatabaseSettings {
+            url: SecretString::from(url.to_owned()),
+            max_connections: default_max_connections(),
+            acquire_timeout_ms: default_acquire_timeout_ms(),
+            statement_timeout_ms: default_statement_timeout_ms(),
+            migrate_on_start: true,
+        }
+    }
+
+    /// Parses the URL into connect options (the error never contains the URL).
+    pub fn connect_options(&self) -> Result<PgConnectOptions, String> {
+        let mut options = PgConnectOptions::from_str(self.url.expose_secret()).map_err(|e| {
+            // sqlx's message may echo the URL; keep only the kind of problem.
+            let kind = match e {
+                sqlx::Error::Configuration(_) => "malformed database URL",
+                _ => "invalid database URL",
+            };
+            format!("{kind} ({})", redact_url(self.url.expose_secret()))
+        })?;
+        options = options.application_name("relay");
+        if self.statement_timeout_ms > 0 {
+            options = options.options([("statement_timeout", self.statement_timeout_ms.to_string())]);
+        }
+        Ok(options)
+    }
+
+    /// A lazily connecting pool: the process starts even when the database is down, and
+    /// requests fail fast with [`crate::Error::Unavailable`] until it is back.
+    pub fn pool(&self) -> Result<PgPool, String> {
+        Ok(self.pool_options().connect_lazy_with(self.connect_options()?))
+    }
+
+    pub fn pool_options(&self) -> PgPoolOptions {
+        PgPoolOptions::new()
+            .max_connections(self.max_connections)
+            .acquire_timeout(Duration::from_millis(self.acquire_timeout_ms))
+            // Connections found broken are dropped when taken from the pool, so the pool heals after an outage.
+            .test_before_acquire(true)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::redact_url;
+
+    #[test]
+    fn redacts_passwords() {
+        let cases = [
+            ("postgres://u:p@h:5432/db", "postgres://u:[REDACTED]@h:5432/db"),
+            ("postgres://u@h/db", "postgres://u@h/db"),
+            ("postgres://h/db?x=1", "postgres://h/db?x=1"),
+            ("postgres://u:p@ss@h/db", "postgres://u:[REDACTED]@h/db"),
+            ("garbage", "[REDACTED]"),
+        ];
+        for (input, expected) in cases {
+            assert_eq!(redact_url(input), expected, "{input}");
+        }
+    }
+}
