@@ -17,8 +17,10 @@ pub struct IssueSnapshot {
     /// `open` or `closed`.
     pub state: String,
     pub labels: Vec<String>,
-    pub author: String,
-    pub assignees: Vec<String>,
+    /// `None` when the payload does not say (GitLab note hooks carry only ids); the stored value is kept.
+    pub author: Option<String>,
+    /// `None` when the payload does not say; the stored value is kept.
+    pub assignees: Option<Vec<String>>,
     pub url: String,
     pub confidential: bool,
     pub updated_at: DateTime<Utc>,

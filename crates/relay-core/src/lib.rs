@@ -9,4 +9,4 @@ pub mod tracker;
 
 pub use issue::{IssueSnapshot, NoteSnapshot};
 pub use job::{JobKind, ProcessIssue};
-pub use tracker::{Provider, TrackerName};
+pub use tracker::{Provider, TrackerName, TrackerSettings};

@@ -86,3 +86,70 @@ mod tests {
         }
     }
 }
+
+/// One `[[trackers]]` entry: a GitHub or GitLab instance Relay receives webhooks from and writes to.
+#[derive(Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TrackerSettings {
+    /// Unique name; the webhook URL is `/webhooks/<name>`.
+    pub name: TrackerName,
+    /// `github` or `gitlab`.
+    pub provider: Provider,
+    /// API base URL: `https://api.github.com`, `https://ghe.example.com/api/v3`, or the GitLab
+    /// instance root such as `https://gitlab.example.com` (self-managed instances are first-class).
+    pub base_url: String,
+    /// API token used to read issues and write comments (GitHub PAT or installation token,
+    /// GitLab personal/project/group access token).
+    pub token: secrecy::SecretString,
+    /// The webhook secret: GitHub's HMAC key, or GitLab's `X-Gitlab-Token` value.
+    pub webhook_secret: secrecy::SecretString,
+    /// The bot's username on this tracker, without `@`. Mentions of it engage Relay; events it
+    /// authors never do.
+    pub bot_username: String,
+    /// Adding one of these labels to an issue engages Relay.
+    #[serde(default)]
+    pub trigger_labels: Vec<String>,
+}
+
+impl fmt::Debug for TrackerSettings {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("TrackerSettings")
+            .field("name", &self.name)
+            .field("provider", &self.provider)
+            .field("base_url", &self.base_url)
+            .field("token", &"[REDACTED]")
+            .field("webhook_secret", &"[REDACTED]")
+            .field("bot_username", &self.bot_username)
+            .field("trigger_labels", &self.trigger_labels)
+            .finish()
+    }
+}
+
+impl TrackerSettings {
+    /// Checks what serde cannot: returns the offending key and why.
+    pub fn validate(&self) -> Result<(), (String, String)> {
+        use secrecy::ExposeSecret;
+        if self.webhook_secret.expose_secret().is_empty() {
+            return Err((
+                "webhook_secret".into(),
+                "must not be empty (unauthenticated webhooks are refused)".into(),
+            ));
+        }
+        let bot = self.bot_username.trim_start_matches('@');
+        if bot.is_empty() || bot.contains(char::is_whitespace) {
+            return Err((
+                "bot_username".into(),
+                "must be a username without spaces".into(),
+            ));
+        }
+        if !(self.base_url.starts_with("https://") || self.base_url.starts_with("http://")) {
+            return Err(("base_url".into(), "must be an http(s) URL".into()));
+        }
+        Ok(())
+    }
+
+    /// The bot username without a leading `@`.
+    pub fn bot(&self) -> &str {
+        self.bot_username.trim_start_matches('@')
+    }
+}

@@ -1,1 +1,120 @@
-//! Placeholder.
+#![doc = include_str!("../README.md")]
+//!
+//! Layout:
+//! - [`settings`]: `ServerSettings` (`[server]`).
+//! - [`routes`]: one module per route (`webhook`, `health`, `metrics`).
+//! - [`providers`]: GitHub and GitLab authentication, delivery identity and payload parsing.
+//! - [`event`]: the provider-neutral event; [`mention`] and [`engage`]: engagement rules.
+//! - [`intake`]: the transaction that records a delivery and enqueues work.
+//! - [`error`]: `ApiError`, the only place errors become HTTP statuses.
+
+pub mod engage;
+pub mod error;
+pub mod event;
+pub mod intake;
+pub mod mention;
+pub mod providers;
+pub mod routes;
+pub mod settings;
+
+use std::collections::HashMap;
+use std::sync::Arc;
+use std::time::Duration;
+
+use axum::Router;
+use axum::extract::{DefaultBodyLimit, MatchedPath};
+use axum::http::Request;
+use axum::routing::{get, post};
+use metrics_exporter_prometheus::PrometheusHandle;
+use relay_core::TrackerSettings;
+use relay_store::PgPool;
+use tokio::net::TcpListener;
+use tokio_util::sync::CancellationToken;
+use tower_http::trace::TraceLayer;
+
+pub use settings::ServerSettings;
+
+/// Everything handlers need, cheap to clone.
+#[derive(Clone)]
+pub struct AppState {
+    pub pool: PgPool,
+    pub trackers: Arc<HashMap<String, Arc<TrackerSettings>>>,
+    pub settings: Arc<ServerSettings>,
+    pub metrics: PrometheusHandle,
+    /// `max_attempts` given to the jobs webhooks create.
+    pub job_max_attempts: i32,
+}
+
+impl AppState {
+    pub fn new(
+        pool: PgPool,
+        trackers: Vec<TrackerSettings>,
+        settings: ServerSettings,
+        job_max_attempts: i32,
+    ) -> AppState {
+        let trackers = trackers
+            .into_iter()
+            .map(|t| (t.name.as_str().to_owned(), Arc::new(t)))
+            .collect();
+        AppState {
+            pool,
+            trackers: Arc::new(trackers),
+            settings: Arc::new(settings),
+            metrics: relay_telemetry::metrics::install(),
+            job_max_attempts,
+        }
+    }
+
+    pub(crate) fn db_timeout(&self) -> Duration {
+        Duration::from_millis(self.settings.db_timeout_ms)
+    }
+}
+
+/// The gateway's router.
+pub fn app(state: AppState) -> Router {
+    let body_limit = state.settings.body_limit_bytes;
+    Router::new()
+        .route("/webhooks/{tracker}", post(routes::webhook::receive))
+        .layer(DefaultBodyLimit::max(body_limit))
+        .route("/healthz", get(routes::health::healthz))
+        .route("/readyz", get(routes::health::readyz))
+        .route("/metrics", get(routes::metrics::render))
+        .layer(
+            TraceLayer::new_for_http().make_span_with(|request: &Request<_>| {
+                let route = request
+                    .extensions()
+                    .get::<MatchedPath>()
+                    .map(MatchedPath::as_str)
+                    .unwrap_or("unmatched");
+                let delivery = request
+                    .headers()
+                    .get("x-github-delivery")
+                    .or_else(|| request.headers().get("idempotency-key"))
+                    .or_else(|| request.headers().get("x-gitlab-event-uuid"))
+                    .and_then(|v| v.to_str().ok())
+                    .unwrap_or("");
+                tracing::info_span!(
+                    "http.request",
+                    http.method = %request.method(),
+                    http.route = route,
+                    delivery.id = delivery,
+                    tracker = tracing::field::Empty,
+                    event = tracing::field::Empty,
+                )
+            }),
+        )
+        .with_state(state)
+}
+
+/// Serves the gateway on `listener` until `shutdown` is cancelled, then drains in-flight requests.
+pub async fn run(
+    listener: TcpListener,
+    state: AppState,
+    shutdown: CancellationToken,
+) -> std::io::Result<()> {
+    let address = listener.local_addr()?;
+    tracing::info!(listen = %address, "gateway listening");
+    axum::serve(listener, app(state))
+        .with_graceful_shutdown(shutdown.cancelled_owned())
+        .await
+}

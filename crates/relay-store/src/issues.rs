@@ -12,11 +12,11 @@ pub async fn upsert(conn: &mut PgConnection, tracker: &str, issue: &IssueSnapsho
     let updated: Option<i64> = sqlx::query_scalar(
         "INSERT INTO issues (tracker, project_id, project_path, number, title, body, state, labels,
                              author, assignees, url, confidential, updated_at)
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, COALESCE($9, ''), COALESCE($10, '{}'), $11, $12, $13)
          ON CONFLICT (tracker, project_id, number) DO UPDATE SET
              project_path = EXCLUDED.project_path, title = EXCLUDED.title, body = EXCLUDED.body,
-             state = EXCLUDED.state, labels = EXCLUDED.labels, author = EXCLUDED.author,
-             assignees = EXCLUDED.assignees, url = EXCLUDED.url, confidential = EXCLUDED.confidential,
+             state = EXCLUDED.state, labels = EXCLUDED.labels,
+             author = COALESCE($9, issues.author), assignees = COALESCE($10, issues.assignees), url = EXCLUDED.url, confidential = EXCLUDED.confidential,
              updated_at = EXCLUDED.updated_at, synced_at = now()
          WHERE issues.updated_at <= EXCLUDED.updated_at
          RETURNING id",
@@ -51,7 +51,11 @@ pub async fn upsert(conn: &mut PgConnection, tracker: &str, issue: &IssueSnapsho
 }
 
 /// Inserts or refreshes a note in an issue's thread cache.
-pub async fn upsert_note(conn: &mut PgConnection, issue_id: i64, note: &NoteSnapshot) -> Result<()> {
+pub async fn upsert_note(
+    conn: &mut PgConnection,
+    issue_id: i64,
+    note: &NoteSnapshot,
+) -> Result<()> {
     sqlx::query(
         "INSERT INTO issue_notes (issue_id, note_id, discussion_id, author, body, internal, url, created_at, updated_at)
          VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)
@@ -213,7 +217,41 @@ pub async fn mark_events_processed(
 
 /// Counts all events of all issues that are still pending (for tests and operators).
 pub async fn count_pending_events(pool: &PgPool) -> Result<i64> {
-    Ok(sqlx::query_scalar("SELECT count(*) FROM issue_events WHERE processed_at IS NULL")
-        .fetch_one(pool)
-        .await?)
+    Ok(
+        sqlx::query_scalar("SELECT count(*) FROM issue_events WHERE processed_at IS NULL")
+            .fetch_one(pool)
+            .await?,
+    )
+}
+
+/// The stored body of an issue, if we have it (to tell whether a mention in an edit is new).
+pub async fn stored_body(
+    conn: &mut PgConnection,
+    tracker: &str,
+    project_id: &str,
+    number: i64,
+) -> Result<Option<String>> {
+    Ok(sqlx::query_scalar(
+        "SELECT body FROM issues WHERE tracker = $1 AND project_id = $2 AND number = $3",
+    )
+    .bind(tracker)
+    .bind(project_id)
+    .bind(number)
+    .fetch_optional(conn)
+    .await?)
+}
+
+/// The stored body of a note, if we have it.
+pub async fn stored_note_body(
+    conn: &mut PgConnection,
+    issue_id: i64,
+    note_id: &str,
+) -> Result<Option<String>> {
+    Ok(
+        sqlx::query_scalar("SELECT body FROM issue_notes WHERE issue_id = $1 AND note_id = $2")
+            .bind(issue_id)
+            .bind(note_id)
+            .fetch_optional(conn)
+            .await?,
+    )
 }

@@ -7,9 +7,12 @@
 //! - [`queue`]: the job queue: enqueue, claim with leases, heartbeat, complete, retry, dead-letter.
 //! - [`llm_usage`], [`codegraph`]: tables owned by the LLM layer and the code graph.
 
+pub mod bench;
+pub mod codegraph;
 pub mod deliveries;
 mod error;
 pub mod issues;
+pub mod llm_usage;
 pub mod queue;
 pub mod settings;
 

@@ -293,7 +293,13 @@ pub async fn fail(
     let outcome = match requeued {
         Ok(Some(run_after)) => {
             savepoint.commit().await?;
-            record_run(&mut tx, job, "retried", &serde_json::json!({ "error": error })).await?;
+            record_run(
+                &mut tx,
+                job,
+                "retried",
+                &serde_json::json!({ "error": error }),
+            )
+            .await?;
             Failed::Retried { run_after }
         }
         Ok(None) => return Ok(Failed::LeaseLost),
@@ -451,9 +457,40 @@ pub async fn list(pool: &PgPool) -> Result<Vec<JobRow>> {
 
 /// Number of runs recorded for a job with the given outcome.
 pub async fn count_runs(pool: &PgPool, job_id: i64, outcome: &str) -> Result<i64> {
-    Ok(sqlx::query_scalar("SELECT count(*) FROM job_runs WHERE job_id = $1 AND outcome = $2")
-        .bind(job_id)
-        .bind(outcome)
-        .fetch_one(pool)
-        .await?)
+    Ok(
+        sqlx::query_scalar("SELECT count(*) FROM job_runs WHERE job_id = $1 AND outcome = $2")
+            .bind(job_id)
+            .bind(outcome)
+            .fetch_one(pool)
+            .await?,
+    )
+}
+
+/// How long until the next queued job becomes due (`None` when nothing is queued).
+pub async fn next_due_in(pool: &PgPool) -> Result<Option<Duration>> {
+    let seconds: Option<f64> = sqlx::query_scalar(
+        "SELECT GREATEST(0, EXTRACT(EPOCH FROM (min(run_after) - now())))::float8
+         FROM jobs WHERE status = 'queued'",
+    )
+    .fetch_one(pool)
+    .await?;
+    Ok(seconds.map(Duration::from_secs_f64))
+}
+
+/// A LISTEN connection that wakes workers when jobs are enqueued or finish.
+pub struct Notifications(sqlx::postgres::PgListener);
+
+impl Notifications {
+    pub async fn connect(pool: &PgPool) -> Result<Notifications> {
+        let mut listener = sqlx::postgres::PgListener::connect_with(pool).await?;
+        listener.listen(NOTIFY_CHANNEL).await?;
+        Ok(Notifications(listener))
+    }
+
+    /// Waits for the next notification. After a lost connection it reconnects (notifications sent
+    /// meanwhile are lost, which is why workers also poll).
+    pub async fn recv(&mut self) -> Result<()> {
+        self.0.recv().await?;
+        Ok(())
+    }
 }

@@ -74,12 +74,7 @@ pub fn redact_url(url: &str) -> String {
             } else {
                 user.to_owned()
             };
-            format!(
-                "{}://{}@{}",
-                &url[..scheme_end],
-                redacted,
-                &rest[at + 1..]
-            )
+            format!("{}://{}@{}", &url[..scheme_end], redacted, &rest[at + 1..])
         }
         None => url.to_owned(),
     }
@@ -99,6 +94,13 @@ impl DatabaseSettings {
 
     /// Parses the URL into connect options (the error never contains the URL).
     pub fn connect_options(&self) -> Result<PgConnectOptions, String> {
+        let url = self.url.expose_secret();
+        if !(url.starts_with("postgres://") || url.starts_with("postgresql://")) {
+            return Err(format!(
+                "must be a postgres:// or postgresql:// URL ({})",
+                redact_url(url)
+            ));
+        }
         let mut options = PgConnectOptions::from_str(self.url.expose_secret()).map_err(|e| {
             // sqlx's message may echo the URL; keep only the kind of problem.
             let kind = match e {
@@ -109,7 +111,8 @@ impl DatabaseSettings {
         })?;
         options = options.application_name("relay");
         if self.statement_timeout_ms > 0 {
-            options = options.options([("statement_timeout", self.statement_timeout_ms.to_string())]);
+            options =
+                options.options([("statement_timeout", self.statement_timeout_ms.to_string())]);
         }
         Ok(options)
     }
@@ -117,7 +120,9 @@ impl DatabaseSettings {
     /// A lazily connecting pool: the process starts even when the database is down, and
     /// requests fail fast with [`crate::Error::Unavailable`] until it is back.
     pub fn pool(&self) -> Result<PgPool, String> {
-        Ok(self.pool_options().connect_lazy_with(self.connect_options()?))
+        Ok(self
+            .pool_options()
+            .connect_lazy_with(self.connect_options()?))
     }
 
     pub fn pool_options(&self) -> PgPoolOptions {
@@ -136,7 +141,10 @@ mod tests {
     #[test]
     fn redacts_passwords() {
         let cases = [
-            ("postgres://u:p@h:5432/db", "postgres://u:[REDACTED]@h:5432/db"),
+            (
+                "postgres://u:p@h:5432/db",
+                "postgres://u:[REDACTED]@h:5432/db",
+            ),
             ("postgres://u@h/db", "postgres://u@h/db"),
             ("postgres://h/db?x=1", "postgres://h/db?x=1"),
             ("postgres://u:p@ss@h/db", "postgres://u:[REDACTED]@h/db"),
@@ -144,6 +152,41 @@ mod tests {
         ];
         for (input, expected) in cases {
             assert_eq!(redact_url(input), expected, "{input}");
+        }
+    }
+}
+
+impl DatabaseSettings {
+    /// Creates the configured database if it does not exist yet (needs CREATEDB), so a fresh
+    /// machine runs with nothing but a Postgres server.
+    pub async fn ensure_database(&self) -> crate::Result<()> {
+        use sqlx::{ConnectOptions, Connection};
+        let options = self.connect_options().map_err(crate::Error::Decode)?;
+        match options.connect().await {
+            Ok(connection) => {
+                let _ = connection.close().await;
+                Ok(())
+            }
+            Err(sqlx::Error::Database(db)) if db.code().as_deref() == Some("3D000") => {
+                let name = options.get_database().unwrap_or("relay").to_owned();
+                let mut admin = options.clone().database("postgres").connect().await?;
+                let statement = format!("CREATE DATABASE \"{}\"", name.replace('"', "\"\""));
+                match sqlx::query(sqlx::AssertSqlSafe(statement))
+                    .execute(&mut admin)
+                    .await
+                {
+                    Ok(_) => {
+                        tracing::info!(database = %name, "created database");
+                        Ok(())
+                    }
+                    // Another process created it first.
+                    Err(sqlx::Error::Database(db)) if db.code().as_deref() == Some("42P04") => {
+                        Ok(())
+                    }
+                    Err(e) => Err(e.into()),
+                }
+            }
+            Err(e) => Err(e.into()),
         }
     }
 }

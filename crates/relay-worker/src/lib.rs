@@ -1,1 +1,16 @@
-//! Placeholder.
+#![doc = include_str!("../README.md")]
+//!
+//! Layout:
+//! - [`settings`]: `WorkerSettings` (`[worker]`).
+//! - [`handler`]: the `JobHandler` trait, `JobContext`, `JobError` and the `Registry`.
+//! - [`runner`]: `Worker`: claim, heartbeat, complete/retry/dead-letter, the run loop, shutdown.
+//! - [`jobs`]: one module per job kind.
+
+pub mod handler;
+pub mod jobs;
+pub mod runner;
+pub mod settings;
+
+pub use handler::{JobContext, JobError, JobHandler, Registry};
+pub use runner::{Outcome, Worker};
+pub use settings::WorkerSettings;

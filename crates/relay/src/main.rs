@@ -1,1 +1,81 @@
-fn main() {}
+//! The `relay` binary: one executable for every role.
+
+mod cmd;
+mod settings;
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand};
+
+/// Relay turns vague GitHub and GitLab issues into well-scoped work.
+#[derive(Debug, Parser)]
+#[command(name = "relay", version, about, long_about = None)]
+struct Cli {
+    /// Configuration file (TOML). Defaults to $RELAY_CONFIG; without either, built-in defaults and
+    /// RELAY__* environment variables apply.
+    #[arg(long, global = true, value_name = "PATH")]
+    config: Option<PathBuf>,
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+enum Command {
+    /// Run the gateway and a worker in one process (the default deployment).
+    Serve,
+    /// Run only the webhook gateway and ops endpoints (scale-out deployment).
+    Gateway,
+    /// Run only a job worker (scale-out deployment; run as many as you like).
+    Worker,
+    /// Apply pending database migrations and exit.
+    Migrate,
+    /// Print the effective configuration with every secret redacted.
+    Config(cmd::config::ConfigArgs),
+    /// Load-test a running gateway with signed GitHub deliveries and compare with the raw
+    /// Postgres INSERT ceiling.
+    BenchIntake(cmd::bench_intake::BenchIntakeArgs),
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let runtime = match tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+    {
+        Ok(runtime) => runtime,
+        Err(e) => {
+            eprintln!("error: failed to start the async runtime: {e}");
+            return ExitCode::FAILURE;
+        }
+    };
+    match runtime.block_on(run(cli)) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("error: {e:#}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+async fn run(cli: Cli) -> anyhow::Result<()> {
+    let config = cli.config.as_deref();
+    match cli.command {
+        Command::Serve => cmd::serve::run(config, cmd::serve::Roles::Both).await,
+        Command::Gateway => cmd::serve::run(config, cmd::serve::Roles::Gateway).await,
+        Command::Worker => cmd::serve::run(config, cmd::serve::Roles::Worker).await,
+        Command::Migrate => cmd::migrate::run(config).await,
+        Command::Config(args) => cmd::config::run(config, &args),
+        Command::BenchIntake(args) => cmd::bench_intake::run(args).await,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use clap::CommandFactory;
+
+    #[test]
+    fn cli_is_well_formed() {
+        super::Cli::command().debug_assert();
+    }
+}

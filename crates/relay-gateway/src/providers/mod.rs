@@ -1,0 +1,117 @@
+//! Provider wire formats: authentication, delivery identity and payload parsing.
+//! The only place (with `relay-tracker`) that knows GitHub and GitLab JSON.
+
+pub mod github;
+pub mod gitlab;
+
+use chrono::{DateTime, NaiveDateTime, Utc};
+use serde_json::Value;
+
+/// Why a request was refused before anything was stored.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum Rejection {
+    #[error("missing signature header {0}")]
+    MissingSignature(&'static str),
+    #[error("signature does not match")]
+    BadSignature,
+    #[error("missing event header {0}")]
+    MissingEvent(&'static str),
+}
+
+/// Delivery identity and event name taken from the headers.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DeliveryHeaders {
+    /// Scoped delivery identity used for deduplication.
+    pub delivery_key: String,
+    /// The raw delivery id, for logs.
+    pub delivery_id: String,
+    pub event: String,
+}
+
+/// A string at a JSON pointer, if it is a string.
+pub(crate) fn str_at<'a>(value: &'a Value, pointer: &str) -> Option<&'a str> {
+    value.pointer(pointer).and_then(Value::as_str)
+}
+
+/// A JSON value rendered as an id string: numbers and strings alike.
+pub(crate) fn id_at(value: &Value, pointer: &str) -> Option<String> {
+    match value.pointer(pointer)? {
+        Value::Number(n) => Some(n.to_string()),
+        Value::String(s) if !s.is_empty() => Some(s.clone()),
+        _ => None,
+    }
+}
+
+pub(crate) fn i64_at(value: &Value, pointer: &str) -> Option<i64> {
+    match value.pointer(pointer)? {
+        Value::Number(n) => n.as_i64(),
+        Value::String(s) => s.parse().ok(),
+        _ => None,
+    }
+}
+
+/// Parses the timestamp formats trackers use: RFC 3339 and GitLab's `2015-05-17 17:06:40 UTC`.
+pub(crate) fn parse_time(raw: Option<&str>) -> Option<DateTime<Utc>> {
+    let raw = raw?.trim();
+    if let Ok(t) = DateTime::parse_from_rfc3339(raw) {
+        return Some(t.with_timezone(&Utc));
+    }
+    if let Ok(t) = DateTime::parse_from_str(raw, "%Y-%m-%d %H:%M:%S %z") {
+        return Some(t.with_timezone(&Utc));
+    }
+    let naive = raw.strip_suffix(" UTC").unwrap_or(raw);
+    NaiveDateTime::parse_from_str(naive, "%Y-%m-%d %H:%M:%S")
+        .ok()
+        .map(|t| t.and_utc())
+}
+
+/// Names in an array of objects, e.g. `labels[].name`.
+pub(crate) fn names_at(value: &Value, pointer: &str, field: &str) -> Option<Vec<String>> {
+    let items = value.pointer(pointer)?.as_array()?;
+    Some(
+        items
+            .iter()
+            .filter_map(|item| match item {
+                Value::String(s) => Some(s.clone()),
+                other => other.get(field).and_then(Value::as_str).map(str::to_owned),
+            })
+            .collect(),
+    )
+}
+
+/// Items of `current` that are not in `previous` (case-insensitive).
+pub(crate) fn added(previous: &[String], current: &[String]) -> Vec<String> {
+    current
+        .iter()
+        .filter(|c| !previous.iter().any(|p| p.eq_ignore_ascii_case(c)))
+        .cloned()
+        .collect()
+}
+
+/// A SHA-256 of the body, the delivery identity of last resort when the sender sent none.
+pub(crate) fn body_digest(body: &[u8]) -> String {
+    use sha2::{Digest, Sha256};
+    hex::encode(Sha256::digest(body))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::parse_time;
+
+    #[test]
+    fn timestamps() {
+        for raw in [
+            "2015-05-17 17:06:40 UTC",
+            "2015-05-17T17:06:40Z",
+            "2015-05-17T17:06:40.000Z",
+            "2015-05-17 19:06:40 +0200",
+        ] {
+            assert_eq!(
+                parse_time(Some(raw)).map(|t| t.to_rfc3339()),
+                Some("2015-05-17T17:06:40+00:00".to_owned()),
+                "{raw}"
+            );
+        }
+        assert_eq!(parse_time(Some("yesterday")), None);
+    }
+}

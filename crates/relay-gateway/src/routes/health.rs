@@ -1,0 +1,35 @@
+//! `GET /healthz` and `GET /readyz`.
+
+use axum::Json;
+use axum::extract::State;
+use axum::http::StatusCode;
+use serde_json::{Value, json};
+
+use crate::AppState;
+
+/// The process is up and serving.
+pub async fn healthz() -> Json<Value> {
+    Json(json!({ "status": "ok" }))
+}
+
+/// Ready when the database answers within the timeout and every migration has been applied.
+pub async fn readyz(State(state): State<AppState>) -> (StatusCode, Json<Value>) {
+    match tokio::time::timeout(state.db_timeout(), relay_store::readiness(&state.pool)).await {
+        Ok(Ok(true)) => (StatusCode::OK, Json(json!({ "status": "ready" }))),
+        Ok(Ok(false)) => (
+            StatusCode::SERVICE_UNAVAILABLE,
+            Json(json!({ "status": "not ready", "reason": "migrations pending" })),
+        ),
+        Ok(Err(e)) => {
+            tracing::warn!(error.message = %e, "readiness check failed");
+            (
+                StatusCode::SERVICE_UNAVAILABLE,
+                Json(json!({ "status": "not ready", "reason": "database unavailable" })),
+            )
+        }
+        Err(_) => (
+            StatusCode::SERVICE_UNAVAILABLE,
+            Json(json!({ "status": "not ready", "reason": "database timed out" })),
+        ),
+    }
+}

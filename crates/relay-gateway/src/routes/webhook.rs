@@ -1,0 +1,140 @@
+//! `POST /webhooks/{tracker}`.
+
+use std::time::Instant;
+
+use axum::Json;
+use axum::body::Bytes;
+use axum::extract::{Path, State};
+use axum::http::{HeaderMap, StatusCode};
+use axum::response::{IntoResponse, Response};
+use relay_core::Provider;
+use relay_telemetry::metrics::{WEBHOOK_DELIVERIES_TOTAL, WEBHOOK_REQUEST_DURATION_SECONDS};
+use secrecy::ExposeSecret;
+use serde_json::{Value, json};
+
+use crate::AppState;
+use crate::error::ApiError;
+use crate::intake::{self, Delivery, Recorded};
+use crate::providers::{DeliveryHeaders, github, gitlab};
+
+/// Verifies, parses, records and answers one webhook delivery.
+pub async fn receive(
+    State(state): State<AppState>,
+    Path(tracker_name): Path<String>,
+    headers: HeaderMap,
+    body: Bytes,
+) -> Result<Response, ApiError> {
+    let started = Instant::now();
+    let Some(tracker) = state.trackers.get(&tracker_name).cloned() else {
+        count("unknown", "unverified", "rejected");
+        return Err(ApiError::UnknownTracker);
+    };
+    let span = tracing::Span::current();
+    span.record("tracker", tracker.name.as_str());
+
+    // Authenticate before looking at anything else in the request.
+    let secret = tracker.webhook_secret.expose_secret().as_bytes();
+    let verified = match tracker.provider {
+        Provider::GitHub => github::verify(&headers, &body, secret),
+        Provider::GitLab => gitlab::verify(&headers, secret),
+    };
+    if let Err(rejection) = verified {
+        count(tracker.name.as_str(), "unverified", "rejected");
+        tracing::warn!(reason = %rejection, "webhook rejected");
+        return Err(ApiError::Unauthorized(rejection.to_string()));
+    }
+
+    let delivery: DeliveryHeaders = match tracker.provider {
+        Provider::GitHub => github::delivery(&headers, &body),
+        Provider::GitLab => gitlab::delivery(&headers, &body),
+    }
+    .map_err(|e| {
+        count(tracker.name.as_str(), "unknown", "rejected");
+        ApiError::BadRequest(e.to_string())
+    })?;
+    span.record("event", delivery.event.as_str());
+    let event_label = delivery.event.clone();
+
+    let payload: Value = serde_json::from_slice(&body).map_err(|e| {
+        count(tracker.name.as_str(), &event_label, "rejected");
+        ApiError::BadRequest(format!("body is not valid JSON: {e}"))
+    })?;
+    if !payload.is_object() {
+        count(tracker.name.as_str(), &event_label, "rejected");
+        return Err(ApiError::BadRequest("body must be a JSON object".into()));
+    }
+    let parsed = match tracker.provider {
+        Provider::GitHub => github::parse(&delivery.event, &payload),
+        Provider::GitLab => gitlab::parse(&delivery.event, &payload),
+    };
+
+    let recorded = tokio::time::timeout(
+        state.db_timeout(),
+        intake::record(
+            &state.pool,
+            &Delivery {
+                tracker: &tracker,
+                event_type: &delivery.event,
+                delivery_key: &delivery.delivery_key,
+                payload: &payload,
+                parsed: &parsed,
+                max_attempts: state.job_max_attempts,
+            },
+        ),
+    )
+    .await
+    .map_err(|_| ApiError::Unavailable(None))??;
+
+    metrics::histogram!(WEBHOOK_REQUEST_DURATION_SECONDS, "tracker" => tracker.name.to_string())
+        .record(started.elapsed().as_secs_f64());
+    let response = match recorded {
+        Recorded::Duplicate => {
+            count(tracker.name.as_str(), &event_label, "duplicate");
+            tracing::info!(delivery.id = %delivery.delivery_id, "duplicate delivery");
+            (StatusCode::OK, Json(json!({ "outcome": "duplicate" })))
+        }
+        Recorded::Ignored {
+            delivery_id,
+            reason,
+            ping,
+        } => {
+            count(tracker.name.as_str(), &event_label, "ignored");
+            tracing::info!(delivery.id = %delivery.delivery_id, delivery.row = delivery_id, reason, "delivery ignored");
+            let status = if ping {
+                StatusCode::OK
+            } else {
+                StatusCode::ACCEPTED
+            };
+            (
+                status,
+                Json(json!({ "outcome": "ignored", "reason": reason, "delivery": delivery_id })),
+            )
+        }
+        Recorded::Accepted {
+            delivery_id,
+            issue_id,
+            job_id,
+            reason,
+        } => {
+            count(tracker.name.as_str(), &event_label, "accepted");
+            tracing::info!(delivery.id = %delivery.delivery_id, delivery.row = delivery_id, issue.id = issue_id, job.id = job_id, reason, "delivery accepted");
+            (
+                StatusCode::ACCEPTED,
+                Json(
+                    json!({ "outcome": "accepted", "reason": reason, "delivery": delivery_id, "job": job_id }),
+                ),
+            )
+        }
+    };
+    Ok(response.into_response())
+}
+
+fn count(tracker: &str, event: &str, outcome: &'static str) {
+    metrics::counter!(
+        WEBHOOK_DELIVERIES_TOTAL,
+        "tracker" => tracker.to_owned(),
+        "event" => event.to_owned(),
+        "outcome" => outcome
+    )
+    .increment(1);
+}

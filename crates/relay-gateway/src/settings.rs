@@ -1,0 +1,40 @@
+//! `[server]` settings.
+
+use std::net::SocketAddr;
+
+use serde::Deserialize;
+
+/// `[server]`: the HTTP listener.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ServerSettings {
+    /// Address to listen on for webhooks and ops endpoints.
+    #[serde(default = "default_listen")]
+    pub listen: SocketAddr,
+    /// Largest accepted webhook body in bytes; larger requests get 413.
+    #[serde(default = "default_body_limit")]
+    pub body_limit_bytes: usize,
+    /// How long a webhook may wait on the database before answering 503 (the sender retries).
+    #[serde(default = "default_db_timeout_ms")]
+    pub db_timeout_ms: u64,
+}
+
+impl Default for ServerSettings {
+    fn default() -> Self {
+        ServerSettings {
+            listen: default_listen(),
+            body_limit_bytes: default_body_limit(),
+            db_timeout_ms: default_db_timeout_ms(),
+        }
+    }
+}
+
+fn default_listen() -> SocketAddr {
+    SocketAddr::from(([127, 0, 0, 1], 8080))
+}
+fn default_body_limit() -> usize {
+    10 * 1024 * 1024
+}
+fn default_db_timeout_ms() -> u64 {
+    2000
+}

@@ -1,0 +1,63 @@
+//! The baseline for `relay bench-intake`: single-row `INSERT … ; COMMIT` of a payload, the ceiling
+//! a webhook intake on the same Postgres can hope to approach.
+
+use std::time::{Duration, Instant};
+
+use serde_json::Value;
+use sqlx::PgPool;
+
+use crate::Result;
+
+/// Inserts `count` rows of `payload` with `concurrency` connections, one transaction each, into a
+/// scratch table that is dropped afterwards. Returns each insert's latency.
+pub async fn insert_ceiling(
+    pool: &PgPool,
+    payload: &Value,
+    count: usize,
+    concurrency: usize,
+) -> Result<Vec<Duration>> {
+    sqlx::query("DROP TABLE IF EXISTS relay_bench_ceiling")
+        .execute(pool)
+        .await?;
+    sqlx::query(
+        "CREATE TABLE relay_bench_ceiling (id BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+             delivery_key TEXT NOT NULL UNIQUE, payload JSONB NOT NULL)",
+    )
+    .execute(pool)
+    .await?;
+    let next = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let mut tasks = tokio::task::JoinSet::new();
+    for _ in 0..concurrency.max(1) {
+        let pool = pool.clone();
+        let payload = payload.clone();
+        let next = next.clone();
+        tasks.spawn(async move {
+            let mut latencies = Vec::new();
+            loop {
+                let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                if i >= count {
+                    return Ok::<_, crate::Error>(latencies);
+                }
+                let started = Instant::now();
+                let mut tx = pool.begin().await?;
+                sqlx::query(
+                    "INSERT INTO relay_bench_ceiling (delivery_key, payload) VALUES ($1, $2)",
+                )
+                .bind(format!("bench-{i}"))
+                .bind(&payload)
+                .execute(&mut *tx)
+                .await?;
+                tx.commit().await?;
+                latencies.push(started.elapsed());
+            }
+        });
+    }
+    let mut all = Vec::with_capacity(count);
+    while let Some(joined) = tasks.join_next().await {
+        all.extend(joined.expect("bench task panicked")?);
+    }
+    sqlx::query("DROP TABLE relay_bench_ceiling")
+        .execute(pool)
+        .await?;
+    Ok(all)
+}

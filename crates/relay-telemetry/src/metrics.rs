@@ -1,0 +1,69 @@
+//! Every metric Relay exports, named once.
+//!
+//! | name | type | labels | meaning |
+//! |---|---|---|---|
+//! | `relay_webhook_deliveries_total` | counter | `tracker`, `event`, `outcome` (`accepted`, `duplicate`, `ignored`, `rejected`) | webhook deliveries by outcome |
+//! | `relay_webhook_request_duration_seconds` | histogram | `tracker` | time to verify, record and answer a webhook |
+//! | `relay_jobs_total` | counter | `kind`, `outcome` (`succeeded`, `retried`, `failed`, `dead`) | finished job attempts |
+//! | `relay_job_duration_seconds` | histogram | `kind` | wall time of one job attempt |
+//! | `relay_queue_depth` | gauge | `status` | jobs per status, refreshed on every scrape |
+//! | `relay_jobs_running` | gauge | – | jobs running in this process |
+//! | `relay_llm_tokens_total` | counter | `role`, `model`, `kind` | LLM tokens (prompt, completion, cached) |
+//! | `relay_llm_requests_total` | counter | `role`, `model`, `outcome` | LLM calls |
+//! | `relay_llm_request_duration_seconds` | histogram | `role`, `model` | LLM call latency |
+
+use std::sync::OnceLock;
+
+use metrics_exporter_prometheus::{Matcher, PrometheusBuilder, PrometheusHandle};
+
+pub const WEBHOOK_DELIVERIES_TOTAL: &str = "relay_webhook_deliveries_total";
+pub const WEBHOOK_REQUEST_DURATION_SECONDS: &str = "relay_webhook_request_duration_seconds";
+pub const JOBS_TOTAL: &str = "relay_jobs_total";
+pub const JOB_DURATION_SECONDS: &str = "relay_job_duration_seconds";
+pub const QUEUE_DEPTH: &str = "relay_queue_depth";
+pub const JOBS_RUNNING: &str = "relay_jobs_running";
+pub const LLM_TOKENS_TOTAL: &str = "relay_llm_tokens_total";
+pub const LLM_REQUESTS_TOTAL: &str = "relay_llm_requests_total";
+pub const LLM_REQUEST_DURATION_SECONDS: &str = "relay_llm_request_duration_seconds";
+
+static HANDLE: OnceLock<PrometheusHandle> = OnceLock::new();
+
+/// Installs the process-wide Prometheus recorder (once; later calls return the same handle).
+pub fn install() -> PrometheusHandle {
+    HANDLE
+        .get_or_init(|| {
+            let builder = PrometheusBuilder::new()
+                .set_buckets_for_metric(
+                    Matcher::Full(JOB_DURATION_SECONDS.to_owned()),
+                    &[
+                        0.1, 0.5, 1.0, 5.0, 15.0, 30.0, 60.0, 120.0, 300.0, 600.0, 1800.0,
+                    ],
+                )
+                .and_then(|b| {
+                    b.set_buckets_for_metric(
+                        Matcher::Full(WEBHOOK_REQUEST_DURATION_SECONDS.to_owned()),
+                        &[
+                            0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5,
+                        ],
+                    )
+                })
+                .and_then(|b| {
+                    b.set_buckets_for_metric(
+                        Matcher::Full(LLM_REQUEST_DURATION_SECONDS.to_owned()),
+                        &[0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0, 60.0, 120.0],
+                    )
+                })
+                .expect("bucket lists are non-empty");
+            let recorder = builder.build_recorder();
+            let handle = recorder.handle();
+            // Another recorder may already be installed (e.g. by a test harness); ours still renders
+            // what it records only if it is the global one, so say so loudly.
+            if metrics::set_global_recorder(recorder).is_err() {
+                tracing::warn!(
+                    "a metrics recorder was already installed; /metrics may be incomplete"
+                );
+            }
+            handle
+        })
+        .clone()
+}

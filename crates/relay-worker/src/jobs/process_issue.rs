@@ -1,0 +1,60 @@
+//! `process_issue`: work on one issue.
+//!
+//! For now the handler takes stock: it loads the issue, its cached thread and the events that are
+//! pending for it, records what it saw with the run, and marks exactly those events processed
+//! (events that arrive meanwhile stay pending for the follow-up job). The planner replaces the
+//! middle of this function; the bookkeeping around it stays.
+
+use anyhow::Context as _;
+use relay_core::ProcessIssue;
+use relay_store::issues;
+use serde_json::{Value, json};
+
+use crate::handler::{JobContext, JobError, JobHandler};
+
+pub struct ProcessIssueJob;
+
+#[async_trait::async_trait]
+impl JobHandler for ProcessIssueJob {
+    async fn run(&self, context: JobContext) -> Result<Value, JobError> {
+        let payload: ProcessIssue = serde_json::from_value(context.job.payload.clone())
+            .context("process_issue payload is malformed")
+            .map_err(JobError::Permanent)?;
+        tracing::Span::current().record("issue.id", payload.issue_id);
+
+        let mut tx = context
+            .pool
+            .begin()
+            .await
+            .context("failed to begin a transaction")?;
+        let issue = issues::get(&mut tx, payload.issue_id)
+            .await
+            .context("failed to load the issue")?
+            .ok_or_else(|| anyhow::anyhow!("issue {} does not exist", payload.issue_id))
+            .map_err(JobError::Permanent)?;
+        let notes = issues::notes(&mut tx, issue.id)
+            .await
+            .context("failed to load the thread")?;
+        let events = issues::pending_events(&mut tx, issue.id)
+            .await
+            .context("failed to load pending events")?;
+        let event_ids: Vec<i64> = events.iter().map(|e| e.id).collect();
+        issues::mark_events_processed(&mut tx, &event_ids, context.job.id)
+            .await
+            .context("failed to mark events processed")?;
+        tx.commit().await.context("failed to commit")?;
+
+        tracing::info!(
+            issue.number = issue.number,
+            issue.project = %issue.project_path,
+            events = events.len(),
+            notes = notes.len(),
+            "issue processed"
+        );
+        Ok(json!({
+            "issue": { "tracker": issue.tracker, "project": issue.project_path, "number": issue.number },
+            "events": events.iter().map(|e| json!({ "id": e.id, "kind": e.kind, "actor": e.actor })).collect::<Vec<_>>(),
+            "notes": notes.len(),
+        }))
+    }
+}

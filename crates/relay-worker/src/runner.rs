@@ -1,0 +1,376 @@
+//! The worker: claims jobs, runs them under a renewed lease, and records how they ended.
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use relay_store::PgPool;
+use relay_store::queue::{self, ClaimedJob, Failed, Notifications};
+use relay_telemetry::metrics::{JOB_DURATION_SECONDS, JOBS_RUNNING, JOBS_TOTAL};
+use serde_json::Value;
+use tokio::sync::Semaphore;
+use tokio::task::JoinSet;
+use tokio_util::sync::CancellationToken;
+use tracing::Instrument;
+
+use crate::handler::{JobContext, JobError, Registry};
+use crate::settings::WorkerSettings;
+
+/// How one step of the worker ended.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Outcome {
+    /// Nothing was runnable.
+    Empty,
+    Succeeded {
+        job_id: i64,
+    },
+    /// Failed and queued again (or folded into the queued follow-up job).
+    Retried {
+        job_id: i64,
+    },
+    /// Failed permanently.
+    Failed {
+        job_id: i64,
+    },
+    /// Failed on its last attempt.
+    Dead {
+        job_id: i64,
+    },
+    /// Given back unfinished at shutdown.
+    Released {
+        job_id: i64,
+    },
+    /// Another worker holds the job now; this attempt's result was discarded.
+    LeaseLost {
+        job_id: i64,
+    },
+}
+
+/// A job runner bound to one database.
+#[derive(Clone)]
+pub struct Worker {
+    pool: PgPool,
+    registry: Registry,
+    settings: Arc<WorkerSettings>,
+    /// Identifies this worker in leases and run records (`host:pid:random`).
+    name: Arc<str>,
+}
+
+impl Worker {
+    pub fn new(pool: PgPool, registry: Registry, settings: WorkerSettings) -> Worker {
+        let host = std::env::var("HOSTNAME").unwrap_or_else(|_| "localhost".to_owned());
+        let name = format!(
+            "{host}:{}:{}",
+            std::process::id(),
+            &uuid::Uuid::new_v4().simple().to_string()[..8]
+        );
+        Worker {
+            pool,
+            registry,
+            settings: Arc::new(settings),
+            name: name.into(),
+        }
+    }
+
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// Claims one job and runs it to its end. The single step tests drive.
+    pub async fn run_next_job(&self) -> relay_store::Result<Outcome> {
+        self.run_next_job_until(&CancellationToken::new()).await
+    }
+
+    /// Runs jobs until none is runnable.
+    pub async fn drain(&self) -> relay_store::Result<Vec<Outcome>> {
+        let mut outcomes = Vec::new();
+        loop {
+            match self.run_next_job().await? {
+                Outcome::Empty => return Ok(outcomes),
+                outcome => outcomes.push(outcome),
+            }
+        }
+    }
+
+    /// Like [`Worker::run_next_job`], but gives the job back when `hard_stop` is cancelled.
+    async fn run_next_job_until(
+        &self,
+        hard_stop: &CancellationToken,
+    ) -> relay_store::Result<Outcome> {
+        match queue::claim(&self.pool, &self.name, self.settings.lease()).await? {
+            None => Ok(Outcome::Empty),
+            Some(job) => self.run_claimed(job, hard_stop).await,
+        }
+    }
+
+    async fn run_claimed(
+        &self,
+        job: ClaimedJob,
+        hard_stop: &CancellationToken,
+    ) -> relay_store::Result<Outcome> {
+        let span = tracing::info_span!(
+            "job",
+            job.id = job.id,
+            job.kind = %job.kind,
+            job.attempt = job.attempt,
+            issue.id = tracing::field::Empty,
+        );
+        self.run_claimed_inner(job, hard_stop)
+            .instrument(span)
+            .await
+    }
+
+    async fn run_claimed_inner(
+        &self,
+        job: ClaimedJob,
+        hard_stop: &CancellationToken,
+    ) -> relay_store::Result<Outcome> {
+        let started = Instant::now();
+        let kind = job.kind.clone();
+        let job_id = job.id;
+        metrics::gauge!(JOBS_RUNNING).increment(1.0);
+        let _running = scopeguard(|| metrics::gauge!(JOBS_RUNNING).decrement(1.0));
+        tracing::debug!("job claimed");
+
+        let Some(handler) = self.registry.get(&job.kind) else {
+            let error = format!("no handler for job kind {:?}", job.kind);
+            return self.finish_failed(&job, &error, false, started).await;
+        };
+        let cancel = CancellationToken::new();
+        let context = JobContext {
+            job: job.clone(),
+            pool: self.pool.clone(),
+            cancel: cancel.clone(),
+        };
+        // The handler runs in its own task so that a panic fails the attempt, not the worker.
+        let mut task = tokio::spawn(
+            async move { handler.run(context).await }.instrument(tracing::Span::current()),
+        );
+        let mut heartbeat = tokio::time::interval(self.settings.heartbeat_interval());
+        heartbeat.tick().await;
+        let deadline = tokio::time::sleep(self.settings.job_timeout());
+        tokio::pin!(deadline);
+
+        let result: Result<Value, JobError> = loop {
+            tokio::select! {
+                joined = &mut task => {
+                    break match joined {
+                        Ok(result) => result,
+                        Err(join_error) if join_error.is_panic() => {
+                            let panic = join_error.into_panic();
+                            let message = panic
+                                .downcast_ref::<&str>()
+                                .map(|s| (*s).to_owned())
+                                .or_else(|| panic.downcast_ref::<String>().cloned())
+                                .unwrap_or_else(|| "non-string panic payload".to_owned());
+                            Err(JobError::Retryable(anyhow::anyhow!("job panicked: {message}")))
+                        }
+                        Err(join_error) => Err(JobError::Retryable(anyhow::anyhow!("job task failed: {join_error}"))),
+                    };
+                }
+                _ = heartbeat.tick() => {
+                    match queue::heartbeat(&self.pool, &job, self.settings.lease()).await {
+                        Ok(true) => {}
+                        Ok(false) => {
+                            tracing::warn!("lease lost; abandoning the attempt");
+                            cancel.cancel();
+                            task.abort();
+                            return Ok(Outcome::LeaseLost { job_id });
+                        }
+                        // The database blinked: keep running; the lease has slack for this.
+                        Err(e) => tracing::warn!(error.message = %e, "heartbeat failed"),
+                    }
+                }
+                _ = &mut deadline => {
+                    cancel.cancel();
+                    task.abort();
+                    break Err(JobError::Retryable(anyhow::anyhow!(
+                        "job exceeded its timeout of {}s", self.settings.job_timeout().as_secs()
+                    )));
+                }
+                _ = hard_stop.cancelled() => {
+                    cancel.cancel();
+                    task.abort();
+                    let released = queue::release(&self.pool, &job).await?;
+                    tracing::info!(released, "job given back at shutdown");
+                    return Ok(if released { Outcome::Released { job_id } } else { Outcome::LeaseLost { job_id } });
+                }
+            }
+        };
+
+        match result {
+            Ok(detail) => {
+                if queue::complete(&mut *self.pool.acquire().await?, &job, &detail).await? {
+                    record(&kind, "succeeded", started);
+                    tracing::info!(
+                        duration_ms = started.elapsed().as_millis() as u64,
+                        "job succeeded"
+                    );
+                    Ok(Outcome::Succeeded { job_id })
+                } else {
+                    tracing::warn!("lease lost before completion; result discarded");
+                    Ok(Outcome::LeaseLost { job_id })
+                }
+            }
+            Err(JobError::Retryable(error)) => {
+                self.finish_failed(&job, &format!("{error:#}"), true, started)
+                    .await
+            }
+            Err(JobError::Permanent(error)) => {
+                self.finish_failed(&job, &format!("{error:#}"), false, started)
+                    .await
+            }
+        }
+    }
+
+    async fn finish_failed(
+        &self,
+        job: &ClaimedJob,
+        error: &str,
+        retryable: bool,
+        started: Instant,
+    ) -> relay_store::Result<Outcome> {
+        let job_id = job.id;
+        let failed =
+            queue::fail(&self.pool, job, error, retryable, self.settings.backoff()).await?;
+        let outcome = match failed {
+            Failed::Retried { run_after } => {
+                tracing::warn!(error.message = %error, retry_at = %run_after, "job failed; will retry");
+                record(&job.kind, "retried", started);
+                Outcome::Retried { job_id }
+            }
+            Failed::FoldedInto { job_id: sibling } => {
+                tracing::warn!(error.message = %error, folded_into = sibling, "job failed; retry folded into the queued follow-up");
+                record(&job.kind, "retried", started);
+                Outcome::Retried { job_id }
+            }
+            Failed::Dead => {
+                tracing::error!(error.message = %error, "job failed on its last attempt; dead-lettered");
+                record(&job.kind, "dead", started);
+                Outcome::Dead { job_id }
+            }
+            Failed::Failed => {
+                tracing::error!(error.message = %error, "job failed permanently");
+                record(&job.kind, "failed", started);
+                Outcome::Failed { job_id }
+            }
+            Failed::LeaseLost => Outcome::LeaseLost { job_id },
+        };
+        Ok(outcome)
+    }
+
+    /// Runs jobs with up to `concurrency` at a time until `shutdown` is cancelled; then stops
+    /// claiming, waits up to the grace period for running jobs, and releases the rest.
+    pub async fn run(self, shutdown: CancellationToken) {
+        let concurrency = self.settings.concurrency.max(1);
+        tracing::info!(worker = %self.name, concurrency, "worker started");
+        let permits = Arc::new(Semaphore::new(concurrency));
+        let hard_stop = CancellationToken::new();
+        let mut running: JoinSet<()> = JoinSet::new();
+        let mut notifications: Option<Notifications> = None;
+        let mut error_backoff = Duration::from_millis(250);
+
+        'claiming: loop {
+            while running.try_join_next().is_some() {}
+            let permit = tokio::select! {
+                permit = permits.clone().acquire_owned() => permit.expect("semaphore is never closed"),
+                _ = shutdown.cancelled() => break 'claiming,
+            };
+            if notifications.is_none() {
+                match Notifications::connect(&self.pool).await {
+                    Ok(listener) => notifications = Some(listener),
+                    Err(e) => tracing::debug!(error.message = %e, "LISTEN unavailable; polling"),
+                }
+            }
+            match queue::claim(&self.pool, &self.name, self.settings.lease()).await {
+                Ok(Some(job)) => {
+                    error_backoff = Duration::from_millis(250);
+                    let worker = self.clone();
+                    let hard_stop = hard_stop.clone();
+                    running.spawn(async move {
+                        let _permit = permit;
+                        if let Err(e) = worker.run_claimed(job, &hard_stop).await {
+                            tracing::error!(error.message = %e, error.cause_chain = ?e, "failed to record a job outcome; its lease will expire and it will run again");
+                        }
+                    });
+                    continue;
+                }
+                Ok(None) => {
+                    error_backoff = Duration::from_millis(250);
+                    drop(permit);
+                }
+                Err(e) => {
+                    drop(permit);
+                    tracing::warn!(error.message = %e, "failed to claim a job");
+                    notifications = None;
+                    tokio::select! {
+                        _ = tokio::time::sleep(error_backoff) => {}
+                        _ = shutdown.cancelled() => break 'claiming,
+                    }
+                    error_backoff = (error_backoff * 2).min(Duration::from_secs(10));
+                    continue;
+                }
+            }
+            // Nothing runnable now: sleep until notified, until the next job is due, or the poll interval.
+            let mut wait = self.settings.poll_interval();
+            if let Ok(Some(due)) = queue::next_due_in(&self.pool).await {
+                wait = wait.min(due.max(Duration::from_millis(50)));
+            }
+            let notified = async {
+                match notifications.as_mut() {
+                    Some(listener) => listener.recv().await,
+                    None => std::future::pending().await,
+                }
+            };
+            tokio::select! {
+                result = notified => {
+                    if let Err(e) = result {
+                        tracing::debug!(error.message = %e, "LISTEN connection lost");
+                        notifications = None;
+                    }
+                }
+                Some(_) = running.join_next(), if !running.is_empty() => {}
+                _ = tokio::time::sleep(wait) => {}
+                _ = shutdown.cancelled() => break 'claiming,
+            }
+        }
+
+        let grace = self.settings.shutdown_grace();
+        tracing::info!(
+            running = running.len(),
+            grace_secs = grace.as_secs(),
+            "worker stopping; waiting for running jobs"
+        );
+        let drained = tokio::time::timeout(grace, async {
+            while running.join_next().await.is_some() {}
+        })
+        .await;
+        if drained.is_err() {
+            tracing::warn!(
+                running = running.len(),
+                "grace period over; releasing running jobs"
+            );
+            hard_stop.cancel();
+            while running.join_next().await.is_some() {}
+        }
+        tracing::info!("worker stopped");
+    }
+}
+
+fn record(kind: &str, outcome: &'static str, started: Instant) {
+    metrics::counter!(JOBS_TOTAL, "kind" => kind.to_owned(), "outcome" => outcome).increment(1);
+    metrics::histogram!(JOB_DURATION_SECONDS, "kind" => kind.to_owned())
+        .record(started.elapsed().as_secs_f64());
+}
+
+/// Runs `f` on drop.
+fn scopeguard(f: impl FnOnce()) -> impl Drop {
+    struct Guard<F: FnOnce()>(Option<F>);
+    impl<F: FnOnce()> Drop for Guard<F> {
+        fn drop(&mut self) {
+            if let Some(f) = self.0.take() {
+                f();
+            }
+        }
+    }
+    Guard(Some(f))
+}

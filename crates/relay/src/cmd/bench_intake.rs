@@ -1,0 +1,205 @@
+//! `relay bench-intake`: webhook intake throughput and latency against a running gateway, next to
+//! the ceiling of plain single-row inserts into the same Postgres at the same concurrency.
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::{Duration, Instant};
+
+use anyhow::Context as _;
+use clap::Args;
+use serde_json::{Value, json};
+
+#[derive(Debug, Clone, Args)]
+pub struct BenchIntakeArgs {
+    /// Webhook URL of a GitHub tracker on a running `relay serve`.
+    #[arg(long, default_value = "http://127.0.0.1:8080/webhooks/github")]
+    url: String,
+    /// The tracker's webhook secret.
+    #[arg(long, env = "RELAY_BENCH_SECRET")]
+    secret: String,
+    /// The bot username to mention.
+    #[arg(long, default_value = "relay-bot")]
+    bot: String,
+    /// Deliveries to send (and rows to insert for the ceiling).
+    #[arg(long, default_value_t = 5000)]
+    count: usize,
+    /// Concurrent connections.
+    #[arg(long, default_value_t = 16)]
+    concurrency: usize,
+    /// Distinct issues the deliveries are spread over.
+    #[arg(long, default_value_t = 1000)]
+    issues: usize,
+    /// Postgres the gateway uses, for the ceiling run.
+    #[arg(
+        long,
+        env = "DATABASE_URL",
+        default_value = "postgres://postgres@127.0.0.1:5432/relay"
+    )]
+    database_url: String,
+    /// PID of the gateway process, to report its peak RSS.
+    #[arg(long)]
+    gateway_pid: Option<u32>,
+}
+
+pub async fn run(args: BenchIntakeArgs) -> anyhow::Result<()> {
+    let args = Arc::new(args);
+    let run_id = uuid::Uuid::new_v4().simple().to_string();
+    let client = reqwest::Client::builder()
+        .pool_max_idle_per_host(args.concurrency)
+        .timeout(Duration::from_secs(30))
+        .build()
+        .context("failed to build the HTTP client")?;
+
+    // Warm up connections on both sides.
+    for i in 0..args.concurrency.min(args.count) {
+        let body = payload(&args.bot, i % args.issues.max(1), i);
+        post(&client, &args, &format!("warmup-{run_id}-{i}"), &body).await?;
+    }
+
+    let next = Arc::new(AtomicUsize::new(0));
+    let started = Instant::now();
+    let mut tasks = tokio::task::JoinSet::new();
+    for _ in 0..args.concurrency.max(1) {
+        let client = client.clone();
+        let next = next.clone();
+        let args = args.clone();
+        let run_id = run_id.clone();
+        tasks.spawn(async move {
+            let mut latencies = Vec::new();
+            let mut accepted = 0usize;
+            loop {
+                let i = next.fetch_add(1, Ordering::Relaxed);
+                if i >= args.count {
+                    return Ok::<_, anyhow::Error>((latencies, accepted));
+                }
+                let body = payload(&args.bot, i % args.issues.max(1), i);
+                let request_started = Instant::now();
+                let status = post(&client, &args, &format!("{run_id}-{i}"), &body).await?;
+                latencies.push(request_started.elapsed());
+                if status == reqwest::StatusCode::ACCEPTED {
+                    accepted += 1;
+                }
+            }
+        });
+    }
+    let mut latencies = Vec::with_capacity(args.count);
+    let mut accepted = 0;
+    while let Some(joined) = tasks.join_next().await {
+        let (l, a) = joined.context("bench task panicked")??;
+        latencies.extend(l);
+        accepted += a;
+    }
+    let gateway_elapsed = started.elapsed();
+
+    // The ceiling, same Postgres, same concurrency, same payload.
+    let database = relay_store::DatabaseSettings::from_url(&args.database_url);
+    let mut pool_options = database.pool_options();
+    pool_options = pool_options.max_connections(args.concurrency.max(1) as u32);
+    let pool = pool_options
+        .connect_with(database.connect_options().map_err(anyhow::Error::msg)?)
+        .await
+        .context("failed to connect for the ceiling run")?;
+    let sample = payload(&args.bot, 0, 0);
+    let ceiling_started = Instant::now();
+    let mut ceiling =
+        relay_store::bench::insert_ceiling(&pool, &sample, args.count, args.concurrency)
+            .await
+            .context("ceiling run failed")?;
+    let ceiling_elapsed = ceiling_started.elapsed();
+
+    let gateway_rate = accepted as f64 / gateway_elapsed.as_secs_f64();
+    let ceiling_rate = args.count as f64 / ceiling_elapsed.as_secs_f64();
+    println!(
+        "deliveries: {} ({} accepted), concurrency {}",
+        args.count, accepted, args.concurrency
+    );
+    println!(
+        "gateway: {:.0} accepted/s, p50 {:.2} ms, p99 {:.2} ms",
+        gateway_rate,
+        percentile(&mut latencies, 0.50),
+        percentile(&mut latencies, 0.99)
+    );
+    println!(
+        "ceiling (INSERT; COMMIT): {:.0} rows/s, p50 {:.2} ms, p99 {:.2} ms",
+        ceiling_rate,
+        percentile(&mut ceiling, 0.50),
+        percentile(&mut ceiling, 0.99)
+    );
+    println!(
+        "ratio: gateway / ceiling = {:.2}",
+        gateway_rate / ceiling_rate
+    );
+    if let Some(pid) = args.gateway_pid {
+        match peak_rss_kib(pid) {
+            Some(kib) => println!("gateway peak RSS: {:.1} MiB", kib as f64 / 1024.0),
+            None => println!("gateway peak RSS: unavailable for pid {pid}"),
+        }
+    }
+    if accepted != args.count {
+        anyhow::bail!("only {accepted} of {} deliveries were accepted", args.count);
+    }
+    Ok(())
+}
+
+/// A GitHub `issue_comment.created` delivery mentioning the bot, in the shape GitHub sends.
+fn payload(bot: &str, issue: usize, i: usize) -> Value {
+    json!({
+        "action": "created",
+        "issue": {
+            "number": issue + 1, "title": format!("Bench issue {issue}"),
+            "body": "Something is slow when the cache is cold.", "state": "open",
+            "labels": [], "assignees": [], "user": { "login": "octocat", "type": "User" },
+            "html_url": format!("https://github.com/bench/repo/issues/{}", issue + 1),
+            "updated_at": "2026-11-23T10:00:00Z"
+        },
+        "comment": {
+            "id": 10_000_000 + i, "body": format!("@{bot} can you take a look? ({i})"),
+            "user": { "login": "octocat", "type": "User" },
+            "html_url": format!("https://github.com/bench/repo/issues/{}#issuecomment-{i}", issue + 1),
+            "created_at": "2026-11-23T10:00:00Z", "updated_at": "2026-11-23T10:00:00Z"
+        },
+        "repository": { "id": 4242, "full_name": "bench/repo" },
+        "sender": { "login": "octocat", "type": "User" }
+    })
+}
+
+async fn post(
+    client: &reqwest::Client,
+    args: &BenchIntakeArgs,
+    delivery: &str,
+    body: &Value,
+) -> anyhow::Result<reqwest::StatusCode> {
+    let body = serde_json::to_vec(body)?;
+    let signature = relay_gateway::providers::github::sign(&body, args.secret.as_bytes());
+    let response = client
+        .post(&args.url)
+        .header("content-type", "application/json")
+        .header("x-github-event", "issue_comment")
+        .header("x-github-delivery", delivery)
+        .header("x-hub-signature-256", signature)
+        .body(body)
+        .send()
+        .await
+        .with_context(|| format!("request to {} failed", args.url))?;
+    Ok(response.status())
+}
+
+fn percentile(samples: &mut [Duration], q: f64) -> f64 {
+    if samples.is_empty() {
+        return 0.0;
+    }
+    samples.sort_unstable();
+    let index = ((samples.len() as f64 - 1.0) * q).round() as usize;
+    samples[index].as_secs_f64() * 1000.0
+}
+
+fn peak_rss_kib(pid: u32) -> Option<u64> {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
+    status
+        .lines()
+        .find(|l| l.starts_with("VmHWM:"))?
+        .split_whitespace()
+        .nth(1)?
+        .parse()
+        .ok()
+}

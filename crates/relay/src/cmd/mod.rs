@@ -1,0 +1,37 @@
+//! One module per subcommand.
+
+pub mod bench_intake;
+pub mod config;
+pub mod migrate;
+pub mod serve;
+
+use std::path::Path;
+
+use anyhow::Context as _;
+
+use crate::settings::{self, Loaded};
+
+/// Loads the configuration and installs logging.
+pub fn load(config: Option<&Path>) -> anyhow::Result<Loaded> {
+    let loaded = settings::load(config)?;
+    relay_telemetry::init(&loaded.settings.log).map_err(anyhow::Error::msg)?;
+    Ok(loaded)
+}
+
+/// Opens the pool; creates the database and applies migrations when configured to.
+pub async fn connect(
+    database: &relay_store::DatabaseSettings,
+) -> anyhow::Result<relay_store::PgPool> {
+    let pool = database.pool().map_err(anyhow::Error::msg)?;
+    if database.migrate_on_start {
+        database
+            .ensure_database()
+            .await
+            .context("failed to reach the database")?;
+        relay_store::migrate(&pool)
+            .await
+            .context("failed to apply migrations")?;
+        tracing::info!("migrations applied");
+    }
+    Ok(pool)
+}

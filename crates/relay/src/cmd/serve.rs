@@ -1,0 +1,89 @@
+//! `relay serve`, `relay gateway` and `relay worker`.
+
+use std::path::Path;
+
+use anyhow::Context as _;
+use tokio_util::sync::CancellationToken;
+
+/// Which roles this process runs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Roles {
+    Both,
+    Gateway,
+    Worker,
+}
+
+pub async fn run(config: Option<&Path>, roles: Roles) -> anyhow::Result<()> {
+    let loaded = super::load(config)?;
+    let settings = loaded.settings;
+    let pool = super::connect(&settings.database).await?;
+    let shutdown = CancellationToken::new();
+    tokio::spawn(wait_for_signal(shutdown.clone()));
+
+    let mut tasks = tokio::task::JoinSet::new();
+    if roles != Roles::Worker {
+        if settings.trackers.is_empty() {
+            tracing::warn!("no [[trackers]] configured: every webhook will be answered 404");
+        }
+        let listener = tokio::net::TcpListener::bind(settings.server.listen)
+            .await
+            .with_context(|| format!("failed to listen on {}", settings.server.listen))?;
+        let state = relay_gateway::AppState::new(
+            pool.clone(),
+            settings.trackers.clone(),
+            settings.server.clone(),
+            settings.worker.max_attempts,
+        );
+        let shutdown = shutdown.clone();
+        tasks.spawn(async move {
+            relay_gateway::run(listener, state, shutdown)
+                .await
+                .context("gateway failed")
+        });
+    }
+    if roles != Roles::Gateway {
+        let worker = relay_worker::Worker::new(
+            pool.clone(),
+            relay_worker::jobs::registry(),
+            settings.worker.clone(),
+        );
+        let shutdown = shutdown.clone();
+        tasks.spawn(async move {
+            worker.run(shutdown).await;
+            Ok(())
+        });
+    }
+    // The first role to stop (normally because of the signal) stops the others.
+    let mut result = Ok(());
+    while let Some(joined) = tasks.join_next().await {
+        shutdown.cancel();
+        match joined {
+            Ok(Ok(())) => {}
+            Ok(Err(e)) => result = Err(e),
+            Err(e) => result = Err(anyhow::anyhow!("a task panicked: {e}")),
+        }
+    }
+    pool.close().await;
+    result
+}
+
+async fn wait_for_signal(shutdown: CancellationToken) {
+    let ctrl_c = tokio::signal::ctrl_c();
+    #[cfg(unix)]
+    let terminate = async {
+        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+            Ok(mut signal) => {
+                signal.recv().await;
+            }
+            Err(_) => std::future::pending::<()>().await,
+        }
+    };
+    #[cfg(not(unix))]
+    let terminate = std::future::pending::<()>();
+    tokio::select! {
+        _ = ctrl_c => {}
+        _ = terminate => {}
+    }
+    tracing::info!("shutdown requested");
+    shutdown.cancel();
+}

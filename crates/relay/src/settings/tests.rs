@@ -1,0 +1,190 @@
+use super::*;
+
+fn env(pairs: &[(&str, &str)]) -> Vec<(String, String)> {
+    pairs
+        .iter()
+        .map(|(k, v)| (k.to_string(), v.to_string()))
+        .collect()
+}
+
+fn write(text: &str) -> tempfile::NamedTempFile {
+    use std::io::Write;
+    let mut file = tempfile::NamedTempFile::new().unwrap();
+    file.write_all(text.as_bytes()).unwrap();
+    file
+}
+
+const EXAMPLE: &str = r#"
+[server]
+listen = "127.0.0.1:8080"
+[database]
+url = "postgres://postgres@127.0.0.1:5432/relay"
+[[trackers]]
+name = "github"
+provider = "github"
+base_url = "https://api.github.com"
+token = "ghp_secret"
+webhook_secret = "hook-secret"
+bot_username = "relay-bot"
+trigger_labels = ["relay"]
+[[trackers]]
+name = "gitlab"
+provider = "gitlab"
+base_url = "https://gitlab.example.com"
+token = "glpat-secret"
+webhook_secret = "gl-secret"
+bot_username = "relay"
+[worker]
+concurrency = 4
+"#;
+
+#[test]
+fn defaults_alone_are_valid() {
+    let loaded = load_with(None, &[]).unwrap();
+    assert_eq!(loaded.settings.server.listen.to_string(), "127.0.0.1:8080");
+    assert_eq!(loaded.settings.worker.concurrency, 4);
+    assert!(loaded.settings.trackers.is_empty());
+}
+
+#[test]
+fn the_documented_shape_loads() {
+    let file = write(EXAMPLE);
+    let loaded = load_with(Some(file.path()), &[]).unwrap();
+    assert_eq!(loaded.settings.trackers.len(), 2);
+    assert_eq!(
+        loaded.settings.trackers[1].provider,
+        relay_core::Provider::GitLab
+    );
+    assert_eq!(loaded.settings.trackers[0].trigger_labels, vec!["relay"]);
+}
+
+#[test]
+fn environment_overrides_every_layer() {
+    let file = write(EXAMPLE);
+    let loaded = load_with(
+        Some(file.path()),
+        &env(&[
+            ("RELAY__SERVER__LISTEN", "0.0.0.0:9000"),
+            ("RELAY__WORKER__CONCURRENCY", "9"),
+            ("RELAY__TRACKERS__GITHUB__TOKEN", "12345"),
+            ("RELAY__TRACKERS__1__BOT_USERNAME", "other-bot"),
+            ("DATABASE_URL", "postgres://u:pw@db:5432/x"),
+        ]),
+    )
+    .unwrap();
+    let settings = loaded.settings;
+    assert_eq!(settings.server.listen.to_string(), "0.0.0.0:9000");
+    assert_eq!(settings.worker.concurrency, 9);
+    use secrecy::ExposeSecret;
+    // A numeric-looking token stays a string.
+    assert_eq!(settings.trackers[0].token.expose_secret(), "12345");
+    assert_eq!(settings.trackers[1].bot_username, "other-bot");
+    assert_eq!(
+        settings.database.url.expose_secret(),
+        "postgres://u:pw@db:5432/x"
+    );
+}
+
+#[test]
+fn errors_name_the_key() {
+    let cases: &[(&str, &[(&str, &str)], &str)] = &[
+        (
+            EXAMPLE,
+            &[("RELAY__WORKER__CONCURRENCY", "many")],
+            "worker.concurrency",
+        ),
+        (
+            EXAMPLE,
+            &[("RELAY__SERVER__LISTEN", "not an address")],
+            "server.listen",
+        ),
+        (
+            EXAMPLE,
+            &[("RELAY__TRACKERS__NOPE__TOKEN", "x")],
+            "trackers.nope.token",
+        ),
+        (
+            EXAMPLE,
+            &[("RELAY__TRACKERS__0__WEBHOOK_SECRET", "")],
+            "trackers[0].webhook_secret",
+        ),
+        (
+            EXAMPLE,
+            &[("RELAY__TRACKERS__1__NAME", "github")],
+            "trackers[1].name",
+        ),
+        (
+            EXAMPLE,
+            &[("RELAY__TRACKERS__0__PROVIDER", "jira")],
+            "trackers[0].provider",
+        ),
+        (
+            EXAMPLE,
+            &[("RELAY__WORKER__CONCURRENCY", "0")],
+            "worker.concurrency",
+        ),
+        (EXAMPLE, &[("RELAY__SERVER__UNKNOWN_KEY", "1")], "server"),
+        (EXAMPLE, &[("DATABASE_URL", "mysql:/nope")], "database.url"),
+    ];
+    for (text, vars, key) in cases {
+        let file = write(text);
+        let error = match load_with(Some(file.path()), &env(vars)) {
+            Ok(_) => panic!("{vars:?} should fail"),
+            Err(e) => e.to_string(),
+        };
+        assert!(error.contains(&format!("`{key}`")), "{vars:?}: {error}");
+    }
+    let missing = write("[[trackers]]\nname = \"github\"\nprovider = \"github\"\n");
+    let error = load_with(Some(missing.path()), &[])
+        .err()
+        .unwrap()
+        .to_string();
+    assert!(
+        error.contains("trackers[0]") && error.contains("base_url"),
+        "{error}"
+    );
+}
+
+#[test]
+fn a_missing_file_and_bad_toml_are_reported() {
+    let error = load_with(Some(Path::new("/nonexistent/relay.toml")), &[])
+        .err()
+        .unwrap();
+    assert!(error.to_string().contains("/nonexistent/relay.toml"));
+    let bad = write("[server\n");
+    assert!(matches!(
+        load_with(Some(bad.path()), &[]),
+        Err(ConfigError::Syntax { .. })
+    ));
+}
+
+#[test]
+fn secrets_are_redacted_everywhere() {
+    let file = write(EXAMPLE);
+    let loaded = load_with(
+        Some(file.path()),
+        &env(&[("DATABASE_URL", "postgres://u:pw@db/x")]),
+    )
+    .unwrap();
+    let printed = toml::to_string_pretty(&redacted(&loaded.document)).unwrap();
+    for secret in [
+        "ghp_secret",
+        "hook-secret",
+        "glpat-secret",
+        "gl-secret",
+        "pw@",
+    ] {
+        assert!(!printed.contains(secret), "{secret} leaked:\n{printed}");
+    }
+    assert!(printed.contains("postgres://u:[REDACTED]@db/x"));
+    let debug = format!("{:?}", loaded.settings);
+    for secret in [
+        "ghp_secret",
+        "hook-secret",
+        "glpat-secret",
+        "gl-secret",
+        ":pw@",
+    ] {
+        assert!(!debug.contains(secret), "{secret} leaked in Debug: {debug}");
+    }
+}
