@@ -84,10 +84,8 @@ pub fn decide(event: &IssueEvent, tracker: &TrackerSettings, context: &Context) 
             .as_ref()
             .and_then(|c| c.previous.as_deref())
             .or(context.stored_body.as_deref());
-        if let Some(before) = before {
-            if !mentions(before, bot) {
-                return Decision::Engage("mention");
-            }
+        if before.is_some_and(|before| !mentions(before, bot)) {
+            return Decision::Engage("mention");
         }
     }
     if event.labels_added.iter().any(|label| {

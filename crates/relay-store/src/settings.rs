@@ -134,28 +134,6 @@ impl DatabaseSettings {
     }
 }
 
-#[cfg(test)]
-mod tests {
-    use super::redact_url;
-
-    #[test]
-    fn redacts_passwords() {
-        let cases = [
-            (
-                "postgres://u:p@h:5432/db",
-                "postgres://u:[REDACTED]@h:5432/db",
-            ),
-            ("postgres://u@h/db", "postgres://u@h/db"),
-            ("postgres://h/db?x=1", "postgres://h/db?x=1"),
-            ("postgres://u:p@ss@h/db", "postgres://u:[REDACTED]@h/db"),
-            ("garbage", "[REDACTED]"),
-        ];
-        for (input, expected) in cases {
-            assert_eq!(redact_url(input), expected, "{input}");
-        }
-    }
-}
-
 impl DatabaseSettings {
     /// Creates the configured database if it does not exist yet (needs CREATEDB), so a fresh
     /// machine runs with nothing but a Postgres server.
@@ -187,6 +165,28 @@ impl DatabaseSettings {
                 }
             }
             Err(e) => Err(e.into()),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::redact_url;
+
+    #[test]
+    fn redacts_passwords() {
+        let cases = [
+            (
+                "postgres://u:p@h:5432/db",
+                "postgres://u:[REDACTED]@h:5432/db",
+            ),
+            ("postgres://u@h/db", "postgres://u@h/db"),
+            ("postgres://h/db?x=1", "postgres://h/db?x=1"),
+            ("postgres://u:p@ss@h/db", "postgres://u:[REDACTED]@h/db"),
+            ("garbage", "[REDACTED]"),
+        ];
+        for (input, expected) in cases {
+            assert_eq!(redact_url(input), expected, "{input}");
         }
     }
 }

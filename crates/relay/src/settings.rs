@@ -146,12 +146,11 @@ fn typed(raw: &str) -> Value {
         || trimmed.starts_with('[')
         || trimmed.parse::<i64>().is_ok()
         || trimmed.parse::<f64>().is_ok();
-    if looks_typed {
-        if let Ok(Value::Table(mut table)) = toml::from_str::<Value>(&format!("v = {trimmed}")) {
-            if let Some(value) = table.remove("v") {
-                return value;
-            }
-        }
+    if looks_typed
+        && let Ok(Value::Table(mut table)) = toml::from_str::<Value>(&format!("v = {trimmed}"))
+        && let Some(value) = table.remove("v")
+    {
+        return value;
     }
     Value::String(raw.to_owned())
 }

@@ -118,12 +118,12 @@ fn issue_hook(payload: &Value) -> ParsedEvent {
     event.opened = action == "open";
     event.closed = action == "close";
     let changes = payload.get("changes");
-    if let Some(description) = changes.and_then(|c| c.get("description")) {
-        if action == "update" {
-            event.body_change = Some(BodyChange {
-                previous: str_at(description, "/previous").map(str::to_owned),
-            });
-        }
+    if let Some(description) = changes.and_then(|c| c.get("description"))
+        && action == "update"
+    {
+        event.body_change = Some(BodyChange {
+            previous: str_at(description, "/previous").map(str::to_owned),
+        });
     }
     if let Some(labels) = changes.and_then(|c| c.get("labels")) {
         let previous = names_at(labels, "/previous", "title").unwrap_or_default();

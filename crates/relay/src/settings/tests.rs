@@ -87,7 +87,8 @@ fn environment_overrides_every_layer() {
 
 #[test]
 fn errors_name_the_key() {
-    let cases: &[(&str, &[(&str, &str)], &str)] = &[
+    type Case<'a> = (&'a str, &'a [(&'a str, &'a str)], &'a str);
+    let cases: &[Case<'_>] = &[
         (
             EXAMPLE,
             &[("RELAY__WORKER__CONCURRENCY", "many")],
