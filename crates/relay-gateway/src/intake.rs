@@ -1,11 +1,9 @@
-//! Durable intake: one transaction records the delivery, refreshes the issue and its thread, and
-//! enqueues work. The HTTP answer is sent only after it commits.
+//! Durable intake: the delivery, the issue and its thread, the pending event and the job are written
+//! in one atomic statement (see `relay_store::intake`). The HTTP answer is sent only after it commits.
 
-use relay_core::{JobKind, ProcessIssue, TrackerSettings};
+use relay_core::{JobKind, TrackerSettings};
 use relay_store::PgPool;
-use relay_store::deliveries::{self, NewDelivery, Outcome};
-use relay_store::issues::{self, NewIssueEvent};
-use relay_store::queue::{self, NewJob};
+use relay_store::intake::{self as store, Engagement, IssueDelivery};
 use serde_json::Value;
 
 use crate::engage::{self, Context, Decision};
@@ -43,8 +41,7 @@ pub struct Delivery<'a> {
 }
 
 pub async fn record(pool: &PgPool, delivery: &Delivery<'_>) -> relay_store::Result<Recorded> {
-    let tracker_name = delivery.tracker.name.as_str();
-    let mut tx = pool.begin().await?;
+    let tracker = delivery.tracker.name.as_str();
     let action = delivery
         .payload
         .get("action")
@@ -55,126 +52,84 @@ pub async fn record(pool: &PgPool, delivery: &Delivery<'_>) -> relay_store::Resu
                 .pointer("/object_attributes/action")
                 .and_then(Value::as_str)
         });
-    let Some(delivery_id) = deliveries::insert(
-        &mut tx,
-        &NewDelivery {
-            tracker: tracker_name,
-            event_type: delivery.event_type,
-            action,
-            delivery_key: delivery.delivery_key,
-            payload: delivery.payload,
-        },
-    )
-    .await?
-    else {
-        // Nothing written; the transaction rolls back on drop.
-        return Ok(Recorded::Duplicate);
-    };
-
-    let recorded = match delivery.parsed {
-        ParsedEvent::Ping => {
-            deliveries::set_outcome(&mut tx, delivery_id, Outcome::Ignored, "ping", None, None)
-                .await?;
-            Recorded::Ignored {
-                delivery_id,
-                reason: "ping",
-                ping: true,
-            }
-        }
-        ParsedEvent::Ignored { reason } => {
-            deliveries::set_outcome(&mut tx, delivery_id, Outcome::Ignored, reason, None, None)
-                .await?;
-            Recorded::Ignored {
-                delivery_id,
-                reason,
-                ping: false,
-            }
-        }
+    let (reason, ping) = match delivery.parsed {
+        ParsedEvent::Ping => ("ping", true),
+        ParsedEvent::Ignored { reason } => (*reason, false),
         ParsedEvent::Issue(event) => {
-            let issue = &event.issue;
-            let mut context = Context::default();
-            if event.body_change.is_some() {
-                context.stored_body =
-                    issues::stored_body(&mut tx, tracker_name, &issue.project_id, issue.number)
-                        .await?;
-            }
-            let issue_id = issues::upsert(&mut tx, tracker_name, issue).await?;
-            if let Some(note) = &event.note {
-                context.bot_in_thread = issues::has_posted_in_thread(
-                    &mut tx,
-                    issue_id,
-                    note.note.discussion_id.as_deref(),
-                    delivery.tracker.bot(),
-                )
-                .await?;
-                if note.edited {
-                    context.stored_note_body =
-                        issues::stored_note_body(&mut tx, issue_id, &note.note.note_id).await?;
-                }
-                issues::upsert_note(&mut tx, issue_id, &note.note).await?;
-            }
-            match engage::decide(event, delivery.tracker, &context) {
-                Decision::Engage(kind) => {
-                    issues::insert_event(
-                        &mut tx,
-                        &NewIssueEvent {
-                            issue_id,
-                            delivery_id,
-                            kind,
-                            actor: &event.actor,
-                            note_id: event.note.as_ref().map(|n| n.note.note_id.as_str()),
-                        },
-                    )
-                    .await?;
-                    let payload = ProcessIssue { issue_id };
-                    let key = payload.concurrency_key();
-                    let payload = serde_json::to_value(&payload).expect("job payloads serialize");
-                    let job_id = queue::enqueue(
-                        &mut tx,
-                        &NewJob {
-                            kind: JobKind::ProcessIssue.as_str(),
-                            payload: &payload,
-                            concurrency_key: Some(&key),
-                            max_attempts: delivery.max_attempts,
-                        },
-                    )
+            let note = event.note.as_ref().map(|n| &n.note);
+            let stored = if engage::needs_context(event, delivery.tracker) {
+                store::issue_context(pool, tracker, &event.issue, delivery.tracker.bot(), note)
                     .await?
-                    .job_id();
-                    deliveries::set_outcome(
-                        &mut tx,
-                        delivery_id,
-                        Outcome::Accepted,
+            } else {
+                store::IssueContext::default()
+            };
+            let context = Context {
+                bot_in_thread: stored.bot_in_thread,
+                stored_body: stored.body,
+                stored_note_body: stored.note_body,
+            };
+            let decision = engage::decide(event, delivery.tracker, &context);
+            let (engage, ignore_reason) = match decision {
+                Decision::Engage(kind) => (
+                    Some(Engagement {
                         kind,
-                        Some(issue_id),
-                        Some(job_id),
-                    )
-                    .await?;
-                    Recorded::Accepted {
-                        delivery_id,
-                        issue_id,
-                        job_id,
-                        reason: kind,
-                    }
-                }
-                Decision::Ignore(reason) => {
-                    deliveries::set_outcome(
-                        &mut tx,
-                        delivery_id,
-                        Outcome::Ignored,
-                        reason,
-                        Some(issue_id),
-                        None,
-                    )
-                    .await?;
-                    Recorded::Ignored {
-                        delivery_id,
-                        reason,
-                        ping: false,
-                    }
-                }
-            }
+                        actor: &event.actor,
+                        job_kind: JobKind::ProcessIssue.as_str(),
+                        max_attempts: delivery.max_attempts,
+                    }),
+                    "",
+                ),
+                Decision::Ignore(reason) => (None, reason),
+            };
+            let recorded = store::record_issue_delivery(
+                pool,
+                &IssueDelivery {
+                    tracker,
+                    event_type: delivery.event_type,
+                    action,
+                    delivery_key: delivery.delivery_key,
+                    payload: delivery.payload,
+                    issue: &event.issue,
+                    note,
+                    engage,
+                    ignore_reason,
+                },
+            )
+            .await?;
+            return Ok(match (recorded, decision) {
+                (None, _) => Recorded::Duplicate,
+                (Some(r), Decision::Engage(kind)) => Recorded::Accepted {
+                    delivery_id: r.delivery_id,
+                    issue_id: r.issue_id,
+                    job_id: r
+                        .job_id
+                        .expect("an engaging delivery creates or joins a job"),
+                    reason: kind,
+                },
+                (Some(r), Decision::Ignore(reason)) => Recorded::Ignored {
+                    delivery_id: r.delivery_id,
+                    reason,
+                    ping: false,
+                },
+            });
         }
     };
-    tx.commit().await?;
-    Ok(recorded)
+    let recorded = store::record_plain_delivery(
+        pool,
+        tracker,
+        delivery.event_type,
+        action,
+        delivery.delivery_key,
+        reason,
+        delivery.payload,
+    )
+    .await?;
+    Ok(match recorded {
+        None => Recorded::Duplicate,
+        Some(delivery_id) => Recorded::Ignored {
+            delivery_id,
+            reason,
+            ping,
+        },
+    })
 }

@@ -43,6 +43,8 @@ pub struct AppState {
     pub metrics: PrometheusHandle,
     /// `max_attempts` given to the jobs webhooks create.
     pub job_max_attempts: i32,
+    /// Wakes workers after a job was committed (coalesced; see [`spawn_notifier`]).
+    pub(crate) wake_workers: tokio::sync::mpsc::Sender<()>,
 }
 
 impl AppState {
@@ -56,18 +58,38 @@ impl AppState {
             .into_iter()
             .map(|t| (t.name.as_str().to_owned(), Arc::new(t)))
             .collect();
+        let wake_workers = spawn_notifier(pool.clone());
         AppState {
             pool,
             trackers: Arc::new(trackers),
             settings: Arc::new(settings),
             metrics: relay_telemetry::metrics::install(),
             job_max_attempts,
+            wake_workers,
         }
     }
 
     pub(crate) fn db_timeout(&self) -> Duration {
         Duration::from_millis(self.settings.db_timeout_ms)
     }
+}
+
+/// Starts the task that wakes workers with `NOTIFY` after jobs are committed.
+///
+/// Requests only signal a channel of capacity one, so a burst of deliveries costs one `NOTIFY`, and
+/// the `NOTIFY` runs in its own statement after the intake transaction committed: inside it, Postgres'
+/// global notify lock would be held across every commit's WAL flush and serialize all intake. Workers
+/// also poll, so a lost wake-up only delays a job by the poll interval.
+fn spawn_notifier(pool: PgPool) -> tokio::sync::mpsc::Sender<()> {
+    let (sender, mut receiver) = tokio::sync::mpsc::channel::<()>(1);
+    tokio::spawn(async move {
+        while receiver.recv().await.is_some() {
+            if let Err(e) = relay_store::queue::notify_workers(&pool).await {
+                tracing::debug!(error.message = %e, "failed to notify workers");
+            }
+        }
+    });
+    sender
 }
 
 /// The gateway's router.

@@ -11,6 +11,7 @@ pub mod bench;
 pub mod codegraph;
 pub mod deliveries;
 mod error;
+pub mod intake;
 pub mod issues;
 pub mod llm_usage;
 pub mod queue;

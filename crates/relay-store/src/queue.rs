@@ -53,8 +53,11 @@ impl Enqueued {
     }
 }
 
-/// Enqueues a job (or joins the queued job with the same concurrency key) and notifies workers
-/// when the surrounding transaction commits.
+/// Enqueues a job (or joins the queued job with the same concurrency key).
+///
+/// This does not wake workers: call [`notify_workers`] after the transaction commits. (A `NOTIFY`
+/// inside the transaction would hold Postgres' global notify lock across the commit's WAL flush and
+/// serialize every concurrent intake transaction.)
 pub async fn enqueue(conn: &mut PgConnection, job: &NewJob<'_>) -> Result<Enqueued> {
     let (id, inserted): (i64, bool) = sqlx::query_as(
         "INSERT INTO jobs (kind, payload, concurrency_key, max_attempts)
@@ -69,7 +72,6 @@ pub async fn enqueue(conn: &mut PgConnection, job: &NewJob<'_>) -> Result<Enqueu
     .bind(job.max_attempts.max(1))
     .fetch_one(&mut *conn)
     .await?;
-    notify(conn).await?;
     Ok(if inserted {
         Enqueued::Created(id)
     } else {
@@ -77,10 +79,11 @@ pub async fn enqueue(conn: &mut PgConnection, job: &NewJob<'_>) -> Result<Enqueu
     })
 }
 
-async fn notify(conn: &mut PgConnection) -> Result<()> {
+/// Wakes every listening worker. Run it outside of (after) the transaction that changed the queue.
+pub async fn notify_workers(pool: &PgPool) -> Result<()> {
     sqlx::query("SELECT pg_notify($1, '')")
         .bind(NOTIFY_CHANNEL)
-        .execute(conn)
+        .execute(pool)
         .await?;
     Ok(())
 }
@@ -200,8 +203,6 @@ pub async fn complete(conn: &mut PgConnection, job: &ClaimedJob, detail: &Value)
         return Ok(false);
     }
     record_run(&mut tx, job, "succeeded", detail).await?;
-    // A follow-up job for the same key may have been waiting for this one.
-    notify(&mut tx).await?;
     tx.commit().await?;
     Ok(true)
 }
@@ -264,7 +265,6 @@ pub async fn fail(
             return Ok(Failed::LeaseLost);
         }
         record_run(&mut tx, job, status, &serde_json::json!({ "error": error })).await?;
-        notify(&mut tx).await?;
         tx.commit().await?;
         return Ok(if status == "dead" {
             Failed::Dead
@@ -384,7 +384,6 @@ pub async fn release(pool: &PgPool, job: &ClaimedJob) -> Result<bool> {
         Err(e) => return Err(e.into()),
     }
     record_run(&mut tx, job, "released", &serde_json::json!({})).await?;
-    notify(&mut tx).await?;
     tx.commit().await?;
     Ok(true)
 }

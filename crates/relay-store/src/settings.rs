@@ -129,8 +129,19 @@ impl DatabaseSettings {
         PgPoolOptions::new()
             .max_connections(self.max_connections)
             .acquire_timeout(Duration::from_millis(self.acquire_timeout_ms))
-            // Connections found broken are dropped when taken from the pool, so the pool heals after an outage.
-            .test_before_acquire(true)
+            // A connection that sat idle is pinged before use, so the pool heals after an outage
+            // without paying a round trip on every request of a busy pool (a broken busy
+            // connection fails one request and is dropped).
+            .test_before_acquire(false)
+            .before_acquire(|connection, meta| {
+                Box::pin(async move {
+                    if meta.idle_for > Duration::from_secs(5) {
+                        use sqlx::Connection;
+                        connection.ping().await?;
+                    }
+                    Ok(true)
+                })
+            })
     }
 }
 

@@ -107,6 +107,22 @@ impl Worker {
         job: ClaimedJob,
         hard_stop: &CancellationToken,
     ) -> relay_store::Result<Outcome> {
+        let has_key = job.concurrency_key.is_some();
+        let outcome = self.run_claimed_in_span(job, hard_stop).await;
+        // A follow-up job with the same key may have been waiting for this one to finish.
+        if has_key && outcome.is_ok() {
+            if let Err(e) = queue::notify_workers(&self.pool).await {
+                tracing::debug!(error.message = %e, "failed to notify workers");
+            }
+        }
+        outcome
+    }
+
+    async fn run_claimed_in_span(
+        &self,
+        job: ClaimedJob,
+        hard_stop: &CancellationToken,
+    ) -> relay_store::Result<Outcome> {
         let span = tracing::info_span!(
             "job",
             job.id = job.id,

@@ -75,6 +75,11 @@ pub fn load_with(path: Option<&Path>, env: &[(String, String)]) -> Result<Loaded
         })?;
         merge(&mut document, file);
     }
+    if let Value::Table(table) = &mut document {
+        table
+            .entry("trackers")
+            .or_insert_with(|| Value::Array(Vec::new()));
+    }
     if let Some((_, url)) = env.iter().find(|(k, _)| k == "DATABASE_URL") {
         set_path(
             &mut document,
@@ -192,6 +197,11 @@ fn set_path(document: &mut Value, path: &[String], value: Value) -> Result<(), C
             Value::Array(items) => {
                 let index = match segment.parse::<usize>() {
                     Ok(index) if index < items.len() => index,
+                    // The next index appends an element, so whole entries can come from the environment.
+                    Ok(index) if index == items.len() && !last => {
+                        items.push(Value::Table(Default::default()));
+                        index
+                    }
                     _ => items
                         .iter()
                         .position(|item| {

@@ -189,3 +189,27 @@ fn secrets_are_redacted_everywhere() {
         assert!(!debug.contains(secret), "{secret} leaked in Debug: {debug}");
     }
 }
+
+#[test]
+fn trackers_can_come_entirely_from_the_environment() {
+    let loaded = load_with(
+        None,
+        &env(&[
+            ("RELAY__TRACKERS__0__NAME", "github"),
+            ("RELAY__TRACKERS__0__PROVIDER", "github"),
+            ("RELAY__TRACKERS__0__BASE_URL", "https://api.github.com"),
+            ("RELAY__TRACKERS__0__TOKEN", "t"),
+            ("RELAY__TRACKERS__0__WEBHOOK_SECRET", "s"),
+            ("RELAY__TRACKERS__0__BOT_USERNAME", "relay-bot"),
+            ("RELAY__TRACKERS__0__TRIGGER_LABELS", "[\"relay\"]"),
+        ]),
+    )
+    .unwrap();
+    assert_eq!(loaded.settings.trackers.len(), 1);
+    assert_eq!(loaded.settings.trackers[0].trigger_labels, vec!["relay"]);
+    // Skipping an index is an error that names the key.
+    let error = load_with(None, &env(&[("RELAY__TRACKERS__3__NAME", "x")]))
+        .err()
+        .unwrap();
+    assert!(error.to_string().contains("trackers.3.name"), "{error}");
+}

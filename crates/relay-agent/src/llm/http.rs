@@ -1,0 +1,360 @@
+//! HTTP plumbing shared by both providers: sending a request and classifying failures from the
+//! status, headers and error body exactly once.
+
+use std::time::Duration;
+
+use reqwest::header::HeaderMap;
+use serde_json::Value;
+
+use super::error::LlmError;
+
+/// User agent sent to every provider.
+pub const USER_AGENT: &str = concat!("relay/", env!("CARGO_PKG_VERSION"));
+
+/// Builds the shared reqwest client for one provider.
+pub fn client(timeout: Duration) -> Result<reqwest::Client, LlmError> {
+    reqwest::Client::builder()
+        .user_agent(USER_AGENT)
+        .timeout(timeout)
+        .connect_timeout(timeout.min(Duration::from_secs(10)))
+        .build()
+        .map_err(|error| LlmError::Config(format!("cannot build http client: {error}")))
+}
+
+/// Sends a prepared request and returns the JSON body of a 2xx response, or the classified error.
+pub async fn send(request: reqwest::RequestBuilder, timeout: Duration) -> Result<Value, LlmError> {
+    let body = send_text(request, timeout).await?;
+    serde_json::from_str(&body)
+        .map_err(|error| LlmError::InvalidResponse(format!("response body is not JSON ({error})")))
+}
+
+/// Sends a prepared request and returns the text body of a 2xx response (e.g. an SSE stream), or
+/// the classified error.
+pub async fn send_text(
+    request: reqwest::RequestBuilder,
+    timeout: Duration,
+) -> Result<String, LlmError> {
+    let response = request
+        .send()
+        .await
+        .map_err(|error| from_reqwest(&error, timeout))?;
+    let status = response.status();
+    let headers = response.headers().clone();
+    let body = response
+        .text()
+        .await
+        .map_err(|error| from_reqwest(&error, timeout))?;
+    if !status.is_success() {
+        return Err(classify(status.as_u16(), &headers, &body));
+    }
+    Ok(body)
+}
+
+/// Classifies a transport error.
+pub fn from_reqwest(error: &reqwest::Error, timeout: Duration) -> LlmError {
+    if error.is_timeout() {
+        LlmError::Timeout(timeout)
+    } else if error.is_decode() {
+        LlmError::InvalidResponse(error.to_string())
+    } else if error.is_builder() {
+        LlmError::Config(error.to_string())
+    } else {
+        // Include the source chain: reqwest's own message ("error sending request") says nothing.
+        let mut message = error.to_string();
+        let mut source = std::error::Error::source(error);
+        while let Some(cause) = source {
+            message.push_str(": ");
+            message.push_str(&cause.to_string());
+            source = cause.source();
+        }
+        LlmError::Network(message)
+    }
+}
+
+/// Classifies a non-2xx response of either provider.
+///
+/// OpenAI bodies look like `{"error":{"message","type","code"}}`, Anthropic bodies like
+/// `{"type":"error","error":{"type","message"}}`; both carry the fields this needs.
+pub fn classify(status: u16, headers: &HeaderMap, body: &str) -> LlmError {
+    let parsed: Value = serde_json::from_str(body).unwrap_or(Value::Null);
+    let error = parsed.get("error").unwrap_or(&Value::Null);
+    let message = error
+        .get("message")
+        .and_then(Value::as_str)
+        .map(str::to_owned)
+        .or_else(|| error.as_str().map(str::to_owned))
+        .unwrap_or_else(|| truncate(body, 300));
+    let error_type = error.get("type").and_then(Value::as_str).unwrap_or("");
+    let code = error.get("code").and_then(Value::as_str).unwrap_or("");
+    let detail_code = error
+        .pointer("/details/error_code")
+        .and_then(Value::as_str)
+        .unwrap_or("");
+    let retry_after = retry_after(headers);
+    let should_retry = headers
+        .get("x-should-retry")
+        .and_then(|value| value.to_str().ok())
+        .map(|value| value.eq_ignore_ascii_case("true"));
+
+    let lowered = message.to_ascii_lowercase();
+    let context_length = code == "context_length_exceeded"
+        || lowered.contains("context length")
+        || lowered.contains("context window")
+        || lowered.contains("prompt is too long");
+    match status {
+        400 | 413 if context_length => LlmError::ContextLengthExceeded(message),
+        400 | 413 | 422 => LlmError::InvalidRequest { status, message },
+        401 => LlmError::Authentication(message),
+        403 => LlmError::PermissionDenied(message),
+        404 => LlmError::NotFound(message),
+        429 if code == "insufficient_quota"
+            || error_type == "insufficient_quota"
+            || detail_code == "enforced_spend_limit_reached"
+            || should_retry == Some(false) =>
+        {
+            LlmError::QuotaExceeded(message)
+        }
+        429 => LlmError::RateLimited {
+            retry_after,
+            message,
+        },
+        529 => LlmError::Overloaded {
+            retry_after,
+            message,
+        },
+        503 if error_type == "overloaded_error" || lowered.contains("slow down") => {
+            LlmError::Overloaded {
+                retry_after,
+                message,
+            }
+        }
+        _ if error_type == "overloaded_error" => LlmError::Overloaded {
+            retry_after,
+            message,
+        },
+        408 | 409 | 500..=599 if should_retry != Some(false) => {
+            LlmError::Server { status, message }
+        }
+        _ => LlmError::Http { status, message },
+    }
+}
+
+/// The delay a response asks for: `retry-after-ms`, then `retry-after` (seconds or HTTP date),
+/// then the reset time of an exhausted rate limit (OpenAI `x-ratelimit-reset-*` durations such as
+/// `6m0s`, Anthropic `anthropic-ratelimit-*-reset` RFC 3339 times).
+pub fn retry_after(headers: &HeaderMap) -> Option<Duration> {
+    let header = |name: &str| headers.get(name).and_then(|value| value.to_str().ok());
+    if let Some(ms) = header("retry-after-ms").and_then(|v| v.trim().parse::<f64>().ok())
+        && ms.is_finite()
+        && ms >= 0.0
+    {
+        return Some(Duration::from_secs_f64(ms / 1000.0));
+    }
+    if let Some(value) = header("retry-after") {
+        let value = value.trim();
+        if let Ok(seconds) = value.parse::<f64>()
+            && seconds.is_finite()
+            && seconds >= 0.0
+        {
+            return Some(Duration::from_secs_f64(seconds));
+        }
+        if let Ok(date) = chrono::DateTime::parse_from_rfc2822(value) {
+            return until(date.with_timezone(&chrono::Utc));
+        }
+    }
+    let mut longest: Option<Duration> = None;
+    for kind in ["requests", "tokens"] {
+        let exhausted = header(&format!("x-ratelimit-remaining-{kind}")) == Some("0");
+        if exhausted
+            && let Some(delay) =
+                header(&format!("x-ratelimit-reset-{kind}")).and_then(parse_go_duration)
+        {
+            longest = Some(longest.map_or(delay, |current| current.max(delay)));
+        }
+    }
+    for kind in ["requests", "tokens", "input-tokens", "output-tokens"] {
+        let exhausted = header(&format!("anthropic-ratelimit-{kind}-remaining")) == Some("0");
+        if exhausted
+            && let Some(delay) = header(&format!("anthropic-ratelimit-{kind}-reset"))
+                .and_then(|value| chrono::DateTime::parse_from_rfc3339(value).ok())
+                .and_then(|date| until(date.with_timezone(&chrono::Utc)))
+        {
+            longest = Some(longest.map_or(delay, |current| current.max(delay)));
+        }
+    }
+    longest
+}
+
+fn until(time: chrono::DateTime<chrono::Utc>) -> Option<Duration> {
+    (time - chrono::Utc::now())
+        .to_std()
+        .ok()
+        .or(Some(Duration::ZERO))
+}
+
+/// Parses Go-style durations as OpenAI sends them: `12ms`, `1s`, `6m0s`, `1h2m3.5s`.
+pub fn parse_go_duration(text: &str) -> Option<Duration> {
+    let mut total = 0.0_f64;
+    let mut rest = text.trim();
+    if rest.is_empty() {
+        return None;
+    }
+    while !rest.is_empty() {
+        let number_len = rest
+            .find(|c: char| !(c.is_ascii_digit() || c == '.'))
+            .unwrap_or(rest.len());
+        let number: f64 = rest[..number_len].parse().ok()?;
+        rest = &rest[number_len..];
+        let unit_len = rest
+            .find(|c: char| c.is_ascii_digit() || c == '.')
+            .unwrap_or(rest.len());
+        let factor = match &rest[..unit_len] {
+            "h" => 3600.0,
+            "m" => 60.0,
+            "s" => 1.0,
+            "ms" => 0.001,
+            "us" | "µs" => 0.000_001,
+            "ns" => 0.000_000_001,
+            _ => return None,
+        };
+        total += number * factor;
+        rest = &rest[unit_len..];
+    }
+    Some(Duration::from_secs_f64(total))
+}
+
+fn truncate(text: &str, max: usize) -> String {
+    if text.len() <= max {
+        return text.to_owned();
+    }
+    let mut end = max;
+    while !text.is_char_boundary(end) {
+        end -= 1;
+    }
+    format!("{}…", &text[..end])
+}
+
+#[cfg(test)]
+mod tests {
+    use std::time::Duration;
+
+    use reqwest::header::{HeaderMap, HeaderValue};
+
+    use super::{classify, parse_go_duration, retry_after};
+    use crate::llm::error::ErrorKind;
+
+    #[track_caller]
+    fn kind(status: u16, headers: &[(&'static str, &'static str)], body: &str) -> ErrorKind {
+        let mut map = HeaderMap::new();
+        for (name, value) in headers {
+            map.insert(*name, HeaderValue::from_static(value));
+        }
+        classify(status, &map, body).kind()
+    }
+
+    #[test]
+    fn classifies_statuses_and_bodies() {
+        let openai = |code: &str, message: &str| {
+            format!(
+                r#"{{"error":{{"message":"{message}","type":"invalid_request_error","param":null,"code":"{code}"}}}}"#
+            )
+        };
+        assert_eq!(
+            kind(400, &[], &openai("context_length_exceeded", "too long")),
+            ErrorKind::ContextLength
+        );
+        assert_eq!(
+            kind(400, &[], &openai("", "prompt is too long: 210000 tokens")),
+            ErrorKind::ContextLength
+        );
+        assert_eq!(
+            kind(400, &[], &openai("", "bad")),
+            ErrorKind::InvalidRequest
+        );
+        assert_eq!(kind(401, &[], "{}"), ErrorKind::Authentication);
+        assert_eq!(kind(403, &[], "{}"), ErrorKind::PermissionDenied);
+        assert_eq!(kind(404, &[], "not json"), ErrorKind::NotFound);
+        assert_eq!(
+            kind(429, &[], &openai("rate_limit_exceeded", "slow")),
+            ErrorKind::RateLimited
+        );
+        assert_eq!(
+            kind(429, &[], &openai("insufficient_quota", "pay")),
+            ErrorKind::Quota
+        );
+        let spend = r#"{"type":"error","error":{"type":"rate_limit_error","message":"cap","details":{"error_code":"enforced_spend_limit_reached"}}}"#;
+        assert_eq!(kind(429, &[], spend), ErrorKind::Quota);
+        let overloaded =
+            r#"{"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}"#;
+        assert_eq!(kind(529, &[], overloaded), ErrorKind::Overloaded);
+        assert_eq!(
+            kind(503, &[], r#"{"error":{"message":"Slow Down"}}"#),
+            ErrorKind::Overloaded
+        );
+        assert_eq!(kind(500, &[], "{}"), ErrorKind::Server);
+        assert_eq!(
+            kind(500, &[("x-should-retry", "false")], "{}"),
+            ErrorKind::Http
+        );
+        assert_eq!(kind(409, &[], "{}"), ErrorKind::Server);
+        assert_eq!(kind(418, &[], "{}"), ErrorKind::Http);
+    }
+
+    #[test]
+    fn messages_come_from_either_error_shape() {
+        let anthropic = r#"{"type":"error","error":{"type":"invalid_request_error","message":"messages.0: bad"},"request_id":"req_1"}"#;
+        assert_eq!(
+            classify(400, &HeaderMap::new(), anthropic).to_string(),
+            "invalid request (status 400): messages.0: bad"
+        );
+        assert_eq!(
+            classify(502, &HeaderMap::new(), "<html>bad gateway</html>").to_string(),
+            "server error 502: <html>bad gateway</html>"
+        );
+    }
+
+    #[test]
+    fn retry_after_headers() {
+        let mut headers = HeaderMap::new();
+        assert_eq!(retry_after(&headers), None);
+        headers.insert(
+            "x-ratelimit-remaining-requests",
+            HeaderValue::from_static("0"),
+        );
+        headers.insert(
+            "x-ratelimit-reset-requests",
+            HeaderValue::from_static("1m30s"),
+        );
+        headers.insert(
+            "x-ratelimit-remaining-tokens",
+            HeaderValue::from_static("10"),
+        );
+        headers.insert("x-ratelimit-reset-tokens", HeaderValue::from_static("6m0s"));
+        assert_eq!(
+            retry_after(&headers),
+            Some(Duration::from_secs(90)),
+            "only exhausted limits count"
+        );
+        headers.insert(
+            "retry-after",
+            HeaderValue::from_static("Wed, 21 Oct 2015 07:28:00 GMT"),
+        );
+        assert_eq!(
+            retry_after(&headers),
+            Some(Duration::ZERO),
+            "a date in the past means now"
+        );
+    }
+
+    #[test]
+    fn go_durations() {
+        assert_eq!(parse_go_duration("12ms"), Some(Duration::from_millis(12)));
+        assert_eq!(parse_go_duration("6m0s"), Some(Duration::from_secs(360)));
+        assert_eq!(
+            parse_go_duration("1h2m3.5s"),
+            Some(Duration::from_secs_f64(3723.5))
+        );
+        assert_eq!(parse_go_duration("soon"), None);
+        assert_eq!(parse_go_duration(""), None);
+    }
+}

@@ -1,0 +1,139 @@
+//! Usage accounting: every call on every model becomes a [`UsageRecord`], emitted as metrics and
+//! handed to a [`UsageSink`] (Postgres in the worker, nothing in `relay llm ping`).
+//!
+//! Metrics (Prometheus names):
+//! - `relay_llm_tokens_total{role,model,kind}` counter, `kind` ∈ `prompt`, `completion`, `cached`;
+//! - `relay_llm_requests_total{role,model,outcome}` counter, `outcome` = `ok` or the error kind;
+//! - `relay_llm_request_duration_seconds{role,model}` histogram of a call's wall time on one model.
+
+use std::time::Duration;
+
+use async_trait::async_trait;
+
+use super::error::ErrorKind;
+use super::settings::{ProviderKind, Role};
+use super::types::Usage;
+
+/// Metric names, documented in one place.
+pub mod metric_names {
+    /// Tokens used, by `role`, `model` and `kind`.
+    pub const TOKENS_TOTAL: &str = "relay_llm_tokens_total";
+    /// Calls, by `role`, `model` and `outcome`.
+    pub const REQUESTS_TOTAL: &str = "relay_llm_requests_total";
+    /// Call duration in seconds, by `role` and `model`.
+    pub const REQUEST_DURATION_SECONDS: &str = "relay_llm_request_duration_seconds";
+}
+
+/// What a call served: linked into the usage rows.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct UsageContext {
+    /// `jobs.id`.
+    pub job_id: Option<i64>,
+    /// `issues.id`.
+    pub issue_id: Option<i64>,
+}
+
+/// One call on one model.
+#[derive(Debug, Clone, PartialEq)]
+pub struct UsageRecord {
+    /// What the call served.
+    pub context: UsageContext,
+    /// Calling role.
+    pub role: Role,
+    /// Provider protocol.
+    pub provider: ProviderKind,
+    /// The model asked (the configured name, not the provider's dated variant).
+    pub model: String,
+    /// Tokens used (zero when every attempt failed).
+    pub usage: Usage,
+    /// Wall time including retries and backoff.
+    pub latency: Duration,
+    /// HTTP attempts made.
+    pub attempts: u32,
+    /// `None` on success, else the classified error.
+    pub error: Option<ErrorKind>,
+}
+
+impl UsageRecord {
+    /// `ok` or `error`.
+    pub fn outcome(&self) -> &'static str {
+        if self.error.is_some() { "error" } else { "ok" }
+    }
+
+    /// Emits the record's metrics.
+    pub fn emit_metrics(&self) {
+        let role = self.role.as_str();
+        let model = self.model.clone();
+        for (kind, tokens) in [
+            ("prompt", self.usage.prompt_tokens),
+            ("completion", self.usage.completion_tokens),
+            ("cached", self.usage.cached_tokens),
+        ] {
+            metrics::counter!(metric_names::TOKENS_TOTAL, "role" => role, "model" => model.clone(), "kind" => kind)
+                .increment(tokens);
+        }
+        let outcome = self.error.map_or("ok", ErrorKind::as_str);
+        metrics::counter!(metric_names::REQUESTS_TOTAL, "role" => role, "model" => model.clone(), "outcome" => outcome)
+            .increment(1);
+        metrics::histogram!(metric_names::REQUEST_DURATION_SECONDS, "role" => role, "model" => model)
+            .record(self.latency.as_secs_f64());
+    }
+}
+
+/// Where usage records go. Recording must not fail the call: implementations log their errors.
+#[async_trait]
+pub trait UsageSink: Send + Sync {
+    /// Records one call.
+    async fn record(&self, record: &UsageRecord);
+}
+
+/// Discards records (metrics are still emitted by the client).
+#[derive(Debug, Clone, Copy, Default)]
+pub struct NoopUsageSink;
+
+#[async_trait]
+impl UsageSink for NoopUsageSink {
+    async fn record(&self, _record: &UsageRecord) {}
+}
+
+/// Writes records to the `llm_usage` table.
+#[derive(Debug, Clone)]
+pub struct StoreUsageSink {
+    pool: relay_store::PgPool,
+}
+
+impl StoreUsageSink {
+    /// A sink writing through `pool`.
+    pub fn new(pool: relay_store::PgPool) -> Self {
+        Self { pool }
+    }
+}
+
+#[async_trait]
+impl UsageSink for StoreUsageSink {
+    async fn record(&self, record: &UsageRecord) {
+        let clamp = |tokens: u64| i64::try_from(tokens).unwrap_or(i64::MAX);
+        let row = relay_store::llm_usage::NewLlmUsage {
+            job_id: record.context.job_id,
+            issue_id: record.context.issue_id,
+            role: record.role.as_str(),
+            provider: record.provider.as_str(),
+            model: &record.model,
+            prompt_tokens: clamp(record.usage.prompt_tokens),
+            completion_tokens: clamp(record.usage.completion_tokens),
+            cached_tokens: clamp(record.usage.cached_tokens),
+            latency_ms: i64::try_from(record.latency.as_millis()).unwrap_or(i64::MAX),
+            attempts: i32::try_from(record.attempts).unwrap_or(i32::MAX),
+            outcome: record.outcome(),
+            error_kind: record.error.map(ErrorKind::as_str),
+        };
+        if let Err(error) = relay_store::llm_usage::insert(&self.pool, &row).await {
+            tracing::warn!(
+                error.message = %error,
+                error.cause_chain = ?error,
+                llm.model = %record.model,
+                "failed to record llm usage"
+            );
+        }
+    }
+}

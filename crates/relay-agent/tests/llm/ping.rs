@@ -1,0 +1,64 @@
+//! `relay llm ping` against the scripted server.
+
+use relay_agent::llm::scripted::{ScriptedLlm, ScriptedReply};
+use relay_agent::llm::{ErrorKind, Role, ping};
+
+use crate::support::settings_for;
+
+#[tokio::test]
+async fn ping_reports_provider_model_latency_and_usage() {
+    let server = ScriptedLlm::start(vec![ScriptedReply::text("pong")]).await;
+    let settings = settings_for("openai", &server.base_url(), "gpt-4o-mini");
+    let report = ping(&settings, Role::Explore).await.unwrap();
+    assert_eq!(report.reply, "pong");
+    assert_eq!(report.usage.prompt_tokens, 10);
+    let text = report.to_string();
+    assert!(text.contains("provider: openai"), "{text}");
+    assert!(text.contains("model:    gpt-4o-mini"), "{text}");
+    assert!(
+        text.contains("tokens:   prompt=10 completion=5 cached=0"),
+        "{text}"
+    );
+    assert!(text.contains("latency:  "), "{text}");
+
+    let request = &server.requests()[0];
+    assert_eq!(request.headers["authorization"], "Bearer sk-test-secret");
+    assert_eq!(request.body["max_completion_tokens"], 64);
+}
+
+#[tokio::test]
+async fn ping_fails_fast_with_the_classified_error() {
+    let server = ScriptedLlm::start(vec![
+        ScriptedReply::error(429),
+        ScriptedReply::text("unused"),
+    ])
+    .await;
+    let settings = settings_for("anthropic", &server.base_url(), "claude-haiku-4-5");
+    let error = ping(&settings, Role::Planner).await.unwrap_err();
+    assert_eq!(error.kind(), ErrorKind::RateLimited);
+    assert_eq!(server.requests().len(), 1, "ping does not retry");
+
+    let unauthorized = ScriptedLlm::start(vec![ScriptedReply::error(401)]).await;
+    let settings = settings_for("anthropic", &unauthorized.base_url(), "claude-haiku-4-5");
+    let error = ping(&settings, Role::Planner).await.unwrap_err();
+    assert_eq!(error.to_string(), "authentication failed: scripted error");
+}
+
+#[tokio::test]
+async fn azure_dialect_uses_api_key_header_and_api_version() {
+    let server = ScriptedLlm::start(vec![ScriptedReply::text("pong")]).await;
+    let settings = crate::support::settings_with(
+        "openai",
+        &server.base_url(),
+        "gpt-4o",
+        "dialect = \"azure\"\napi_version = \"2024-10-21\"",
+    );
+    ping(&settings, Role::Spec).await.unwrap();
+    let request = &server.requests()[0];
+    assert_eq!(request.headers["api-key"], "sk-test-secret");
+    assert!(!request.headers.contains_key("authorization"));
+    assert_eq!(
+        request.path_and_query,
+        "/v1/chat/completions?api-version=2024-10-21"
+    );
+}

@@ -1,0 +1,102 @@
+//! Usage accounting: rows in Postgres and metrics.
+
+use std::sync::Arc;
+
+use metrics_util::debugging::{DebugValue, DebuggingRecorder};
+use relay_agent::llm::scripted::{ScriptedLlm, ScriptedReply, ScriptedUsage};
+use relay_agent::llm::{ChatRequest, Message, StoreUsageSink, UsageContext};
+use relay_store::PgPool;
+
+use crate::support::client_for;
+
+fn usage_reply(text: &str) -> ScriptedReply {
+    ScriptedReply::Text {
+        text: text.into(),
+        usage: ScriptedUsage {
+            prompt_tokens: 1200,
+            completion_tokens: 80,
+            cached_tokens: 1000,
+        },
+    }
+}
+
+#[sqlx::test(migrator = "relay_store::MIGRATOR")]
+async fn every_call_is_recorded_in_postgres(pool: PgPool) {
+    let server = ScriptedLlm::start(vec![
+        ScriptedReply::rate_limited(1),
+        usage_reply("a"),
+        ScriptedReply::error(401),
+    ])
+    .await;
+    let client = client_for("openai", &server.base_url(), "gpt-4o")
+        .with_usage_sink(Arc::new(StoreUsageSink::new(pool.clone())))
+        .with_context(UsageContext {
+            job_id: Some(41),
+            issue_id: Some(9),
+        });
+    let request = ChatRequest::new(vec![Message::user("hi")]);
+    client.complete(&request).await.unwrap();
+    client.complete(&request).await.unwrap_err();
+
+    let rows = relay_store::llm_usage::for_job(&pool, 41).await.unwrap();
+    assert_eq!(rows.len(), 2);
+    let ok = &rows[0];
+    assert_eq!(
+        (ok.role.as_str(), ok.provider.as_str(), ok.model.as_str()),
+        ("planner", "openai", "gpt-4o")
+    );
+    assert_eq!(
+        (ok.prompt_tokens, ok.completion_tokens, ok.cached_tokens),
+        (1200, 80, 1000)
+    );
+    assert_eq!(ok.attempts, 2);
+    assert_eq!(ok.outcome, "ok");
+    assert_eq!(ok.issue_id, Some(9));
+    let failed = &rows[1];
+    assert_eq!(failed.outcome, "error");
+    assert_eq!(failed.error_kind.as_deref(), Some("authentication"));
+    assert_eq!(failed.prompt_tokens, 0);
+}
+
+#[tokio::test(flavor = "current_thread")]
+async fn metrics_count_tokens_and_requests() {
+    let recorder = DebuggingRecorder::new();
+    let snapshotter = recorder.snapshotter();
+    let _guard = metrics::set_default_local_recorder(&recorder);
+
+    let server = ScriptedLlm::start(vec![usage_reply("a"), ScriptedReply::error(400)]).await;
+    let client = client_for("anthropic", &server.base_url(), "claude-haiku-4-5");
+    let request = ChatRequest::new(vec![Message::user("hi")]);
+    client.complete(&request).await.unwrap();
+    client.complete(&request).await.unwrap_err();
+
+    let mut counters = Vec::new();
+    let mut histograms = 0;
+    for (key, _, _, value) in snapshotter.snapshot().into_vec() {
+        let key = key.key();
+        let mut labels: Vec<String> = key
+            .labels()
+            .map(|l| format!("{}={}", l.key(), l.value()))
+            .collect();
+        labels.sort();
+        match value {
+            DebugValue::Counter(count) if count > 0 => {
+                counters.push(format!("{}{{{}}} {count}", key.name(), labels.join(",")))
+            }
+            DebugValue::Histogram(values) => histograms += values.len(),
+            _ => {}
+        }
+    }
+    counters.sort();
+    assert_eq!(
+        counters,
+        [
+            "relay_llm_requests_total{model=claude-haiku-4-5,outcome=invalid_request,role=planner} 1",
+            "relay_llm_requests_total{model=claude-haiku-4-5,outcome=ok,role=planner} 1",
+            "relay_llm_tokens_total{kind=cached,model=claude-haiku-4-5,role=planner} 1000",
+            "relay_llm_tokens_total{kind=completion,model=claude-haiku-4-5,role=planner} 80",
+            "relay_llm_tokens_total{kind=prompt,model=claude-haiku-4-5,role=planner} 1200",
+        ]
+    );
+    assert_eq!(histograms, 2);
+}

@@ -1,0 +1,86 @@
+//! Per-file facts and small tree-sitter helpers shared by the extractors.
+
+use tree_sitter::Node;
+
+use super::go::GoFile;
+use super::python::PyFile;
+
+/// Everything the resolver needs to know about one file, kept between incremental updates.
+#[derive(Debug, Clone)]
+pub(crate) struct FileFacts {
+    /// Repository-relative path.
+    pub rel: String,
+    /// Number of lines.
+    pub lines: u32,
+    /// Whether the syntax tree contains errors.
+    pub parse_error: bool,
+    pub lang: LangFacts,
+}
+
+/// The language-specific part of [`FileFacts`].
+#[derive(Debug, Clone)]
+pub(crate) enum LangFacts {
+    Go(GoFile),
+    Python(PyFile),
+}
+
+/// 1-based first line of a node.
+pub(crate) fn line(node: Node<'_>) -> u32 {
+    node.start_position().row as u32 + 1
+}
+
+/// 1-based last line of a node.
+pub(crate) fn end_line(node: Node<'_>) -> u32 {
+    let end = node.end_position();
+    // A node ending at column 0 ends on the previous line (trailing newline).
+    if end.column == 0 && end.row > node.start_position().row {
+        end.row as u32
+    } else {
+        end.row as u32 + 1
+    }
+}
+
+/// Source text of a node (empty if it is not valid UTF-8).
+pub(crate) fn text<'a>(node: Node<'_>, src: &'a [u8]) -> &'a str {
+    std::str::from_utf8(&src[node.byte_range()]).unwrap_or("")
+}
+
+/// Text with whitespace runs collapsed to one space, cut at `max` characters.
+pub(crate) fn collapse(text: &str, max: usize) -> String {
+    let mut out = String::with_capacity(text.len().min(max));
+    let mut space = false;
+    for c in text.chars() {
+        if c.is_whitespace() {
+            space = !out.is_empty();
+            continue;
+        }
+        if space {
+            out.push(' ');
+            space = false;
+        }
+        if out.len() >= max {
+            out.push('…');
+            break;
+        }
+        out.push(c);
+    }
+    out
+}
+
+/// The declaration header: source from the start of `decl` up to (not including) `body`.
+pub(crate) fn header(decl: Node<'_>, body: Option<Node<'_>>, src: &[u8]) -> String {
+    let end = body.map_or(decl.end_byte(), |b| b.start_byte());
+    let raw =
+        std::str::from_utf8(&src[decl.start_byte()..end.max(decl.start_byte())]).unwrap_or("");
+    collapse(raw.trim_end().trim_end_matches(':').trim_end(), 240)
+}
+
+/// Counts lines of a source buffer.
+pub(crate) fn count_lines(src: &[u8]) -> u32 {
+    let newlines = src.iter().filter(|&&b| b == b'\n').count() as u32;
+    if src.last().is_some_and(|&b| b != b'\n') {
+        newlines + 1
+    } else {
+        newlines
+    }
+}

@@ -1,0 +1,671 @@
+//! Go extraction: declarations of one file into [`GoFile`] facts.
+//!
+//! Function bodies are turned into a small expression IR by [`super::go_body`], with lexical
+//! scopes applied, so the resolver never confuses a local with a package-level name.
+
+use tree_sitter::Node;
+
+use super::facts::{end_line, header, line, text};
+use super::go_body::BodyBuilder;
+
+/// A Go type expression as written, before resolution.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum GType {
+    /// `Name` (package-local or builtin) or `pkg.Name`; generic arguments are dropped.
+    Named {
+        pkg: Option<String>,
+        name: String,
+    },
+    Pointer(Box<GType>),
+    /// Slices, arrays and variadic parameters.
+    Slice(Box<GType>),
+    Map(Box<GType>, Box<GType>),
+    Chan(Box<GType>),
+    /// A function type, with its result types.
+    Func(Vec<GType>),
+    /// Anything else (anonymous structs and interfaces, type parameters, local types).
+    Unknown,
+}
+
+/// An import spec.
+#[derive(Debug, Clone)]
+pub(crate) struct GoImport {
+    /// `Some("x")` for `import x "path"`, `Some(".")`, `Some("_")`, or `None`.
+    pub alias: Option<String>,
+    pub path: String,
+    pub line: u32,
+}
+
+/// Parameter and result types of a function or method.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct GoSig {
+    pub params: Vec<GType>,
+    pub results: Vec<GType>,
+    pub variadic: bool,
+}
+
+/// What a type declaration declares.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum GoTypeKind {
+    Struct,
+    Interface,
+    Other,
+}
+
+/// A struct field (embedded fields are named after their type).
+#[derive(Debug, Clone)]
+pub(crate) struct GoField {
+    pub name: String,
+    pub embedded: bool,
+    pub ty: GType,
+    pub line: u32,
+    pub end_line: u32,
+    pub signature: String,
+}
+
+/// A method of an interface.
+#[derive(Debug, Clone)]
+pub(crate) struct GoIfaceMethod {
+    pub name: String,
+    pub line: u32,
+    pub end_line: u32,
+    pub signature: String,
+    pub doc: Option<String>,
+    pub sig: GoSig,
+}
+
+/// A type declaration.
+#[derive(Debug, Clone)]
+pub(crate) struct GoTypeDecl {
+    pub name: String,
+    pub line: u32,
+    pub end_line: u32,
+    pub signature: String,
+    pub doc: Option<String>,
+    pub kind: GoTypeKind,
+    /// `type A = B`.
+    pub alias: bool,
+    /// The type on the right-hand side (for structs and interfaces: `Unknown`).
+    pub underlying: GType,
+    pub fields: Vec<GoField>,
+    pub methods: Vec<GoIfaceMethod>,
+    /// Interfaces embedded in an interface.
+    pub embeds: Vec<GType>,
+    /// The interface has type elements (`~int | string`): a constraint, never implemented.
+    pub constraint: bool,
+}
+
+/// A function or method declaration.
+#[derive(Debug, Clone)]
+pub(crate) struct GoFuncDecl {
+    pub name: String,
+    /// Receiver base type name, for methods.
+    pub recv: Option<String>,
+    pub line: u32,
+    pub end_line: u32,
+    pub signature: String,
+    pub doc: Option<String>,
+    pub sig: GoSig,
+}
+
+/// A package-level `const` or `var`.
+#[derive(Debug, Clone)]
+pub(crate) struct GoValueDecl {
+    pub name: String,
+    pub is_const: bool,
+    pub line: u32,
+    pub end_line: u32,
+    pub signature: String,
+    pub doc: Option<String>,
+    pub ty: Option<GType>,
+    /// Initializer: `(body index, expression, position in a multi-value call)`.
+    pub init: Option<(usize, u32, u32)>,
+}
+
+/// An expression in the body IR; sub-expressions are indices into [`GoBody::exprs`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum GExpr {
+    /// A local variable (index into [`GoBody::bindings`]).
+    Local(u32),
+    /// An identifier that is not local: package-level name, import, or builtin.
+    Free(String),
+    Selector(u32, String),
+    Call(u32),
+    /// A value of a known type (composite literal, conversion, `new(T)`).
+    Composite(GType),
+    /// A type in expression position.
+    Type(GType),
+    Index(u32),
+    Assert(GType),
+    FuncLit(Vec<GType>),
+    Unknown,
+}
+
+/// How a local variable got its type.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum GBind {
+    Declared(GType),
+    /// From an initializer; `idx` is the position in a multi-value expression.
+    Init {
+        expr: u32,
+        idx: u32,
+    },
+    RangeKey(u32),
+    RangeValue(u32),
+    /// A local type or type parameter (shadows package-level types).
+    TypeName,
+    Unknown,
+}
+
+/// What a reference is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum GRefKind {
+    Call,
+    Use,
+}
+
+/// A reference to resolve.
+#[derive(Debug, Clone)]
+pub(crate) struct GRef {
+    pub kind: GRefKind,
+    pub expr: u32,
+    pub line: u32,
+    /// The name as written.
+    pub name: String,
+}
+
+/// The references made by one symbol (function, method, field, type, or the package's initializers).
+#[derive(Debug, Clone, Default)]
+pub(crate) struct GoBody {
+    pub owner: String,
+    pub exprs: Vec<GExpr>,
+    pub bindings: Vec<GBind>,
+    pub refs: Vec<GRef>,
+}
+
+/// Facts of one Go file.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct GoFile {
+    pub pkg_name: String,
+    /// Import path of the package (`<module>/<dir>`, or `…_test` for external test packages).
+    pub pkg_path: String,
+    pub pkg_line: u32,
+    pub pkg_doc: Option<String>,
+    pub imports: Vec<GoImport>,
+    pub types: Vec<GoTypeDecl>,
+    pub funcs: Vec<GoFuncDecl>,
+    pub values: Vec<GoValueDecl>,
+    pub bodies: Vec<GoBody>,
+}
+
+/// Extracts the facts of one parsed Go file. `pkg_path` is the directory's import path (`None`
+/// outside any module at the repository root, where the package name is used).
+pub(crate) fn extract(root: Node<'_>, src: &[u8], pkg_path: Option<&str>) -> GoFile {
+    let mut file = GoFile::default();
+    let mut cursor = root.walk();
+    let children: Vec<Node<'_>> = root.named_children(&mut cursor).collect();
+    for node in &children {
+        if node.kind() == "package_clause" {
+            if let Some(name) = node.named_child(0) {
+                file.pkg_name = text(name, src).to_owned();
+            }
+            file.pkg_line = line(*node);
+            file.pkg_doc = doc_comment(*node, src);
+            break;
+        }
+    }
+    let base = pkg_path.map_or_else(|| file.pkg_name.clone(), str::to_owned);
+    file.pkg_path = if file.pkg_name.ends_with("_test")
+        && !base.ends_with("_test")
+        && base.rsplit('/').next() != Some(file.pkg_name.as_str())
+    {
+        format!("{base}_test")
+    } else {
+        base
+    };
+    // Body 0: package-level initializers.
+    file.bodies.push(GoBody {
+        owner: file.pkg_path.clone(),
+        ..GoBody::default()
+    });
+    for node in children {
+        match node.kind() {
+            "import_declaration" => imports(node, src, &mut file.imports),
+            "function_declaration" | "method_declaration" => function(node, src, &mut file),
+            "type_declaration" => {
+                let mut c = node.walk();
+                for spec in node.named_children(&mut c) {
+                    if matches!(spec.kind(), "type_spec" | "type_alias") {
+                        type_spec(spec, node, src, &mut file);
+                    }
+                }
+            }
+            "const_declaration" | "var_declaration" => values(node, src, &mut file),
+            _ => {}
+        }
+    }
+    file
+}
+
+fn imports(node: Node<'_>, src: &[u8], out: &mut Vec<GoImport>) {
+    let mut c = node.walk();
+    for child in node.named_children(&mut c) {
+        match child.kind() {
+            "import_spec" => {
+                let Some(path) = child.child_by_field_name("path") else {
+                    continue;
+                };
+                let path = text(path, src).trim_matches(['"', '`']).to_owned();
+                if path.is_empty() {
+                    continue;
+                }
+                let alias = child
+                    .child_by_field_name("name")
+                    .map(|n| text(n, src).to_owned());
+                out.push(GoImport {
+                    alias,
+                    path,
+                    line: line(child),
+                });
+            }
+            "import_spec_list" => imports(child, src, out),
+            _ => {}
+        }
+    }
+}
+
+/// First line of the `//` or `/* */` comment block directly above `node`.
+pub(crate) fn doc_comment(node: Node<'_>, src: &[u8]) -> Option<String> {
+    let mut first = None;
+    let mut expect_line = node.start_position().row;
+    let mut prev = node.prev_sibling();
+    while let Some(p) = prev {
+        if p.kind() != "comment" || p.end_position().row + 1 < expect_line {
+            break;
+        }
+        if p.end_position().row >= node.start_position().row {
+            break;
+        }
+        first = Some(p);
+        expect_line = p.start_position().row;
+        prev = p.prev_sibling();
+    }
+    let raw = text(first?, src);
+    let stripped = raw
+        .strip_prefix("//")
+        .or_else(|| raw.strip_prefix("/*"))
+        .unwrap_or(raw);
+    let first_line = stripped
+        .lines()
+        .map(str::trim)
+        .find(|l| !l.is_empty())?
+        .trim_end_matches("*/")
+        .trim();
+    (!first_line.is_empty()).then(|| first_line.to_owned())
+}
+
+fn function(node: Node<'_>, src: &[u8], file: &mut GoFile) {
+    let Some(name_node) = node.child_by_field_name("name") else {
+        return;
+    };
+    let name = text(name_node, src).to_owned();
+    if name.is_empty() || name == "_" {
+        return;
+    }
+    let body = node.child_by_field_name("body");
+    let mut builder = BodyBuilder::new(src);
+    let mut recv = None;
+    builder.push_scope();
+    if let Some(receiver) = node.child_by_field_name("receiver") {
+        let mut c = receiver.walk();
+        if let Some(param) = receiver
+            .named_children(&mut c)
+            .find(|p| p.kind() == "parameter_declaration")
+            && let Some(ty) = param.child_by_field_name("type")
+        {
+            let (base, type_params) = receiver_base(ty, src);
+            for tp in type_params {
+                builder.declare(tp, super::go::GBind::TypeName);
+            }
+            if let Some(base) = base {
+                let recv_ty = builder.ty(ty);
+                if let Some(pname) = param.child_by_field_name("name") {
+                    builder.declare(text(pname, src).to_owned(), GBind::Declared(recv_ty));
+                }
+                recv = Some(base);
+            }
+        }
+        if recv.is_none() {
+            return;
+        }
+    }
+    let owner = match &recv {
+        Some(r) => format!("{}.{r}.{name}", file.pkg_path),
+        None => format!("{}.{name}", file.pkg_path),
+    };
+    if let Some(tps) = node.child_by_field_name("type_parameters") {
+        builder.type_params(tps);
+    }
+    let sig = builder.signature(
+        node.child_by_field_name("parameters"),
+        node.child_by_field_name("result"),
+        true,
+    );
+    if let Some(body) = body {
+        builder.stmt(body);
+    }
+    builder.pop_scope();
+    file.bodies.push(builder.finish(owner));
+    file.funcs.push(GoFuncDecl {
+        name,
+        recv,
+        line: line(node),
+        end_line: end_line(node),
+        signature: header(node, body, src),
+        doc: doc_comment(node, src),
+        sig,
+    });
+}
+
+/// Base type name of a receiver type (`*List[T]` → `List`) and its type parameter names.
+fn receiver_base(ty: Node<'_>, src: &[u8]) -> (Option<String>, Vec<String>) {
+    match ty.kind() {
+        "pointer_type" | "parenthesized_type" => match ty.named_child(0) {
+            Some(inner) => receiver_base(inner, src),
+            None => (None, Vec::new()),
+        },
+        "type_identifier" => (Some(text(ty, src).to_owned()), Vec::new()),
+        "generic_type" => {
+            let base = ty
+                .child_by_field_name("type")
+                .filter(|t| t.kind() == "type_identifier")
+                .map(|t| text(t, src).to_owned());
+            let mut params = Vec::new();
+            if let Some(args) = ty.child_by_field_name("type_arguments") {
+                collect_identifiers(args, src, &mut params);
+            }
+            (base, params)
+        }
+        _ => (None, Vec::new()),
+    }
+}
+
+fn collect_identifiers(node: Node<'_>, src: &[u8], out: &mut Vec<String>) {
+    if matches!(node.kind(), "type_identifier" | "identifier") {
+        out.push(text(node, src).to_owned());
+        return;
+    }
+    let mut c = node.walk();
+    for child in node.named_children(&mut c) {
+        collect_identifiers(child, src, out);
+    }
+}
+
+fn type_spec(spec: Node<'_>, decl: Node<'_>, src: &[u8], file: &mut GoFile) {
+    let Some(name_node) = spec.child_by_field_name("name") else {
+        return;
+    };
+    let name = text(name_node, src).to_owned();
+    let Some(ty) = spec.child_by_field_name("type") else {
+        return;
+    };
+    let qname = format!("{}.{name}", file.pkg_path);
+    // A lone spec in `type X struct{...}` is documented above the declaration.
+    let doc_node = if decl.named_child_count() == 1 {
+        decl
+    } else {
+        spec
+    };
+    let signature = match ty.kind() {
+        "struct_type" => format!("type {name} struct"),
+        "interface_type" => format!("type {name} interface"),
+        _ => header(spec, None, src)
+            .split('\n')
+            .next()
+            .unwrap_or("")
+            .to_owned(),
+    };
+    let signature = if signature.starts_with("type ") {
+        signature
+    } else {
+        format!("type {signature}")
+    };
+    let mut builder = BodyBuilder::new(src);
+    builder.push_scope();
+    if let Some(tps) = spec.child_by_field_name("type_parameters") {
+        builder.type_params(tps);
+    }
+    let mut decl_out = GoTypeDecl {
+        name: name.clone(),
+        line: line(spec),
+        end_line: end_line(spec),
+        signature,
+        doc: doc_comment(doc_node, src).or_else(|| doc_comment(spec, src)),
+        kind: GoTypeKind::Other,
+        alias: spec.kind() == "type_alias",
+        underlying: GType::Unknown,
+        fields: Vec::new(),
+        methods: Vec::new(),
+        embeds: Vec::new(),
+        constraint: false,
+    };
+    match ty.kind() {
+        "struct_type" => {
+            decl_out.kind = GoTypeKind::Struct;
+            let mut c = ty.walk();
+            for list in ty.named_children(&mut c) {
+                let mut c2 = list.walk();
+                for field in list.named_children(&mut c2) {
+                    if field.kind() != "field_declaration" {
+                        continue;
+                    }
+                    struct_field(field, src, &qname, &mut builder, file, &mut decl_out);
+                }
+            }
+        }
+        "interface_type" => {
+            decl_out.kind = GoTypeKind::Interface;
+            let mut c = ty.walk();
+            for elem in ty.named_children(&mut c) {
+                match elem.kind() {
+                    "method_elem" => {
+                        iface_method(elem, src, &qname, &mut builder, file, &mut decl_out)
+                    }
+                    "type_elem" => {
+                        let single = (elem.named_child_count() == 1)
+                            .then(|| elem.named_child(0))
+                            .flatten()
+                            .filter(|t| matches!(t.kind(), "type_identifier" | "qualified_type"));
+                        match single {
+                            Some(t) => {
+                                decl_out.embeds.push(builder.ty(t));
+                                builder.use_type(t);
+                            }
+                            None => {
+                                decl_out.constraint = true;
+                                builder.use_type(elem);
+                            }
+                        }
+                    }
+                    _ => {}
+                }
+            }
+        }
+        _ => {
+            decl_out.underlying = builder.ty(ty);
+            builder.use_type(ty);
+        }
+    }
+    builder.pop_scope();
+    file.bodies.push(builder.finish(qname));
+    file.types.push(decl_out);
+}
+
+fn struct_field(
+    field: Node<'_>,
+    src: &[u8],
+    type_qname: &str,
+    builder: &mut BodyBuilder<'_>,
+    file: &mut GoFile,
+    out: &mut GoTypeDecl,
+) {
+    let Some(ty_node) = field.child_by_field_name("type") else {
+        return;
+    };
+    let ty = builder.ty(ty_node);
+    let mut names = Vec::new();
+    let mut c = field.walk();
+    for n in field.children_by_field_name("name", &mut c) {
+        names.push(text(n, src).to_owned());
+    }
+    let embedded = names.is_empty();
+    if embedded {
+        match embedded_name(&ty) {
+            Some(n) => names.push(n),
+            None => return,
+        }
+    }
+    let signature = super::facts::collapse(text(field, src), 240);
+    for name in names {
+        if name == "_" {
+            continue;
+        }
+        let mut field_builder = BodyBuilder::new(src);
+        field_builder.inherit_scopes(builder);
+        field_builder.use_type(ty_node);
+        let owner = format!("{type_qname}.{name}");
+        file.bodies.push(field_builder.finish(owner));
+        out.fields.push(GoField {
+            name,
+            embedded,
+            ty: ty.clone(),
+            line: line(field),
+            end_line: end_line(field),
+            signature: signature.clone(),
+        });
+    }
+}
+
+fn embedded_name(ty: &GType) -> Option<String> {
+    match ty {
+        GType::Named { name, .. } => Some(name.clone()),
+        GType::Pointer(inner) => embedded_name(inner),
+        _ => None,
+    }
+}
+
+fn iface_method(
+    elem: Node<'_>,
+    src: &[u8],
+    iface_qname: &str,
+    builder: &mut BodyBuilder<'_>,
+    file: &mut GoFile,
+    out: &mut GoTypeDecl,
+) {
+    let Some(name_node) = elem.child_by_field_name("name") else {
+        return;
+    };
+    let name = text(name_node, src).to_owned();
+    let mut method_builder = BodyBuilder::new(src);
+    method_builder.inherit_scopes(builder);
+    method_builder.push_scope();
+    let sig = method_builder.signature(
+        elem.child_by_field_name("parameters"),
+        elem.child_by_field_name("result"),
+        false,
+    );
+    method_builder.pop_scope();
+    file.bodies
+        .push(method_builder.finish(format!("{iface_qname}.{name}")));
+    out.methods.push(GoIfaceMethod {
+        name,
+        line: line(elem),
+        end_line: end_line(elem),
+        signature: super::facts::collapse(text(elem, src), 240),
+        doc: doc_comment(elem, src),
+        sig,
+    });
+}
+
+fn values(node: Node<'_>, src: &[u8], file: &mut GoFile) {
+    let is_const = node.kind() == "const_declaration";
+    let mut specs = Vec::new();
+    let mut c = node.walk();
+    for child in node.named_children(&mut c) {
+        match child.kind() {
+            "const_spec" | "var_spec" => specs.push(child),
+            "var_spec_list" => {
+                let mut c2 = child.walk();
+                specs.extend(
+                    child
+                        .named_children(&mut c2)
+                        .filter(|s| s.kind() == "var_spec"),
+                );
+            }
+            _ => {}
+        }
+    }
+    let single = specs.len() == 1;
+    for spec in specs {
+        let mut names = Vec::new();
+        let mut c = spec.walk();
+        for n in spec.children_by_field_name("name", &mut c) {
+            if n.kind() == "identifier" {
+                names.push(text(n, src).to_owned());
+            }
+        }
+        let ty_node = spec.child_by_field_name("type");
+        // Initializers run in the package body (body 0).
+        let mut init_exprs = Vec::new();
+        let mut pkg_builder = BodyBuilder::resume(src, std::mem::take(&mut file.bodies[0]));
+        if let Some(value) = spec.child_by_field_name("value") {
+            let mut c = value.walk();
+            let items: Vec<Node<'_>> = value.named_children(&mut c).collect();
+            for item in items {
+                init_exprs.push(pkg_builder.expr(item, true));
+            }
+        }
+        file.bodies[0] = pkg_builder.finish_resumed();
+        let ty = ty_node.map(|t| {
+            let mut b = BodyBuilder::new(src);
+            b.ty(t)
+        });
+        let doc_node = if single { node } else { spec };
+        let signature = super::facts::collapse(
+            &format!(
+                "{} {}",
+                if is_const { "const" } else { "var" },
+                text(spec, src)
+            ),
+            240,
+        );
+        for (i, name) in names.iter().enumerate() {
+            if name == "_" {
+                continue;
+            }
+            let qname = format!("{}.{name}", file.pkg_path);
+            if let Some(t) = ty_node {
+                let mut b = BodyBuilder::new(src);
+                b.use_type(t);
+                file.bodies.push(b.finish(qname.clone()));
+            }
+            let init = if init_exprs.len() == names.len() {
+                Some((0usize, init_exprs[i], 0u32))
+            } else if init_exprs.len() == 1 {
+                Some((0usize, init_exprs[0], i as u32))
+            } else {
+                None
+            };
+            file.values.push(GoValueDecl {
+                name: name.clone(),
+                is_const,
+                line: line(spec),
+                end_line: end_line(spec),
+                signature: signature.clone(),
+                doc: doc_comment(doc_node, src).or_else(|| doc_comment(spec, src)),
+                ty: ty.clone(),
+                init,
+            });
+        }
+    }
+}

@@ -1,0 +1,919 @@
+//! Go function bodies into the reference IR, with lexical scopes.
+
+use std::collections::HashMap;
+
+use tree_sitter::Node;
+
+use super::facts::{line, text};
+use super::go::{GBind, GExpr, GRef, GRefKind, GType, GoBody, GoSig};
+
+/// Node kinds that are types.
+fn is_type_node(kind: &str) -> bool {
+    matches!(
+        kind,
+        "type_identifier"
+            | "qualified_type"
+            | "pointer_type"
+            | "slice_type"
+            | "array_type"
+            | "implicit_length_array_type"
+            | "map_type"
+            | "channel_type"
+            | "function_type"
+            | "struct_type"
+            | "interface_type"
+            | "generic_type"
+            | "parenthesized_type"
+            | "negated_type"
+    )
+}
+
+/// Builds one [`GoBody`].
+pub(crate) struct BodyBuilder<'s> {
+    src: &'s [u8],
+    body: GoBody,
+    scopes: Vec<HashMap<String, u32>>,
+}
+
+impl<'s> BodyBuilder<'s> {
+    pub(crate) fn new(src: &'s [u8]) -> Self {
+        BodyBuilder {
+            src,
+            body: GoBody::default(),
+            scopes: Vec::new(),
+        }
+    }
+
+    /// Continues an existing body (the package initializers).
+    pub(crate) fn resume(src: &'s [u8], body: GoBody) -> Self {
+        BodyBuilder {
+            src,
+            body,
+            scopes: Vec::new(),
+        }
+    }
+
+    /// Copies the type-parameter scope of an enclosing declaration.
+    pub(crate) fn inherit_scopes(&mut self, other: &BodyBuilder<'_>) {
+        for scope in &other.scopes {
+            self.push_scope();
+            for name in scope.keys() {
+                self.declare(name.clone(), GBind::TypeName);
+            }
+        }
+    }
+
+    pub(crate) fn finish(mut self, owner: String) -> GoBody {
+        self.body.owner = owner;
+        self.body
+    }
+
+    pub(crate) fn finish_resumed(self) -> GoBody {
+        self.body
+    }
+
+    pub(crate) fn push_scope(&mut self) {
+        self.scopes.push(HashMap::new());
+    }
+
+    pub(crate) fn pop_scope(&mut self) {
+        self.scopes.pop();
+    }
+
+    pub(crate) fn declare(&mut self, name: String, bind: GBind) {
+        if name == "_" || name.is_empty() {
+            return;
+        }
+        let id = self.body.bindings.len() as u32;
+        self.body.bindings.push(bind);
+        if self.scopes.is_empty() {
+            self.push_scope();
+        }
+        if let Some(scope) = self.scopes.last_mut() {
+            scope.insert(name, id);
+        }
+    }
+
+    fn lookup(&self, name: &str) -> Option<u32> {
+        self.scopes.iter().rev().find_map(|s| s.get(name).copied())
+    }
+
+    fn push(&mut self, expr: GExpr) -> u32 {
+        self.body.exprs.push(expr);
+        (self.body.exprs.len() - 1) as u32
+    }
+
+    fn add_ref(&mut self, kind: GRefKind, expr: u32, line: u32, name: &str) {
+        self.body.refs.push(GRef {
+            kind,
+            expr,
+            line,
+            name: super::facts::collapse(name, 120),
+        });
+    }
+
+    /// Declares type parameters (and records uses in their constraints).
+    pub(crate) fn type_params(&mut self, list: Node<'_>) {
+        let mut c = list.walk();
+        let decls: Vec<Node<'_>> = list.named_children(&mut c).collect();
+        for decl in &decls {
+            let mut c2 = decl.walk();
+            for name in decl.children_by_field_name("name", &mut c2) {
+                self.declare(text(name, self.src).to_owned(), GBind::TypeName);
+            }
+        }
+        for decl in decls {
+            if let Some(constraint) = decl.child_by_field_name("type") {
+                self.use_type(constraint);
+            }
+        }
+    }
+
+    /// Declares parameters and results, records their type uses, and returns the signature.
+    pub(crate) fn signature(
+        &mut self,
+        params: Option<Node<'_>>,
+        result: Option<Node<'_>>,
+        declare: bool,
+    ) -> GoSig {
+        let mut sig = GoSig::default();
+        if let Some(params) = params {
+            self.param_list(params, declare, &mut sig.params, &mut sig.variadic);
+        }
+        if let Some(result) = result {
+            if result.kind() == "parameter_list" {
+                let mut variadic = false;
+                self.param_list(result, declare, &mut sig.results, &mut variadic);
+            } else {
+                sig.results.push(self.ty(result));
+                self.use_type(result);
+            }
+        }
+        sig
+    }
+
+    fn param_list(
+        &mut self,
+        list: Node<'_>,
+        declare: bool,
+        out: &mut Vec<GType>,
+        variadic: &mut bool,
+    ) {
+        let mut c = list.walk();
+        let params: Vec<Node<'_>> = list.named_children(&mut c).collect();
+        for param in params {
+            let Some(ty_node) = param.child_by_field_name("type") else {
+                continue;
+            };
+            let mut ty = self.ty(ty_node);
+            if param.kind() == "variadic_parameter_declaration" {
+                ty = GType::Slice(Box::new(ty));
+                *variadic = true;
+            }
+            self.use_type(ty_node);
+            let mut c2 = param.walk();
+            let names: Vec<String> = param
+                .children_by_field_name("name", &mut c2)
+                .map(|n| text(n, self.src).to_owned())
+                .collect();
+            if names.is_empty() {
+                out.push(ty);
+            } else {
+                for name in names {
+                    out.push(ty.clone());
+                    if declare {
+                        self.declare(name, GBind::Declared(ty.clone()));
+                    }
+                }
+            }
+        }
+    }
+
+    /// Converts a type node, honouring local types and type parameters.
+    pub(crate) fn ty(&mut self, node: Node<'_>) -> GType {
+        match node.kind() {
+            "type_identifier" | "identifier" => {
+                let name = text(node, self.src);
+                if self.lookup(name).is_some() {
+                    GType::Unknown
+                } else {
+                    GType::Named {
+                        pkg: None,
+                        name: name.to_owned(),
+                    }
+                }
+            }
+            "qualified_type" => match (
+                node.child_by_field_name("package"),
+                node.child_by_field_name("name"),
+            ) {
+                (Some(p), Some(n)) => GType::Named {
+                    pkg: Some(text(p, self.src).to_owned()),
+                    name: text(n, self.src).to_owned(),
+                },
+                _ => GType::Unknown,
+            },
+            "selector_expression" => match (
+                node.child_by_field_name("operand"),
+                node.child_by_field_name("field"),
+            ) {
+                (Some(p), Some(n))
+                    if p.kind() == "identifier" && self.lookup(text(p, self.src)).is_none() =>
+                {
+                    GType::Named {
+                        pkg: Some(text(p, self.src).to_owned()),
+                        name: text(n, self.src).to_owned(),
+                    }
+                }
+                _ => GType::Unknown,
+            },
+            "pointer_type" => match node.named_child(0) {
+                Some(inner) => GType::Pointer(Box::new(self.ty(inner))),
+                None => GType::Unknown,
+            },
+            "slice_type" | "array_type" | "implicit_length_array_type" => {
+                match node.child_by_field_name("element") {
+                    Some(inner) => GType::Slice(Box::new(self.ty(inner))),
+                    None => GType::Unknown,
+                }
+            }
+            "map_type" => match (
+                node.child_by_field_name("key"),
+                node.child_by_field_name("value"),
+            ) {
+                (Some(k), Some(v)) => GType::Map(Box::new(self.ty(k)), Box::new(self.ty(v))),
+                _ => GType::Unknown,
+            },
+            "channel_type" => match node.child_by_field_name("value") {
+                Some(inner) => GType::Chan(Box::new(self.ty(inner))),
+                None => GType::Unknown,
+            },
+            "function_type" => {
+                let mut results = Vec::new();
+                if let Some(result) = node.child_by_field_name("result") {
+                    if result.kind() == "parameter_list" {
+                        let mut c = result.walk();
+                        let params: Vec<Node<'_>> = result.named_children(&mut c).collect();
+                        for p in params {
+                            if let Some(t) = p.child_by_field_name("type") {
+                                let ty = self.ty(t);
+                                let mut c2 = p.walk();
+                                let n = p.children_by_field_name("name", &mut c2).count().max(1);
+                                results.extend(std::iter::repeat_n(ty, n));
+                            }
+                        }
+                    } else {
+                        results.push(self.ty(result));
+                    }
+                }
+                GType::Func(results)
+            }
+            "generic_type" => match node.child_by_field_name("type") {
+                Some(inner) => self.ty(inner),
+                None => GType::Unknown,
+            },
+            "parenthesized_type" | "parenthesized_expression" => match node.named_child(0) {
+                Some(inner) => self.ty(inner),
+                None => GType::Unknown,
+            },
+            _ => GType::Unknown,
+        }
+    }
+
+    /// Records a `Use` reference for every named type inside a type node.
+    pub(crate) fn use_type(&mut self, node: Node<'_>) {
+        match node.kind() {
+            "type_identifier" => {
+                let name = text(node, self.src);
+                if self.lookup(name).is_none() {
+                    let e = self.push(GExpr::Type(GType::Named {
+                        pkg: None,
+                        name: name.to_owned(),
+                    }));
+                    self.add_ref(GRefKind::Use, e, line(node), name);
+                }
+            }
+            "qualified_type" => {
+                let ty = self.ty(node);
+                let written = text(node, self.src).to_owned();
+                let e = self.push(GExpr::Type(ty));
+                self.add_ref(GRefKind::Use, e, line(node), &written);
+            }
+            // Array lengths and the like are expressions.
+            "identifier" | "int_literal" | "binary_expression" | "selector_expression" => {
+                if node.kind() != "int_literal" {
+                    self.expr(node, true);
+                }
+            }
+            _ => {
+                let mut c = node.walk();
+                let children: Vec<Node<'_>> = node.named_children(&mut c).collect();
+                for child in children {
+                    if matches!(child.kind(), "field_identifier" | "comment") {
+                        continue;
+                    }
+                    // Parameter names inside function types are not uses.
+                    if child.kind() == "identifier"
+                        && matches!(
+                            node.kind(),
+                            "parameter_declaration" | "variadic_parameter_declaration"
+                        )
+                    {
+                        continue;
+                    }
+                    self.use_type(child);
+                }
+            }
+        }
+    }
+
+    /// Visits a statement (or any node), maintaining scopes.
+    pub(crate) fn stmt(&mut self, node: Node<'_>) {
+        match node.kind() {
+            "block" => {
+                self.push_scope();
+                self.children(node);
+                self.pop_scope();
+            }
+            "statement_list"
+            | "labeled_statement"
+            | "expression_statement"
+            | "go_statement"
+            | "defer_statement"
+            | "return_statement"
+            | "inc_statement"
+            | "dec_statement"
+            | "send_statement"
+            | "expression_list"
+            | "default_case" => self.children(node),
+            "label_name"
+            | "comment"
+            | "break_statement"
+            | "continue_statement"
+            | "goto_statement"
+            | "fallthrough_statement"
+            | "empty_statement" => {}
+            "short_var_declaration" => self.short_var(node),
+            "assignment_statement" => {
+                for field in ["left", "right"] {
+                    if let Some(side) = node.child_by_field_name(field) {
+                        self.children(side);
+                    }
+                }
+            }
+            "var_declaration" | "const_declaration" => self.local_values(node),
+            "type_declaration" => {
+                let mut c = node.walk();
+                let specs: Vec<Node<'_>> = node.named_children(&mut c).collect();
+                for spec in &specs {
+                    if let Some(name) = spec.child_by_field_name("name") {
+                        self.declare(text(name, self.src).to_owned(), GBind::TypeName);
+                    }
+                }
+                for spec in specs {
+                    if let Some(ty) = spec.child_by_field_name("type") {
+                        self.use_type(ty);
+                    }
+                }
+            }
+            "if_statement" => {
+                self.push_scope();
+                for field in ["initializer", "condition", "consequence", "alternative"] {
+                    if let Some(child) = node.child_by_field_name(field) {
+                        self.stmt(child);
+                    }
+                }
+                self.pop_scope();
+            }
+            "for_statement" => self.for_statement(node),
+            "expression_switch_statement" => {
+                self.push_scope();
+                if let Some(init) = node.child_by_field_name("initializer") {
+                    self.stmt(init);
+                }
+                if let Some(value) = node.child_by_field_name("value") {
+                    self.expr(value, true);
+                }
+                let mut c = node.walk();
+                let cases: Vec<Node<'_>> = node
+                    .named_children(&mut c)
+                    .filter(|n| matches!(n.kind(), "expression_case" | "default_case"))
+                    .collect();
+                for case in cases {
+                    self.push_scope();
+                    self.children(case);
+                    self.pop_scope();
+                }
+                self.pop_scope();
+            }
+            "type_switch_statement" => self.type_switch(node),
+            "select_statement" => {
+                let mut c = node.walk();
+                let cases: Vec<Node<'_>> = node.named_children(&mut c).collect();
+                for case in cases {
+                    self.push_scope();
+                    if let Some(comm) = case.child_by_field_name("communication") {
+                        if comm.kind() == "receive_statement" && has_token(comm, ":=") {
+                            if let Some(right) = comm.child_by_field_name("right") {
+                                self.expr(right, true);
+                            }
+                            if let Some(left) = comm.child_by_field_name("left") {
+                                let mut c2 = left.walk();
+                                let names: Vec<String> = left
+                                    .named_children(&mut c2)
+                                    .map(|n| text(n, self.src).to_owned())
+                                    .collect();
+                                for n in names {
+                                    self.declare(n, GBind::Unknown);
+                                }
+                            }
+                        } else {
+                            self.children(comm);
+                        }
+                    }
+                    let mut c2 = case.walk();
+                    let lists: Vec<Node<'_>> = case
+                        .named_children(&mut c2)
+                        .filter(|n| n.kind() == "statement_list")
+                        .collect();
+                    for l in lists {
+                        self.stmt(l);
+                    }
+                    self.pop_scope();
+                }
+            }
+            kind if is_type_node(kind) => self.use_type(node),
+            _ => {
+                self.expr(node, true);
+            }
+        }
+    }
+
+    fn children(&mut self, node: Node<'_>) {
+        let mut c = node.walk();
+        let children: Vec<Node<'_>> = node.named_children(&mut c).collect();
+        for child in children {
+            self.stmt(child);
+        }
+    }
+
+    fn short_var(&mut self, node: Node<'_>) {
+        let mut rights = Vec::new();
+        if let Some(right) = node.child_by_field_name("right") {
+            let mut c = right.walk();
+            let items: Vec<Node<'_>> = right.named_children(&mut c).collect();
+            for item in items {
+                rights.push(self.expr(item, true));
+            }
+        }
+        if let Some(left) = node.child_by_field_name("left") {
+            let mut c = left.walk();
+            let names: Vec<String> = left
+                .named_children(&mut c)
+                .map(|n| text(n, self.src).to_owned())
+                .collect();
+            let count = names.len();
+            for (i, name) in names.into_iter().enumerate() {
+                let bind = if rights.len() == count {
+                    GBind::Init {
+                        expr: rights[i],
+                        idx: 0,
+                    }
+                } else if rights.len() == 1 {
+                    GBind::Init {
+                        expr: rights[0],
+                        idx: i as u32,
+                    }
+                } else {
+                    GBind::Unknown
+                };
+                self.declare(name, bind);
+            }
+        }
+    }
+
+    fn local_values(&mut self, node: Node<'_>) {
+        let mut specs = Vec::new();
+        collect_specs(node, &mut specs);
+        for spec in specs {
+            let ty = spec.child_by_field_name("type").map(|t| {
+                self.use_type(t);
+                self.ty(t)
+            });
+            let mut rights = Vec::new();
+            if let Some(value) = spec.child_by_field_name("value") {
+                let mut c = value.walk();
+                let items: Vec<Node<'_>> = value.named_children(&mut c).collect();
+                for item in items {
+                    rights.push(self.expr(item, true));
+                }
+            }
+            let mut c = spec.walk();
+            let names: Vec<String> = spec
+                .children_by_field_name("name", &mut c)
+                .map(|n| text(n, self.src).to_owned())
+                .collect();
+            let count = names.len();
+            for (i, name) in names.into_iter().enumerate() {
+                let bind = match (&ty, rights.len()) {
+                    (Some(t), _) => GBind::Declared(t.clone()),
+                    (None, n) if n == count => GBind::Init {
+                        expr: rights[i],
+                        idx: 0,
+                    },
+                    (None, 1) => GBind::Init {
+                        expr: rights[0],
+                        idx: i as u32,
+                    },
+                    _ => GBind::Unknown,
+                };
+                self.declare(name, bind);
+            }
+        }
+    }
+
+    fn for_statement(&mut self, node: Node<'_>) {
+        self.push_scope();
+        let mut c = node.walk();
+        let children: Vec<Node<'_>> = node.named_children(&mut c).collect();
+        for child in children {
+            match child.kind() {
+                "for_clause" => {
+                    for field in ["initializer", "condition", "update"] {
+                        if let Some(part) = child.child_by_field_name(field) {
+                            self.stmt(part);
+                        }
+                    }
+                }
+                "range_clause" => {
+                    let right = child
+                        .child_by_field_name("right")
+                        .map(|r| self.expr(r, true));
+                    if let Some(left) = child.child_by_field_name("left") {
+                        if has_token(child, ":=") {
+                            let mut c2 = left.walk();
+                            let names: Vec<String> = left
+                                .named_children(&mut c2)
+                                .map(|n| text(n, self.src).to_owned())
+                                .collect();
+                            for (i, name) in names.into_iter().enumerate() {
+                                let bind = match (right, i) {
+                                    (Some(r), 0) => GBind::RangeKey(r),
+                                    (Some(r), 1) => GBind::RangeValue(r),
+                                    _ => GBind::Unknown,
+                                };
+                                self.declare(name, bind);
+                            }
+                        } else {
+                            self.children(left);
+                        }
+                    }
+                }
+                _ => self.stmt(child),
+            }
+        }
+        self.pop_scope();
+    }
+
+    fn type_switch(&mut self, node: Node<'_>) {
+        self.push_scope();
+        if let Some(init) = node.child_by_field_name("initializer") {
+            self.stmt(init);
+        }
+        let value = node
+            .child_by_field_name("value")
+            .map(|v| self.expr(v, true));
+        let alias = node
+            .child_by_field_name("alias")
+            .and_then(|a| a.named_child(0).map(|n| text(n, self.src).to_owned()));
+        let mut c = node.walk();
+        let cases: Vec<Node<'_>> = node.named_children(&mut c).collect();
+        for case in cases {
+            if !matches!(case.kind(), "type_case" | "default_case") {
+                continue;
+            }
+            self.push_scope();
+            let mut c2 = case.walk();
+            let types: Vec<Node<'_>> = case.children_by_field_name("type", &mut c2).collect();
+            let mut case_types = Vec::new();
+            for t in &types {
+                self.use_type(*t);
+                case_types.push(self.ty(*t));
+            }
+            if let Some(alias) = &alias {
+                let bind = if case_types.len() == 1 {
+                    GBind::Declared(case_types.pop().unwrap_or(GType::Unknown))
+                } else {
+                    match value {
+                        Some(v) => GBind::Init { expr: v, idx: 0 },
+                        None => GBind::Unknown,
+                    }
+                };
+                self.declare(alias.clone(), bind);
+            }
+            let mut c3 = case.walk();
+            let lists: Vec<Node<'_>> = case
+                .named_children(&mut c3)
+                .filter(|n| n.kind() == "statement_list")
+                .collect();
+            for l in lists {
+                self.stmt(l);
+            }
+            self.pop_scope();
+        }
+        self.pop_scope();
+    }
+
+    /// Builds an expression, recording calls (and, in value position, identifier/selector uses).
+    pub(crate) fn expr(&mut self, node: Node<'_>, value_pos: bool) -> u32 {
+        match node.kind() {
+            "identifier" => {
+                let name = text(node, self.src);
+                if name == "_" {
+                    return self.push(GExpr::Unknown);
+                }
+                match self.lookup(name) {
+                    Some(id) => self.push(GExpr::Local(id)),
+                    None => {
+                        let name = name.to_owned();
+                        let e = self.push(GExpr::Free(name.clone()));
+                        if value_pos {
+                            self.add_ref(GRefKind::Use, e, line(node), &name);
+                        }
+                        e
+                    }
+                }
+            }
+            "selector_expression" => {
+                let operand = match node.child_by_field_name("operand") {
+                    Some(op) => self.expr(op, false),
+                    None => self.push(GExpr::Unknown),
+                };
+                let field = node
+                    .child_by_field_name("field")
+                    .map_or("", |f| text(f, self.src))
+                    .to_owned();
+                let e = self.push(GExpr::Selector(operand, field));
+                if value_pos {
+                    let written = text(node, self.src).to_owned();
+                    self.add_ref(GRefKind::Use, e, end_line_of(node), &written);
+                }
+                e
+            }
+            "call_expression" => self.call(node),
+            "composite_literal" => {
+                let ty = match node.child_by_field_name("type") {
+                    Some(t) => {
+                        self.use_type(t);
+                        self.ty(t)
+                    }
+                    None => GType::Unknown,
+                };
+                if let Some(body) = node.child_by_field_name("body") {
+                    self.literal_value(body);
+                }
+                self.push(GExpr::Composite(ty))
+            }
+            "literal_value" => {
+                self.literal_value(node);
+                self.push(GExpr::Unknown)
+            }
+            "unary_expression" => {
+                let op = node
+                    .child_by_field_name("operator")
+                    .map_or("", |o| text(o, self.src));
+                let operand = node.child_by_field_name("operand");
+                match (op, operand) {
+                    ("&" | "*", Some(inner)) => self.expr(inner, true),
+                    (_, Some(inner)) => {
+                        self.expr(inner, true);
+                        self.push(GExpr::Unknown)
+                    }
+                    _ => self.push(GExpr::Unknown),
+                }
+            }
+            "parenthesized_expression" => match node.named_child(0) {
+                Some(inner) => self.expr(inner, value_pos),
+                None => self.push(GExpr::Unknown),
+            },
+            "index_expression" => {
+                let operand = match node.child_by_field_name("operand") {
+                    Some(op) => self.expr(op, true),
+                    None => self.push(GExpr::Unknown),
+                };
+                if let Some(index) = node.child_by_field_name("index") {
+                    self.expr(index, true);
+                }
+                self.push(GExpr::Index(operand))
+            }
+            "type_instantiation_expression" => {
+                let mut c = node.walk();
+                let children: Vec<Node<'_>> = node.named_children(&mut c).skip(1).collect();
+                for child in children {
+                    self.use_type(child);
+                }
+                match node.child_by_field_name("type") {
+                    Some(t) if t.kind() == "type_identifier" => {
+                        let name = text(t, self.src);
+                        match self.lookup(name) {
+                            Some(id) => self.push(GExpr::Local(id)),
+                            None => self.push(GExpr::Free(name.to_owned())),
+                        }
+                    }
+                    Some(t) if t.kind() == "qualified_type" => {
+                        let pkg = t
+                            .child_by_field_name("package")
+                            .map_or("", |p| text(p, self.src))
+                            .to_owned();
+                        let name = t
+                            .child_by_field_name("name")
+                            .map_or("", |p| text(p, self.src))
+                            .to_owned();
+                        let p = self.push(GExpr::Free(pkg));
+                        self.push(GExpr::Selector(p, name))
+                    }
+                    _ => self.push(GExpr::Unknown),
+                }
+            }
+            "type_assertion_expression" => {
+                if let Some(op) = node.child_by_field_name("operand") {
+                    self.expr(op, true);
+                }
+                let ty = match node.child_by_field_name("type") {
+                    Some(t) => {
+                        self.use_type(t);
+                        self.ty(t)
+                    }
+                    None => GType::Unknown,
+                };
+                self.push(GExpr::Assert(ty))
+            }
+            "type_conversion_expression" => {
+                let ty = match node.child_by_field_name("type") {
+                    Some(t) => {
+                        self.use_type(t);
+                        self.ty(t)
+                    }
+                    None => GType::Unknown,
+                };
+                if let Some(op) = node.child_by_field_name("operand") {
+                    self.expr(op, true);
+                }
+                self.push(GExpr::Composite(ty))
+            }
+            "slice_expression" => {
+                let operand = match node.child_by_field_name("operand") {
+                    Some(op) => self.expr(op, true),
+                    None => self.push(GExpr::Unknown),
+                };
+                for field in ["start", "end", "capacity"] {
+                    if let Some(part) = node.child_by_field_name(field) {
+                        self.expr(part, true);
+                    }
+                }
+                operand
+            }
+            "func_literal" => {
+                self.push_scope();
+                let sig = self.signature(
+                    node.child_by_field_name("parameters"),
+                    node.child_by_field_name("result"),
+                    true,
+                );
+                if let Some(body) = node.child_by_field_name("body") {
+                    self.stmt(body);
+                }
+                self.pop_scope();
+                self.push(GExpr::FuncLit(sig.results))
+            }
+            kind if is_type_node(kind) => {
+                self.use_type(node);
+                let ty = self.ty(node);
+                self.push(GExpr::Type(ty))
+            }
+            "interpreted_string_literal"
+            | "raw_string_literal"
+            | "int_literal"
+            | "float_literal"
+            | "imaginary_literal"
+            | "rune_literal"
+            | "true"
+            | "false"
+            | "nil"
+            | "iota"
+            | "comment"
+            | "field_identifier" => self.push(GExpr::Unknown),
+            _ => {
+                let mut c = node.walk();
+                let children: Vec<Node<'_>> = node.named_children(&mut c).collect();
+                for child in children {
+                    self.stmt(child);
+                }
+                self.push(GExpr::Unknown)
+            }
+        }
+    }
+
+    fn call(&mut self, node: Node<'_>) -> u32 {
+        let Some(function) = node.child_by_field_name("function") else {
+            return self.push(GExpr::Unknown);
+        };
+        let args = node.child_by_field_name("arguments");
+        // `new(T)` and `make(T, ...)` produce a value of type T (or *T).
+        if function.kind() == "identifier" {
+            let name = text(function, self.src);
+            if (name == "new" || name == "make") && self.lookup(name).is_none() {
+                let first = args.and_then(|a| a.named_child(0));
+                if let Some(first) = first {
+                    self.use_type(first);
+                    let ty = self.ty(first);
+                    let mut c = args.map(|a| a.walk());
+                    if let (Some(a), Some(c)) = (args, c.as_mut()) {
+                        let rest: Vec<Node<'_>> = a.named_children(c).skip(1).collect();
+                        for r in rest {
+                            self.expr(r, true);
+                        }
+                    }
+                    return self.push(GExpr::Composite(ty));
+                }
+            }
+        }
+        let callee = self.expr(function, false);
+        if let Some(targs) = node.child_by_field_name("type_arguments") {
+            self.use_type(targs);
+        }
+        let e = self.push(GExpr::Call(callee));
+        let written = text(function, self.src).to_owned();
+        self.add_ref(GRefKind::Call, e, end_line_of(function), &written);
+        if let Some(args) = args {
+            let mut c = args.walk();
+            let items: Vec<Node<'_>> = args.named_children(&mut c).collect();
+            for item in items {
+                if is_type_node(item.kind()) {
+                    self.use_type(item);
+                } else {
+                    self.expr(item, true);
+                }
+            }
+        }
+        e
+    }
+
+    fn literal_value(&mut self, node: Node<'_>) {
+        let mut c = node.walk();
+        let elements: Vec<Node<'_>> = node.named_children(&mut c).collect();
+        for element in elements {
+            match element.kind() {
+                "keyed_element" => {
+                    // A bare identifier key is a struct field name, not a reference.
+                    if let Some(key) = element.child_by_field_name("key") {
+                        let inner = key.named_child(0);
+                        if inner.is_none_or(|k| k.kind() != "identifier") {
+                            self.literal_element(key);
+                        }
+                    }
+                    if let Some(value) = element.child_by_field_name("value") {
+                        self.literal_element(value);
+                    }
+                }
+                "literal_element" => self.literal_element(element),
+                "comment" => {}
+                _ => {
+                    self.expr(element, true);
+                }
+            }
+        }
+    }
+
+    fn literal_element(&mut self, node: Node<'_>) {
+        if let Some(inner) = node.named_child(0) {
+            if inner.kind() == "literal_value" {
+                self.literal_value(inner);
+            } else {
+                self.expr(inner, true);
+            }
+        }
+    }
+}
+
+fn collect_specs<'t>(node: Node<'t>, out: &mut Vec<Node<'t>>) {
+    let mut c = node.walk();
+    for child in node.named_children(&mut c) {
+        match child.kind() {
+            "var_spec" | "const_spec" => out.push(child),
+            "var_spec_list" => collect_specs(child, out),
+            _ => {}
+        }
+    }
+}
+
+fn has_token(node: Node<'_>, token: &str) -> bool {
+    let mut c = node.walk();
+    node.children(&mut c)
+        .any(|n| !n.is_named() && n.kind() == token)
+}
+
+/// Line where a (possibly multi-line) expression ends: the line of a selector's field name.
+fn end_line_of(node: Node<'_>) -> u32 {
+    node.end_position().row as u32 + 1
+}

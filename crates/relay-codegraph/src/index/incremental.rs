@@ -1,0 +1,321 @@
+//! The stateful [`Indexer`]: a full index plus incremental updates.
+
+use std::cell::RefCell;
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use tree_sitter::Parser;
+
+use super::facts::{FileFacts, LangFacts, count_lines};
+use super::parallel::par_map;
+use super::resolve::{FileOutput, resolve_all};
+use super::walk::{self, GoModules, SourceFile};
+use super::{Error, IndexOptions, IndexStats, Phase, Result};
+use crate::model::{Edge, Graph, Language, Symbol};
+
+/// The changes of one [`Indexer::update`], for stores to apply: for every path in `files`, delete
+/// all symbols and edges whose `file` is that path, then insert `symbols` and `edges` (which all
+/// belong to paths in `files`). Deleted files appear in `files` with nothing to insert.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct GraphDelta {
+    /// Repository-relative paths whose symbols and edges are replaced (sorted).
+    pub files: Vec<String>,
+    pub symbols: Vec<Symbol>,
+    pub edges: Vec<Edge>,
+    /// Files re-parsed by this update.
+    pub reparsed: usize,
+    /// Wall time of the update.
+    pub duration: Duration,
+}
+
+impl GraphDelta {
+    /// Whether the update changed nothing.
+    pub fn is_empty(&self) -> bool {
+        self.files.is_empty()
+    }
+}
+
+/// A repository index that can be updated incrementally.
+///
+/// It keeps the per-file facts, so an update re-parses only the changed files; resolution is then
+/// recomputed against the updated tables, and only files whose symbols or edges changed (the
+/// changed files and the files with edges into them) are reported in the [`GraphDelta`].
+#[derive(Debug)]
+pub struct Indexer {
+    root: PathBuf,
+    opts: IndexOptions,
+    modules: GoModules,
+    facts: BTreeMap<String, FileFacts>,
+    outputs: BTreeMap<String, FileOutput>,
+    stats: IndexStats,
+}
+
+impl Indexer {
+    /// Indexes `root` from scratch with default options.
+    pub fn full(root: &Path) -> Result<Indexer> {
+        Indexer::full_with(root, IndexOptions::default())
+    }
+
+    /// Indexes `root` from scratch.
+    pub fn full_with(root: &Path, opts: IndexOptions) -> Result<Indexer> {
+        let started = Instant::now();
+        let (files, modules) = walk::discover(root, &opts)?;
+        let total = files.len();
+        let parsed = par_map(
+            &files,
+            opts.worker_threads(),
+            |f| parse_file(root, f, &modules),
+            |done| {
+                if done % 64 == 0 || done == total {
+                    opts.report(Phase::Parsing, done, total);
+                }
+            },
+        );
+        let mut facts = BTreeMap::new();
+        for item in parsed {
+            if let Some(f) = item? {
+                facts.insert(f.rel.clone(), f);
+            }
+        }
+        let outputs = resolve_all(&facts, &opts, &[Language::Go, Language::Python]);
+        let mut indexer = Indexer {
+            root: root.to_path_buf(),
+            opts,
+            modules,
+            facts,
+            outputs,
+            stats: IndexStats::default(),
+        };
+        indexer.recount(started.elapsed());
+        tracing::debug!(
+            index.files = indexer.stats.files,
+            index.symbols = indexer.stats.symbols,
+            index.edges = indexer.stats.edges,
+            index.ms = indexer.stats.duration.as_millis() as u64,
+            "indexed repository"
+        );
+        Ok(indexer)
+    }
+
+    /// The repository root.
+    pub fn root(&self) -> &Path {
+        &self.root
+    }
+
+    /// Figures of the current index (`duration` is that of the last full index).
+    pub fn stats(&self) -> &IndexStats {
+        &self.stats
+    }
+
+    /// The whole graph, sorted deterministically.
+    pub fn graph(&self) -> Graph {
+        let mut graph = Graph::default();
+        for out in self.outputs.values() {
+            graph.symbols.extend(out.symbols.iter().cloned());
+            graph.edges.extend(out.edges.iter().cloned());
+        }
+        super::sort_graph(&mut graph);
+        graph
+    }
+
+    /// Re-indexes after `changed_paths` (absolute, or relative to the root) were added, modified
+    /// or deleted. Paths that are not Go or Python files are ignored, except `go.mod` files, which
+    /// re-parse every Go file.
+    pub fn update(&mut self, changed_paths: &[PathBuf]) -> Result<GraphDelta> {
+        let started = Instant::now();
+        let mut to_parse: BTreeSet<String> = BTreeSet::new();
+        let mut modules_changed = false;
+        for path in changed_paths {
+            let rel_path = path.strip_prefix(&self.root).unwrap_or(path);
+            let Some(rel) = walk::rel_string(rel_path) else {
+                continue;
+            };
+            if rel == "go.mod" || rel.ends_with("/go.mod") {
+                modules_changed = true;
+            } else if walk::language_of(&rel).is_some() {
+                to_parse.insert(rel);
+            }
+        }
+        if modules_changed {
+            let (_, modules) = walk::discover(&self.root, &self.opts)?;
+            if modules != self.modules {
+                self.modules = modules;
+                to_parse.extend(
+                    self.facts
+                        .iter()
+                        .filter(|(_, f)| matches!(f.lang, LangFacts::Go(_)))
+                        .map(|(rel, _)| rel.clone()),
+                );
+            }
+        }
+        let candidates: Vec<SourceFile> = to_parse
+            .iter()
+            .filter_map(|rel| {
+                walk::language_of(rel).map(|language| SourceFile {
+                    rel: rel.clone(),
+                    language,
+                })
+            })
+            .collect();
+        let root = self.root.clone();
+        let modules = self.modules.clone();
+        let max = self.opts.max_file_bytes;
+        let parsed = par_map(
+            &candidates,
+            self.opts.worker_threads(),
+            |f| {
+                let abs = root.join(&f.rel);
+                let present = !walk::is_skipped_path(&f.rel)
+                    && std::fs::metadata(&abs).is_ok_and(|m| m.is_file() && m.len() <= max);
+                if present {
+                    parse_file(&root, f, &modules)
+                } else {
+                    Ok(None)
+                }
+            },
+            |_| {},
+        );
+        for (file, item) in candidates.iter().zip(parsed) {
+            match item? {
+                Some(facts) => {
+                    self.facts.insert(file.rel.clone(), facts);
+                }
+                None => {
+                    self.facts.remove(&file.rel);
+                }
+            }
+        }
+        let mut languages: Vec<Language> = candidates.iter().map(|c| c.language).collect();
+        languages.sort();
+        languages.dedup();
+        let mut outputs = resolve_all(&self.facts, &self.opts, &languages);
+        let mut delta = GraphDelta {
+            reparsed: candidates.len(),
+            ..GraphDelta::default()
+        };
+        // Files of other languages keep their results (the languages do not refer to each other).
+        let affected: BTreeSet<String> = outputs
+            .keys()
+            .chain(
+                self.outputs
+                    .keys()
+                    .filter(|rel| walk::language_of(rel).is_some_and(|l| languages.contains(&l))),
+            )
+            .cloned()
+            .collect();
+        for rel in affected {
+            let new = outputs.remove(&rel);
+            if self.outputs.get(&rel) == new.as_ref() {
+                continue;
+            }
+            delta.files.push(rel.clone());
+            match new {
+                Some(new) => {
+                    delta.symbols.extend(new.symbols.iter().cloned());
+                    delta.edges.extend(new.edges.iter().cloned());
+                    self.outputs.insert(rel, new);
+                }
+                None => {
+                    self.outputs.remove(&rel);
+                }
+            }
+        }
+        let full_duration = self.stats.duration;
+        self.recount(full_duration);
+        delta.duration = started.elapsed();
+        Ok(delta)
+    }
+
+    fn recount(&mut self, duration: Duration) {
+        let mut stats = IndexStats {
+            duration,
+            ..IndexStats::default()
+        };
+        for f in self.facts.values() {
+            stats.files += 1;
+            stats.lines += u64::from(f.lines);
+            match f.lang {
+                LangFacts::Go(_) => stats.go_files += 1,
+                LangFacts::Python(_) => stats.python_files += 1,
+            }
+            if f.parse_error {
+                stats.parse_errors += 1;
+            }
+        }
+        for out in self.outputs.values() {
+            stats.symbols += out.symbols.len();
+        }
+        stats.count_edges(self.outputs.values().flat_map(|out| out.edges.iter()));
+        self.stats = stats;
+    }
+}
+
+thread_local! {
+    static GO_PARSER: RefCell<Option<Parser>> = const { RefCell::new(None) };
+    static PY_PARSER: RefCell<Option<Parser>> = const { RefCell::new(None) };
+}
+
+/// Parses one file into facts (`None` if it cannot be read as a regular file any more).
+fn parse_file(root: &Path, file: &SourceFile, modules: &GoModules) -> Result<Option<FileFacts>> {
+    let abs = root.join(&file.rel);
+    let src = match std::fs::read(&abs) {
+        Ok(src) => src,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        Err(source) => return Err(Error::Io { path: abs, source }),
+    };
+    let lines = count_lines(&src);
+    let (parser_cell, language) = match file.language {
+        Language::Go => (
+            &GO_PARSER,
+            tree_sitter::Language::from(tree_sitter_go::LANGUAGE),
+        ),
+        Language::Python => (
+            &PY_PARSER,
+            tree_sitter::Language::from(tree_sitter_python::LANGUAGE),
+        ),
+    };
+    let tree = parser_cell.with(|cell| {
+        let mut slot = cell.borrow_mut();
+        if slot.is_none() {
+            let mut parser = Parser::new();
+            // The grammars are ABI-compatible with the runtime (checked by the test suite).
+            parser.set_language(&language).ok()?;
+            *slot = Some(parser);
+        }
+        slot.as_mut()?.parse(&src, None)
+    });
+    let Some(tree) = tree else {
+        return Ok(None);
+    };
+    let root_node = tree.root_node();
+    let lang = match file.language {
+        Language::Go => {
+            let dir = file.rel.rsplit_once('/').map_or("", |(d, _)| d);
+            let pkg_path = modules.package_path(dir);
+            LangFacts::Go(super::go::extract(root_node, &src, pkg_path.as_deref()))
+        }
+        Language::Python => {
+            let (module, is_package) = python_module_name(&file.rel);
+            LangFacts::Python(super::python::extract(root_node, &src, module, is_package))
+        }
+    };
+    Ok(Some(FileFacts {
+        rel: file.rel.clone(),
+        lines,
+        parse_error: root_node.has_error(),
+        lang,
+    }))
+}
+
+/// Dotted module name of a Python file and whether it is a package (`__init__.py`).
+pub(crate) fn python_module_name(rel: &str) -> (String, bool) {
+    let stem = rel.strip_suffix(".py").unwrap_or(rel);
+    if let Some(pkg) = stem.strip_suffix("/__init__") {
+        return (pkg.replace('/', "."), true);
+    }
+    if stem == "__init__" {
+        return ("__init__".to_owned(), true);
+    }
+    (stem.replace('/', "."), false)
+}

@@ -1,0 +1,111 @@
+//! Resolution over all files: builds the global tables, then resolves each file in parallel.
+
+use std::collections::BTreeMap;
+
+use super::facts::{FileFacts, LangFacts};
+use super::parallel::par_map;
+use super::resolve_go::{self, GoIndex};
+use super::resolve_python::{self, PyIndex};
+use super::{IndexOptions, Phase};
+use crate::model::{Confidence, Edge, EdgeKind, Language, Symbol};
+
+/// The symbols and edges attributed to one file.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub(crate) struct FileOutput {
+    pub symbols: Vec<Symbol>,
+    pub edges: Vec<Edge>,
+}
+
+/// Resolves every file; the result is keyed by repository-relative path.
+///
+/// Only files of the `languages` given are resolved (the languages do not refer to each other, so
+/// an update touching only Go files keeps the Python results).
+pub(crate) fn resolve_all(
+    files: &BTreeMap<String, FileFacts>,
+    opts: &IndexOptions,
+    languages: &[Language],
+) -> BTreeMap<String, FileOutput> {
+    let all: Vec<&FileFacts> = files
+        .values()
+        .filter(|f| languages.contains(&language(f)))
+        .collect();
+    let t0 = std::time::Instant::now();
+    let (go, py) = std::thread::scope(|s| {
+        let go = s.spawn(|| GoIndex::build(&all));
+        let py = PyIndex::build(&all);
+        (go.join().unwrap_or_default(), py)
+    });
+    tracing::debug!(
+        index.tables_ms = t0.elapsed().as_millis() as u64,
+        "built resolution tables"
+    );
+    let total = all.len();
+    let outputs = par_map(
+        &all,
+        opts.worker_threads(),
+        |facts| resolve_one(&go, &py, facts),
+        |done| {
+            if done % 64 == 0 || done == total {
+                opts.report(Phase::Resolving, done, total);
+            }
+        },
+    );
+    tracing::debug!(
+        index.resolve_ms = t0.elapsed().as_millis() as u64,
+        "resolved files"
+    );
+    all.iter().map(|f| f.rel.clone()).zip(outputs).collect()
+}
+
+fn resolve_one(go: &GoIndex, py: &PyIndex<'_>, facts: &FileFacts) -> FileOutput {
+    let mut out = FileOutput::default();
+    match &facts.lang {
+        LangFacts::Go(g) => {
+            resolve_go::file_symbols(go, facts, g, &mut out.symbols);
+            resolve_go::resolve_file(go, facts, g, &mut out.edges);
+            resolve_go::implements_edges(go, &facts.rel, &mut out.edges);
+            add_dynamic_edges(go, &mut out.edges);
+        }
+        LangFacts::Python(p) => {
+            resolve_python::file_symbols(py, facts, p, &mut out.symbols);
+            resolve_python::resolve_file(py, facts, p, &mut out.edges);
+        }
+    }
+    let mut graph = crate::model::Graph {
+        symbols: std::mem::take(&mut out.symbols),
+        edges: std::mem::take(&mut out.edges),
+    };
+    super::sort_graph(&mut graph);
+    out.symbols = graph.symbols;
+    out.edges = graph.edges;
+    out
+}
+
+/// A call to an interface method also reaches each known implementation (`dynamic`).
+fn add_dynamic_edges(go: &GoIndex, edges: &mut Vec<Edge>) {
+    let mut extra = Vec::new();
+    for e in edges.iter() {
+        if e.kind != EdgeKind::Calls {
+            continue;
+        }
+        let Some(to) = &e.to else { continue };
+        if let Some(targets) = go.impls.get(to) {
+            for t in targets {
+                extra.push(Edge {
+                    to: Some(t.clone()),
+                    confidence: Confidence::Dynamic,
+                    ..e.clone()
+                });
+            }
+        }
+    }
+    edges.extend(extra);
+}
+
+/// Language of a file's facts.
+pub(crate) fn language(f: &FileFacts) -> Language {
+    match f.lang {
+        LangFacts::Go(_) => Language::Go,
+        LangFacts::Python(_) => Language::Python,
+    }
+}

@@ -1,0 +1,231 @@
+//! Finding source files and Go modules in a checkout.
+
+use std::path::Path;
+
+use super::{Error, IndexOptions, Result};
+use crate::model::Language;
+
+/// Directories never descended into (besides hidden ones and what `.gitignore` excludes).
+const SKIPPED_DIRS: &[&str] = &["testdata", "node_modules", "__pycache__", "site-packages"];
+
+/// A source file found by the walk.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct SourceFile {
+    /// Repository-relative path with `/` separators.
+    pub rel: String,
+    pub language: Language,
+}
+
+/// Language of a repository-relative path, if we index it.
+pub(crate) fn language_of(rel: &str) -> Option<Language> {
+    if rel.ends_with(".go") {
+        Some(Language::Go)
+    } else if rel.ends_with(".py") {
+        Some(Language::Python)
+    } else {
+        None
+    }
+}
+
+/// Whether a repository-relative path lies in a directory the walk skips.
+pub(crate) fn is_skipped_path(rel: &str) -> bool {
+    let mut parts: Vec<&str> = rel.split('/').collect();
+    parts.pop();
+    parts
+        .iter()
+        .any(|p| p.starts_with('.') || SKIPPED_DIRS.contains(p))
+}
+
+/// Walks `root` and returns the Go and Python files (sorted) and the `go.mod` files found.
+pub(crate) fn discover(root: &Path, opts: &IndexOptions) -> Result<(Vec<SourceFile>, GoModules)> {
+    if !root.is_dir() {
+        return Err(Error::NotADirectory(root.to_path_buf()));
+    }
+    let mut files = Vec::new();
+    let mut go_mods = Vec::new();
+    let walker = ignore::WalkBuilder::new(root)
+        .hidden(true)
+        .parents(false)
+        .filter_entry(|entry| {
+            let is_dir = entry.file_type().is_some_and(|t| t.is_dir());
+            !(is_dir
+                && entry.depth() > 0
+                && entry
+                    .file_name()
+                    .to_str()
+                    .is_some_and(|n| SKIPPED_DIRS.contains(&n)))
+        })
+        .build();
+    for entry in walker {
+        let entry = entry.map_err(|source| Error::Walk {
+            path: root.to_path_buf(),
+            source,
+        })?;
+        if !entry.file_type().is_some_and(|t| t.is_file()) {
+            continue;
+        }
+        let Ok(rel) = entry.path().strip_prefix(root) else {
+            continue;
+        };
+        let Some(rel) = rel_string(rel) else { continue };
+        if rel == "go.mod" || rel.ends_with("/go.mod") {
+            let text = std::fs::read_to_string(entry.path()).map_err(|source| Error::Io {
+                path: entry.path().to_path_buf(),
+                source,
+            })?;
+            if let Some(module) = parse_module_line(&text) {
+                let dir = rel.strip_suffix("go.mod").unwrap_or("");
+                go_mods.push((dir.trim_end_matches('/').to_owned(), module));
+            }
+            continue;
+        }
+        let Some(language) = language_of(&rel) else {
+            continue;
+        };
+        let too_big = entry
+            .metadata()
+            .is_ok_and(|m| m.len() > opts.max_file_bytes);
+        if !too_big {
+            files.push(SourceFile { rel, language });
+        }
+    }
+    files.sort_by(|a, b| a.rel.cmp(&b.rel));
+    Ok((files, GoModules::new(go_mods)))
+}
+
+/// A path relative to the root as a `/`-separated string (`None` if not UTF-8).
+pub(crate) fn rel_string(rel: &Path) -> Option<String> {
+    let mut out = String::new();
+    for part in rel.components() {
+        let part = part.as_os_str().to_str()?;
+        if !out.is_empty() {
+            out.push('/');
+        }
+        out.push_str(part);
+    }
+    Some(out)
+}
+
+/// The `module` directive of a `go.mod` file.
+pub(crate) fn parse_module_line(text: &str) -> Option<String> {
+    for line in text.lines() {
+        let line = line.split("//").next().unwrap_or("").trim();
+        if let Some(rest) = line.strip_prefix("module") {
+            if !rest.starts_with([' ', '\t', '"']) {
+                continue;
+            }
+            let module = rest.trim().trim_matches('"').trim_matches('`').trim();
+            if !module.is_empty() {
+                return Some(module.to_owned());
+            }
+        }
+    }
+    None
+}
+
+/// The Go modules of a repository: `(module directory, module path)`, deepest directory first.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub(crate) struct GoModules {
+    modules: Vec<(String, String)>,
+}
+
+impl GoModules {
+    pub(crate) fn new(mut modules: Vec<(String, String)>) -> GoModules {
+        modules.sort_by(|a, b| b.0.len().cmp(&a.0.len()).then(a.0.cmp(&b.0)));
+        GoModules { modules }
+    }
+
+    /// The import path of the package in repository directory `dir` (`""` for the root), or
+    /// `None` when the directory is outside every module and is the root itself.
+    pub(crate) fn package_path(&self, dir: &str) -> Option<String> {
+        // Vendored packages are imported by the path below `vendor/`.
+        if let Some(pos) = vendor_split(dir) {
+            return Some(dir[pos..].to_owned());
+        }
+        for (mod_dir, module) in &self.modules {
+            let rest = if mod_dir.is_empty() {
+                Some(dir)
+            } else if dir == mod_dir {
+                Some("")
+            } else {
+                dir.strip_prefix(mod_dir.as_str())
+                    .and_then(|r| r.strip_prefix('/'))
+            };
+            if let Some(rest) = rest {
+                // The standard library's module "std" has import paths without a prefix.
+                if module == "std" {
+                    return Some(if rest.is_empty() {
+                        "std".to_owned()
+                    } else {
+                        rest.to_owned()
+                    });
+                }
+                return Some(if rest.is_empty() {
+                    module.clone()
+                } else {
+                    format!("{module}/{rest}")
+                });
+            }
+        }
+        if dir.is_empty() {
+            None
+        } else {
+            Some(dir.to_owned())
+        }
+    }
+}
+
+/// Byte offset just after the last `vendor/` directory component of `dir`, if any.
+fn vendor_split(dir: &str) -> Option<usize> {
+    let mut found = None;
+    let mut offset = 0;
+    for part in dir.split('/') {
+        offset += part.len() + 1;
+        if part == "vendor" && offset < dir.len() {
+            found = Some(offset);
+        }
+    }
+    found
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn package_paths_follow_the_deepest_module() {
+        let mods = GoModules::new(vec![
+            (String::new(), "example.com/app".into()),
+            ("tools".into(), "example.com/tools".into()),
+        ]);
+        assert_eq!(
+            mods.package_path("internal/brain").as_deref(),
+            Some("example.com/app/internal/brain")
+        );
+        assert_eq!(mods.package_path("").as_deref(), Some("example.com/app"));
+        assert_eq!(
+            mods.package_path("tools/gen").as_deref(),
+            Some("example.com/tools/gen")
+        );
+        assert_eq!(
+            mods.package_path("toolsx").as_deref(),
+            Some("example.com/app/toolsx")
+        );
+        assert_eq!(
+            mods.package_path("vendor/golang.org/x/net").as_deref(),
+            Some("golang.org/x/net")
+        );
+        let std = GoModules::new(vec![(String::new(), "std".into())]);
+        assert_eq!(std.package_path("net/http").as_deref(), Some("net/http"));
+        assert_eq!(GoModules::default().package_path(""), None);
+    }
+
+    #[test]
+    fn module_lines_are_parsed() {
+        assert_eq!(
+            parse_module_line("// c\nmodule \"example.com/x\" // y\n").as_deref(),
+            Some("example.com/x")
+        );
+        assert_eq!(parse_module_line("modules x"), None);
+    }
+}

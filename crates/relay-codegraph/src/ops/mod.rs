@@ -1,0 +1,115 @@
+//! The `codegraph` agent tool: structural questions about a repository answered from its code graph.
+//!
+//! Operations: `search`, `callers`, `callees`, `implementations`, `usages`, `resolve` (see the crate
+//! README for the exact output). [`execute`] answers an agent with text; [`run`] returns the structured
+//! [`Outcome`] that the CLI prints as text ([`Outcome::to_text`]) or JSON ([`Outcome::to_json`]).
+
+mod args;
+pub mod cli;
+mod outcome;
+mod query;
+mod render;
+mod suggest;
+
+pub use args::{CodegraphArgs, Operation};
+pub use outcome::{
+    CallResult, CallsOutcome, ImplementationsOutcome, OpError, Outcome, RelatedSymbol,
+    ResolveOutcome, SearchOutcome, Section, Site, Usage, UsagesOutcome,
+};
+pub use suggest::levenshtein;
+
+use serde::{Deserialize, Serialize};
+
+use crate::store::GraphStore;
+
+/// The tool's name as agents call it.
+pub const TOOL_NAME: &str = "codegraph";
+
+/// The tool description the LLM reads.
+pub const TOOL_DESCRIPTION: &str = "Query the repository's code graph (Go and Python) for structural \
+questions that grep answers poorly: who calls a function, what it calls, which types implement an \
+interface (or which interfaces a type implements, or a class's subclasses and bases), where a type, \
+constant or variable is used. Workflow: run `search` first with a `name` (case-insensitive, `*` wildcard, \
+optional `kind` and `file` filters) to get the symbol's fully qualified name (qname), then call a \
+relationship operation (`callers`, `callees`, `implementations`, `usages`) with that `qname`. `callers` \
+and `callees` accept `depth` 1-3 (default 1). `resolve` lists the qnames a short name may refer to. \
+Edges through interface dispatch are labelled dynamic. Results carry file:line so you can read the code.";
+
+/// Which stored graph a tool call reads: a repository and optionally a commit (`None`: the most recently
+/// indexed commit of that repository).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct GraphScope {
+    pub repo: String,
+    #[serde(default)]
+    pub commit: Option<String>,
+}
+
+impl GraphScope {
+    /// The latest indexed graph of `repo`.
+    pub fn latest(repo: impl Into<String>) -> Self {
+        GraphScope {
+            repo: repo.into(),
+            commit: None,
+        }
+    }
+
+    /// The graph of `repo` at `commit`.
+    pub fn at(repo: impl Into<String>, commit: impl Into<String>) -> Self {
+        GraphScope {
+            repo: repo.into(),
+            commit: Some(commit.into()),
+        }
+    }
+}
+
+/// The tool definition for agents: `(name, description, JSON schema of the arguments)`.
+pub fn tool_definition() -> (&'static str, &'static str, serde_json::Value) {
+    let schema = schemars::schema_for!(CodegraphArgs);
+    (
+        TOOL_NAME,
+        TOOL_DESCRIPTION,
+        serde_json::to_value(schema).expect("a JSON schema serializes"),
+    )
+}
+
+/// Runs one tool call and returns the text shown to the agent. `store` is `None` when no graph backend
+/// is configured.
+pub async fn execute(
+    store: Option<&dyn GraphStore>,
+    scope: &GraphScope,
+    args: &CodegraphArgs,
+) -> String {
+    run(store, scope, args).await.to_text()
+}
+
+/// Like [`execute`], from the raw JSON arguments of a tool call; malformed arguments are reported to the
+/// agent rather than failing the call.
+pub async fn execute_json(
+    store: Option<&dyn GraphStore>,
+    scope: &GraphScope,
+    args: &serde_json::Value,
+) -> String {
+    match serde_json::from_value::<CodegraphArgs>(args.clone()) {
+        Ok(args) => execute(store, scope, &args).await,
+        Err(e) => format!(
+            "Invalid arguments for codegraph: {e}. Expected an object with `operation` \
+             (search, callers, callees, implementations, usages, resolve) and optional \
+             `name`, `kind`, `file`, `qname`, `depth`."
+        ),
+    }
+}
+
+/// Runs one tool call and returns the structured outcome.
+pub async fn run(
+    store: Option<&dyn GraphStore>,
+    scope: &GraphScope,
+    args: &CodegraphArgs,
+) -> Outcome {
+    let Some(store) = store else {
+        return Outcome::Error(OpError::Unavailable);
+    };
+    match query::run(store, scope, args).await {
+        Ok(outcome) => outcome,
+        Err(error) => Outcome::Error(error),
+    }
+}

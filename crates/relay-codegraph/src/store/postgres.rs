@@ -1,0 +1,303 @@
+//! The Postgres graph store: maps the model onto `relay_store::codegraph` rows (the SQL lives there).
+
+use async_trait::async_trait;
+use relay_store::PgPool;
+use relay_store::codegraph::{
+    self as sql, EdgeDirection, EdgeRow, SearchColumn, SymbolRow, SymbolSearch,
+};
+
+use super::pattern::Glob;
+use super::{
+    CallStep, Direction, GraphDelta, GraphStore, MatchField, SearchPage, Snapshot, StoreError,
+    StoreResult, SymbolQuery, canonicalize, clamp_depth, sort_edges_by_site, sort_search_hits,
+    sort_steps,
+};
+use crate::model::{Confidence, Edge, EdgeKind, Graph, Language, Symbol, SymbolKind};
+
+/// A [`GraphStore`] on the service's Postgres database (migration `0003_codegraph.sql`).
+#[derive(Debug, Clone)]
+pub struct PostgresStore {
+    pool: PgPool,
+}
+
+impl PostgresStore {
+    pub fn new(pool: PgPool) -> Self {
+        PostgresStore { pool }
+    }
+
+    async fn snapshot_id(&self, snapshot: &Snapshot) -> StoreResult<i64> {
+        sql::find_snapshot(&self.pool, &snapshot.repo, &snapshot.commit)
+            .await
+            .map_err(pg)?
+            .ok_or_else(|| StoreError::SnapshotNotFound {
+                repo: snapshot.repo.clone(),
+                commit: snapshot.commit.clone(),
+            })
+    }
+}
+
+fn pg(error: relay_store::Error) -> StoreError {
+    // Keep the whole source chain: the top-level message alone hides the database's reason.
+    let mut message = error.to_string();
+    let mut source = std::error::Error::source(&error);
+    while let Some(s) = source {
+        message.push_str(": ");
+        message.push_str(&s.to_string());
+        source = s.source();
+    }
+    StoreError::Postgres(message)
+}
+
+fn enum_str<T: serde::Serialize>(value: T) -> String {
+    match serde_json::to_value(value) {
+        Ok(serde_json::Value::String(s)) => s,
+        other => unreachable!("model enums serialize to strings, got {other:?}"),
+    }
+}
+
+fn parse_enum<T: serde::de::DeserializeOwned>(what: &str, value: &str) -> StoreResult<T> {
+    serde_json::from_value(serde_json::Value::String(value.to_owned()))
+        .map_err(|_| StoreError::Corrupt(format!("unknown {what} {value:?}")))
+}
+
+fn line_to_i32(line: u32) -> i32 {
+    i32::try_from(line).unwrap_or(i32::MAX)
+}
+
+fn line_from_i32(line: i32) -> u32 {
+    u32::try_from(line).unwrap_or(0)
+}
+
+pub(crate) fn symbol_row(s: &Symbol) -> SymbolRow {
+    SymbolRow {
+        qname: s.qname.clone(),
+        name: s.name.clone(),
+        kind: s.kind.as_str().to_owned(),
+        language: enum_str(s.language),
+        file: s.file.clone(),
+        line: line_to_i32(s.line),
+        end_line: line_to_i32(s.end_line),
+        signature: s.signature.clone(),
+        doc: s.doc.clone(),
+        parent: s.parent.clone(),
+    }
+}
+
+fn symbol_from_row(r: SymbolRow) -> StoreResult<Symbol> {
+    Ok(Symbol {
+        kind: SymbolKind::parse(&r.kind)
+            .ok_or_else(|| StoreError::Corrupt(format!("unknown symbol kind {:?}", r.kind)))?,
+        language: parse_enum::<Language>("language", &r.language)?,
+        qname: r.qname,
+        name: r.name,
+        file: r.file,
+        line: line_from_i32(r.line),
+        end_line: line_from_i32(r.end_line),
+        signature: r.signature,
+        doc: r.doc,
+        parent: r.parent,
+    })
+}
+
+pub(crate) fn edge_row(e: &Edge) -> EdgeRow {
+    EdgeRow {
+        kind: e.kind.as_str().to_owned(),
+        from_qname: e.from.clone(),
+        to_qname: e.to.clone(),
+        to_name: e.to_name.clone(),
+        file: e.file.clone(),
+        line: line_to_i32(e.line),
+        confidence: enum_str(e.confidence),
+    }
+}
+
+fn edge_from_row(r: EdgeRow) -> StoreResult<Edge> {
+    Ok(Edge {
+        kind: parse_enum::<EdgeKind>("edge kind", &r.kind)?,
+        confidence: parse_enum::<Confidence>("confidence", &r.confidence)?,
+        from: r.from_qname,
+        to: r.to_qname,
+        to_name: r.to_name,
+        file: r.file,
+        line: line_from_i32(r.line),
+    })
+}
+
+fn symbols_from_rows(rows: Vec<SymbolRow>) -> StoreResult<Vec<Symbol>> {
+    rows.into_iter().map(symbol_from_row).collect()
+}
+
+fn direction(d: Direction) -> EdgeDirection {
+    match d {
+        Direction::Incoming => EdgeDirection::Incoming,
+        Direction::Outgoing => EdgeDirection::Outgoing,
+    }
+}
+
+#[async_trait]
+impl GraphStore for PostgresStore {
+    fn backend(&self) -> &'static str {
+        "postgres"
+    }
+
+    async fn replace_graph(&self, repo: &str, commit: &str, graph: &Graph) -> StoreResult<()> {
+        let symbols: Vec<SymbolRow> = graph.symbols.iter().map(symbol_row).collect();
+        let edges: Vec<EdgeRow> = graph.edges.iter().map(edge_row).collect();
+        sql::replace_snapshot(&self.pool, repo, commit, &symbols, &edges)
+            .await
+            .map_err(pg)?;
+        Ok(())
+    }
+
+    async fn apply_delta(
+        &self,
+        repo: &str,
+        from_commit: &str,
+        to_commit: &str,
+        delta: &GraphDelta,
+    ) -> StoreResult<()> {
+        let symbols: Vec<SymbolRow> = delta.symbols.iter().map(symbol_row).collect();
+        let edges: Vec<EdgeRow> = delta.edges.iter().map(edge_row).collect();
+        let applied = sql::apply_delta(
+            &self.pool,
+            repo,
+            from_commit,
+            to_commit,
+            &delta.files,
+            &symbols,
+            &edges,
+        )
+        .await
+        .map_err(pg)?;
+        if applied {
+            Ok(())
+        } else {
+            Err(StoreError::SnapshotNotFound {
+                repo: repo.to_owned(),
+                commit: from_commit.to_owned(),
+            })
+        }
+    }
+
+    async fn latest_commit(&self, repo: &str) -> StoreResult<Option<String>> {
+        Ok(sql::latest_snapshot(&self.pool, repo)
+            .await
+            .map_err(pg)?
+            .map(|s| s.commit_sha))
+    }
+
+    async fn delete_snapshot(&self, snapshot: &Snapshot) -> StoreResult<bool> {
+        sql::delete_snapshot(&self.pool, &snapshot.repo, &snapshot.commit)
+            .await
+            .map_err(pg)
+    }
+
+    async fn export(&self, snapshot: &Snapshot) -> StoreResult<Graph> {
+        let id = self.snapshot_id(snapshot).await?;
+        let (symbols, edges) = sql::export(&self.pool, id).await.map_err(pg)?;
+        let mut graph = Graph {
+            symbols: symbols_from_rows(symbols)?,
+            edges: edges
+                .into_iter()
+                .map(edge_from_row)
+                .collect::<StoreResult<_>>()?,
+        };
+        canonicalize(&mut graph);
+        Ok(graph)
+    }
+
+    async fn search(&self, snapshot: &Snapshot, query: &SymbolQuery) -> StoreResult<SearchPage> {
+        let id = self.snapshot_id(snapshot).await?;
+        let glob = Glob::new(&query.pattern);
+        let search = SymbolSearch {
+            column: match query.field {
+                MatchField::Name => SearchColumn::Name,
+                MatchField::Qname => SearchColumn::Qname,
+            },
+            equals: glob.exact_text().map(str::to_owned),
+            like: (!glob.is_exact()).then(|| glob.to_like()),
+            raw: query.pattern.clone(),
+            kinds: query.kinds.iter().map(|k| k.as_str().to_owned()).collect(),
+            file_contains: query.file.clone(),
+            limit: i64::try_from(query.limit).unwrap_or(i64::MAX),
+        };
+        let (total, rows) = sql::search_symbols(&self.pool, id, &search)
+            .await
+            .map_err(pg)?;
+        let mut symbols = symbols_from_rows(rows)?;
+        sort_search_hits(&mut symbols, query.field, &query.pattern);
+        Ok(SearchPage {
+            total: usize::try_from(total).unwrap_or(0),
+            symbols,
+        })
+    }
+
+    async fn symbols(&self, snapshot: &Snapshot, qnames: &[String]) -> StoreResult<Vec<Symbol>> {
+        let id = self.snapshot_id(snapshot).await?;
+        let rows = sql::symbols_by_qname(&self.pool, id, qnames)
+            .await
+            .map_err(pg)?;
+        let mut symbols = symbols_from_rows(rows)?;
+        symbols.sort_by(|a, b| (&a.qname, &a.file, a.line).cmp(&(&b.qname, &b.file, b.line)));
+        Ok(symbols)
+    }
+
+    async fn children(&self, snapshot: &Snapshot, parent: &str) -> StoreResult<Vec<Symbol>> {
+        let id = self.snapshot_id(snapshot).await?;
+        let rows = sql::children(&self.pool, id, parent).await.map_err(pg)?;
+        let mut symbols = symbols_from_rows(rows)?;
+        symbols.sort_by(|a, b| (&a.file, a.line, &a.qname).cmp(&(&b.file, b.line, &b.qname)));
+        Ok(symbols)
+    }
+
+    async fn edges(
+        &self,
+        snapshot: &Snapshot,
+        qname: &str,
+        dir: Direction,
+        kinds: &[EdgeKind],
+    ) -> StoreResult<Vec<Edge>> {
+        let id = self.snapshot_id(snapshot).await?;
+        let kinds: Vec<String> = kinds.iter().map(|k| k.as_str().to_owned()).collect();
+        let rows = sql::edges_of(&self.pool, id, qname, direction(dir), &kinds)
+            .await
+            .map_err(pg)?;
+        let mut edges = rows
+            .into_iter()
+            .map(edge_from_row)
+            .collect::<StoreResult<Vec<_>>>()?;
+        sort_edges_by_site(&mut edges);
+        Ok(edges)
+    }
+
+    async fn traverse_calls(
+        &self,
+        snapshot: &Snapshot,
+        qname: &str,
+        dir: Direction,
+        depth: u8,
+    ) -> StoreResult<Vec<CallStep>> {
+        let id = self.snapshot_id(snapshot).await?;
+        let depth = clamp_depth(i64::from(depth));
+        let rows = sql::traverse_calls(&self.pool, id, qname, direction(dir), i32::from(depth))
+            .await
+            .map_err(pg)?;
+        let mut steps = rows
+            .into_iter()
+            .map(|r| {
+                Ok(CallStep {
+                    depth: u8::try_from(r.depth)
+                        .map_err(|_| StoreError::Corrupt(format!("traversal depth {}", r.depth)))?,
+                    node: r.node,
+                    via: r.via,
+                    to_name: r.to_name,
+                    file: r.file,
+                    line: line_from_i32(r.line),
+                    confidence: parse_enum::<Confidence>("confidence", &r.confidence)?,
+                })
+            })
+            .collect::<StoreResult<Vec<_>>>()?;
+        sort_steps(&mut steps);
+        Ok(steps)
+    }
+}

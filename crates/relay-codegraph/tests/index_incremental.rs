@@ -1,0 +1,144 @@
+//! Incremental re-indexing equals a full re-index after a series of edits, and the deltas
+//! applied to the previous graph reproduce the new one.
+
+use std::collections::BTreeSet;
+use std::path::{Path, PathBuf};
+
+use relay_codegraph::index::{GraphDelta, IndexOptions, Indexer, index_repository, sort_graph};
+use relay_codegraph::model::Graph;
+
+fn copy_dir(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).expect("mkdir");
+    for entry in std::fs::read_dir(from).expect("read_dir") {
+        let entry = entry.expect("entry");
+        let target = to.join(entry.file_name());
+        if entry.file_type().expect("type").is_dir() {
+            copy_dir(&entry.path(), &target);
+        } else {
+            std::fs::copy(entry.path(), &target).expect("copy");
+        }
+    }
+}
+
+fn apply(graph: &Graph, delta: &GraphDelta) -> Graph {
+    let files: BTreeSet<&str> = delta.files.iter().map(String::as_str).collect();
+    let mut out = Graph {
+        symbols: graph
+            .symbols
+            .iter()
+            .filter(|s| !files.contains(s.file.as_str()))
+            .cloned()
+            .collect(),
+        edges: graph
+            .edges
+            .iter()
+            .filter(|e| !files.contains(e.file.as_str()))
+            .cloned()
+            .collect(),
+    };
+    out.symbols.extend(delta.symbols.iter().cloned());
+    out.edges.extend(delta.edges.iter().cloned());
+    sort_graph(&mut out);
+    out
+}
+
+fn step(indexer: &mut Indexer, root: &Path, changed: &[&str]) {
+    let before = indexer.graph();
+    let paths: Vec<PathBuf> = changed.iter().map(|c| root.join(c)).collect();
+    let delta = indexer.update(&paths).expect("update");
+    let full = index_repository(root, &IndexOptions::default())
+        .expect("full index")
+        .graph;
+    assert_eq!(
+        indexer.graph(),
+        full,
+        "incremental != full after editing {changed:?}"
+    );
+    assert_eq!(
+        apply(&before, &delta),
+        full,
+        "delta does not reproduce the graph after {changed:?}"
+    );
+    assert_eq!(indexer.stats().symbols, full.symbols.len());
+}
+
+#[test]
+fn incremental_equals_full_after_edits() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let root = tmp.path();
+    let fixtures = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures");
+    copy_dir(&fixtures.join("go"), &root.join("go"));
+    copy_dir(&fixtures.join("python"), &root.join("py"));
+    let mut indexer = Indexer::full(root).expect("full");
+    let base = indexer.graph();
+    assert!(!base.symbols.is_empty());
+
+    // 1. Rename a method: callers elsewhere must become unresolved, implements edges change.
+    let store = root.join("go/internal/store/store.go");
+    let text = std::fs::read_to_string(&store).expect("read");
+    std::fs::write(
+        &store,
+        text.replace("func (s *Store) Plan(", "func (s *Store) Draft("),
+    )
+    .expect("write");
+    step(&mut indexer, root, &["go/internal/store/store.go"]);
+    let g = indexer.graph();
+    assert!(
+        !g.edges
+            .iter()
+            .any(|e| e.to.as_deref() == Some("example.com/app/internal/store.Store.Plan"))
+    );
+
+    // 2. Add a file that calls into another package.
+    std::fs::write(
+        root.join("go/cmd/app/extra.go"),
+        "package main\n\nimport \"example.com/app/internal/store\"\n\nfunc extra() { store.Default.Draft(\"x\") }\n",
+    )
+    .expect("write");
+    step(&mut indexer, root, &["go/cmd/app/extra.go"]);
+    assert!(
+        indexer
+            .graph()
+            .edges
+            .iter()
+            .any(|e| e.from == "example.com/app/cmd/app.extra"
+                && e.to.as_deref() == Some("example.com/app/internal/store.Store.Draft"))
+    );
+
+    // 3. Delete a Python module: its symbols vanish and importers' edges become unresolved.
+    std::fs::remove_file(root.join("py/pkg/util.py")).expect("rm");
+    step(&mut indexer, root, &["py/pkg/util.py"]);
+    assert!(
+        !indexer
+            .graph()
+            .symbols
+            .iter()
+            .any(|s| s.file == "py/pkg/util.py")
+    );
+
+    // 4. Re-add it with a changed function, and edit a class hierarchy.
+    std::fs::write(root.join("py/pkg/util.py"), "MAX = 4\n\ndef helper():\n    return fetch()\n\ndef decorator(f):\n    return f\n\nasync def fetch():\n    pass\n").expect("write");
+    let models = root.join("py/pkg/models.py");
+    let text = std::fs::read_to_string(&models).expect("read");
+    std::fs::write(
+        &models,
+        text.replace("class Model(Base):", "class Model(Repo):"),
+    )
+    .expect("write");
+    step(&mut indexer, root, &["py/pkg/util.py", "py/pkg/models.py"]);
+
+    // 5. Change a go.mod module path: every Go qname changes.
+    std::fs::write(root.join("go/go.mod"), "module example.org/renamed\n").expect("write");
+    step(&mut indexer, root, &["go/go.mod"]);
+    assert!(
+        indexer
+            .graph()
+            .symbols
+            .iter()
+            .any(|s| s.qname == "example.org/renamed/internal/brain.Basic")
+    );
+
+    // 6. A no-op update is an empty delta; non-source paths are ignored.
+    let delta = indexer.update(&[root.join("README.md")]).expect("update");
+    assert!(delta.is_empty());
+}

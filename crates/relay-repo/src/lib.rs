@@ -1,0 +1,24 @@
+#![doc = include_str!("../README.md")]
+//!
+//! # Layout
+//! - [`manager`]: [`RepoManager`] — clone, fetch, move the default-branch checkout, snapshots.
+//! - [`snapshot`]: immutable per-commit snapshots, [`SnapshotGuard`] leases, pruning.
+//! - [`spec`]: [`RepoSpec`] and [`Provider`] — clone URLs and credentials.
+//! - [`settings`]: the [`RepoSettings`] struct.
+//! - [`error`]: the [`Error`] enum.
+//! - `git`: running the git CLI (isolated, non-interactive, redacted errors).
+//! - `lock`: in-process and cross-process locks.
+
+pub mod error;
+mod git;
+mod lock;
+pub mod manager;
+pub mod settings;
+pub mod snapshot;
+pub mod spec;
+
+pub use error::{Error, Result};
+pub use manager::{Checkout, RepoManager};
+pub use settings::RepoSettings;
+pub use snapshot::SnapshotGuard;
+pub use spec::{Provider, RepoSpec};

@@ -1,0 +1,276 @@
+//! The `glob` tool: paths matching a glob, with real glob semantics.
+//!
+//! `*`, `?` and `[...]` never cross a `/`; `**` matches any number of directories (including
+//! none); `{a,b}` is alternation. The pattern is matched against paths relative to `path` (default:
+//! the repository root), so `*.rs` matches only top-level files and `**/*.rs` matches at any depth.
+//! Walking starts at the pattern's literal directory prefix. Results are sorted and capped.
+//!
+//! Retries when nothing matches (at most two): a pattern without `/` is retried as `**/pattern`,
+//! then case-insensitively.
+
+use globset::{GlobBuilder, GlobMatcher};
+use schemars::JsonSchema;
+use serde::Deserialize;
+
+use crate::closest::with_suggestions;
+use crate::error::ToolError;
+use crate::grep::resolve_start;
+use crate::output::{group_thousands, plural};
+use crate::sandbox::{EntryKind, Resolved};
+use crate::tool::{Tool, ToolContext, parse_arguments, schema_of};
+use crate::walk::walker;
+
+/// Arguments of the `glob` tool.
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct GlobArgs {
+    /// Glob pattern relative to `path`, e.g. `**/*.rs`, `src/*/mod.rs`, `**/{Makefile,*.mk}`.
+    pub pattern: String,
+    /// Directory the pattern is relative to. Default: the repository root.
+    #[serde(default)]
+    pub path: Option<String>,
+}
+
+/// The `glob` tool.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct GlobTool;
+
+const DESCRIPTION: &str = "Find files and directories by glob pattern, relative to the repository \
+root (or `path`). Real glob semantics: `*` and `?` stay within one directory, `**` spans any number \
+of directories, `{a,b}` alternates — so `*.rs` matches only top-level files and `**/*.rs` matches at \
+any depth. Respects .gitignore; skips .git/, vendor/ and node_modules/. Returns sorted paths \
+(directories end with `/`), at most 100, with the count of the rest.";
+
+impl Tool for GlobTool {
+    fn name(&self) -> &'static str {
+        "glob"
+    }
+
+    fn description(&self) -> &'static str {
+        DESCRIPTION
+    }
+
+    fn parameters_schema(&self) -> serde_json::Value {
+        schema_of::<GlobArgs>()
+    }
+
+    fn call(
+        &self,
+        context: &ToolContext,
+        arguments: serde_json::Value,
+    ) -> Result<String, ToolError> {
+        let arguments: GlobArgs = parse_arguments(arguments)?;
+        let sandbox = context.sandbox();
+        let base = resolve_start(sandbox, arguments.path.as_deref())
+            .map_err(|error| with_suggestions(sandbox, context.limits(), error))?;
+        if base.kind != EntryKind::Dir {
+            return Err(ToolError::InvalidArguments(format!(
+                "`path` {} is a file, not a directory",
+                base.rel
+            )));
+        }
+        let pattern = normalise_pattern(&arguments.pattern)?;
+
+        let mut attempts: Vec<(String, usize)> = Vec::new();
+        let mut paths = find(context, &base, &pattern, false)?;
+        attempts.push((pattern.clone(), paths.len()));
+        let mut retries: Vec<(String, bool)> = Vec::new();
+        if !pattern.contains('/') && !pattern.starts_with("**") {
+            retries.push((format!("**/{pattern}"), false));
+        }
+        let last = retries
+            .last()
+            .map_or(pattern.clone(), |(retry, _)| retry.clone());
+        retries.push((last, true));
+        if paths.is_empty() {
+            for (retry, case_insensitive) in retries {
+                paths = find(context, &base, &retry, case_insensitive)?;
+                let label = if case_insensitive {
+                    format!("{retry} (case-insensitive)")
+                } else {
+                    retry
+                };
+                attempts.push((label, paths.len()));
+                if !paths.is_empty() {
+                    break;
+                }
+            }
+        }
+        Ok(render(
+            &base,
+            &paths,
+            &attempts,
+            context.limits().glob_max_results,
+        ))
+    }
+}
+
+/// Strips `./` and a leading `/`, and refuses `..` components.
+fn normalise_pattern(pattern: &str) -> Result<String, ToolError> {
+    let trimmed = pattern.trim();
+    if trimmed.is_empty() {
+        return Err(ToolError::InvalidArguments(
+            "`pattern` must not be empty".into(),
+        ));
+    }
+    if trimmed.contains('\0') {
+        return Err(ToolError::Refused {
+            path: trimmed.replace('\0', "\\0"),
+            reason: "pattern contains a NUL byte".into(),
+        });
+    }
+    let mut text = trimmed;
+    while let Some(rest) = text.strip_prefix("./") {
+        text = rest;
+    }
+    let text = text.trim_start_matches('/');
+    if text.split('/').any(|component| component == "..") {
+        return Err(ToolError::Refused {
+            path: trimmed.to_string(),
+            reason: "`..` is not allowed in glob patterns; patterns are relative to the repository"
+                .into(),
+        });
+    }
+    Ok(text.to_string())
+}
+
+fn compile(pattern: &str, case_insensitive: bool) -> Result<GlobMatcher, ToolError> {
+    Ok(GlobBuilder::new(pattern)
+        .literal_separator(true)
+        .case_insensitive(case_insensitive)
+        .build()
+        .map_err(|error| ToolError::InvalidPattern(format!("glob `{pattern}`: {error}")))?
+        .compile_matcher())
+}
+
+/// The leading directory components of `pattern` that contain no glob syntax.
+fn literal_prefix(pattern: &str) -> Vec<&str> {
+    let components: Vec<&str> = pattern.split('/').collect();
+    components[..components.len() - 1]
+        .iter()
+        .take_while(|component| {
+            !component.contains(['*', '?', '[', ']', '{', '}', '\\']) && !component.is_empty()
+        })
+        .copied()
+        .collect()
+}
+
+/// Paths under `base` (relative to `base`) matching `pattern`, sorted; directories end with `/`.
+fn find(
+    context: &ToolContext,
+    base: &Resolved,
+    pattern: &str,
+    case_insensitive: bool,
+) -> Result<Vec<String>, ToolError> {
+    let matcher = compile(pattern, case_insensitive)?;
+    let sandbox = context.sandbox();
+    let prefix = literal_prefix(pattern);
+    let start = if prefix.is_empty() || case_insensitive {
+        base.clone()
+    } else {
+        let joined = if base.rel.is_empty() {
+            prefix.join("/")
+        } else {
+            format!("{}/{}", base.rel, prefix.join("/"))
+        };
+        match sandbox.resolve(&joined) {
+            Ok(start) if start.kind == EntryKind::Dir => start,
+            Ok(_) | Err(ToolError::NotFound { .. }) => return Ok(Vec::new()),
+            Err(error) => return Err(error),
+        }
+    };
+    let mut paths = Vec::new();
+    for entry in walker(sandbox.root(), &start.abs).build().flatten() {
+        if entry.depth() == 0 && start.abs == base.abs {
+            continue;
+        }
+        let Some(file_type) = entry.file_type() else {
+            continue;
+        };
+        let Ok(rel) = entry.path().strip_prefix(&base.abs) else {
+            continue;
+        };
+        let rel = rel.to_string_lossy();
+        if rel.is_empty() || !matcher.is_match(rel.as_ref()) {
+            continue;
+        }
+        paths.push(if file_type.is_dir() {
+            format!("{rel}/")
+        } else {
+            rel.into_owned()
+        });
+    }
+    paths.sort();
+    Ok(paths)
+}
+
+fn render(
+    base: &Resolved,
+    paths: &[String],
+    attempts: &[(String, usize)],
+    max_results: usize,
+) -> String {
+    let mut out = String::new();
+    if attempts.len() > 1 {
+        let tried: Vec<String> = attempts
+            .iter()
+            .map(|(pattern, count)| format!("tried {pattern}: {}", plural(*count, "path", "paths")))
+            .collect();
+        out.push_str(&format!("Attempts: {}\n", tried.join("; ")));
+    }
+    let prefix = if base.rel.is_empty() {
+        String::new()
+    } else {
+        format!("{}/", base.rel)
+    };
+    for path in paths.iter().take(max_results) {
+        out.push_str(&prefix);
+        out.push_str(path);
+        out.push('\n');
+    }
+    let pattern = &attempts
+        .last()
+        .map_or(String::new(), |(pattern, _)| pattern.clone());
+    let place = if base.rel.is_empty() {
+        String::new()
+    } else {
+        format!(" in {}", base.rel)
+    };
+    if paths.is_empty() {
+        out.push_str(&format!("No paths match {pattern}{place}\n"));
+    } else if paths.len() > max_results {
+        out.push_str(&format!(
+            "… and {} more ({} match {pattern}{place}) — narrow the pattern\n",
+            group_thousands(paths.len() - max_results),
+            plural(paths.len(), "path", "paths")
+        ));
+    } else {
+        out.push_str(&format!(
+            "{} match {pattern}{place}\n",
+            plural(paths.len(), "path", "paths")
+        ));
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn prefixes() {
+        assert_eq!(literal_prefix("src/lib/*.rs"), ["src", "lib"]);
+        assert_eq!(literal_prefix("src/**/x.rs"), ["src"]);
+        assert!(literal_prefix("*.rs").is_empty());
+        assert!(literal_prefix("{a,b}/x").is_empty());
+    }
+
+    #[test]
+    fn patterns() {
+        assert_eq!(normalise_pattern("./src/*.rs").unwrap(), "src/*.rs");
+        assert_eq!(normalise_pattern("/src/*.rs").unwrap(), "src/*.rs");
+        assert!(normalise_pattern("../*").is_err());
+        assert!(normalise_pattern("a/../../b").is_err());
+        assert!(normalise_pattern("").is_err());
+    }
+}

@@ -1,0 +1,53 @@
+#![doc = include_str!("../README.md")]
+//!
+//! # Layout
+//! - [`tool`]: the [`Tool`] trait, the per-job [`ToolContext`] and the [`ToolRegistry`].
+//! - [`grep`], [`read`], [`glob`], [`tree`]: one module per tool.
+//! - [`sandbox`]: path confinement to the checkout root.
+//! - [`search`]: the parallel search engine behind `grep`.
+//! - [`retry`]: the deterministic retry ladder for empty `grep` results.
+//! - [`closest`]: closest existing paths for "file not found".
+//! - [`budget`]: per-call caps, per-job totals and the traversal state.
+//! - [`walk`]: the shared `.gitignore`-aware walker.
+//! - [`output`]: size notes and line cutting.
+//! - [`error`]: the [`ToolError`] enum, whose text the agent reads.
+
+pub mod budget;
+pub mod closest;
+pub mod error;
+pub mod glob;
+pub mod grep;
+pub mod output;
+pub mod read;
+pub mod retry;
+pub mod sandbox;
+pub mod search;
+pub mod tool;
+pub mod tree;
+pub mod walk;
+
+use std::path::Path;
+
+pub use budget::{JobBudget, Snippet, ToolLimits, TraversalState};
+pub use error::ToolError;
+pub use tool::{JobState, Tool, ToolContext, ToolDefinition, ToolRegistry};
+
+/// `Result` with [`ToolError`].
+pub type Result<T, E = ToolError> = std::result::Result<T, E>;
+
+/// Runs one tool call on the checkout at `repo_root` with default limits and a fresh job state,
+/// returning exactly the text the agent would receive (this is what `relay tool` prints).
+pub fn run_tool(name: &str, repo_root: &Path, args_json: &str) -> Result<String> {
+    run_tool_with_limits(name, repo_root, args_json, ToolLimits::default())
+}
+
+/// [`run_tool`] with explicit limits (e.g. [`ToolLimits::unbounded`] for benchmarks).
+pub fn run_tool_with_limits(
+    name: &str,
+    repo_root: &Path,
+    args_json: &str,
+    limits: ToolLimits,
+) -> Result<String> {
+    let context = ToolContext::new(repo_root, limits)?;
+    ToolRegistry::standard().call(&context, name, args_json)
+}

@@ -1,0 +1,261 @@
+//! The [`Tool`] trait, the per-job [`ToolContext`] and the [`ToolRegistry`] that dispatches calls.
+
+use std::sync::{Arc, Mutex, MutexGuard};
+
+use serde::Serialize;
+use serde::de::DeserializeOwned;
+
+use crate::budget::{JobBudget, ToolLimits, TraversalState};
+use crate::error::ToolError;
+use crate::output::{self, estimate_tokens, group_thousands};
+use crate::sandbox::Sandbox;
+
+/// A read-only tool the agent can call.
+///
+/// Implementations return the result body; the registry appends the size note, enforces the
+/// per-call token cap and charges the job budget.
+pub trait Tool: Send + Sync {
+    /// The name the LLM calls the tool by.
+    fn name(&self) -> &'static str;
+    /// A description written for the LLM: what the tool does, when to use it, what it returns.
+    fn description(&self) -> &'static str;
+    /// JSON schema of the arguments (generated with `schemars`).
+    fn parameters_schema(&self) -> serde_json::Value;
+    /// Whether a call counts against the job's files-read budget.
+    fn reads_files(&self) -> bool {
+        false
+    }
+    /// Runs the tool.
+    fn call(
+        &self,
+        context: &ToolContext,
+        arguments: serde_json::Value,
+    ) -> Result<String, ToolError>;
+}
+
+/// The name, description and argument schema of one tool, ready to hand to an LLM API.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ToolDefinition {
+    /// Tool name.
+    pub name: String,
+    /// Description for the LLM.
+    pub description: String,
+    /// JSON schema of the arguments.
+    pub parameters: serde_json::Value,
+}
+
+/// Everything a tool call may touch: the sandboxed checkout, the limits and the job's state.
+///
+/// One context per job: it is cheap to clone (the job state is shared) and `Send + Sync`.
+#[derive(Debug, Clone)]
+pub struct ToolContext {
+    sandbox: Sandbox,
+    limits: ToolLimits,
+    job: Arc<Mutex<JobState>>,
+}
+
+/// Mutable per-job state: the budget totals and the traversal record.
+#[derive(Debug, Clone, Default)]
+pub struct JobState {
+    /// Totals charged so far.
+    pub budget: JobBudget,
+    /// What has been explored.
+    pub traversal: TraversalState,
+}
+
+impl ToolContext {
+    /// A context for a job exploring the checkout at `repo_root`.
+    pub fn new(repo_root: &std::path::Path, limits: ToolLimits) -> Result<Self, ToolError> {
+        Ok(Self {
+            sandbox: Sandbox::new(repo_root)?,
+            limits,
+            job: Arc::default(),
+        })
+    }
+
+    /// The sandbox confining this job.
+    pub fn sandbox(&self) -> &Sandbox {
+        &self.sandbox
+    }
+
+    /// The limits in force.
+    pub fn limits(&self) -> &ToolLimits {
+        &self.limits
+    }
+
+    /// Locks the job state (budget and traversal) for reading or recording.
+    pub fn job(&self) -> MutexGuard<'_, JobState> {
+        // A poisoned lock only means a tool panicked mid-record; the counters stay usable.
+        self.job
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
+    }
+}
+
+/// The set of tools offered to an agent.
+pub struct ToolRegistry {
+    tools: Vec<Box<dyn Tool>>,
+}
+
+impl std::fmt::Debug for ToolRegistry {
+    fn fmt(&self, formatter: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        formatter
+            .debug_list()
+            .entries(self.tools.iter().map(|tool| tool.name()))
+            .finish()
+    }
+}
+
+impl ToolRegistry {
+    /// An empty registry.
+    pub fn empty() -> Self {
+        Self { tools: Vec::new() }
+    }
+
+    /// The four code tools: `grep`, `read`, `glob`, `tree`.
+    pub fn standard() -> Self {
+        let mut registry = Self::empty();
+        registry.register(Box::new(crate::grep::GrepTool));
+        registry.register(Box::new(crate::read::ReadTool));
+        registry.register(Box::new(crate::glob::GlobTool));
+        registry.register(Box::new(crate::tree::TreeTool));
+        registry
+    }
+
+    /// Adds a tool (e.g. the codegraph tool); a tool with the same name is replaced.
+    pub fn register(&mut self, tool: Box<dyn Tool>) {
+        self.tools.retain(|existing| existing.name() != tool.name());
+        self.tools.push(tool);
+    }
+
+    /// Looks a tool up by name.
+    pub fn get(&self, name: &str) -> Option<&dyn Tool> {
+        self.tools
+            .iter()
+            .find(|tool| tool.name() == name)
+            .map(|tool| tool.as_ref())
+    }
+
+    /// Names, descriptions and schemas of all tools, in registration order.
+    pub fn definitions(&self) -> Vec<ToolDefinition> {
+        self.tools
+            .iter()
+            .map(|tool| ToolDefinition {
+                name: tool.name().to_string(),
+                description: tool.description().to_string(),
+                parameters: tool.parameters_schema(),
+            })
+            .collect()
+    }
+
+    /// Runs one call: checks the job budget, parses the arguments, runs the tool, caps the output
+    /// at `max_call_tokens`, appends the size note and charges the budget.
+    pub fn call(
+        &self,
+        context: &ToolContext,
+        name: &str,
+        arguments_json: &str,
+    ) -> Result<String, ToolError> {
+        let tool = self.get(name).ok_or_else(|| self.unknown(name))?;
+        let arguments: serde_json::Value =
+            serde_json::from_str(arguments_json).map_err(|error| {
+                ToolError::InvalidArguments(format!("arguments are not valid JSON: {error}"))
+            })?;
+        context
+            .job()
+            .budget
+            .check(context.limits(), tool.reads_files())?;
+        let body = tool.call(context, arguments)?;
+        let body = cap_tokens(body, context.limits().max_call_tokens);
+        let text = output::finish(body);
+        context
+            .job()
+            .budget
+            .charge(estimate_tokens(&text), tool.reads_files());
+        Ok(text)
+    }
+
+    /// [`call`](Self::call) on tokio's blocking pool, for async callers (the agent loop): tool
+    /// calls do file I/O and CPU-bound searching and must not run on the async workers.
+    pub async fn call_async(
+        self: Arc<Self>,
+        context: ToolContext,
+        name: String,
+        arguments_json: String,
+    ) -> Result<String, ToolError> {
+        let span = tracing::Span::current();
+        tokio::task::spawn_blocking(move || {
+            let _entered = span.enter();
+            self.call(&context, &name, &arguments_json)
+        })
+        .await
+        .map_err(|error| ToolError::Io(format!("tool task failed: {error}")))?
+    }
+
+    fn unknown(&self, name: &str) -> ToolError {
+        let names: Vec<&str> = self.tools.iter().map(|tool| tool.name()).collect();
+        ToolError::UnknownTool {
+            name: name.to_string(),
+            available: names.join(", "),
+        }
+    }
+}
+
+/// Parses JSON arguments into a tool's argument type, with the field path in the message.
+pub fn parse_arguments<T: DeserializeOwned>(arguments: serde_json::Value) -> Result<T, ToolError> {
+    serde_json::from_value(arguments)
+        .map_err(|error| ToolError::InvalidArguments(error.to_string()))
+}
+
+/// Generates the JSON schema of an argument type.
+pub fn schema_of<T: schemars::JsonSchema>() -> serde_json::Value {
+    serde_json::to_value(schemars::schema_for!(T)).unwrap_or(serde_json::Value::Null)
+}
+
+/// Cuts `body` at a line boundary so that it stays within `max_tokens`.
+fn cap_tokens(body: String, max_tokens: usize) -> String {
+    if estimate_tokens(&body) <= max_tokens {
+        return body;
+    }
+    let max_chars = max_tokens.saturating_mul(4);
+    let mut kept = String::new();
+    let mut kept_chars = 0usize;
+    let total_lines = body.lines().count();
+    let mut kept_lines = 0usize;
+    for line in body.lines() {
+        let line_chars = line.chars().count() + 1;
+        if kept_chars + line_chars > max_chars {
+            break;
+        }
+        kept.push_str(line);
+        kept.push('\n');
+        kept_chars += line_chars;
+        kept_lines += 1;
+    }
+    kept.push_str(&format!(
+        "… output cut at ~{} tokens: {} of {} lines not shown — narrow the request",
+        group_thousands(max_tokens),
+        group_thousands(total_lines - kept_lines),
+        group_thousands(total_lines)
+    ));
+    kept
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn cap_keeps_whole_lines() {
+        let body = (0..100)
+            .map(|index| format!("line {index:03}"))
+            .collect::<Vec<_>>()
+            .join("\n");
+        let capped = cap_tokens(body, 10);
+        assert!(
+            capped.starts_with("line 000\nline 001\nline 002\nline 003\n…"),
+            "{capped}"
+        );
+        assert!(capped.contains("96 of 100 lines not shown"), "{capped}");
+    }
+}

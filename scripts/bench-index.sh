@@ -1,0 +1,33 @@
+#!/usr/bin/env bash
+# Indexer benchmark (not a timed test): the Go standard library and the Python standard library,
+# with universal-ctags on the same trees in the same run.
+#
+#   apt-get install -y golang-1.19-src universal-ctags time
+#   CARGO_TARGET_DIR=... scripts/bench-index.sh
+#
+# Reports files, lines, symbols, edges, wall time, lines/s and peak RSS of a full index (release
+# build, all cores), the incremental re-index time of one changed file, and `ctags -R` wall time.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+target="${CARGO_TARGET_DIR:-target}"
+cargo build --release -p relay-codegraph --example bench_index
+bin="$target/release/examples/bench_index"
+
+go_root="${GO_ROOT:-/usr/share/go-1.19/src}"
+py_root="${PY_ROOT:-$(python3 -c 'import sysconfig; print(sysconfig.get_paths()["stdlib"])')}"
+
+run() {
+    local name="$1" root="$2" changed="$3" lang="$4"
+    shift 4
+    echo "== $name: $root"
+    /usr/bin/time -v "$bin" "$root" "$changed" 2> >(grep -E "Maximum resident|Elapsed" >&2)
+    local start end
+    start=$(date +%s.%N)
+    ctags -R --languages="$lang" -f /dev/null "$@" "$root"
+    end=$(date +%s.%N)
+    echo "ctags -R:    $(echo "$end - $start" | bc) s"
+}
+
+run "Go standard library" "$go_root" "net/http/server.go" Go --exclude=testdata
+run "Python standard library" "$py_root" "json/decoder.py" Python \
+    --exclude=site-packages --exclude=__pycache__ --exclude=node_modules
