@@ -10,4 +10,5 @@ mod gateway;
 mod helpers;
 mod outage;
 mod process_issue;
+mod push;
 mod queue;

@@ -72,7 +72,11 @@ async fn events_during_a_run_go_to_the_follow_up_job(pool: PgPool) {
         running.await.unwrap(),
         Outcome::Succeeded { job_id: first_job }
     );
-    let worker = Worker::new(pool.clone(), relay_worker::jobs::registry(), settings());
+    let worker = Worker::new(
+        pool.clone(),
+        crate::push::registry(&tempfile::tempdir().unwrap(), None),
+        settings(),
+    );
     assert_eq!(
         worker.drain().await.unwrap(),
         vec![Outcome::Succeeded { job_id: follow_up }]

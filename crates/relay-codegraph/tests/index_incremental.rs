@@ -42,6 +42,37 @@ fn apply(graph: &Graph, delta: &GraphDelta) -> Graph {
     out
 }
 
+/// Asserts two graphs are equal, showing only the differences.
+#[track_caller]
+fn assert_same(actual: &Graph, expected: &Graph, what: &str) {
+    if actual == expected {
+        return;
+    }
+    let missing_symbols: Vec<_> = expected
+        .symbols
+        .iter()
+        .filter(|s| !actual.symbols.contains(s))
+        .collect();
+    let extra_symbols: Vec<_> = actual
+        .symbols
+        .iter()
+        .filter(|s| !expected.symbols.contains(s))
+        .collect();
+    let missing_edges: Vec<_> = expected
+        .edges
+        .iter()
+        .filter(|e| !actual.edges.contains(e))
+        .collect();
+    let extra_edges: Vec<_> = actual
+        .edges
+        .iter()
+        .filter(|e| !expected.edges.contains(e))
+        .collect();
+    panic!(
+        "{what} differs from a full index:\n missing symbols {missing_symbols:#?}\n extra symbols {extra_symbols:#?}\n missing edges {missing_edges:#?}\n extra edges {extra_edges:#?}"
+    );
+}
+
 fn step(indexer: &mut Indexer, root: &Path, changed: &[&str]) {
     let before = indexer.graph();
     let paths: Vec<PathBuf> = changed.iter().map(|c| root.join(c)).collect();
@@ -49,15 +80,15 @@ fn step(indexer: &mut Indexer, root: &Path, changed: &[&str]) {
     let full = index_repository(root, &IndexOptions::default())
         .expect("full index")
         .graph;
-    assert_eq!(
-        indexer.graph(),
-        full,
-        "incremental != full after editing {changed:?}"
+    assert_same(
+        &indexer.graph(),
+        &full,
+        &format!("incremental graph after editing {changed:?}"),
     );
-    assert_eq!(
-        apply(&before, &delta),
-        full,
-        "delta does not reproduce the graph after {changed:?}"
+    assert_same(
+        &apply(&before, &delta),
+        &full,
+        &format!("delta applied after editing {changed:?}"),
     );
     assert_eq!(indexer.stats().symbols, full.symbols.len());
 }
@@ -105,7 +136,64 @@ fn incremental_equals_full_after_edits() {
                 && e.to.as_deref() == Some("example.com/app/internal/store.Store.Draft"))
     );
 
-    // 3. Delete a Python module: its symbols vanish and importers' edges become unresolved.
+    // 3. A package that sees the interface but not the store; then Store gains `Name()`, so it
+    //    implements Named and the call site gets a new dynamic edge without importing the store.
+    std::fs::create_dir_all(root.join("go/cmd/other")).expect("mkdir");
+    std::fs::write(
+        root.join("go/cmd/other/other.go"),
+        "package other\n\nimport \"example.com/app/internal/brain\"\n\nfunc name(n brain.Named) string { return n.Name() }\n",
+    )
+    .expect("write");
+    step(&mut indexer, root, &["go/cmd/other/other.go"]);
+    let text = std::fs::read_to_string(&store).expect("read");
+    std::fs::write(&store, format!("{text}\nfunc (s *Store) Name() string {{ return \"store\" }}\n\nfunc (s *Store) Plan(ctx string) error {{ return nil }}\n")).expect("write");
+    step(&mut indexer, root, &["go/internal/store/store.go"]);
+    assert!(
+        indexer
+            .graph()
+            .edges
+            .iter()
+            .any(|e| e.from == "example.com/app/cmd/other.name"
+                && e.to.as_deref() == Some("example.com/app/internal/store.Store.Name")
+                && e.confidence == relay_codegraph::model::Confidence::Dynamic)
+    );
+
+    // 3b. Same through a package unrelated by imports: only the global `implements`/`dynamic`
+    //     comparison can find the call site.
+    std::fs::create_dir_all(root.join("go/internal/iface")).expect("mkdir");
+    std::fs::create_dir_all(root.join("go/cmd/sizer")).expect("mkdir");
+    std::fs::write(
+        root.join("go/internal/iface/iface.go"),
+        "package iface\n\ntype Sizer interface{ Size() int }\n",
+    )
+    .expect("write");
+    std::fs::write(
+        root.join("go/cmd/sizer/sizer.go"),
+        "package sizer\n\nimport \"example.com/app/internal/iface\"\n\nfunc size(s iface.Sizer) int { return s.Size() }\n",
+    )
+    .expect("write");
+    step(
+        &mut indexer,
+        root,
+        &["go/internal/iface/iface.go", "go/cmd/sizer/sizer.go"],
+    );
+    let text = std::fs::read_to_string(&store).expect("read");
+    std::fs::write(
+        &store,
+        format!("{text}\nfunc (s *Store) Size() int {{ return 0 }}\n"),
+    )
+    .expect("write");
+    step(&mut indexer, root, &["go/internal/store/store.go"]);
+    assert!(
+        indexer
+            .graph()
+            .edges
+            .iter()
+            .any(|e| e.from == "example.com/app/cmd/sizer.size"
+                && e.to.as_deref() == Some("example.com/app/internal/store.Store.Size"))
+    );
+
+    // 4. Delete a Python module: its symbols vanish and importers' edges become unresolved.
     std::fs::remove_file(root.join("py/pkg/util.py")).expect("rm");
     step(&mut indexer, root, &["py/pkg/util.py"]);
     assert!(
@@ -116,7 +204,7 @@ fn incremental_equals_full_after_edits() {
             .any(|s| s.file == "py/pkg/util.py")
     );
 
-    // 4. Re-add it with a changed function, and edit a class hierarchy.
+    // 5. Re-add it with a changed function, and edit a class hierarchy.
     std::fs::write(root.join("py/pkg/util.py"), "MAX = 4\n\ndef helper():\n    return fetch()\n\ndef decorator(f):\n    return f\n\nasync def fetch():\n    pass\n").expect("write");
     let models = root.join("py/pkg/models.py");
     let text = std::fs::read_to_string(&models).expect("read");
@@ -127,7 +215,7 @@ fn incremental_equals_full_after_edits() {
     .expect("write");
     step(&mut indexer, root, &["py/pkg/util.py", "py/pkg/models.py"]);
 
-    // 5. Change a go.mod module path: every Go qname changes.
+    // 6. Change a go.mod module path: every Go qname changes.
     std::fs::write(root.join("go/go.mod"), "module example.org/renamed\n").expect("write");
     step(&mut indexer, root, &["go/go.mod"]);
     assert!(
@@ -138,7 +226,7 @@ fn incremental_equals_full_after_edits() {
             .any(|s| s.qname == "example.org/renamed/internal/brain.Basic")
     );
 
-    // 6. A no-op update is an empty delta; non-source paths are ignored.
+    // 7. A no-op update is an empty delta; non-source paths are ignored.
     let delta = indexer.update(&[root.join("README.md")]).expect("update");
     assert!(delta.is_empty());
 }

@@ -9,14 +9,17 @@ use serde::{Deserialize, Serialize};
 pub enum JobKind {
     /// Work on one issue: read it and its pending events, plan, ask, or write the spec.
     ProcessIssue,
+    /// Move a repository's checkout to a pushed default-branch commit (and re-index it).
+    UpdateCheckout,
 }
 
 impl JobKind {
-    pub const ALL: [JobKind; 1] = [JobKind::ProcessIssue];
+    pub const ALL: [JobKind; 2] = [JobKind::ProcessIssue, JobKind::UpdateCheckout];
 
     pub fn as_str(self) -> &'static str {
         match self {
             JobKind::ProcessIssue => "process_issue",
+            JobKind::UpdateCheckout => "update_checkout",
         }
     }
 
@@ -36,5 +39,25 @@ impl ProcessIssue {
     /// The concurrency key that serializes all work on one issue.
     pub fn concurrency_key(&self) -> String {
         format!("issue:{}", self.issue_id)
+    }
+}
+
+/// Payload of [`JobKind::UpdateCheckout`]. Version 1.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct UpdateCheckout {
+    /// The configured tracker the push came from.
+    pub tracker: String,
+    /// Stable project id (GitHub repository id, GitLab project id).
+    pub project_id: String,
+    /// `owner/repo` or `group/sub/project`.
+    pub project_path: String,
+    /// The pushed commit (full SHA) on the default branch.
+    pub commit: String,
+}
+
+impl UpdateCheckout {
+    /// One updater per repository at a time; a newer push joins the queued update.
+    pub fn concurrency_key(&self) -> String {
+        format!("repo:{}:{}", self.tracker, self.project_id)
     }
 }

@@ -8,5 +8,5 @@ pub mod job;
 pub mod tracker;
 
 pub use issue::{IssueSnapshot, NoteSnapshot};
-pub use job::{JobKind, ProcessIssue};
+pub use job::{JobKind, ProcessIssue, UpdateCheckout};
 pub use tracker::{Provider, TrackerName, TrackerSettings};

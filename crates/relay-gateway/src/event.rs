@@ -12,6 +12,16 @@ pub enum ParsedEvent {
     Ignored { reason: &'static str },
     /// Something happened to an issue or its thread.
     Issue(Box<IssueEvent>),
+    /// A push to the repository's default branch.
+    Push(PushEvent),
+}
+
+/// A push to the default branch: the checkout (and code graph) should move to `commit`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PushEvent {
+    pub project_id: String,
+    pub project_path: String,
+    pub commit: String,
 }
 
 /// A change to an issue or its thread, with just the facts engagement rules need.

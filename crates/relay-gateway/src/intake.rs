@@ -1,7 +1,7 @@
 //! Durable intake: the delivery, the issue and its thread, the pending event and the job are written
 //! in one atomic statement (see `relay_store::intake`). The HTTP answer is sent only after it commits.
 
-use relay_core::{JobKind, TrackerSettings};
+use relay_core::{JobKind, TrackerSettings, UpdateCheckout};
 use relay_store::PgPool;
 use relay_store::intake::{self as store, Engagement, IssueDelivery};
 use serde_json::Value;
@@ -23,7 +23,8 @@ pub enum Recorded {
     /// Recorded and work was created or joined.
     Accepted {
         delivery_id: i64,
-        issue_id: i64,
+        /// The issue, for issue work (`None` for repository work such as a push).
+        issue_id: Option<i64>,
         job_id: i64,
         reason: &'static str,
     },
@@ -53,6 +54,41 @@ pub async fn record(pool: &PgPool, delivery: &Delivery<'_>) -> relay_store::Resu
                 .and_then(Value::as_str)
         });
     let (reason, ping) = match delivery.parsed {
+        ParsedEvent::Push(push) => {
+            let job = UpdateCheckout {
+                tracker: tracker.to_owned(),
+                project_id: push.project_id.clone(),
+                project_path: push.project_path.clone(),
+                commit: push.commit.clone(),
+            };
+            let key = job.concurrency_key();
+            let job_payload = serde_json::to_value(&job).expect("job payloads serialize");
+            let recorded = store::record_job_delivery(
+                pool,
+                tracker,
+                delivery.event_type,
+                action,
+                delivery.delivery_key,
+                "default_branch_push",
+                delivery.payload,
+                &relay_store::queue::NewJob {
+                    kind: JobKind::UpdateCheckout.as_str(),
+                    payload: &job_payload,
+                    concurrency_key: Some(&key),
+                    max_attempts: delivery.max_attempts,
+                },
+            )
+            .await?;
+            return Ok(match recorded {
+                None => Recorded::Duplicate,
+                Some((delivery_id, job_id)) => Recorded::Accepted {
+                    delivery_id,
+                    issue_id: None,
+                    job_id,
+                    reason: "default_branch_push",
+                },
+            });
+        }
         ParsedEvent::Ping => ("ping", true),
         ParsedEvent::Ignored { reason } => (*reason, false),
         ParsedEvent::Issue(event) => {
@@ -100,7 +136,7 @@ pub async fn record(pool: &PgPool, delivery: &Delivery<'_>) -> relay_store::Resu
                 (None, _) => Recorded::Duplicate,
                 (Some(r), Decision::Engage(kind)) => Recorded::Accepted {
                     delivery_id: r.delivery_id,
-                    issue_id: r.issue_id,
+                    issue_id: Some(r.issue_id),
                     job_id: r
                         .job_id
                         .expect("an engaging delivery creates or joins a job"),

@@ -247,3 +247,47 @@ fn is_duplicate_delivery(error: &sqlx::Error) -> bool {
 pub async fn database_now(pool: &PgPool) -> Result<DateTime<Utc>> {
     Ok(sqlx::query_scalar("SELECT now()").fetch_one(pool).await?)
 }
+
+/// Records a delivery that creates (or joins) one job, atomically. Returns `None` for a
+/// redelivery; then no job was created either.
+#[allow(clippy::too_many_arguments)]
+pub async fn record_job_delivery(
+    pool: &PgPool,
+    tracker: &str,
+    event_type: &str,
+    action: Option<&str>,
+    delivery_key: &str,
+    reason: &str,
+    payload: &Value,
+    job: &crate::queue::NewJob<'_>,
+) -> Result<Option<(i64, i64)>> {
+    let result: std::result::Result<(i64, i64), sqlx::Error> = sqlx::query_as(
+        "WITH job AS (
+             INSERT INTO jobs (kind, payload, concurrency_key, max_attempts)
+             VALUES ($7, $8, $9, $10)
+             ON CONFLICT (concurrency_key) WHERE status = 'queued'
+             DO UPDATE SET payload = EXCLUDED.payload, updated_at = now()
+             RETURNING id
+         )
+         INSERT INTO deliveries (tracker, event_type, action, delivery_key, outcome, reason, payload, job_id)
+         SELECT $1, $2, $3, $4, 'accepted', $5, $6, job.id FROM job
+         RETURNING id, job_id",
+    )
+    .bind(tracker)
+    .bind(event_type)
+    .bind(action)
+    .bind(delivery_key)
+    .bind(reason)
+    .bind(payload)
+    .bind(job.kind)
+    .bind(job.payload)
+    .bind(job.concurrency_key)
+    .bind(job.max_attempts.max(1))
+    .fetch_one(pool)
+    .await;
+    match result {
+        Ok(ids) => Ok(Some(ids)),
+        Err(e) if is_duplicate_delivery(&e) => Ok(None),
+        Err(e) => Err(e.into()),
+    }
+}

@@ -110,10 +110,11 @@ impl Worker {
         let has_key = job.concurrency_key.is_some();
         let outcome = self.run_claimed_in_span(job, hard_stop).await;
         // A follow-up job with the same key may have been waiting for this one to finish.
-        if has_key && outcome.is_ok() {
-            if let Err(e) = queue::notify_workers(&self.pool).await {
-                tracing::debug!(error.message = %e, "failed to notify workers");
-            }
+        if has_key
+            && outcome.is_ok()
+            && let Err(e) = queue::notify_workers(&self.pool).await
+        {
+            tracing::debug!(error.message = %e, "failed to notify workers");
         }
         outcome
     }

@@ -32,6 +32,12 @@ enum Command {
     Migrate,
     /// Print the effective configuration with every secret redacted.
     Config(cmd::config::ConfigArgs),
+    /// Talk to the configured LLM (e.g. `relay llm ping --role planner`).
+    #[command(subcommand)]
+    Llm(cmd::llm::LlmCommand),
+    /// Run one code tool on a checkout and print exactly what an agent would receive:
+    /// `relay tool grep --repo . '{"pattern": "fn main"}'`.
+    Tool(cmd::tool::ToolArgs),
     /// Load-test a running gateway with signed GitHub deliveries and compare with the raw
     /// Postgres INSERT ceiling.
     BenchIntake(cmd::bench_intake::BenchIntakeArgs),
@@ -67,6 +73,8 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
         Command::Migrate => cmd::migrate::run(config).await,
         Command::Config(args) => cmd::config::run(config, &args),
         Command::BenchIntake(args) => cmd::bench_intake::run(args).await,
+        Command::Llm(command) => cmd::llm::run(config, command).await,
+        Command::Tool(args) => cmd::tool::run(config, &args),
     }
 }
 

@@ -26,6 +26,15 @@ pub struct Settings {
     pub worker: WorkerSettings,
     #[serde(default)]
     pub log: LogSettings,
+    /// `[repo]`: repository checkouts.
+    #[serde(default)]
+    pub repo: relay_repo::RepoSettings,
+    /// `[tools]`: caps of the code tools.
+    #[serde(default)]
+    pub tools: relay_tools::ToolLimits,
+    /// `[llm]`: providers and models per role.
+    #[serde(default)]
+    pub llm: relay_agent::llm::LlmSettings,
 }
 
 /// A configuration problem, naming the key.

@@ -1,7 +1,7 @@
 //! The stateful [`Indexer`]: a full index plus incremental updates.
 
 use std::cell::RefCell;
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::{BTreeMap, BTreeSet, HashSet};
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
@@ -9,10 +9,11 @@ use tree_sitter::Parser;
 
 use super::facts::{FileFacts, LangFacts, count_lines};
 use super::parallel::par_map;
-use super::resolve::{FileOutput, resolve_all};
+use super::deps;
+use super::resolve::{Derived, FileOutput, build_tables, resolve_files};
 use super::walk::{self, GoModules, SourceFile};
 use super::{Error, IndexOptions, IndexStats, Phase, Result};
-use crate::model::{Edge, Graph, Language, Symbol};
+use crate::model::{Confidence, Edge, EdgeKind, Graph, Language, Symbol};
 
 /// The changes of one [`Indexer::update`], for stores to apply: for every path in `files`, delete
 /// all symbols and edges whose `file` is that path, then insert `symbols` and `edges` (which all
@@ -48,6 +49,7 @@ pub struct Indexer {
     modules: GoModules,
     facts: BTreeMap<String, FileFacts>,
     outputs: BTreeMap<String, FileOutput>,
+    derived: Derived,
     stats: IndexStats,
 }
 
@@ -78,13 +80,17 @@ impl Indexer {
                 facts.insert(f.rel.clone(), f);
             }
         }
-        let outputs = resolve_all(&facts, &opts, &[Language::Go, Language::Python]);
+        let (outputs, derived) = {
+            let tables = build_tables(&facts, &[Language::Go, Language::Python]);
+            (resolve_files(&tables, None, &opts), tables.derived())
+        };
         let mut indexer = Indexer {
             root: root.to_path_buf(),
             opts,
             modules,
             facts,
             outputs,
+            derived,
             stats: IndexStats::default(),
         };
         indexer.recount(started.elapsed());
@@ -176,9 +182,16 @@ impl Indexer {
             },
             |_| {},
         );
+        let mut changed_files = BTreeSet::new();
+        let mut changed_keys: HashSet<String> = HashSet::new();
         for (file, item) in candidates.iter().zip(parsed) {
+            changed_files.insert(file.rel.clone());
+            if let Some(old) = self.facts.get(&file.rel) {
+                changed_keys.extend(deps::provides(old));
+            }
             match item? {
                 Some(facts) => {
+                    changed_keys.extend(deps::provides(&facts));
                     self.facts.insert(file.rel.clone(), facts);
                 }
                 None => {
@@ -189,24 +202,29 @@ impl Indexer {
         let mut languages: Vec<Language> = candidates.iter().map(|c| c.language).collect();
         languages.sort();
         languages.dedup();
-        let mut outputs = resolve_all(&self.facts, &self.opts, &languages);
         let mut delta = GraphDelta {
             reparsed: candidates.len(),
             ..GraphDelta::default()
         };
-        // Files of other languages keep their results (the languages do not refer to each other).
-        let affected: BTreeSet<String> = outputs
-            .keys()
-            .chain(
-                self.outputs
-                    .keys()
-                    .filter(|rel| walk::language_of(rel).is_some_and(|l| languages.contains(&l))),
-            )
-            .cloned()
-            .collect();
-        for rel in affected {
-            let new = outputs.remove(&rel);
-            if self.outputs.get(&rel) == new.as_ref() {
+        if languages.is_empty() {
+            delta.duration = started.elapsed();
+            return Ok(delta);
+        }
+        // Tables are rebuilt from all facts of the languages involved; only the files that can
+        // see a changed package/module are re-resolved (the other languages keep their results).
+        let tables = build_tables(&self.facts, &languages);
+        let mut targets = deps::affected(&self.facts, &changed_files, changed_keys);
+        if languages.contains(&Language::Go) {
+            let derived = tables.derived();
+            add_derived_changes(&self.derived, &derived, &self.outputs, &mut targets);
+            self.derived = derived;
+        }
+        let mut outputs = resolve_files(&tables, Some(&targets), &self.opts);
+        drop(tables);
+        let replaced: BTreeSet<&String> = targets.iter().chain(&changed_files).collect();
+        for rel in replaced {
+            let new = outputs.remove(rel);
+            if self.outputs.get(rel) == new.as_ref() {
                 continue;
             }
             delta.files.push(rel.clone());
@@ -214,10 +232,10 @@ impl Indexer {
                 Some(new) => {
                     delta.symbols.extend(new.symbols.iter().cloned());
                     delta.edges.extend(new.edges.iter().cloned());
-                    self.outputs.insert(rel, new);
+                    self.outputs.insert(rel.clone(), new);
                 }
                 None => {
-                    self.outputs.remove(&rel);
+                    self.outputs.remove(rel);
                 }
             }
         }
@@ -248,6 +266,43 @@ impl Indexer {
         }
         stats.count_edges(self.outputs.values().flat_map(|out| out.edges.iter()));
         self.stats = stats;
+    }
+}
+
+/// Adds the Go files whose derived edges change: types whose `implements` edges differ, and
+/// call sites of interface methods whose implementations differ (their `dynamic` edges).
+fn add_derived_changes(
+    old: &Derived,
+    new: &Derived,
+    outputs: &BTreeMap<String, FileOutput>,
+    targets: &mut BTreeSet<String>,
+) {
+    for file in old.implements.keys().chain(new.implements.keys()) {
+        if old.implements.get(file) != new.implements.get(file) {
+            targets.insert(file.clone());
+        }
+    }
+    let changed: HashSet<&String> = old
+        .impls
+        .keys()
+        .chain(new.impls.keys())
+        .filter(|m| old.impls.get(*m) != new.impls.get(*m))
+        .collect();
+    if changed.is_empty() {
+        return;
+    }
+    for (rel, out) in outputs {
+        if targets.contains(rel) || !rel.ends_with(".go") {
+            continue;
+        }
+        let calls_changed = out.edges.iter().any(|e| {
+            e.kind == EdgeKind::Calls
+                && e.confidence != Confidence::Dynamic
+                && e.to.as_ref().is_some_and(|t| changed.contains(t))
+        });
+        if calls_changed {
+            targets.insert(rel.clone());
+        }
     }
 }
 

@@ -12,6 +12,7 @@
 //! The per-file facts are kept by [`Indexer`] so that [`Indexer::update`] re-parses only the files
 //! that changed and hands back a [`GraphDelta`].
 
+mod deps;
 mod facts;
 mod go;
 mod go_body;

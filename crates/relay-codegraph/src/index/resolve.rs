@@ -1,6 +1,6 @@
 //! Resolution over all files: builds the global tables, then resolves each file in parallel.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 
 use super::facts::{FileFacts, LangFacts};
 use super::parallel::par_map;
@@ -16,34 +16,83 @@ pub(crate) struct FileOutput {
     pub edges: Vec<Edge>,
 }
 
-/// Resolves every file; the result is keyed by repository-relative path.
-///
-/// Only files of the `languages` given are resolved (the languages do not refer to each other, so
-/// an update touching only Go files keeps the Python results).
-pub(crate) fn resolve_all(
-    files: &BTreeMap<String, FileFacts>,
-    opts: &IndexOptions,
+/// The global tables of one resolution.
+pub(crate) struct Tables<'a> {
+    pub go: GoIndex,
+    py: PyIndex<'a>,
+    files: Vec<&'a FileFacts>,
+}
+
+/// Go's global (derived) results, compared between updates.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub(crate) struct Derived {
+    /// file → `implements` edges of the types declared there.
+    pub implements: HashMap<String, Vec<(String, String, u32, Confidence)>>,
+    /// interface method → implementing methods (targets of `dynamic` edges).
+    pub impls: HashMap<String, Vec<String>>,
+}
+
+impl Tables<'_> {
+    pub(crate) fn derived(&self) -> Derived {
+        Derived {
+            implements: self.go.implements.clone(),
+            impls: self.go.impls.clone(),
+        }
+    }
+}
+
+/// Builds the resolution tables from the facts of the files of the given `languages` (the
+/// languages do not refer to each other, so an update touching only Go files keeps the Python
+/// results).
+pub(crate) fn build_tables<'a>(
+    files: &'a BTreeMap<String, FileFacts>,
     languages: &[Language],
-) -> BTreeMap<String, FileOutput> {
+) -> Tables<'a> {
     let all: Vec<&FileFacts> = files
         .values()
         .filter(|f| languages.contains(&language(f)))
         .collect();
-    let t0 = std::time::Instant::now();
+    let started = std::time::Instant::now();
     let (go, py) = std::thread::scope(|s| {
-        let go = s.spawn(|| GoIndex::build(&all));
+        let go = std::thread::Builder::new()
+            .stack_size(super::parallel::WORKER_STACK)
+            .spawn_scoped(s, || GoIndex::build(&all));
         let py = PyIndex::build(&all);
-        (go.join().unwrap_or_default(), py)
+        let go = match go {
+            Ok(handle) => handle.join().unwrap_or_default(),
+            Err(_) => GoIndex::build(&all),
+        };
+        (go, py)
     });
     tracing::debug!(
-        index.tables_ms = t0.elapsed().as_millis() as u64,
+        index.tables_ms = started.elapsed().as_millis() as u64,
         "built resolution tables"
     );
-    let total = all.len();
+    Tables {
+        go,
+        py,
+        files: all,
+    }
+}
+
+/// Resolves the files of `tables` (only those in `only`, if given), keyed by path.
+pub(crate) fn resolve_files(
+    tables: &Tables<'_>,
+    only: Option<&BTreeSet<String>>,
+    opts: &IndexOptions,
+) -> BTreeMap<String, FileOutput> {
+    let started = std::time::Instant::now();
+    let selected: Vec<&FileFacts> = tables
+        .files
+        .iter()
+        .filter(|f| only.is_none_or(|o| o.contains(&f.rel)))
+        .copied()
+        .collect();
+    let total = selected.len();
     let outputs = par_map(
-        &all,
+        &selected,
         opts.worker_threads(),
-        |facts| resolve_one(&go, &py, facts),
+        |facts| resolve_one(&tables.go, &tables.py, facts),
         |done| {
             if done % 64 == 0 || done == total {
                 opts.report(Phase::Resolving, done, total);
@@ -51,10 +100,15 @@ pub(crate) fn resolve_all(
         },
     );
     tracing::debug!(
-        index.resolve_ms = t0.elapsed().as_millis() as u64,
+        index.resolve_ms = started.elapsed().as_millis() as u64,
+        index.resolved_files = total,
         "resolved files"
     );
-    all.iter().map(|f| f.rel.clone()).zip(outputs).collect()
+    selected
+        .iter()
+        .map(|f| f.rel.clone())
+        .zip(outputs)
+        .collect()
 }
 
 fn resolve_one(go: &GoIndex, py: &PyIndex<'_>, facts: &FileFacts) -> FileOutput {

@@ -209,6 +209,9 @@ async fn calls(
         return Err(unknown_symbol(store, snap, qname).await);
     }
     let mut results = group_steps(&steps);
+    let total = results.len();
+    // Only the results shown need their symbols (a depth-3 walk can reach thousands).
+    results.truncate(MAX_CALL_RESULTS);
     let known: Vec<String> = results.iter().filter_map(|r| r.qname.clone()).collect();
     let symbols = store
         .symbols(snap, &known)
@@ -228,8 +231,6 @@ async fn calls(
             r.signature = s.signature.clone();
         }
     }
-    let total = results.len();
-    results.truncate(MAX_CALL_RESULTS);
     Ok(Outcome::Calls(CallsOutcome {
         operation: op.as_str().to_owned(),
         qname: qname.to_owned(),

@@ -153,10 +153,41 @@ pub fn parse(event: &str, payload: &Value) -> ParsedEvent {
             });
             ParsedEvent::Issue(Box::new(event))
         }
+        "push" => push(payload),
         _ => ParsedEvent::Ignored {
             reason: "unsupported_event",
         },
     }
+}
+
+/// `push`: only the default branch matters; deleted branches and tags are ignored.
+fn push(payload: &Value) -> ParsedEvent {
+    let (Some(git_ref), Some(default_branch), Some(project_id), Some(project_path), Some(after)) = (
+        str_at(payload, "/ref"),
+        str_at(payload, "/repository/default_branch"),
+        id_at(payload, "/repository/id"),
+        str_at(payload, "/repository/full_name"),
+        str_at(payload, "/after"),
+    ) else {
+        return ParsedEvent::Ignored {
+            reason: "malformed_payload",
+        };
+    };
+    if git_ref != format!("refs/heads/{default_branch}") {
+        return ParsedEvent::Ignored {
+            reason: "not_default_branch",
+        };
+    }
+    if payload.get("deleted").and_then(Value::as_bool) == Some(true) || super::is_zero_sha(after) {
+        return ParsedEvent::Ignored {
+            reason: "branch_deleted",
+        };
+    }
+    ParsedEvent::Push(crate::event::PushEvent {
+        project_id,
+        project_path: project_path.to_owned(),
+        commit: after.to_owned(),
+    })
 }
 
 fn issue_event(payload: &Value) -> Option<IssueEvent> {

@@ -57,6 +57,7 @@ pub fn parse(event: &str, payload: &Value) -> ParsedEvent {
     match event {
         "Issue Hook" | "Confidential Issue Hook" => issue_hook(payload),
         "Note Hook" | "Confidential Note Hook" => note_hook(event, payload),
+        "Push Hook" => push_hook(payload),
         _ => ParsedEvent::Ignored {
             reason: "unsupported_event",
         },
@@ -239,6 +240,39 @@ fn note_hook(event_name: &str, payload: &Value) -> ParsedEvent {
             .unwrap_or(false),
     });
     ParsedEvent::Issue(Box::new(event))
+}
+
+/// `Push Hook`: only the default branch matters; deleted branches are ignored.
+fn push_hook(payload: &Value) -> ParsedEvent {
+    let (Some(git_ref), Some(default_branch), Some(project_path)) = (
+        str_at(payload, "/ref"),
+        str_at(payload, "/project/default_branch"),
+        str_at(payload, "/project/path_with_namespace"),
+    ) else {
+        return malformed();
+    };
+    let Some(project_id) = id_at(payload, "/project/id").or_else(|| id_at(payload, "/project_id"))
+    else {
+        return malformed();
+    };
+    if git_ref != format!("refs/heads/{default_branch}") {
+        return ParsedEvent::Ignored {
+            reason: "not_default_branch",
+        };
+    }
+    let commit = str_at(payload, "/checkout_sha")
+        .filter(|sha| !sha.is_empty())
+        .or_else(|| str_at(payload, "/after"));
+    match commit {
+        Some(sha) if !super::is_zero_sha(sha) => ParsedEvent::Push(crate::event::PushEvent {
+            project_id,
+            project_path: project_path.to_owned(),
+            commit: sha.to_owned(),
+        }),
+        _ => ParsedEvent::Ignored {
+            reason: "branch_deleted",
+        },
+    }
 }
 
 fn normalize_state(state: Option<&str>) -> String {

@@ -88,6 +88,11 @@ pub(crate) fn added(previous: &[String], current: &[String]) -> Vec<String> {
         .collect()
 }
 
+/// Git's all-zero object id, used for "no commit" (a deleted branch).
+pub(crate) fn is_zero_sha(sha: &str) -> bool {
+    !sha.is_empty() && sha.bytes().all(|b| b == b'0')
+}
+
 /// A SHA-256 of the body, the delivery identity of last resort when the sender sent none.
 pub(crate) fn body_digest(body: &[u8]) -> String {
     use sha2::{Digest, Sha256};

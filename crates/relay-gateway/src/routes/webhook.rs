@@ -119,7 +119,7 @@ pub async fn receive(
             count(tracker.name.as_str(), &event_label, "accepted");
             // Full means a wake-up is already pending; that one covers this job too.
             let _ = state.wake_workers.try_send(());
-            tracing::info!(delivery.id = %delivery.delivery_id, delivery.row = delivery_id, issue.id = issue_id, job.id = job_id, reason, "delivery accepted");
+            tracing::info!(delivery.id = %delivery.delivery_id, delivery.row = delivery_id, issue.id = ?issue_id, job.id = job_id, reason, "delivery accepted");
             (
                 StatusCode::ACCEPTED,
                 Json(

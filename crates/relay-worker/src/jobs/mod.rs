@@ -1,15 +1,35 @@
 //! One module per job kind.
 
 pub mod process_issue;
+pub mod update_checkout;
+
+use std::sync::Arc;
 
 use relay_core::JobKind;
+use relay_repo::RepoManager;
 
 use crate::handler::Registry;
+pub use update_checkout::RepoSpecs;
+
+/// What the built-in jobs need from the process.
+#[derive(Clone)]
+pub struct JobDeps {
+    pub repos: Arc<RepoManager>,
+    pub specs: Arc<RepoSpecs>,
+}
 
 /// The registry with every built-in job handler.
-pub fn registry() -> Registry {
-    Registry::new().register(
-        JobKind::ProcessIssue.as_str(),
-        process_issue::ProcessIssueJob,
-    )
+pub fn registry(deps: &JobDeps) -> Registry {
+    Registry::new()
+        .register(
+            JobKind::ProcessIssue.as_str(),
+            process_issue::ProcessIssueJob,
+        )
+        .register(
+            JobKind::UpdateCheckout.as_str(),
+            update_checkout::UpdateCheckoutJob {
+                repos: deps.repos.clone(),
+                specs: deps.specs.clone(),
+            },
+        )
 }

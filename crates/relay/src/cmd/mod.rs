@@ -2,8 +2,10 @@
 
 pub mod bench_intake;
 pub mod config;
+pub mod llm;
 pub mod migrate;
 pub mod serve;
+pub mod tool;
 
 use std::path::Path;
 

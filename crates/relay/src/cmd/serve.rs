@@ -42,9 +42,15 @@ pub async fn run(config: Option<&Path>, roles: Roles) -> anyhow::Result<()> {
         });
     }
     if roles != Roles::Gateway {
+        let repos = relay_repo::RepoManager::new(settings.repo.clone())
+            .context("failed to prepare the repository data directory (repo.data_dir)")?;
+        let deps = relay_worker::jobs::JobDeps {
+            repos: std::sync::Arc::new(repos),
+            specs: std::sync::Arc::new(relay_worker::jobs::RepoSpecs::new(&settings.trackers)),
+        };
         let worker = relay_worker::Worker::new(
             pool.clone(),
-            relay_worker::jobs::registry(),
+            relay_worker::jobs::registry(&deps),
             settings.worker.clone(),
         );
         let shutdown = shutdown.clone();

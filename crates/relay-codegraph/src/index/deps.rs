@@ -1,0 +1,94 @@
+//! Which files an incremental update must re-resolve.
+//!
+//! A file's references resolve only through the packages/modules it imports (and its own), so the
+//! files to re-resolve after a change are the reverse transitive import closure of the changed
+//! files' packages/modules. Go's `implements` and `dynamic` edges are global; they are compared
+//! separately (see [`super::incremental`]).
+
+use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
+
+use super::facts::{FileFacts, LangFacts};
+
+/// Names under which other files can reach this file: the Go package path; the Python module,
+/// every dotted suffix of it (importable from a source root) and prefix (namespace packages).
+pub(crate) fn provides(f: &FileFacts) -> Vec<String> {
+    match &f.lang {
+        LangFacts::Go(g) => vec![g.pkg_path.clone()],
+        LangFacts::Python(p) => {
+            // Suffixes (source-root import names) and prefixes (namespace packages).
+            let parts: Vec<&str> = p.module.split('.').collect();
+            let mut out: Vec<String> = (0..parts.len()).map(|k| parts[k..].join(".")).collect();
+            out.extend((1..parts.len()).map(|k| parts[..k].join(".")));
+            out
+        }
+    }
+}
+
+/// Names this file's resolution reads: its own package/module and everything it imports (for
+/// Python, with every dotted prefix).
+pub(crate) fn requires(f: &FileFacts) -> Vec<String> {
+    match &f.lang {
+        LangFacts::Go(g) => {
+            let mut out = vec![g.pkg_path.clone()];
+            out.extend(g.imports.iter().map(|i| i.path.clone()));
+            out
+        }
+        LangFacts::Python(p) => {
+            let mut names = vec![p.module.clone()];
+            for imp in &p.imports {
+                names.push(imp.module.clone());
+                if let Some(n) = &imp.name {
+                    names.push(format!("{}.{n}", imp.module));
+                }
+            }
+            names.extend(p.star_imports.iter().cloned());
+            let mut out = Vec::new();
+            for name in names {
+                let mut prefix = String::new();
+                for part in name.split('.') {
+                    if !prefix.is_empty() {
+                        prefix.push('.');
+                    }
+                    prefix.push_str(part);
+                    out.push(prefix.clone());
+                }
+            }
+            out
+        }
+    }
+}
+
+/// The changed files plus every file that (transitively) depends on a name in `changed_keys`.
+pub(crate) fn affected(
+    facts: &BTreeMap<String, FileFacts>,
+    changed_files: &BTreeSet<String>,
+    changed_keys: HashSet<String>,
+) -> BTreeSet<String> {
+    // Reverse index: name → files reading it.
+    let mut readers: HashMap<String, Vec<&String>> = HashMap::new();
+    for (rel, f) in facts {
+        for r in requires(f) {
+            readers.entry(r).or_default().push(rel);
+        }
+    }
+    let mut affected: BTreeSet<String> = changed_files
+        .iter()
+        .filter(|f| facts.contains_key(*f))
+        .cloned()
+        .collect();
+    let mut seen_keys: HashSet<String> = HashSet::new();
+    let mut queue: Vec<String> = changed_keys.into_iter().collect();
+    while let Some(key) = queue.pop() {
+        if !seen_keys.insert(key.clone()) {
+            continue;
+        }
+        for rel in readers.get(&key).into_iter().flatten() {
+            if affected.insert((*rel).clone())
+                && let Some(f) = facts.get(*rel)
+            {
+                queue.extend(provides(f));
+            }
+        }
+    }
+    affected
+}

@@ -1,0 +1,25 @@
+//! `relay tool`: one code-tool call, printed exactly as an agent receives it.
+
+use std::path::{Path, PathBuf};
+
+use clap::Args;
+
+#[derive(Debug, Args)]
+pub struct ToolArgs {
+    /// The tool: grep, read, glob or tree.
+    name: String,
+    /// The checkout to run it in (the sandbox root).
+    #[arg(long, default_value = ".")]
+    repo: PathBuf,
+    /// The tool's arguments as JSON, e.g. '{"pattern": "TODO", "path": "src"}'.
+    #[arg(default_value = "{}")]
+    arguments: String,
+}
+
+pub fn run(config: Option<&Path>, args: &ToolArgs) -> anyhow::Result<()> {
+    let limits = crate::settings::load(config)?.settings.tools;
+    let text = relay_tools::run_tool_with_limits(&args.name, &args.repo, &args.arguments, limits)
+        .map_err(|e| anyhow::anyhow!("{e}"))?;
+    println!("{text}");
+    Ok(())
+}

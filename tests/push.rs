@@ -1,0 +1,214 @@
+//! Pushes to the default branch move the checkout through the queue.
+
+use std::path::Path;
+use std::process::Command;
+use std::sync::Arc;
+
+use relay_worker::jobs::{JobDeps, RepoSpecs};
+use relay_worker::{Outcome, Registry, Worker};
+use serde_json::{Value, json};
+use sqlx::PgPool;
+
+use crate::helpers::*;
+use crate::queue::settings;
+
+/// The built-in registry with a repository manager in `data`, serving `octo/repo` of the GitHub
+/// tracker and `group/project` of the GitLab tracker from `local` when given.
+pub fn registry(data: &tempfile::TempDir, local: Option<&Path>) -> Registry {
+    let repos = relay_repo::RepoManager::new(relay_repo::RepoSettings {
+        data_dir: data.path().to_path_buf(),
+        ..Default::default()
+    })
+    .unwrap();
+    let mut specs = RepoSpecs::new(&trackers());
+    if let Some(local) = local {
+        specs = specs
+            .with_local("github", "octo/repo", local.to_path_buf())
+            .with_local("gitlab", "group/project", local.to_path_buf());
+    }
+    relay_worker::jobs::registry(&JobDeps {
+        repos: Arc::new(repos),
+        specs: Arc::new(specs),
+    })
+}
+
+fn git(dir: &Path, args: &[&str]) -> String {
+    let output = Command::new("git")
+        .args([
+            "-c",
+            "user.name=t",
+            "-c",
+            "user.email=t@example.com",
+            "-c",
+            "init.defaultBranch=main",
+        ])
+        .args(args)
+        .current_dir(dir)
+        .output()
+        .expect("git runs");
+    assert!(
+        output.status.success(),
+        "git {args:?}: {}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    String::from_utf8(output.stdout).unwrap().trim().to_owned()
+}
+
+fn commit(dir: &Path, file: &str, text: &str) -> String {
+    std::fs::write(dir.join(file), text).unwrap();
+    git(dir, &["add", "."]);
+    git(dir, &["commit", "-qm", file]);
+    git(dir, &["rev-parse", "HEAD"])
+}
+
+fn github_push(git_ref: &str, after: &str) -> Vec<u8> {
+    serde_json::to_vec(&json!({
+        "ref": git_ref, "before": "0000000000000000000000000000000000000000", "after": after,
+        "created": false, "deleted": false, "forced": false,
+        "repository": { "id": 77, "full_name": "octo/repo", "default_branch": "main" },
+        "pusher": { "name": "alice" }, "sender": { "login": "alice", "type": "User" }
+    }))
+    .unwrap()
+}
+
+fn gitlab_push(git_ref: &str, after: &str) -> Vec<u8> {
+    serde_json::to_vec(&json!({
+        "object_kind": "push", "event_name": "push", "ref": git_ref,
+        "before": "0000000000000000000000000000000000000000", "after": after, "checkout_sha": after,
+        "project_id": 15,
+        "project": { "id": 15, "path_with_namespace": "group/project", "default_branch": "main" },
+        "user_username": "alice"
+    }))
+    .unwrap()
+}
+
+#[sqlx::test(migrator = "relay_store::MIGRATOR")]
+async fn default_branch_pushes_update_the_checkout(pool: PgPool) {
+    let upstream = tempfile::tempdir().unwrap();
+    git(upstream.path(), &["init", "-q"]);
+    let first = commit(upstream.path(), "a.txt", "one");
+
+    let app = relay_gateway::app(state(pool.clone()));
+    let answer = call(
+        &app,
+        github_request("push", "p-1", github_push("refs/heads/main", &first)),
+    )
+    .await;
+    assert_eq!(
+        (answer.outcome(), answer.reason()),
+        ("accepted", "default_branch_push")
+    );
+    let job_id = answer.body["job"].as_i64().unwrap();
+    let others = [
+        (
+            github_push("refs/heads/feature", &first),
+            "not_default_branch",
+        ),
+        (github_push("refs/tags/v1", &first), "not_default_branch"),
+        (
+            github_push(
+                "refs/heads/main",
+                "0000000000000000000000000000000000000000",
+            ),
+            "branch_deleted",
+        ),
+    ];
+    for (i, (body, reason)) in others.into_iter().enumerate() {
+        let answer = call(&app, github_request("push", &format!("p-x{i}"), body)).await;
+        assert_eq!((answer.outcome(), answer.reason()), ("ignored", reason));
+    }
+
+    let data = tempfile::tempdir().unwrap();
+    let worker = Worker::new(
+        pool.clone(),
+        registry(&data, Some(upstream.path())),
+        settings(),
+    );
+    assert_eq!(
+        worker.drain().await.unwrap(),
+        vec![Outcome::Succeeded { job_id }]
+    );
+    let detail: Value = sqlx::query_scalar("SELECT detail FROM job_runs WHERE job_id = $1")
+        .bind(job_id)
+        .fetch_one(&pool)
+        .await
+        .unwrap();
+    assert_eq!(detail["commit"], json!(first));
+
+    // Two quick pushes: one queued update, at the newest commit.
+    let second = commit(upstream.path(), "b.txt", "two");
+    let third = commit(upstream.path(), "c.txt", "three");
+    let a = call(
+        &app,
+        gitlab_request("Push Hook", "gp-1", gitlab_push("refs/heads/main", &second)),
+    )
+    .await;
+    assert_eq!(a.reason(), "default_branch_push");
+    let b = call(
+        &app,
+        github_request("push", "p-2", github_push("refs/heads/main", &second)),
+    )
+    .await;
+    let c = call(
+        &app,
+        github_request("push", "p-3", github_push("refs/heads/main", &third)),
+    )
+    .await;
+    assert_eq!(
+        b.body["job"], c.body["job"],
+        "a newer push joins the queued update"
+    );
+    let outcomes = worker.drain().await.unwrap();
+    assert_eq!(outcomes.len(), 2, "{outcomes:?}");
+    assert!(
+        outcomes
+            .iter()
+            .all(|o| matches!(o, Outcome::Succeeded { .. })),
+        "{outcomes:?}"
+    );
+    let commits: Vec<Value> = sqlx::query_scalar(
+        "SELECT r.detail->'commit' FROM job_runs r JOIN jobs j ON j.id = r.job_id
+         WHERE j.kind = 'update_checkout' ORDER BY r.id",
+    )
+    .fetch_all(&pool)
+    .await
+    .unwrap();
+    assert!(
+        commits.contains(&json!(third)) && commits.contains(&json!(second)),
+        "{commits:?}"
+    );
+}
+
+#[sqlx::test(migrator = "relay_store::MIGRATOR")]
+async fn a_missing_repository_fails_permanently(pool: PgPool) {
+    let app = relay_gateway::app(state(pool.clone()));
+    let answer = call(
+        &app,
+        github_request(
+            "push",
+            "m-1",
+            github_push(
+                "refs/heads/main",
+                "1234567890123456789012345678901234567890",
+            ),
+        ),
+    )
+    .await;
+    let job_id = answer.body["job"].as_i64().unwrap();
+    let data = tempfile::tempdir().unwrap();
+    let nowhere = data.path().join("no-such-repo");
+    let worker = Worker::new(pool.clone(), registry(&data, Some(&nowhere)), settings());
+    assert_eq!(
+        worker.drain().await.unwrap(),
+        vec![Outcome::Failed { job_id }]
+    );
+    let job = relay_store::queue::get(&pool, job_id)
+        .await
+        .unwrap()
+        .unwrap();
+    assert!(
+        job.last_error
+            .unwrap()
+            .contains("failed to update the checkout")
+    );
+}
