@@ -47,13 +47,17 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         let path = PathBuf::from(changed.as_str());
         let delta = indexer.update(&[path])?;
         println!(
-            "incremental: {:.1} ms ({} file(s) re-parsed, {} file(s) in delta, {} symbols, {} edges)",
+            "incremental: {:.1} ms ({} file(s) re-parsed, {} re-resolved, {} file(s) in delta, {} symbols, {} edges)",
             delta.duration.as_secs_f64() * 1000.0,
             delta.reparsed,
+            delta.resolved,
             delta.files.len(),
             delta.symbols.len(),
             delta.edges.len()
         );
+        if delta.files.len() <= 10 {
+            println!("  delta files: {:?}", delta.files);
+        }
     }
     Ok(())
 }

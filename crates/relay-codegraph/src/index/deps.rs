@@ -83,7 +83,12 @@ pub(crate) fn affected(
             continue;
         }
         for rel in readers.get(&key).into_iter().flatten() {
+            // A Go test file reached here does not change what its package exports to
+            // importers (test declarations are invisible outside the package's own tests), so
+            // it does not propagate further; otherwise every package with a test importing
+            // `net/http` would make all of its importers dirty.
             if affected.insert((*rel).clone())
+                && !rel.ends_with("_test.go")
                 && let Some(f) = facts.get(*rel)
             {
                 queue.extend(provides(f));

@@ -10,7 +10,7 @@ use tree_sitter::Parser;
 use super::facts::{FileFacts, LangFacts, count_lines};
 use super::parallel::par_map;
 use super::deps;
-use super::resolve::{Derived, FileOutput, build_tables, resolve_files};
+use super::resolve::{self, Derived, FileOutput, build_tables, resolve_files};
 use super::walk::{self, GoModules, SourceFile};
 use super::{Error, IndexOptions, IndexStats, Phase, Result};
 use crate::model::{Confidence, Edge, EdgeKind, Graph, Language, Symbol};
@@ -26,6 +26,8 @@ pub struct GraphDelta {
     pub edges: Vec<Edge>,
     /// Files re-parsed by this update.
     pub reparsed: usize,
+    /// Files re-resolved by this update (the changed files and those that can see them).
+    pub resolved: usize,
     /// Wall time of the update.
     pub duration: Duration,
 }
@@ -214,11 +216,18 @@ impl Indexer {
         // see a changed package/module are re-resolved (the other languages keep their results).
         let tables = build_tables(&self.facts, &languages);
         let mut targets = deps::affected(&self.facts, &changed_files, changed_keys);
+        // Names may coincide across languages (a Go package `x`, a Python module `x`).
+        targets.retain(|rel| {
+            self.facts
+                .get(rel)
+                .is_some_and(|f| languages.contains(&resolve::language(f)))
+        });
         if languages.contains(&Language::Go) {
             let derived = tables.derived();
             add_derived_changes(&self.derived, &derived, &self.outputs, &mut targets);
             self.derived = derived;
         }
+        delta.resolved = targets.len();
         let mut outputs = resolve_files(&tables, Some(&targets), &self.opts);
         drop(tables);
         let replaced: BTreeSet<&String> = targets.iter().chain(&changed_files).collect();

@@ -39,6 +39,10 @@ pub struct BenchIntakeArgs {
     /// PID of the gateway process, to report its peak RSS.
     #[arg(long)]
     gateway_pid: Option<u32>,
+    /// Alternating gateway/ceiling rounds; the ratio reported is the median of the rounds'
+    /// ratios, so load that drifts during the run affects both sides alike.
+    #[arg(long, default_value_t = 3)]
+    rounds: usize,
 }
 
 pub async fn run(args: BenchIntakeArgs) -> anyhow::Result<()> {
@@ -49,13 +53,97 @@ pub async fn run(args: BenchIntakeArgs) -> anyhow::Result<()> {
         .timeout(Duration::from_secs(30))
         .build()
         .context("failed to build the HTTP client")?;
+    let database = relay_store::DatabaseSettings::from_url(&args.database_url);
+    let pool = database
+        .pool_options()
+        .max_connections(args.concurrency.max(1) as u32)
+        .connect_with(database.connect_options().map_err(anyhow::Error::msg)?)
+        .await
+        .context("failed to connect for the ceiling run")?;
 
     // Warm up connections on both sides.
     for i in 0..args.concurrency.min(args.count) {
         let body = payload(&args.bot, i % args.issues.max(1), i);
         post(&client, &args, &format!("warmup-{run_id}-{i}"), &body).await?;
     }
+    let sample = payload(&args.bot, 0, 0);
+    relay_store::bench::insert_ceiling(&pool, &sample, args.concurrency * 4, args.concurrency)
+        .await
+        .context("ceiling warm-up failed")?;
 
+    let mut ratios = Vec::new();
+    let (mut all_gateway, mut all_ceiling) = (Vec::new(), Vec::new());
+    let (mut gateway_rates, mut ceiling_rates) = (Vec::new(), Vec::new());
+    for round in 0..args.rounds.max(1) {
+        let (latencies, accepted, elapsed) = gateway_round(
+            &client,
+            &args,
+            &format!("{run_id}-r{round}"),
+            (round + 1) * args.count,
+        )
+        .await?;
+        if accepted != args.count {
+            anyhow::bail!("only {accepted} of {} deliveries were accepted", args.count);
+        }
+        let ceiling_started = Instant::now();
+        let ceiling =
+            relay_store::bench::insert_ceiling(&pool, &sample, args.count, args.concurrency)
+                .await
+                .context("ceiling run failed")?;
+        let ceiling_elapsed = ceiling_started.elapsed();
+        let gateway_rate = accepted as f64 / elapsed.as_secs_f64();
+        let ceiling_rate = args.count as f64 / ceiling_elapsed.as_secs_f64();
+        println!(
+            "round {}: gateway {:.0}/s, ceiling {:.0}/s, ratio {:.2}",
+            round + 1,
+            gateway_rate,
+            ceiling_rate,
+            gateway_rate / ceiling_rate
+        );
+        ratios.push(gateway_rate / ceiling_rate);
+        gateway_rates.push(gateway_rate);
+        ceiling_rates.push(ceiling_rate);
+        all_gateway.extend(latencies);
+        all_ceiling.extend(ceiling);
+    }
+
+    println!(
+        "deliveries: {} per round x {} rounds, concurrency {}, spread over {} issues",
+        args.count, args.rounds, args.concurrency, args.issues
+    );
+    println!(
+        "gateway: {:.0} accepted/s (median), p50 {:.2} ms, p99 {:.2} ms",
+        median(&mut gateway_rates),
+        percentile(&mut all_gateway, 0.50),
+        percentile(&mut all_gateway, 0.99)
+    );
+    println!(
+        "ceiling (INSERT; COMMIT): {:.0} rows/s (median), p50 {:.2} ms, p99 {:.2} ms",
+        median(&mut ceiling_rates),
+        percentile(&mut all_ceiling, 0.50),
+        percentile(&mut all_ceiling, 0.99)
+    );
+    println!(
+        "ratio: gateway / ceiling = {:.2} (median of rounds)",
+        median(&mut ratios)
+    );
+    if let Some(pid) = args.gateway_pid {
+        match peak_rss_kib(pid) {
+            Some(kib) => println!("gateway peak RSS: {:.1} MiB", kib as f64 / 1024.0),
+            None => println!("gateway peak RSS: unavailable for pid {pid}"),
+        }
+    }
+    Ok(())
+}
+
+/// Sends `count` deliveries over `concurrency` connections; returns latencies, accepted count and
+/// wall time.
+async fn gateway_round(
+    client: &reqwest::Client,
+    args: &Arc<BenchIntakeArgs>,
+    run_id: &str,
+    comment_offset: usize,
+) -> anyhow::Result<(Vec<Duration>, usize, Duration)> {
     let next = Arc::new(AtomicUsize::new(0));
     let started = Instant::now();
     let mut tasks = tokio::task::JoinSet::new();
@@ -63,7 +151,7 @@ pub async fn run(args: BenchIntakeArgs) -> anyhow::Result<()> {
         let client = client.clone();
         let next = next.clone();
         let args = args.clone();
-        let run_id = run_id.clone();
+        let run_id = run_id.to_owned();
         tasks.spawn(async move {
             let mut latencies = Vec::new();
             let mut accepted = 0usize;
@@ -72,7 +160,7 @@ pub async fn run(args: BenchIntakeArgs) -> anyhow::Result<()> {
                 if i >= args.count {
                     return Ok::<_, anyhow::Error>((latencies, accepted));
                 }
-                let body = payload(&args.bot, i % args.issues.max(1), i);
+                let body = payload(&args.bot, i % args.issues.max(1), comment_offset + i);
                 let request_started = Instant::now();
                 let status = post(&client, &args, &format!("{run_id}-{i}"), &body).await?;
                 latencies.push(request_started.elapsed());
@@ -89,56 +177,12 @@ pub async fn run(args: BenchIntakeArgs) -> anyhow::Result<()> {
         latencies.extend(l);
         accepted += a;
     }
-    let gateway_elapsed = started.elapsed();
+    Ok((latencies, accepted, started.elapsed()))
+}
 
-    // The ceiling, same Postgres, same concurrency, same payload.
-    let database = relay_store::DatabaseSettings::from_url(&args.database_url);
-    let mut pool_options = database.pool_options();
-    pool_options = pool_options.max_connections(args.concurrency.max(1) as u32);
-    let pool = pool_options
-        .connect_with(database.connect_options().map_err(anyhow::Error::msg)?)
-        .await
-        .context("failed to connect for the ceiling run")?;
-    let sample = payload(&args.bot, 0, 0);
-    let ceiling_started = Instant::now();
-    let mut ceiling =
-        relay_store::bench::insert_ceiling(&pool, &sample, args.count, args.concurrency)
-            .await
-            .context("ceiling run failed")?;
-    let ceiling_elapsed = ceiling_started.elapsed();
-
-    let gateway_rate = accepted as f64 / gateway_elapsed.as_secs_f64();
-    let ceiling_rate = args.count as f64 / ceiling_elapsed.as_secs_f64();
-    println!(
-        "deliveries: {} ({} accepted), concurrency {}",
-        args.count, accepted, args.concurrency
-    );
-    println!(
-        "gateway: {:.0} accepted/s, p50 {:.2} ms, p99 {:.2} ms",
-        gateway_rate,
-        percentile(&mut latencies, 0.50),
-        percentile(&mut latencies, 0.99)
-    );
-    println!(
-        "ceiling (INSERT; COMMIT): {:.0} rows/s, p50 {:.2} ms, p99 {:.2} ms",
-        ceiling_rate,
-        percentile(&mut ceiling, 0.50),
-        percentile(&mut ceiling, 0.99)
-    );
-    println!(
-        "ratio: gateway / ceiling = {:.2}",
-        gateway_rate / ceiling_rate
-    );
-    if let Some(pid) = args.gateway_pid {
-        match peak_rss_kib(pid) {
-            Some(kib) => println!("gateway peak RSS: {:.1} MiB", kib as f64 / 1024.0),
-            None => println!("gateway peak RSS: unavailable for pid {pid}"),
-        }
-    }
-    if accepted != args.count {
-        anyhow::bail!("only {accepted} of {} deliveries were accepted", args.count);
-    }
-    Ok(())
+fn median(values: &mut [f64]) -> f64 {
+    values.sort_by(f64::total_cmp);
+    values.get(values.len() / 2).copied().unwrap_or(0.0)
 }
 
 /// A GitHub `issue_comment.created` delivery mentioning the bot, in the shape GitHub sends.
