@@ -396,3 +396,14 @@ async fn ops_endpoints(pool: PgPool) {
     let ready = call(&app, Request::get("/readyz").body(Body::empty()).unwrap()).await;
     assert_eq!(ready.status, StatusCode::SERVICE_UNAVAILABLE);
 }
+
+#[sqlx::test(migrator = "relay_store::MIGRATOR")]
+async fn worker_processes_serve_only_ops_endpoints(pool: PgPool) {
+    let app = relay_gateway::ops_app(state(pool.clone()));
+    let ready = call(&app, Request::get("/readyz").body(Body::empty()).unwrap()).await;
+    assert_eq!(ready.status, StatusCode::OK);
+    let body = fixture("webhooks/github/issues.labeled.json");
+    let answer = call(&app, github_request("issues", "w-1", body)).await;
+    assert_eq!(answer.status, StatusCode::NOT_FOUND);
+    assert_eq!(count(&pool, "deliveries").await, 0);
+}

@@ -92,12 +92,22 @@ fn spawn_notifier(pool: PgPool) -> tokio::sync::mpsc::Sender<()> {
     sender
 }
 
-/// The gateway's router.
+/// The gateway's router: webhooks and the ops endpoints.
 pub fn app(state: AppState) -> Router {
     let body_limit = state.settings.body_limit_bytes;
-    Router::new()
+    let router = Router::new()
         .route("/webhooks/{tracker}", post(routes::webhook::receive))
-        .layer(DefaultBodyLimit::max(body_limit))
+        .layer(DefaultBodyLimit::max(body_limit));
+    with_ops(router, state)
+}
+
+/// Only the ops endpoints (`/healthz`, `/readyz`, `/metrics`): what a worker-only process serves.
+pub fn ops_app(state: AppState) -> Router {
+    with_ops(Router::new(), state)
+}
+
+fn with_ops(router: Router<AppState>, state: AppState) -> Router {
+    router
         .route("/healthz", get(routes::health::healthz))
         .route("/readyz", get(routes::health::readyz))
         .route("/metrics", get(routes::metrics::render))
@@ -134,9 +144,27 @@ pub async fn run(
     state: AppState,
     shutdown: CancellationToken,
 ) -> std::io::Result<()> {
+    serve(listener, app(state), shutdown, "gateway").await
+}
+
+/// Serves only the ops endpoints (for worker-only processes).
+pub async fn run_ops(
+    listener: TcpListener,
+    state: AppState,
+    shutdown: CancellationToken,
+) -> std::io::Result<()> {
+    serve(listener, ops_app(state), shutdown, "ops endpoints").await
+}
+
+async fn serve(
+    listener: TcpListener,
+    router: Router,
+    shutdown: CancellationToken,
+    what: &'static str,
+) -> std::io::Result<()> {
     let address = listener.local_addr()?;
-    tracing::info!(listen = %address, "gateway listening");
-    axum::serve(listener, app(state))
+    tracing::info!(listen = %address, "{what} listening");
+    axum::serve(listener, router)
         .with_graceful_shutdown(shutdown.cancelled_owned())
         .await
 }

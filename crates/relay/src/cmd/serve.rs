@@ -21,24 +21,38 @@ pub async fn run(config: Option<&Path>, roles: Roles) -> anyhow::Result<()> {
     tokio::spawn(wait_for_signal(shutdown.clone()));
 
     let mut tasks = tokio::task::JoinSet::new();
-    if roles != Roles::Worker {
+    // Every role serves the ops endpoints; only the gateway roles take webhooks.
+    let listener = tokio::net::TcpListener::bind(settings.server.listen)
+        .await
+        .with_context(|| {
+            format!(
+                "failed to listen on {} (server.listen)",
+                settings.server.listen
+            )
+        })?;
+    let trackers = if roles == Roles::Worker {
+        Vec::new()
+    } else {
         if settings.trackers.is_empty() {
             tracing::warn!("no [[trackers]] configured: every webhook will be answered 404");
         }
-        let listener = tokio::net::TcpListener::bind(settings.server.listen)
-            .await
-            .with_context(|| format!("failed to listen on {}", settings.server.listen))?;
-        let state = relay_gateway::AppState::new(
-            pool.clone(),
-            settings.trackers.clone(),
-            settings.server.clone(),
-            settings.worker.max_attempts,
-        );
+        settings.trackers.clone()
+    };
+    let state = relay_gateway::AppState::new(
+        pool.clone(),
+        trackers,
+        settings.server.clone(),
+        settings.worker.max_attempts,
+    );
+    {
         let shutdown = shutdown.clone();
         tasks.spawn(async move {
-            relay_gateway::run(listener, state, shutdown)
-                .await
-                .context("gateway failed")
+            let served = if roles == Roles::Worker {
+                relay_gateway::run_ops(listener, state, shutdown).await
+            } else {
+                relay_gateway::run(listener, state, shutdown).await
+            };
+            served.context("HTTP server failed")
         });
     }
     if roles != Roles::Gateway {
