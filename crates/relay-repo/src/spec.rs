@@ -26,36 +26,17 @@
 use std::path::PathBuf;
 
 use secrecy::{ExposeSecret, SecretString};
-use serde::{Deserialize, Serialize};
 
 use crate::error::{Error, Result};
 
-/// The tracker hosting a repository.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Provider {
-    /// github.com or GitHub Enterprise Server.
-    #[serde(rename = "github")]
-    GitHub,
-    /// gitlab.com or self-managed GitLab.
-    #[serde(rename = "gitlab")]
-    GitLab,
-}
+/// The tracker hosting a repository (shared with the rest of Relay).
+pub use relay_core::Provider;
 
-impl Provider {
-    /// Lower-case name (`github`, `gitlab`).
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Self::GitHub => "github",
-            Self::GitLab => "gitlab",
-        }
-    }
-
-    fn basic_auth_user(self) -> &'static str {
-        match self {
-            Self::GitHub => "x-access-token",
-            Self::GitLab => "oauth2",
-        }
+/// The username git sends with the token in Basic auth.
+fn basic_auth_user(provider: Provider) -> &'static str {
+    match provider {
+        Provider::GitHub => "x-access-token",
+        Provider::GitLab => "oauth2",
     }
 }
 
@@ -220,7 +201,7 @@ impl RepoSpec {
         let base = self.web_base()?;
         let credentials = format!(
             "{}:{}",
-            self.provider.basic_auth_user(),
+            basic_auth_user(self.provider),
             token.expose_secret()
         );
         let value = format!("Authorization: Basic {}", base64(credentials.as_bytes()));
@@ -238,7 +219,7 @@ impl RepoSpec {
             if !token.is_empty() {
                 secrets.push(token.to_string());
                 secrets.push(base64(
-                    format!("{}:{token}", self.provider.basic_auth_user()).as_bytes(),
+                    format!("{}:{token}", basic_auth_user(self.provider)).as_bytes(),
                 ));
             }
         }

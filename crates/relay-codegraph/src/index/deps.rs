@@ -11,17 +11,35 @@ use super::facts::{FileFacts, LangFacts};
 
 /// Names under which other files can reach this file: the Go package path; the Python module,
 /// every dotted suffix of it (importable from a source root) and prefix (namespace packages).
-pub(crate) fn provides(f: &FileFacts) -> Vec<String> {
+pub(crate) fn provides(f: &FileFacts, packages: &HashSet<String>) -> Vec<String> {
     match &f.lang {
         LangFacts::Go(g) => vec![g.pkg_path.clone()],
         LangFacts::Python(p) => {
-            // Suffixes (source-root import names) and prefixes (namespace packages).
+            // Prefixes (parent packages expose their submodules) and the suffixes starting after
+            // a directory that is not a package (names importable from a source root).
             let parts: Vec<&str> = p.module.split('.').collect();
-            let mut out: Vec<String> = (0..parts.len()).map(|k| parts[k..].join(".")).collect();
-            out.extend((1..parts.len()).map(|k| parts[..k].join(".")));
+            let mut out = vec![p.module.clone()];
+            for k in 1..parts.len() {
+                let prefix = parts[..k].join(".");
+                if !packages.contains(&prefix) {
+                    out.push(parts[k..].join("."));
+                }
+                out.push(prefix);
+            }
             out
         }
     }
+}
+
+/// Python packages (modules of `__init__.py` files).
+pub(crate) fn packages(facts: &BTreeMap<String, FileFacts>) -> HashSet<String> {
+    facts
+        .values()
+        .filter_map(|f| match &f.lang {
+            LangFacts::Python(p) if p.is_package => Some(p.module.clone()),
+            _ => None,
+        })
+        .collect()
 }
 
 /// Names this file's resolution reads: its own package/module and everything it imports (for
@@ -76,6 +94,7 @@ pub(crate) fn affected(
         .filter(|f| facts.contains_key(*f))
         .cloned()
         .collect();
+    let packages = packages(facts);
     let mut seen_keys: HashSet<String> = HashSet::new();
     let mut queue: Vec<String> = changed_keys.into_iter().collect();
     while let Some(key) = queue.pop() {
@@ -91,7 +110,7 @@ pub(crate) fn affected(
                 && !rel.ends_with("_test.go")
                 && let Some(f) = facts.get(*rel)
             {
-                queue.extend(provides(f));
+                queue.extend(provides(f, &packages));
             }
         }
     }

@@ -200,7 +200,12 @@ pub(crate) struct GoFile {
 
 /// Extracts the facts of one parsed Go file. `pkg_path` is the directory's import path (`None`
 /// outside any module at the repository root, where the package name is used).
-pub(crate) fn extract(root: Node<'_>, src: &[u8], pkg_path: Option<&str>) -> GoFile {
+pub(crate) fn extract(
+    root: Node<'_>,
+    src: &[u8],
+    pkg_path: Option<&str>,
+    file_stem: Option<&str>,
+) -> GoFile {
     let mut file = GoFile::default();
     let mut cursor = root.walk();
     let children: Vec<Node<'_>> = root.named_children(&mut cursor).collect();
@@ -214,7 +219,14 @@ pub(crate) fn extract(root: Node<'_>, src: &[u8], pkg_path: Option<&str>) -> GoF
             break;
         }
     }
-    let base = pkg_path.map_or_else(|| file.pkg_name.clone(), str::to_owned);
+    let mut base = pkg_path.map_or_else(|| file.pkg_name.clone(), str::to_owned);
+    // A `//go:build ignore` file (a generator run with `go run x.go`) is not part of its
+    // directory's package: it is its own program, named after the file.
+    if is_build_ignored(root, src)
+        && let Some(stem) = file_stem
+    {
+        base = format!("{base}/{stem}");
+    }
     file.pkg_path = if file.pkg_name.ends_with("_test")
         && !base.ends_with("_test")
         && base.rsplit('/').next() != Some(file.pkg_name.as_str())
@@ -245,6 +257,28 @@ pub(crate) fn extract(root: Node<'_>, src: &[u8], pkg_path: Option<&str>) -> GoF
         }
     }
     file
+}
+
+/// Whether the file's build constraint (before the package clause) contains `ignore`.
+fn is_build_ignored(root: Node<'_>, src: &[u8]) -> bool {
+    let mut cursor = root.walk();
+    for node in root.children(&mut cursor) {
+        if node.kind() != "comment" {
+            return false;
+        }
+        let t = text(node, src);
+        let constraint = t
+            .strip_prefix("//go:build")
+            .or_else(|| t.strip_prefix("// +build"));
+        if let Some(expr) = constraint
+            && expr
+                .split(|c: char| !(c.is_alphanumeric() || c == '_' || c == '.'))
+                .any(|term| term == "ignore")
+        {
+            return true;
+        }
+    }
+    false
 }
 
 fn imports(node: Node<'_>, src: &[u8], out: &mut Vec<GoImport>) {

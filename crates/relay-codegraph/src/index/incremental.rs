@@ -186,14 +186,15 @@ impl Indexer {
         );
         let mut changed_files = BTreeSet::new();
         let mut changed_keys: HashSet<String> = HashSet::new();
+        // Old and new package sets both count (a package may appear or vanish).
         for (file, item) in candidates.iter().zip(parsed) {
             changed_files.insert(file.rel.clone());
             if let Some(old) = self.facts.get(&file.rel) {
-                changed_keys.extend(deps::provides(old));
+                changed_keys.extend(deps::provides(old, &HashSet::new()));
             }
             match item? {
                 Some(facts) => {
-                    changed_keys.extend(deps::provides(&facts));
+                    changed_keys.extend(deps::provides(&facts, &HashSet::new()));
                     self.facts.insert(file.rel.clone(), facts);
                 }
                 None => {
@@ -357,7 +358,17 @@ fn parse_file(root: &Path, file: &SourceFile, modules: &GoModules) -> Result<Opt
         Language::Go => {
             let dir = file.rel.rsplit_once('/').map_or("", |(d, _)| d);
             let pkg_path = modules.package_path(dir);
-            LangFacts::Go(super::go::extract(root_node, &src, pkg_path.as_deref()))
+            let stem = file
+                .rel
+                .rsplit('/')
+                .next()
+                .and_then(|name| name.strip_suffix(".go"));
+            LangFacts::Go(super::go::extract(
+                root_node,
+                &src,
+                pkg_path.as_deref(),
+                stem,
+            ))
         }
         Language::Python => {
             let (module, is_package) = python_module_name(&file.rel);

@@ -9,7 +9,7 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 use anyhow::Context as _;
-use relay_core::{Provider, TrackerSettings, UpdateCheckout};
+use relay_core::{TrackerSettings, UpdateCheckout};
 use relay_repo::{RepoManager, RepoSpec};
 use serde_json::{Value, json};
 
@@ -46,11 +46,7 @@ impl RepoSpecs {
             .trackers
             .get(tracker)
             .with_context(|| format!("tracker {tracker:?} is not configured"))?;
-        let provider = match settings.provider {
-            Provider::GitHub => relay_repo::Provider::GitHub,
-            Provider::GitLab => relay_repo::Provider::GitLab,
-        };
-        let spec = RepoSpec::new(provider, settings.base_url.clone(), project_path);
+        let spec = RepoSpec::new(settings.provider, settings.base_url.clone(), project_path);
         Ok(
             match self
                 .local
