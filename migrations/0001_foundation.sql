@@ -18,7 +18,6 @@ CREATE TABLE deliveries (
     payload       JSONB       NOT NULL,
     UNIQUE (tracker, delivery_key)
 );
-CREATE INDEX deliveries_received_at_idx ON deliveries (received_at);
 
 -- Our mirror of tracker issues, upserted from webhooks.
 CREATE TABLE issues (
@@ -40,12 +39,14 @@ CREATE TABLE issues (
     created_at    TIMESTAMPTZ NOT NULL DEFAULT now(),
     synced_at     TIMESTAMPTZ NOT NULL DEFAULT now(),
     UNIQUE (tracker, project_id, number)
-);
+) WITH (fillfactor = 80);  -- room for HOT updates: every event rewrites its issue row
 
 -- The issue's thread: comments (GitHub) and notes (GitLab), keyed by the tracker's note id.
 CREATE TABLE issue_notes (
     id             BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
-    issue_id       BIGINT      NOT NULL REFERENCES issues (id) ON DELETE CASCADE,
+    -- issues.id. No foreign key: rows are only written together with their issue in one
+    -- statement and issues are never deleted, so the check would only cost the hot path.
+    issue_id       BIGINT      NOT NULL,
     note_id        TEXT        NOT NULL,
     -- GitLab discussion id; NULL on GitHub (one flat thread per issue).
     discussion_id  TEXT,
@@ -63,8 +64,10 @@ CREATE INDEX issue_notes_discussion_idx ON issue_notes (issue_id, discussion_id)
 -- when it completes; events that arrive while it runs stay pending for the follow-up job.
 CREATE TABLE issue_events (
     id            BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
-    issue_id      BIGINT      NOT NULL REFERENCES issues (id) ON DELETE CASCADE,
-    delivery_id   BIGINT      NOT NULL REFERENCES deliveries (id),
+    -- issues.id (no foreign key, as for issue_notes).
+    issue_id      BIGINT      NOT NULL,
+    -- The delivery that carried the event (no foreign key: deliveries may be pruned by age).
+    delivery_id   BIGINT      NOT NULL,
     kind          TEXT        NOT NULL,
     actor         TEXT        NOT NULL,
     note_id       TEXT,
@@ -95,7 +98,7 @@ CREATE TABLE jobs (
     updated_at        TIMESTAMPTZ NOT NULL DEFAULT now(),
     started_at        TIMESTAMPTZ,
     finished_at       TIMESTAMPTZ
-);
+) WITH (fillfactor = 70);  -- jobs are updated several times each; keep the updates HOT
 -- At most one running and one queued job per concurrency key: the running one does the work,
 -- the queued one is the follow-up that picks up whatever arrived meanwhile.
 CREATE UNIQUE INDEX jobs_one_running_per_key ON jobs (concurrency_key) WHERE status = 'running';

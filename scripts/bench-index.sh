@@ -20,7 +20,7 @@ run() {
     local name="$1" root="$2" changed="$3" lang="$4"
     shift 4
     echo "== $name: $root"
-    /usr/bin/time -v "$bin" "$root" "$changed" 2> >(grep -E "Maximum resident|Elapsed" >&2)
+    /usr/bin/time -v "$bin" "$root" "$changed" 2> >(grep -E "Maximum resident|Elapsed|User time|System time" >&2)
     local start end
     start=$(date +%s.%N)
     ctags -R --languages="$lang" -f /dev/null "$@" "$root"

@@ -11,6 +11,11 @@ use std::time::Instant;
 use relay_codegraph::index::{IndexOptions, Indexer};
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
+    // `RUST_LOG=relay_codegraph=debug` shows the phase timings.
+    tracing_subscriber::fmt()
+        .with_env_filter(tracing_subscriber::EnvFilter::from_default_env())
+        .with_writer(std::io::stderr)
+        .init();
     let args: Vec<String> = std::env::args().skip(1).collect();
     let json = args.iter().any(|a| a == "--json");
     let positional: Vec<&String> = args.iter().filter(|a| !a.starts_with("--")).collect();

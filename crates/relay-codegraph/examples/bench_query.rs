@@ -118,6 +118,7 @@ async fn main() -> anyhow::Result<()> {
         ("memory", &memory),
     ] {
         bench_store(label, store, &workload).await?;
+        bench_delta(label, store, &graph).await?;
     }
     pool.close().await;
     sqlx::query("DROP DATABASE IF EXISTS relay_codegraph_bench WITH (FORCE)")
@@ -306,6 +307,46 @@ async fn bench_store(label: &str, store: &dyn GraphStore, w: &Workload) -> anyho
         steps.last().copied().unwrap_or(0)
     );
     report("store.traverse_calls d3 (uniform)", times, &extra);
+    Ok(())
+}
+
+/// Applies a one-file delta (the file with the most edges, re-inserted unchanged) 20 times.
+async fn bench_delta(label: &str, store: &dyn GraphStore, graph: &Graph) -> anyhow::Result<()> {
+    let mut per_file: std::collections::HashMap<&str, usize> = std::collections::HashMap::new();
+    for e in &graph.edges {
+        *per_file.entry(e.file.as_str()).or_default() += 1;
+    }
+    let Some((file, _)) = per_file.into_iter().max_by_key(|(f, n)| (*n, *f)) else {
+        return Ok(());
+    };
+    let delta = relay_codegraph::store::GraphDelta {
+        files: vec![file.to_owned()],
+        symbols: graph
+            .symbols
+            .iter()
+            .filter(|s| s.file == file)
+            .cloned()
+            .collect(),
+        edges: graph
+            .edges
+            .iter()
+            .filter(|e| e.file == file)
+            .cloned()
+            .collect(),
+        ..Default::default()
+    };
+    let mut times = Vec::new();
+    for _ in 0..20 {
+        let t = Instant::now();
+        store.apply_delta(REPO, COMMIT, COMMIT, &delta).await?;
+        times.push(t.elapsed());
+    }
+    let extra = format!(
+        "  ({file}: {} symbols, {} edges)",
+        delta.symbols.len(),
+        delta.edges.len()
+    );
+    report(&format!("{label} apply_delta (1 file)"), times, &extra);
     Ok(())
 }
 

@@ -114,6 +114,13 @@ fn go_symbols_have_kinds_qnames_and_docs() {
             .iter()
             .any(|s| s.name == "pl" || s.name == "setup" && s.kind != SymbolKind::Function)
     );
+    // A `//go:build ignore` generator is its own program, not part of package store.
+    sym(&format!("{APP}/internal/store/gen.main"));
+    assert!(
+        !g.symbols
+            .iter()
+            .any(|s| s.qname == format!("{APP}/internal/store.main"))
+    );
     // A file with syntax errors is indexed as far as it parses.
     sym(&format!("{APP}/broken.Good"));
     sym(&format!("{APP}/broken.After"));
@@ -405,7 +412,7 @@ fn stats_count_files_lines_and_parse_errors() {
     };
     let out = index_repository(&fixture("go"), &opts).expect("index");
     let s = &out.stats;
-    assert_eq!((s.files, s.go_files, s.python_files), (5, 5, 0));
+    assert_eq!((s.files, s.go_files, s.python_files), (6, 6, 0));
     assert_eq!(s.parse_errors, 1, "broken/broken.go has syntax errors");
     assert_eq!(s.symbols, out.graph.symbols.len());
     assert_eq!(s.edges, out.graph.edges.len());

@@ -7,9 +7,9 @@ use std::time::{Duration, Instant};
 
 use tree_sitter::Parser;
 
+use super::deps;
 use super::facts::{FileFacts, LangFacts, count_lines};
 use super::parallel::par_map;
-use super::deps;
 use super::resolve::{self, Derived, FileOutput, build_tables, resolve_files};
 use super::walk::{self, GoModules, SourceFile};
 use super::{Error, IndexOptions, IndexStats, Phase, Result};

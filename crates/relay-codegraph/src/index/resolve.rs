@@ -68,11 +68,7 @@ pub(crate) fn build_tables<'a>(
         index.tables_ms = started.elapsed().as_millis() as u64,
         "built resolution tables"
     );
-    Tables {
-        go,
-        py,
-        files: all,
-    }
+    Tables { go, py, files: all }
 }
 
 /// Resolves the files of `tables` (only those in `only`, if given), keyed by path.

@@ -84,11 +84,17 @@ struct IndexedGraph {
     incoming: HashMap<String, Vec<usize>>,
 }
 
-fn remove_id(index: &mut HashMap<String, Vec<usize>>, key: &str, id: usize) {
-    if let Some(ids) = index.get_mut(key) {
-        ids.retain(|&i| i != id);
-        if ids.is_empty() {
-            index.remove(key);
+fn remove_ids(
+    index: &mut HashMap<String, Vec<usize>>,
+    keys: &HashSet<String>,
+    ids: &HashSet<usize>,
+) {
+    for key in keys {
+        if let Some(list) = index.get_mut(key) {
+            list.retain(|i| !ids.contains(i));
+            if list.is_empty() {
+                index.remove(key);
+            }
         }
     }
 }
@@ -141,33 +147,51 @@ impl IndexedGraph {
         self.live_edges += 1;
     }
 
-    fn remove_file(&mut self, file: &str) {
-        for id in self.symbols_by_file.remove(file).unwrap_or_default() {
+    /// Removes every symbol and edge of `files`. Index lists are filtered once per affected key, so a
+    /// file with thousands of edges from one symbol costs linear, not quadratic, time.
+    fn remove_files(&mut self, files: &BTreeSet<&String>) {
+        let mut symbol_ids = HashSet::new();
+        let mut edge_ids = HashSet::new();
+        for file in files {
+            symbol_ids.extend(
+                self.symbols_by_file
+                    .remove(file.as_str())
+                    .unwrap_or_default(),
+            );
+            edge_ids.extend(self.edges_by_file.remove(file.as_str()).unwrap_or_default());
+        }
+        let mut qnames = HashSet::new();
+        let mut qnames_lower = HashSet::new();
+        let mut names = HashSet::new();
+        let mut parents = HashSet::new();
+        for &id in &symbol_ids {
             if let Some(s) = self.symbols[id].take() {
-                remove_id(&mut self.by_qname, &s.qname, id);
-                remove_id(&mut self.by_qname_lower, &s.qname.to_lowercase(), id);
-                remove_id(&mut self.by_name, &s.name.to_lowercase(), id);
-                if let Some(parent) = &s.parent {
-                    remove_id(&mut self.by_parent, parent, id);
-                }
+                qnames_lower.insert(s.qname.to_lowercase());
+                names.insert(s.name.to_lowercase());
+                qnames.insert(s.qname);
+                parents.extend(s.parent);
                 self.live_symbols -= 1;
             }
         }
-        for id in self.edges_by_file.remove(file).unwrap_or_default() {
+        let mut froms = HashSet::new();
+        let mut tos = HashSet::new();
+        for &id in &edge_ids {
             if let Some(e) = self.edges[id].take() {
-                remove_id(&mut self.outgoing, &e.from, id);
-                if let Some(to) = &e.to {
-                    remove_id(&mut self.incoming, to, id);
-                }
+                froms.insert(e.from);
+                tos.extend(e.to);
                 self.live_edges -= 1;
             }
         }
+        remove_ids(&mut self.by_qname, &qnames, &symbol_ids);
+        remove_ids(&mut self.by_qname_lower, &qnames_lower, &symbol_ids);
+        remove_ids(&mut self.by_name, &names, &symbol_ids);
+        remove_ids(&mut self.by_parent, &parents, &symbol_ids);
+        remove_ids(&mut self.outgoing, &froms, &edge_ids);
+        remove_ids(&mut self.incoming, &tos, &edge_ids);
     }
 
     fn apply(&mut self, delta: &GraphDelta) {
-        for file in delta.files.iter().collect::<BTreeSet<_>>() {
-            self.remove_file(file);
-        }
+        self.remove_files(&delta.files.iter().collect());
         for s in &delta.symbols {
             self.add_symbol(s.clone());
         }
