@@ -1,11 +1,11 @@
 //! The tolerant Go and Python indexer.
 //!
 //! Indexing runs in two phases:
-//! 1. **extraction** ([`go`], [`python`]): each file is parsed with tree-sitter (in parallel) into
+//! 1. **extraction** (`go`, `python`): each file is parsed with tree-sitter (in parallel) into
 //!    per-file *facts*: its declarations plus every call, type and value reference in a small
 //!    expression IR with lexical scopes already applied (locals are told apart from package-level
 //!    names at this point);
-//! 2. **resolution** ([`resolve_go`], [`resolve_python`]): global tables (packages, types, method
+//! 2. **resolution** (`resolve_go`, `resolve_python`): global tables (packages, types, method
 //!    sets, modules, class hierarchies) are built from all facts, and each file's references are
 //!    resolved against them into [`Edge`]s. What cannot be resolved stays an unresolved edge.
 //!

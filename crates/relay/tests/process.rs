@@ -1,0 +1,171 @@
+//! The real `relay` binary: start `serve` on a fresh database, take a signed webhook, run its job,
+//! expose it in `/metrics`, and stop cleanly on SIGTERM.
+
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+const SECRET: &str = "process-test-secret";
+
+struct Server {
+    child: Child,
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+    }
+}
+
+fn base_database_url() -> String {
+    std::env::var("DATABASE_URL").expect("DATABASE_URL must point at the test PostgreSQL")
+}
+
+fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+}
+
+async fn wait_for<F, Fut>(what: &str, mut check: F)
+where
+    F: FnMut() -> Fut,
+    Fut: std::future::Future<Output = bool>,
+{
+    let started = Instant::now();
+    while started.elapsed() < Duration::from_secs(60) {
+        if check().await {
+            return;
+        }
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+    panic!("timed out waiting for {what}");
+}
+
+#[tokio::test]
+async fn serve_takes_a_webhook_runs_its_job_and_stops_on_sigterm() {
+    let base = base_database_url();
+    let database = format!("relay_process_{}", std::process::id());
+    let (prefix, _) = base
+        .rsplit_once('/')
+        .expect("DATABASE_URL has a database name");
+    let url = format!("{prefix}/{database}");
+    let port = free_port();
+    let dir = tempfile::tempdir().unwrap();
+    let config = dir.path().join("relay.toml");
+    std::fs::write(
+        &config,
+        format!(
+            r#"
+[server]
+listen = "127.0.0.1:{port}"
+[worker]
+poll_interval_secs = 1
+shutdown_grace_secs = 5
+[repo]
+data_dir = "{data}"
+[[trackers]]
+name = "github"
+provider = "github"
+base_url = "https://api.github.com"
+token = "t"
+webhook_secret = "{SECRET}"
+bot_username = "relay-bot"
+"#,
+            data = dir.path().join("data").display()
+        ),
+    )
+    .unwrap();
+
+    let child = Command::new(env!("CARGO_BIN_EXE_relay"))
+        .args(["--config", config.to_str().unwrap(), "serve"])
+        .env("DATABASE_URL", &url)
+        .env("RELAY__LOG__FORMAT", "json")
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("relay starts");
+    let mut server = Server { child };
+    let client = reqwest::Client::new();
+    let origin = format!("http://127.0.0.1:{port}");
+
+    wait_for("/readyz", || {
+        let request = client.get(format!("{origin}/readyz")).send();
+        async move { request.await.is_ok_and(|r| r.status() == 200) }
+    })
+    .await;
+
+    let body = serde_json::to_vec(&serde_json::json!({
+        "action": "created",
+        "issue": { "number": 7, "title": "Slow checkout", "body": "", "state": "open",
+                   "user": { "login": "alice" }, "labels": [], "assignees": [],
+                   "html_url": "https://github.com/o/r/issues/7", "updated_at": "2026-11-23T10:00:00Z" },
+        "comment": { "id": 1, "body": "@relay-bot please scope this", "user": { "login": "alice" },
+                     "created_at": "2026-11-23T10:00:00Z", "updated_at": "2026-11-23T10:00:00Z" },
+        "repository": { "id": 1, "full_name": "o/r" },
+        "sender": { "login": "alice", "type": "User" }
+    }))
+    .unwrap();
+    let response = client
+        .post(format!("{origin}/webhooks/github"))
+        .header("x-github-event", "issue_comment")
+        .header("x-github-delivery", "process-1")
+        .header(
+            "x-hub-signature-256",
+            relay_gateway::providers::github::sign(&body, SECRET.as_bytes()),
+        )
+        .body(body)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(response.status(), 202);
+
+    wait_for("the job to succeed", || {
+        let request = client.get(format!("{origin}/metrics")).send();
+        async move {
+            match request.await {
+                Ok(r) => {
+                    r.text().await.unwrap_or_default().contains(
+                        "relay_jobs_total{kind=\"process_issue\",outcome=\"succeeded\"} 1",
+                    )
+                }
+                Err(_) => false,
+            }
+        }
+    })
+    .await;
+
+    let pid = server.child.id().to_string();
+    assert!(
+        Command::new("kill")
+            .args(["-TERM", &pid])
+            .status()
+            .unwrap()
+            .success()
+    );
+    let started = Instant::now();
+    let status = loop {
+        if let Some(status) = server.child.try_wait().unwrap() {
+            break status;
+        }
+        assert!(
+            started.elapsed() < Duration::from_secs(30),
+            "relay did not stop on SIGTERM"
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    };
+    assert!(status.success(), "relay exited with {status}");
+
+    let admin = Command::new("psql")
+        .args([
+            &base,
+            "-qc",
+            &format!("DROP DATABASE IF EXISTS {database} WITH (FORCE)"),
+        ])
+        .status();
+    assert!(
+        admin.is_ok_and(|s| s.success()),
+        "failed to drop {database}"
+    );
+}
