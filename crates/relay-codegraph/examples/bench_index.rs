@@ -4,6 +4,10 @@
 //! index of PATH; with CHANGED_FILE (relative to PATH), also the time of an incremental update
 //! after touching that file (its content is re-read; nothing is written). With `--json` it prints
 //! the graph instead.
+//!
+//! `--replace=FROM=>TO` edits CHANGED_FILE (FROM must occur; `\n` in FROM/TO is a newline) and
+//! times the update; `--repeat=N` times N edit/restore pairs (2N updates) and prints the median,
+//! min and max. The file is restored afterwards. **This writes into PATH: use a scratch copy.**
 
 use std::path::{Path, PathBuf};
 use std::time::Instant;
@@ -48,6 +52,51 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         "lines/s:     {:.0}",
         stats.lines as f64 / elapsed.as_secs_f64()
     );
+    let flag = |name: &str| {
+        args.iter()
+            .find_map(|a| a.strip_prefix(name).map(|v| v.replace("\\n", "\n")))
+    };
+    if let (Some(changed), Some(replace)) = (positional.get(1), flag("--replace=")) {
+        let (from, to) = replace
+            .split_once("=>")
+            .ok_or("--replace takes FROM=>TO")?;
+        let repeat: usize = flag("--repeat=").map_or(Ok(3), |n| n.parse())?;
+        let path = root.join(changed.as_str());
+        let original = std::fs::read_to_string(&path)?;
+        if !original.contains(from) {
+            return Err(format!("{changed} does not contain {from:?}").into());
+        }
+        let edited = original.replacen(from, to, 1);
+        let mut times = Vec::new();
+        let mut summary = String::new();
+        for i in 0..repeat * 2 {
+            let content = if i % 2 == 0 { &edited } else { &original };
+            std::fs::write(&path, content)?;
+            let delta = indexer.update(std::slice::from_ref(&path))?;
+            times.push(delta.duration.as_secs_f64() * 1000.0);
+            if i == 0 {
+                summary = format!(
+                    "{} file(s) re-parsed, {} re-resolved, {} file(s) in delta, {} symbols, {} edges",
+                    delta.reparsed,
+                    delta.resolved,
+                    delta.files.len(),
+                    delta.symbols.len(),
+                    delta.edges.len()
+                );
+            }
+        }
+        std::fs::write(&path, &original)?;
+        let mut sorted = times.clone();
+        sorted.sort_by(f64::total_cmp);
+        println!(
+            "incremental (edit {changed}): median {:.1} ms, min {:.1} ms, max {:.1} ms over {} updates; first edit: {summary}",
+            sorted[sorted.len() / 2],
+            sorted[0],
+            sorted[sorted.len() - 1],
+            sorted.len()
+        );
+        return Ok(());
+    }
     if let Some(changed) = positional.get(1) {
         let path = PathBuf::from(changed.as_str());
         let delta = indexer.update(&[path])?;

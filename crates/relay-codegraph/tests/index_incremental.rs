@@ -73,7 +73,7 @@ fn assert_same(actual: &Graph, expected: &Graph, what: &str) {
     );
 }
 
-fn step(indexer: &mut Indexer, root: &Path, changed: &[&str]) {
+fn step(indexer: &mut Indexer, root: &Path, changed: &[&str]) -> GraphDelta {
     let before = indexer.graph();
     let paths: Vec<PathBuf> = changed.iter().map(|c| root.join(c)).collect();
     let delta = indexer.update(&paths).expect("update");
@@ -91,6 +91,137 @@ fn step(indexer: &mut Indexer, root: &Path, changed: &[&str]) {
         &format!("delta applied after editing {changed:?}"),
     );
     assert_eq!(indexer.stats().symbols, full.symbols.len());
+    assert_eq!(indexer.stats().edges, full.edges.len());
+    delta
+}
+
+/// Rewrites `rel` under `root`, replacing `from` (which must occur) by `to`.
+fn edit(root: &Path, rel: &str, from: &str, to: &str) {
+    let path = root.join(rel);
+    let text = std::fs::read_to_string(&path).expect("read");
+    assert!(text.contains(from), "{rel} does not contain {from:?}");
+    std::fs::write(&path, text.replacen(from, to, 1)).expect("write");
+}
+
+fn has_edge(indexer: &Indexer, from: &str, to: &str) -> bool {
+    indexer
+        .graph()
+        .edges
+        .iter()
+        .any(|e| e.from == from && e.to.as_deref() == Some(to))
+}
+
+/// Edits that keep a Go file's declarations (bodies, comments, line shifts, parameter names)
+/// re-resolve only that file; edits to declarations fall back to the import closure. Every step
+/// still equals a full index.
+#[test]
+fn go_edits_that_keep_declarations_resolve_only_the_file() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let root = tmp.path();
+    let fixtures = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures");
+    copy_dir(&fixtures.join("go"), &root.join("go"));
+    let mut indexer = Indexer::full(root).expect("full");
+    let planner = "go/internal/brain/planner.go";
+    let store = "go/internal/store/store.go";
+    let main = "go/cmd/app/main.go";
+
+    // 1. Body-only edit that shifts every later declaration (types with `implements` edges
+    //    included) and a doc comment change.
+    edit(
+        root,
+        planner,
+        "func NewBasic() *Basic {\n",
+        "func NewBasic() *Basic {\n\t// one\n\t// two\n\t// three\n",
+    );
+    edit(root, planner, "// Plan saves one step.", "// Plan saves a step.");
+    let delta = step(&mut indexer, root, &[planner]);
+    assert_eq!(delta.resolved, 1, "a body-only edit re-resolves one file");
+    assert_eq!(delta.files, vec![planner.to_owned()]);
+
+    // 2. A body gains a call into another package, and a parameter is renamed (signature text
+    //    changes, types do not).
+    edit(
+        root,
+        planner,
+        "\tb.store.Save(ctx)\n",
+        "\tb.store.Save(ctx)\n\tstore.Default.Count()\n",
+    );
+    edit(
+        root,
+        planner,
+        "func helper(s string) error {",
+        "func helper(text string) error {",
+    );
+    let delta = step(&mut indexer, root, &[planner]);
+    assert_eq!(delta.resolved, 1);
+    assert!(has_edge(
+        &indexer,
+        "example.com/app/internal/brain.Basic.Plan",
+        "example.com/app/internal/store.Store.Count"
+    ));
+
+    // 3. Lines inserted before the package clause and the types of the package's home file;
+    //    two files changed at once, both keeping their declarations.
+    edit(root, store, "package store\n", "\n\n\npackage store\n");
+    edit(root, main, "\tp.Plan(\"direct\")\n", "\tp.Plan(\"direct\")\n\tp.Name()\n");
+    let delta = step(&mut indexer, root, &[store, main]);
+    assert_eq!(delta.resolved, 2);
+
+    // 4. A signature edit falls back to re-resolving the dependents.
+    edit(
+        root,
+        store,
+        "func (s *Store) Save(x string) error {",
+        "func (s *Store) Save(x string, n int) error {",
+    );
+    let delta = step(&mut indexer, root, &[store]);
+    assert!(delta.resolved > 1, "a signature edit must reach dependents");
+
+    // 5. A new method makes `Value` implement `Named`: new `implements` and `dynamic` edges.
+    edit(
+        root,
+        planner,
+        "func (v Value) Plan(ctx string) error { return nil }\n",
+        "func (v Value) Plan(ctx string) error { return nil }\n\nfunc (v Value) Name() string { return \"v\" }\n",
+    );
+    step(&mut indexer, root, &[planner]);
+    assert!(has_edge(
+        &indexer,
+        "example.com/app/internal/brain.Value",
+        "example.com/app/internal/brain.Named"
+    ));
+
+    // 6. Renaming an exported function used elsewhere leaves its callers unresolved.
+    assert!(has_edge(
+        &indexer,
+        "example.com/app/cmd/app.main",
+        "example.com/app/internal/brain.NewBasic"
+    ));
+    edit(root, planner, "func NewBasic() *Basic {", "func MakeBasic() *Basic {");
+    let delta = step(&mut indexer, root, &[planner]);
+    assert!(delta.files.contains(&main.to_owned()));
+    assert!(
+        !indexer
+            .graph()
+            .edges
+            .iter()
+            .any(|e| e.to.as_deref() == Some("example.com/app/internal/brain.NewBasic"))
+    );
+
+    // 7. A package-level var initializer changes the var's type (the tables evaluate it).
+    edit(root, store, "var Default = &Store{}", "var Default = MaxItems");
+    let delta = step(&mut indexer, root, &[store]);
+    assert!(delta.resolved > 1, "a var's type change must reach dependents");
+    assert!(!has_edge(
+        &indexer,
+        "example.com/app/internal/brain.Basic.Plan",
+        "example.com/app/internal/store.Store.Count"
+    ));
+
+    // 8. After the fallbacks rebuilt the tables, body-only edits are fast again.
+    edit(root, store, "\treturn nil\n}", "\t// saved\n\treturn nil\n}");
+    let delta = step(&mut indexer, root, &[store]);
+    assert_eq!(delta.resolved, 1);
 }
 
 #[test]

@@ -38,15 +38,40 @@ enum Command {
     /// Run one code tool on a checkout and print exactly what an agent would receive:
     /// `relay tool grep --repo . '{"pattern": "fn main"}'`.
     Tool(cmd::tool::ToolArgs),
+    /// Index a checkout's Go and Python code and print a summary, or the whole graph with
+    /// `--format json` (the documented export format).
+    Index(cmd::index::IndexArgs),
+    /// Ask the code graph of a checkout: search, callers, callees, implementations, usages, resolve.
+    Codegraph(cmd::codegraph::CodegraphArgs),
     /// Load-test a running gateway with signed GitHub deliveries and compare with the raw
     /// Postgres INSERT ceiling.
     BenchIntake(cmd::bench_intake::BenchIntakeArgs),
 }
 
+/// Stack of the main thread: indexing recurses over syntax trees, and deeply nested (often
+/// generated) code needs far more than the platform default. Only touched pages cost memory.
+const MAIN_STACK_BYTES: usize = 256 * 1024 * 1024;
+
 fn main() -> ExitCode {
     let cli = Cli::parse();
+    match std::thread::Builder::new()
+        .name("relay-main".into())
+        .stack_size(MAIN_STACK_BYTES)
+        .spawn(move || run_main(cli))
+    {
+        Ok(handle) => handle.join().unwrap_or(ExitCode::FAILURE),
+        Err(e) => {
+            eprintln!("error: failed to start the main thread: {e}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+fn run_main(cli: Cli) -> ExitCode {
     let runtime = match tokio::runtime::Builder::new_multi_thread()
         .enable_all()
+        // Blocking-pool threads run indexing and tool calls; give them room to recurse.
+        .thread_stack_size(64 * 1024 * 1024)
         .build()
     {
         Ok(runtime) => runtime,
@@ -75,6 +100,8 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
         Command::BenchIntake(args) => cmd::bench_intake::run(args).await,
         Command::Llm(command) => cmd::llm::run(config, command).await,
         Command::Tool(args) => cmd::tool::run(config, &args),
+        Command::Index(args) => cmd::index::run(&args),
+        Command::Codegraph(args) => cmd::codegraph::run(config, args).await,
     }
 }
 

@@ -32,6 +32,9 @@ pub struct Settings {
     /// `[tools]`: caps of the code tools.
     #[serde(default)]
     pub tools: relay_tools::ToolLimits,
+    /// `[codegraph]`: where the code graph is stored.
+    #[serde(default)]
+    pub codegraph: relay_codegraph::store::CodegraphSettings,
     /// `[llm]`: providers and models per role.
     #[serde(default)]
     pub llm: relay_agent::llm::LlmSettings,

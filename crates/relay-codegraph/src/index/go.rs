@@ -37,7 +37,7 @@ pub(crate) struct GoImport {
 }
 
 /// Parameter and result types of a function or method.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub(crate) struct GoSig {
     pub params: Vec<GType>,
     pub results: Vec<GType>,

@@ -8,9 +8,11 @@ use std::time::{Duration, Instant};
 use tree_sitter::Parser;
 
 use super::deps;
+use super::fast_path;
 use super::facts::{FileFacts, LangFacts, count_lines};
 use super::parallel::par_map;
 use super::resolve::{self, Derived, FileOutput, build_tables, resolve_files};
+use super::resolve_go::GoIndex;
 use super::walk::{self, GoModules, SourceFile};
 use super::{Error, IndexOptions, IndexStats, Phase, Result};
 use crate::model::{Confidence, Edge, EdgeKind, Graph, Language, Symbol};
@@ -52,6 +54,9 @@ pub struct Indexer {
     facts: BTreeMap<String, FileFacts>,
     outputs: BTreeMap<String, FileOutput>,
     derived: Derived,
+    /// The Go tables of the last build, patched by declaration-preserving updates (`None` until
+    /// built, or after an update that could not keep them).
+    go_index: Option<GoIndex>,
     stats: IndexStats,
 }
 
@@ -82,9 +87,11 @@ impl Indexer {
                 facts.insert(f.rel.clone(), f);
             }
         }
-        let (outputs, derived) = {
+        let (outputs, derived, go_index) = {
             let tables = build_tables(&facts, &[Language::Go, Language::Python]);
-            (resolve_files(&tables, None, &opts), tables.derived())
+            let outputs = resolve_files(&tables, None, &opts);
+            let derived = tables.derived();
+            (outputs, derived, tables.into_go())
         };
         let mut indexer = Indexer {
             root: root.to_path_buf(),
@@ -93,6 +100,7 @@ impl Indexer {
             facts,
             outputs,
             derived,
+            go_index: Some(go_index),
             stats: IndexStats::default(),
         };
         indexer.recount(started.elapsed());
@@ -134,6 +142,7 @@ impl Indexer {
         let started = Instant::now();
         let mut to_parse: BTreeSet<String> = BTreeSet::new();
         let mut modules_changed = false;
+        let mut modules_replaced = false;
         for path in changed_paths {
             let rel_path = path.strip_prefix(&self.root).unwrap_or(path);
             let Some(rel) = walk::rel_string(rel_path) else {
@@ -149,6 +158,7 @@ impl Indexer {
             let (_, modules) = walk::discover(&self.root, &self.opts)?;
             if modules != self.modules {
                 self.modules = modules;
+                modules_replaced = true;
                 to_parse.extend(
                     self.facts
                         .iter()
@@ -184,6 +194,10 @@ impl Indexer {
             },
             |_| {},
         );
+        let parsed = parsed.into_iter().collect::<Result<Vec<_>>>()?;
+        if !modules_replaced && self.go_fast_path_applies(&candidates, &parsed) {
+            return Ok(self.update_go_decls_kept(started, &candidates, parsed));
+        }
         let mut changed_files = BTreeSet::new();
         let mut changed_keys: HashSet<String> = HashSet::new();
         // Old and new package sets both count (a package may appear or vanish).
@@ -192,7 +206,7 @@ impl Indexer {
             if let Some(old) = self.facts.get(&file.rel) {
                 changed_keys.extend(deps::provides(old, &HashSet::new()));
             }
-            match item? {
+            match item {
                 Some(facts) => {
                     changed_keys.extend(deps::provides(&facts, &HashSet::new()));
                     self.facts.insert(file.rel.clone(), facts);
@@ -216,6 +230,10 @@ impl Indexer {
         // Tables are rebuilt from all facts of the languages involved; only the files that can
         // see a changed package/module are re-resolved (the other languages keep their results).
         let tables = build_tables(&self.facts, &languages);
+        if languages.contains(&Language::Go) {
+            // Replaced below by the tables just built.
+            self.go_index = None;
+        }
         let mut targets = deps::affected(&self.facts, &changed_files, changed_keys);
         // Names may coincide across languages (a Go package `x`, a Python module `x`).
         targets.retain(|rel| {
@@ -230,8 +248,104 @@ impl Indexer {
         }
         delta.resolved = targets.len();
         let mut outputs = resolve_files(&tables, Some(&targets), &self.opts);
-        drop(tables);
+        if languages.contains(&Language::Go) {
+            self.go_index = Some(tables.into_go());
+        } else {
+            drop(tables);
+        }
         let replaced: BTreeSet<&String> = targets.iter().chain(&changed_files).collect();
+        self.apply_outputs(replaced, &mut outputs, &mut delta);
+        let full_duration = self.stats.duration;
+        self.recount(full_duration);
+        delta.duration = started.elapsed();
+        Ok(delta)
+    }
+
+    /// Whether every changed file is a Go file that existed before, still exists and declares
+    /// the same things up to lines ([`fast_path::same_go_decls`]), with the Go tables kept.
+    fn go_fast_path_applies(
+        &self,
+        candidates: &[SourceFile],
+        parsed: &[Option<FileFacts>],
+    ) -> bool {
+        self.go_index.is_some()
+            && !candidates.is_empty()
+            && candidates.iter().zip(parsed).all(|(file, new)| {
+                let old = self.facts.get(&file.rel).map(|f| &f.lang);
+                let new = new.as_ref().map(|f| &f.lang);
+                match (old, new) {
+                    (Some(LangFacts::Go(old)), Some(LangFacts::Go(new))) => {
+                        fast_path::same_go_decls(old, new)
+                    }
+                    _ => false,
+                }
+            })
+    }
+
+    /// The update when [`Self::go_fast_path_applies`]: patch the lines the changed files
+    /// contribute to the kept Go tables and re-resolve only those files.
+    fn update_go_decls_kept(
+        &mut self,
+        started: Instant,
+        candidates: &[SourceFile],
+        parsed: Vec<Option<FileFacts>>,
+    ) -> GraphDelta {
+        let mut delta = GraphDelta {
+            reparsed: candidates.len(),
+            ..GraphDelta::default()
+        };
+        let mut changed_files = BTreeSet::new();
+        for facts in parsed.into_iter().flatten() {
+            changed_files.insert(facts.rel.clone());
+            self.facts.insert(facts.rel.clone(), facts);
+        }
+        let Some(go) = self.go_index.as_mut() else {
+            unreachable!("checked by go_fast_path_applies");
+        };
+        for rel in &changed_files {
+            if let Some(LangFacts::Go(g)) = self.facts.get(rel).map(|f| &f.lang) {
+                fast_path::patch_lines(go, rel, g);
+                match go.implements.get(rel) {
+                    Some(list) => {
+                        self.derived.implements.insert(rel.clone(), list.clone());
+                    }
+                    None => {
+                        self.derived.implements.remove(rel);
+                    }
+                }
+            }
+        }
+        let go = &*go;
+        let files: Vec<&FileFacts> = changed_files
+            .iter()
+            .filter_map(|rel| self.facts.get(rel))
+            .collect();
+        let resolved = par_map(
+            &files,
+            self.opts.worker_threads().min(files.len()),
+            |f| resolve::resolve_go_file(go, f),
+            |_| {},
+        );
+        let mut outputs: BTreeMap<String, FileOutput> = files
+            .iter()
+            .zip(resolved)
+            .filter_map(|(f, out)| out.map(|out| (f.rel.clone(), out)))
+            .collect();
+        delta.resolved = outputs.len();
+        self.apply_outputs(changed_files.iter().collect(), &mut outputs, &mut delta);
+        let full_duration = self.stats.duration;
+        self.recount(full_duration);
+        delta.duration = started.elapsed();
+        delta
+    }
+
+    /// Replaces the outputs of `replaced` by `outputs` and records the files that changed.
+    fn apply_outputs(
+        &mut self,
+        replaced: BTreeSet<&String>,
+        outputs: &mut BTreeMap<String, FileOutput>,
+        delta: &mut GraphDelta,
+    ) {
         for rel in replaced {
             let new = outputs.remove(rel);
             if self.outputs.get(rel) == new.as_ref() {
@@ -249,10 +363,6 @@ impl Indexer {
                 }
             }
         }
-        let full_duration = self.stats.duration;
-        self.recount(full_duration);
-        delta.duration = started.elapsed();
-        Ok(delta)
     }
 
     fn recount(&mut self, duration: Duration) {

@@ -14,6 +14,7 @@
 
 mod deps;
 mod facts;
+mod fast_path;
 mod go;
 mod go_body;
 mod incremental;

@@ -33,6 +33,11 @@ pub(crate) struct Derived {
 }
 
 impl Tables<'_> {
+    /// The Go tables, kept by the indexer for updates that do not change any declaration.
+    pub(crate) fn into_go(self) -> GoIndex {
+        self.go
+    }
+
     pub(crate) fn derived(&self) -> Derived {
         Derived {
             implements: self.go.implements.clone(),
@@ -110,17 +115,39 @@ pub(crate) fn resolve_files(
 fn resolve_one(go: &GoIndex, py: &PyIndex<'_>, facts: &FileFacts) -> FileOutput {
     let mut out = FileOutput::default();
     match &facts.lang {
-        LangFacts::Go(g) => {
-            resolve_go::file_symbols(go, facts, g, &mut out.symbols);
-            resolve_go::resolve_file(go, facts, g, &mut out.edges);
-            resolve_go::implements_edges(go, &facts.rel, &mut out.edges);
-            add_dynamic_edges(go, &mut out.edges);
-        }
+        LangFacts::Go(g) => resolve_go_into(go, facts, g, &mut out),
         LangFacts::Python(p) => {
             resolve_python::file_symbols(py, facts, p, &mut out.symbols);
             resolve_python::resolve_file(py, facts, p, &mut out.edges);
         }
     }
+    finish(out)
+}
+
+/// Resolves one Go file against kept Go tables (`None` for a file of another language).
+pub(crate) fn resolve_go_file(go: &GoIndex, facts: &FileFacts) -> Option<FileOutput> {
+    let LangFacts::Go(g) = &facts.lang else {
+        return None;
+    };
+    let mut out = FileOutput::default();
+    resolve_go_into(go, facts, g, &mut out);
+    Some(finish(out))
+}
+
+fn resolve_go_into(
+    go: &GoIndex,
+    facts: &FileFacts,
+    g: &super::go::GoFile,
+    out: &mut FileOutput,
+) {
+    resolve_go::file_symbols(go, facts, g, &mut out.symbols);
+    resolve_go::resolve_file(go, facts, g, &mut out.edges);
+    resolve_go::implements_edges(go, &facts.rel, &mut out.edges);
+    add_dynamic_edges(go, &mut out.edges);
+}
+
+/// Sorts a file's output deterministically.
+fn finish(mut out: FileOutput) -> FileOutput {
     let mut graph = crate::model::Graph {
         symbols: std::mem::take(&mut out.symbols),
         edges: std::mem::take(&mut out.edges),

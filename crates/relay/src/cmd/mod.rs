@@ -1,7 +1,9 @@
 //! One module per subcommand.
 
 pub mod bench_intake;
+pub mod codegraph;
 pub mod config;
+pub mod index;
 pub mod llm;
 pub mod migrate;
 pub mod serve;
