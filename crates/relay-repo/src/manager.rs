@@ -193,6 +193,32 @@ impl RepoManager {
         })
     }
 
+    /// Repository-relative paths of the files that differ between two synced commits (added,
+    /// modified or deleted; a rename is a deletion plus an addition). Used by incremental
+    /// re-indexing, which re-parses only these.
+    pub async fn changed_files(&self, spec: &RepoSpec, from: &str, to: &str) -> Result<Vec<String>> {
+        validate_commit(from)?;
+        validate_commit(to)?;
+        let (git, paths, _) = self.prepare(spec).await?;
+        let mut diff = vec![git_dir_arg(&paths)];
+        diff.extend(args([
+            "diff",
+            "--name-only",
+            "--no-renames",
+            "-z",
+            "--end-of-options",
+            from,
+            to,
+        ]));
+        let output = git.run(None, &diff, &[], self.local()).await?;
+        Ok(output
+            .split('\0')
+            .map(str::trim)
+            .filter(|path| !path.is_empty())
+            .map(str::to_owned)
+            .collect())
+    }
+
     /// Prunes this repository's unused snapshots now; returns how many were removed.
     pub async fn prune(&self, spec: &RepoSpec) -> Result<usize> {
         let paths = RepoPaths::new(self.repo_dir(spec)?);

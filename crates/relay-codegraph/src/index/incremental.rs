@@ -195,6 +195,7 @@ impl Indexer {
             |_| {},
         );
         let parsed = parsed.into_iter().collect::<Result<Vec<_>>>()?;
+        tracing::debug!(index.parse_ms = started.elapsed().as_millis() as u64, "update: parsed");
         if !modules_replaced && self.go_fast_path_applies(&candidates, &parsed) {
             return Ok(self.update_go_decls_kept(started, &candidates, parsed));
         }
@@ -234,7 +235,9 @@ impl Indexer {
             // Replaced below by the tables just built.
             self.go_index = None;
         }
+        tracing::debug!(index.at_ms = started.elapsed().as_millis() as u64, "update: tables built");
         let mut targets = deps::affected(&self.facts, &changed_files, changed_keys);
+        tracing::debug!(index.at_ms = started.elapsed().as_millis() as u64, "update: affected");
         // Names may coincide across languages (a Go package `x`, a Python module `x`).
         targets.retain(|rel| {
             self.facts
@@ -247,6 +250,7 @@ impl Indexer {
             self.derived = derived;
         }
         delta.resolved = targets.len();
+        tracing::debug!(index.at_ms = started.elapsed().as_millis() as u64, "update: derived");
         let mut outputs = resolve_files(&tables, Some(&targets), &self.opts);
         if languages.contains(&Language::Go) {
             self.go_index = Some(tables.into_go());
@@ -255,6 +259,7 @@ impl Indexer {
         }
         let replaced: BTreeSet<&String> = targets.iter().chain(&changed_files).collect();
         self.apply_outputs(replaced, &mut outputs, &mut delta);
+        tracing::debug!(index.at_ms = started.elapsed().as_millis() as u64, "update: applied");
         let full_duration = self.stats.duration;
         self.recount(full_duration);
         delta.duration = started.elapsed();
