@@ -196,7 +196,12 @@ impl RepoManager {
     /// Repository-relative paths of the files that differ between two synced commits (added,
     /// modified or deleted; a rename is a deletion plus an addition). Used by incremental
     /// re-indexing, which re-parses only these.
-    pub async fn changed_files(&self, spec: &RepoSpec, from: &str, to: &str) -> Result<Vec<String>> {
+    pub async fn changed_files(
+        &self,
+        spec: &RepoSpec,
+        from: &str,
+        to: &str,
+    ) -> Result<Vec<String>> {
         validate_commit(from)?;
         validate_commit(to)?;
         let (git, paths, _) = self.prepare(spec).await?;
