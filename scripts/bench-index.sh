@@ -2,7 +2,7 @@
 # Indexer benchmark (not a timed test): the Go standard library and the Python standard library,
 # with universal-ctags on the same trees in the same run.
 #
-#   apt-get install -y golang-1.19-src universal-ctags time
+#   apt-get install -y golang-1.19-src universal-ctags time rsync
 #   CARGO_TARGET_DIR=... scripts/bench-index.sh
 #
 # Reports files, lines, symbols, edges, wall time, lines/s and peak RSS of a full index (release
@@ -31,3 +31,23 @@ run() {
 run "Go standard library" "$go_root" "net/http/server.go" Go --exclude=testdata
 run "Python standard library" "$py_root" "json/decoder.py" Python \
     --exclude=site-packages --exclude=__pycache__ --exclude=node_modules
+
+# Incremental updates after real edits (median of 2N updates: N edit/restore pairs). The edits are
+# written, so they run on scratch copies of the trees.
+scratch="$(mktemp -d)"
+trap 'rm -rf "$scratch"' EXIT
+cp -r "$go_root" "$scratch/go"
+rsync -a --exclude site-packages --exclude __pycache__ "$py_root/" "$scratch/py/"
+edit() {
+    local name="$1" root="$2" file="$3" replace="$4" repeat="$5"
+    echo "== $name"
+    "$bin" "$root" "$file" "--replace=$replace" "--repeat=$repeat" | grep incremental
+}
+edit "Go body edit (a call added in conn.serve; later lines shift)" "$scratch/go" net/http/server.go \
+    'func (c *conn) serve(ctx context.Context) {\n=>func (c *conn) serve(ctx context.Context) {\n\tc.setState(c.rwc, StateActive, runHooks)\n' 5
+edit "Go signature edit (Server.Serve gains a parameter)" "$scratch/go" net/http/server.go \
+    'func (srv *Server) Serve(l net.Listener) error {=>func (srv *Server) Serve(l net.Listener, bench int) error {' 3
+edit "Python body edit (a call added in JSONDecoder.decode)" "$scratch/py" json/decoder.py \
+    '        obj, end = self.raw_decode(s, idx=_w(s, 0).end())\n=>        obj, end = self.raw_decode(s, idx=_w(s, 0).end())\n        self.scan_once(s, 0)\n' 5
+edit "Python signature edit (a parameter of JSONDecoder.decode renamed)" "$scratch/py" json/decoder.py \
+    '    def decode(self, s, _w=WHITESPACE.match):=>    def decode(self, s, w=WHITESPACE.match):' 3

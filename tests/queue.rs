@@ -115,7 +115,10 @@ async fn a_dead_workers_job_runs_again_and_completes_once(pool: PgPool) {
 
     // A comes back from the dead: its writes are fenced off by the lease token.
     let mut conn = pool.acquire().await.unwrap();
-    assert!(!queue::complete(&mut conn, &dead, &json!({})).await.unwrap());
+    assert_eq!(
+        queue::complete(&mut conn, &dead, &json!({})).await.unwrap(),
+        None
+    );
     assert!(
         !queue::heartbeat(&pool, &dead, Duration::from_secs(1))
             .await
@@ -179,7 +182,15 @@ async fn a_live_long_job_keeps_its_lease(pool: PgPool) {
 }
 
 #[sqlx::test(migrator = "relay_store::MIGRATOR")]
-async fn many_workers_never_run_a_job_twice(pool: PgPool) {
+async fn many_workers_never_run_a_job_twice(
+    options: sqlx::postgres::PgPoolOptions,
+    connect: sqlx::postgres::PgConnectOptions,
+) {
+    let pool = options
+        .max_connections(20)
+        .connect_with(connect)
+        .await
+        .unwrap();
     const JOBS: usize = 200;
     let runs: Arc<Mutex<HashMap<i64, u32>>> = Arc::default();
     let counter = runs.clone();
@@ -238,7 +249,17 @@ async fn wait_until_idle(pool: &PgPool) {
 }
 
 #[sqlx::test(migrator = "relay_store::MIGRATOR")]
-async fn jobs_of_one_issue_never_overlap(pool: PgPool) {
+async fn jobs_of_one_issue_never_overlap(
+    options: sqlx::postgres::PgPoolOptions,
+    connect: sqlx::postgres::PgConnectOptions,
+) {
+    // Three workers with four slots each, their LISTEN connections and the enqueuer: more than
+    // the five connections a test pool gets by default.
+    let pool = options
+        .max_connections(20)
+        .connect_with(connect)
+        .await
+        .unwrap();
     /// Running jobs per key, the most ever seen at once for one key, and runs in total.
     type Overlap = (HashMap<String, i32>, i32, u32);
     let active: Arc<Mutex<Overlap>> = Arc::default();

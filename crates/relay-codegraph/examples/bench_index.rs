@@ -5,7 +5,7 @@
 //! after touching that file (its content is re-read; nothing is written). With `--json` it prints
 //! the graph instead.
 //!
-//! `--replace=FROM=>TO` edits CHANGED_FILE (FROM must occur; `\n` in FROM/TO is a newline) and
+//! `--replace=FROM=>TO` edits CHANGED_FILE (FROM must occur; `\n` and `\t` in FROM/TO are a newline and a tab) and
 //! times the update; `--repeat=N` times N edit/restore pairs (2N updates) and prints the median,
 //! min and max. The file is restored afterwards. **This writes into PATH: use a scratch copy.**
 
@@ -53,13 +53,13 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         stats.lines as f64 / elapsed.as_secs_f64()
     );
     let flag = |name: &str| {
-        args.iter()
-            .find_map(|a| a.strip_prefix(name).map(|v| v.replace("\\n", "\n")))
+        args.iter().find_map(|a| {
+            a.strip_prefix(name)
+                .map(|v| v.replace("\\n", "\n").replace("\\t", "\t"))
+        })
     };
     if let (Some(changed), Some(replace)) = (positional.get(1), flag("--replace=")) {
-        let (from, to) = replace
-            .split_once("=>")
-            .ok_or("--replace takes FROM=>TO")?;
+        let (from, to) = replace.split_once("=>").ok_or("--replace takes FROM=>TO")?;
         let repeat: usize = flag("--repeat=").map_or(Ok(3), |n| n.parse())?;
         let path = root.join(changed.as_str());
         let original = std::fs::read_to_string(&path)?;

@@ -77,9 +77,15 @@ fn step(indexer: &mut Indexer, root: &Path, changed: &[&str]) -> GraphDelta {
     let before = indexer.graph();
     let paths: Vec<PathBuf> = changed.iter().map(|c| root.join(c)).collect();
     let delta = indexer.update(&paths).expect("update");
-    let full = index_repository(root, &IndexOptions::default())
-        .expect("full index")
-        .graph;
+    let full = index_repository(root, &IndexOptions::default()).expect("full index");
+    let mut full_stats = full.stats;
+    full_stats.duration = indexer.stats().duration;
+    assert_eq!(
+        indexer.stats(),
+        &full_stats,
+        "stats after editing {changed:?}"
+    );
+    let full = full.graph;
     assert_same(
         &indexer.graph(),
         &full,
@@ -133,7 +139,12 @@ fn go_edits_that_keep_declarations_resolve_only_the_file() {
         "func NewBasic() *Basic {\n",
         "func NewBasic() *Basic {\n\t// one\n\t// two\n\t// three\n",
     );
-    edit(root, planner, "// Plan saves one step.", "// Plan saves a step.");
+    edit(
+        root,
+        planner,
+        "// Plan saves one step.",
+        "// Plan saves a step.",
+    );
     let delta = step(&mut indexer, root, &[planner]);
     assert_eq!(delta.resolved, 1, "a body-only edit re-resolves one file");
     assert_eq!(delta.files, vec![planner.to_owned()]);
@@ -163,7 +174,12 @@ fn go_edits_that_keep_declarations_resolve_only_the_file() {
     // 3. Lines inserted before the package clause and the types of the package's home file;
     //    two files changed at once, both keeping their declarations.
     edit(root, store, "package store\n", "\n\n\npackage store\n");
-    edit(root, main, "\tp.Plan(\"direct\")\n", "\tp.Plan(\"direct\")\n\tp.Name()\n");
+    edit(
+        root,
+        main,
+        "\tp.Plan(\"direct\")\n",
+        "\tp.Plan(\"direct\")\n\tp.Name()\n",
+    );
     let delta = step(&mut indexer, root, &[store, main]);
     assert_eq!(delta.resolved, 2);
 
@@ -197,7 +213,12 @@ fn go_edits_that_keep_declarations_resolve_only_the_file() {
         "example.com/app/cmd/app.main",
         "example.com/app/internal/brain.NewBasic"
     ));
-    edit(root, planner, "func NewBasic() *Basic {", "func MakeBasic() *Basic {");
+    edit(
+        root,
+        planner,
+        "func NewBasic() *Basic {",
+        "func MakeBasic() *Basic {",
+    );
     let delta = step(&mut indexer, root, &[planner]);
     assert!(delta.files.contains(&main.to_owned()));
     assert!(
@@ -209,9 +230,17 @@ fn go_edits_that_keep_declarations_resolve_only_the_file() {
     );
 
     // 7. A package-level var initializer changes the var's type (the tables evaluate it).
-    edit(root, store, "var Default = &Store{}", "var Default = MaxItems");
+    edit(
+        root,
+        store,
+        "var Default = &Store{}",
+        "var Default = MaxItems",
+    );
     let delta = step(&mut indexer, root, &[store]);
-    assert!(delta.resolved > 1, "a var's type change must reach dependents");
+    assert!(
+        delta.resolved > 1,
+        "a var's type change must reach dependents"
+    );
     assert!(!has_edge(
         &indexer,
         "example.com/app/internal/brain.Basic.Plan",
@@ -219,7 +248,12 @@ fn go_edits_that_keep_declarations_resolve_only_the_file() {
     ));
 
     // 8. After the fallbacks rebuilt the tables, body-only edits are fast again.
-    edit(root, store, "\treturn nil\n}", "\t// saved\n\treturn nil\n}");
+    edit(
+        root,
+        store,
+        "\treturn nil\n}",
+        "\t// saved\n\treturn nil\n}",
+    );
     let delta = step(&mut indexer, root, &[store]);
     assert_eq!(delta.resolved, 1);
 }
@@ -360,4 +394,109 @@ fn incremental_equals_full_after_edits() {
     // 7. A no-op update is an empty delta; non-source paths are ignored.
     let delta = indexer.update(&[root.join("README.md")]).expect("update");
     assert!(delta.is_empty());
+}
+
+/// Python edits that keep everything other modules read (comments, blank lines)
+/// re-resolve only the module; other edits reach its importers. Every step equals a full index.
+#[test]
+fn python_edits_that_keep_exports_resolve_only_the_module() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let root = tmp.path();
+    let fixtures = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures");
+    copy_dir(&fixtures.join("python"), &root.join("py"));
+    let mut indexer = Indexer::full(root).expect("full");
+    let util = "py/pkg/util.py";
+    let service = "py/pkg/sub/service.py";
+
+    // 1. Comments and blank lines shift every definition's lines.
+    edit(
+        root,
+        util,
+        "def helper():\n",
+        "# a comment\n\n\ndef helper():\n",
+    );
+    let delta = step(&mut indexer, root, &[util]);
+    assert_eq!(
+        delta.resolved, 1,
+        "a comment-only edit re-resolves one module"
+    );
+    assert_eq!(delta.files, vec![util.to_owned()]);
+
+    // 2. Two modules at once, both comment-only.
+    edit(root, util, "MAX = 3\n", "# limits\nMAX = 3\n");
+    let text = std::fs::read_to_string(root.join(service)).expect("read");
+    std::fs::write(root.join(service), format!("# header\n{text}")).expect("write");
+    let delta = step(&mut indexer, root, &[util, service]);
+    assert_eq!(delta.resolved, 2);
+
+    // 3. A body gains a call (the expressions are renumbered, no binding changes): only the
+    //    module is re-resolved, and the new call is there.
+    edit(
+        root,
+        util,
+        "    return helper()\n",
+        "    return decorator(helper)\n",
+    );
+    let delta = step(&mut indexer, root, &[util]);
+    assert_eq!(
+        delta.resolved, 1,
+        "a new call in a body re-resolves one module"
+    );
+    assert!(has_edge(
+        &indexer,
+        "py.pkg.util.fetch",
+        "py.pkg.util.decorator"
+    ));
+
+    // 3b. A module-level binding changes (importers may call through it): importers are
+    //     re-resolved.
+    edit(root, util, "counter = 0\n", "counter = helper\n");
+    let delta = step(&mut indexer, root, &[util]);
+    assert!(delta.resolved > 1, "a changed binding must reach importers");
+
+    // 3c. A method's `self.x = …` and a return annotation change.
+    let models = "py/pkg/models.py";
+    let text = std::fs::read_to_string(root.join(models)).expect("read");
+    std::fs::write(
+        root.join(models),
+        format!("{text}\n\nclass Extra:\n    def __init__(self):\n        self.x = Extra()\n\n    def make(self) -> \"Extra\":\n        return self.x\n"),
+    )
+    .expect("write");
+    step(&mut indexer, root, &[models]);
+    edit(
+        root,
+        models,
+        "        self.x = Extra()\n",
+        "        self.x = None\n",
+    );
+    let delta = step(&mut indexer, root, &[models]);
+    assert!(
+        delta.resolved > 1,
+        "a changed self attribute must reach importers"
+    );
+    edit(
+        root,
+        models,
+        "    def make(self) -> \"Extra\":",
+        "    def make(self) -> int:",
+    );
+    let delta = step(&mut indexer, root, &[models]);
+    assert!(
+        delta.resolved > 1,
+        "a changed return annotation must reach importers"
+    );
+
+    // 4. Renaming a function used elsewhere leaves its callers unresolved.
+    let calls_helper = |indexer: &Indexer| {
+        indexer
+            .graph()
+            .edges
+            .iter()
+            .any(|e| e.to.as_deref() == Some("py.pkg.util.helper") && e.file == service)
+    };
+    assert!(calls_helper(&indexer));
+    edit(root, util, "def helper():", "def assist():");
+    let delta = step(&mut indexer, root, &[util]);
+    assert!(delta.files.contains(&service.to_owned()));
+    assert!(!calls_helper(&indexer));
 }

@@ -117,6 +117,20 @@ macro_rules! returning_claimed {
 /// job whose concurrency key has nothing running. Jobs whose lease expired on their last allowed
 /// attempt are dead-lettered instead of run again.
 pub async fn claim(pool: &PgPool, worker: &str, lease: Duration) -> Result<Option<ClaimedJob>> {
+    if let Some(job) = reclaim_expired(pool, worker, lease).await? {
+        return Ok(Some(job));
+    }
+    claim_queued(pool, worker, lease).await
+}
+
+/// Dead-letters jobs whose lease expired on their last attempt, then claims one job whose lease
+/// expired with attempts left (its worker died or stalled). Workers run this on a timer rather
+/// than before every claim: a lease only lapses after `lease` anyway.
+pub async fn reclaim_expired(
+    pool: &PgPool,
+    worker: &str,
+    lease: Duration,
+) -> Result<Option<ClaimedJob>> {
     let lease_secs = lease.as_secs_f64();
     sqlx::query(
         "UPDATE jobs SET status = 'dead', finished_at = now(), updated_at = now(),
@@ -127,7 +141,7 @@ pub async fn claim(pool: &PgPool, worker: &str, lease: Duration) -> Result<Optio
     .execute(pool)
     .await?;
 
-    let reclaimed: Option<ClaimedJob> = sqlx::query_as(concat!(
+    Ok(sqlx::query_as(concat!(
         "WITH candidate AS (
              SELECT id FROM jobs
              WHERE status = 'running' AND lease_expires_at < now() AND attempts < max_attempts
@@ -142,11 +156,16 @@ pub async fn claim(pool: &PgPool, worker: &str, lease: Duration) -> Result<Optio
     .bind(Uuid::new_v4())
     .bind(lease_secs)
     .fetch_optional(pool)
-    .await?;
-    if reclaimed.is_some() {
-        return Ok(reclaimed);
-    }
+    .await?)
+}
 
+/// Claims the oldest due queued job whose concurrency key has nothing running.
+pub async fn claim_queued(
+    pool: &PgPool,
+    worker: &str,
+    lease: Duration,
+) -> Result<Option<ClaimedJob>> {
+    let lease_secs = lease.as_secs_f64();
     let claimed = sqlx::query_as(concat!(
         "WITH candidate AS (
              SELECT id FROM jobs j
@@ -187,24 +206,37 @@ pub async fn heartbeat(pool: &PgPool, job: &ClaimedJob, lease: Duration) -> Resu
     Ok(result.rows_affected() == 1)
 }
 
-/// Marks the job succeeded. Returns `false` when the lease was lost (someone else owns the job now).
-pub async fn complete(conn: &mut PgConnection, job: &ClaimedJob, detail: &Value) -> Result<bool> {
-    let mut tx = conn.begin().await?;
-    let result = sqlx::query(
-        "UPDATE jobs SET status = 'succeeded', finished_at = now(), updated_at = now(),
-             lease_owner = NULL, lease_token = NULL, lease_expires_at = NULL
-         WHERE id = $1 AND lease_token = $2 AND status = 'running'",
+/// Marks the job succeeded and records the run, in one statement. Returns `None` when the lease
+/// was lost (someone else owns the job now), else whether a follow-up job with the same
+/// concurrency key is queued (and waiting for this one), so the caller knows to wake workers.
+pub async fn complete(
+    conn: &mut PgConnection,
+    job: &ClaimedJob,
+    detail: &Value,
+) -> Result<Option<bool>> {
+    let (completed, follow_up): (bool, bool) = sqlx::query_as(
+        "WITH done AS (
+             UPDATE jobs SET status = 'succeeded', finished_at = now(), updated_at = now(),
+                 lease_owner = NULL, lease_token = NULL, lease_expires_at = NULL
+             WHERE id = $1 AND lease_token = $2 AND status = 'running'
+             RETURNING id, concurrency_key
+         ), run AS (
+             INSERT INTO job_runs (job_id, attempt, worker, outcome, detail, started_at)
+             SELECT id, $3, $4, 'succeeded', $5, $6 FROM done
+         )
+         SELECT EXISTS (SELECT 1 FROM done),
+                EXISTS (SELECT 1 FROM jobs q JOIN done ON q.concurrency_key = done.concurrency_key
+                        WHERE q.status = 'queued')",
     )
     .bind(job.id)
     .bind(job.lease_token)
-    .execute(&mut *tx)
+    .bind(job.attempt)
+    .bind(&job.lease_owner)
+    .bind(detail)
+    .bind(job.started_at)
+    .fetch_one(conn)
     .await?;
-    if result.rows_affected() != 1 {
-        return Ok(false);
-    }
-    record_run(&mut tx, job, "succeeded", detail).await?;
-    tx.commit().await?;
-    Ok(true)
+    Ok(completed.then_some(follow_up))
 }
 
 /// How failures are retried.

@@ -109,9 +109,10 @@ impl Worker {
     ) -> relay_store::Result<Outcome> {
         let has_key = job.concurrency_key.is_some();
         let outcome = self.run_claimed_in_span(job, hard_stop).await;
-        // A follow-up job with the same key may have been waiting for this one to finish.
+        // After a failure or release, a follow-up job with the same key may be runnable now.
+        // (Success notifies by itself, and only when a follow-up is queued.)
         if has_key
-            && outcome.is_ok()
+            && matches!(outcome, Ok(ref o) if !matches!(o, Outcome::Succeeded { .. }))
             && let Err(e) = queue::notify_workers(&self.pool).await
         {
             tracing::debug!(error.message = %e, "failed to notify workers");
@@ -216,12 +217,18 @@ impl Worker {
 
         match result {
             Ok(detail) => {
-                if queue::complete(&mut *self.pool.acquire().await?, &job, &detail).await? {
+                if let Some(follow_up) =
+                    queue::complete(&mut *self.pool.acquire().await?, &job, &detail).await?
+                {
                     record(&kind, "succeeded", started);
                     tracing::info!(
                         duration_ms = started.elapsed().as_millis() as u64,
                         "job succeeded"
                     );
+                    // The queued follow-up of this key could not start while this job ran.
+                    if follow_up && let Err(e) = queue::notify_workers(&self.pool).await {
+                        tracing::debug!(error.message = %e, "failed to notify workers");
+                    }
                     Ok(Outcome::Succeeded { job_id })
                 } else {
                     tracing::warn!("lease lost before completion; result discarded");
@@ -285,6 +292,7 @@ impl Worker {
         let mut running: JoinSet<()> = JoinSet::new();
         let mut notifications: Option<Notifications> = None;
         let mut error_backoff = Duration::from_millis(250);
+        let mut last_reap: Option<Instant> = None;
 
         'claiming: loop {
             while running.try_join_next().is_some() {}
@@ -298,7 +306,17 @@ impl Worker {
                     Err(e) => tracing::debug!(error.message = %e, "LISTEN unavailable; polling"),
                 }
             }
-            match queue::claim(&self.pool, &self.name, self.settings.lease()).await {
+            // Expired leases only appear after a lease period, so they are looked for on a timer
+            // (every quarter lease) instead of before every claim.
+            let reap_due =
+                last_reap.is_none_or(|at: Instant| at.elapsed() >= self.settings.lease() / 4);
+            let claimed = if reap_due {
+                last_reap = Some(Instant::now());
+                queue::claim(&self.pool, &self.name, self.settings.lease()).await
+            } else {
+                queue::claim_queued(&self.pool, &self.name, self.settings.lease()).await
+            };
+            match claimed {
                 Ok(Some(job)) => {
                     error_backoff = Duration::from_millis(250);
                     let worker = self.clone();

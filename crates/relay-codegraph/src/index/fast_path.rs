@@ -1,13 +1,23 @@
-//! The Go fast path of [`super::Indexer::update`]: when a changed file's declarations are the same
-//! as before (only function bodies, comments or line positions changed), the Go resolution tables
-//! would be rebuilt identically except for the lines of the file's own types and package clause.
-//! Those lines are patched in the kept [`GoIndex`], and only the changed file is re-resolved: no
-//! other file's symbols or edges can change, because other files resolve against the tables alone
-//! and the table entries that carry lines are only emitted into the declaring file's output.
+//! The fast path of [`super::Indexer::update`]: when what a changed file offers to other files is
+//! the same as before, only that file is re-resolved.
+//!
+//! - Go: when the declarations are the same (only function bodies, comments, doc comments,
+//!   parameter names or line positions changed), the Go resolution tables would be rebuilt
+//!   identically except for the lines of the file's own types and package clause. Those lines are
+//!   patched in the kept [`GoIndex`]: no other file's symbols or edges can change, because other
+//!   files resolve against the tables alone and the table entries that carry lines are only
+//!   emitted into the declaring file's output.
+//! - Python: other files read a module's definitions, variables, scopes and the expressions those
+//!   reach (base classes, return annotations, `self.x = …`, every binding of every scope); its
+//!   references (calls, uses) and lines, signature text and docstrings are its own. When the part
+//!   others read is the same (expressions compared by structure, so a new call statement in a
+//!   body, which renumbers the expressions, still qualifies), the Python tables are rebuilt (they
+//!   borrow the facts) but only the changed file is re-resolved.
 
 use std::collections::HashSet;
 
 use super::go::{GoFile, GoTypeDecl, GoValueDecl};
+use super::python::{PBind, PExpr, PyFile, PyScope};
 use super::resolve_go::GoIndex;
 
 /// Whether `a` and `b` contribute the same entries to [`GoIndex::build`] up to line numbers.
@@ -22,22 +32,19 @@ pub(crate) fn same_go_decls(a: &GoFile, b: &GoFile) -> bool {
         && a.pkg_path == b.pkg_path
         && a.pkg_doc.is_some() == b.pkg_doc.is_some()
         && a.imports.len() == b.imports.len()
-        && a
-            .imports
+        && a.imports
             .iter()
             .zip(&b.imports)
             .all(|(x, y)| x.alias == y.alias && x.path == y.path)
         && a.types.len() == b.types.len()
         && a.types.iter().zip(&b.types).all(|(x, y)| same_type(x, y))
         && a.funcs.len() == b.funcs.len()
-        && a
-            .funcs
+        && a.funcs
             .iter()
             .zip(&b.funcs)
             .all(|(x, y)| x.name == y.name && x.recv == y.recv && x.sig == y.sig)
         && a.values.len() == b.values.len()
-        && a
-            .values
+        && a.values
             .iter()
             .zip(&b.values)
             .all(|(x, y)| same_value(a, x, b, y))
@@ -51,14 +58,12 @@ fn same_type(x: &GoTypeDecl, y: &GoTypeDecl) -> bool {
         && x.constraint == y.constraint
         && x.embeds == y.embeds
         && x.fields.len() == y.fields.len()
-        && x
-            .fields
+        && x.fields
             .iter()
             .zip(&y.fields)
             .all(|(f, g)| f.name == g.name && f.embedded == g.embedded && f.ty == g.ty)
         && x.methods.len() == y.methods.len()
-        && x
-            .methods
+        && x.methods
             .iter()
             .zip(&y.methods)
             .all(|(m, n)| m.name == n.name && m.sig == n.sig)
@@ -116,5 +121,99 @@ pub(crate) fn patch_lines(index: &mut GoIndex, rel: &str, g: &GoFile) {
                 entry.2 = info.line;
             }
         }
+    }
+}
+
+/// Whether every part of `a` that another module's resolution can read equals that of `b`: all
+/// of the facts except references, lines, signature text and docstrings, with expressions
+/// compared by structure from the bindings and definitions that reach them.
+pub(crate) fn same_py_exports(a: &PyFile, b: &PyFile) -> bool {
+    a.module == b.module
+        && a.is_package == b.is_package
+        && a.scopes.len() == b.scopes.len()
+        && a.scopes
+            .iter()
+            .zip(&b.scopes)
+            .all(|(x, y)| same_scope(a, x, b, y))
+        && a.owners == b.owners
+        && a.star_imports == b.star_imports
+        && a.imports.len() == b.imports.len()
+        && a.imports
+            .iter()
+            .zip(&b.imports)
+            .all(|(x, y)| x.owner == y.owner && x.module == y.module && x.name == y.name)
+        && a.vars.len() == b.vars.len()
+        && a.vars
+            .iter()
+            .zip(&b.vars)
+            .all(|(x, y)| x.name == y.name && x.is_const == y.is_const)
+        && a.defs.len() == b.defs.len()
+        && a.defs.iter().zip(&b.defs).all(|(x, y)| {
+            x.qname == y.qname
+                && x.name == y.name
+                && x.kind == y.kind
+                && x.parent == y.parent
+                && x.scope == y.scope
+                && x.bases.len() == y.bases.len()
+                && x.bases
+                    .iter()
+                    .zip(&y.bases)
+                    .all(|(&p, &q)| same_expr(a, p, b, q, 0))
+                && match (x.returns, y.returns) {
+                    (None, None) => true,
+                    (Some(p), Some(q)) => same_expr(a, p, b, q, 0),
+                    _ => false,
+                }
+                && x.self_attrs.len() == y.self_attrs.len()
+                && x.self_attrs
+                    .iter()
+                    .zip(&y.self_attrs)
+                    .all(|((n, p), (m, q))| n == m && same_expr(a, *p, b, *q, 0))
+        })
+}
+
+/// Scopes compared with their bindings' expressions compared by structure (a body edit that
+/// adds a call statement renumbers the expressions without changing any binding).
+fn same_scope(fa: &PyFile, x: &PyScope, fb: &PyFile, y: &PyScope) -> bool {
+    x.kind == y.kind
+        && x.parent == y.parent
+        && x.globals == y.globals
+        && x.class_def == y.class_def
+        && x.bindings.len() == y.bindings.len()
+        && x.bindings.iter().all(|(name, bx)| {
+            y.bindings.get(name).is_some_and(|by| {
+                bx.len() == by.len() && bx.iter().zip(by).all(|(p, q)| same_bind(fa, p, fb, q))
+            })
+        })
+}
+
+fn same_bind(fa: &PyFile, x: &PBind, fb: &PyFile, y: &PBind) -> bool {
+    match (x, y) {
+        (PBind::Assign(p), PBind::Assign(q)) => same_expr(fa, *p, fb, *q, 0),
+        (PBind::Annotated(Some(p)), PBind::Annotated(Some(q))) => same_expr(fa, *p, fb, *q, 0),
+        (PBind::Assign(_) | PBind::Annotated(Some(_)), _)
+        | (_, PBind::Assign(_) | PBind::Annotated(Some(_))) => false,
+        _ => x == y,
+    }
+}
+
+/// Structural equality of two expressions (sub-expressions by structure, not by index). Deep
+/// or cyclic expressions compare unequal, which only costs the fast path.
+fn same_expr(fa: &PyFile, x: u32, fb: &PyFile, y: u32, depth: u32) -> bool {
+    if depth > 64 {
+        return false;
+    }
+    match (fa.exprs.get(x as usize), fb.exprs.get(y as usize)) {
+        (None, None) => true,
+        (Some(p), Some(q)) => match (p, q) {
+            (PExpr::Attr(o1, n1), PExpr::Attr(o2, n2)) => {
+                n1 == n2 && same_expr(fa, *o1, fb, *o2, depth + 1)
+            }
+            (PExpr::Call(c1), PExpr::Call(c2)) => same_expr(fa, *c1, fb, *c2, depth + 1),
+            (PExpr::Attr(..) | PExpr::Call(_), _) | (_, PExpr::Attr(..) | PExpr::Call(_)) => false,
+            // Names, `super()` and opaque expressions hold no sub-expressions.
+            _ => p == q,
+        },
+        _ => false,
     }
 }

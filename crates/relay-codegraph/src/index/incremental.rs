@@ -8,8 +8,8 @@ use std::time::{Duration, Instant};
 use tree_sitter::Parser;
 
 use super::deps;
-use super::fast_path;
 use super::facts::{FileFacts, LangFacts, count_lines};
+use super::fast_path;
 use super::parallel::par_map;
 use super::resolve::{self, Derived, FileOutput, build_tables, resolve_files};
 use super::resolve_go::GoIndex;
@@ -57,7 +57,66 @@ pub struct Indexer {
     /// The Go tables of the last build, patched by declaration-preserving updates (`None` until
     /// built, or after an update that could not keep them).
     go_index: Option<GoIndex>,
+    /// Symbol and edge counts of `outputs`, kept up to date by updates.
+    tally: Tally,
     stats: IndexStats,
+}
+
+/// Edge counts by `(kind, confidence)`, `None` for unresolved edges.
+type TallyKey = (&'static str, Option<&'static str>);
+
+/// Symbol and edge counts, patched per file so that an update does not recount the whole graph.
+#[derive(Debug, Default)]
+struct Tally {
+    symbols: usize,
+    edges: BTreeMap<TallyKey, usize>,
+}
+
+impl Tally {
+    fn key(e: &Edge) -> TallyKey {
+        (
+            e.kind.as_str(),
+            e.to.as_ref().map(|_| super::confidence_str(e.confidence)),
+        )
+    }
+
+    fn add(&mut self, out: &FileOutput) {
+        self.symbols += out.symbols.len();
+        for e in &out.edges {
+            *self.edges.entry(Self::key(e)).or_default() += 1;
+        }
+    }
+
+    fn remove(&mut self, out: &FileOutput) {
+        self.symbols = self.symbols.saturating_sub(out.symbols.len());
+        for e in &out.edges {
+            let key = Self::key(e);
+            if let Some(n) = self.edges.get_mut(&key) {
+                *n = n.saturating_sub(1);
+                if *n == 0 {
+                    self.edges.remove(&key);
+                }
+            }
+        }
+    }
+
+    /// Fills the symbol and edge figures of `stats`.
+    fn fill(&self, stats: &mut IndexStats) {
+        stats.symbols = self.symbols;
+        for (&(kind, confidence), &n) in &self.edges {
+            stats.edges += n;
+            *stats.edges_by_kind.entry(kind.to_owned()).or_default() += n;
+            match confidence {
+                Some(c) => *stats.edges_by_confidence.entry(c.to_owned()).or_default() += n,
+                None => {
+                    *stats.unresolved_by_kind.entry(kind.to_owned()).or_default() += n;
+                    if kind == EdgeKind::Calls.as_str() {
+                        stats.unresolved_calls += n;
+                    }
+                }
+            }
+        }
+    }
 }
 
 impl Indexer {
@@ -93,6 +152,10 @@ impl Indexer {
             let derived = tables.derived();
             (outputs, derived, tables.into_go())
         };
+        let mut tally = Tally::default();
+        for out in outputs.values() {
+            tally.add(out);
+        }
         let mut indexer = Indexer {
             root: root.to_path_buf(),
             opts,
@@ -101,6 +164,7 @@ impl Indexer {
             outputs,
             derived,
             go_index: Some(go_index),
+            tally,
             stats: IndexStats::default(),
         };
         indexer.recount(started.elapsed());
@@ -195,9 +259,12 @@ impl Indexer {
             |_| {},
         );
         let parsed = parsed.into_iter().collect::<Result<Vec<_>>>()?;
-        tracing::debug!(index.parse_ms = started.elapsed().as_millis() as u64, "update: parsed");
-        if !modules_replaced && self.go_fast_path_applies(&candidates, &parsed) {
-            return Ok(self.update_go_decls_kept(started, &candidates, parsed));
+        tracing::debug!(
+            index.parse_ms = started.elapsed().as_millis() as u64,
+            "update: parsed"
+        );
+        if !modules_replaced && self.fast_path_applies(&candidates, &parsed) {
+            return Ok(self.update_exports_kept(started, &candidates, parsed));
         }
         let mut changed_files = BTreeSet::new();
         let mut changed_keys: HashSet<String> = HashSet::new();
@@ -231,13 +298,22 @@ impl Indexer {
         // Tables are rebuilt from all facts of the languages involved; only the files that can
         // see a changed package/module are re-resolved (the other languages keep their results).
         let tables = build_tables(&self.facts, &languages);
-        if languages.contains(&Language::Go) {
-            // Replaced below by the tables just built.
-            self.go_index = None;
+        if languages.contains(&Language::Go)
+            && let Some(old) = self.go_index.take()
+        {
+            // Replaced below by the tables just built. Freeing millions of table entries takes
+            // longer than resolving the affected files, so it is done off the update's path.
+            drop_in_background(old);
         }
-        tracing::debug!(index.at_ms = started.elapsed().as_millis() as u64, "update: tables built");
+        tracing::debug!(
+            index.at_ms = started.elapsed().as_millis() as u64,
+            "update: tables built"
+        );
         let mut targets = deps::affected(&self.facts, &changed_files, changed_keys);
-        tracing::debug!(index.at_ms = started.elapsed().as_millis() as u64, "update: affected");
+        tracing::debug!(
+            index.at_ms = started.elapsed().as_millis() as u64,
+            "update: affected"
+        );
         // Names may coincide across languages (a Go package `x`, a Python module `x`).
         targets.retain(|rel| {
             self.facts
@@ -250,7 +326,10 @@ impl Indexer {
             self.derived = derived;
         }
         delta.resolved = targets.len();
-        tracing::debug!(index.at_ms = started.elapsed().as_millis() as u64, "update: derived");
+        tracing::debug!(
+            index.at_ms = started.elapsed().as_millis() as u64,
+            "update: derived"
+        );
         let mut outputs = resolve_files(&tables, Some(&targets), &self.opts);
         if languages.contains(&Language::Go) {
             self.go_index = Some(tables.into_go());
@@ -259,37 +338,41 @@ impl Indexer {
         }
         let replaced: BTreeSet<&String> = targets.iter().chain(&changed_files).collect();
         self.apply_outputs(replaced, &mut outputs, &mut delta);
-        tracing::debug!(index.at_ms = started.elapsed().as_millis() as u64, "update: applied");
+        tracing::debug!(
+            index.at_ms = started.elapsed().as_millis() as u64,
+            "update: applied"
+        );
         let full_duration = self.stats.duration;
         self.recount(full_duration);
         delta.duration = started.elapsed();
         Ok(delta)
     }
 
-    /// Whether every changed file is a Go file that existed before, still exists and declares
-    /// the same things up to lines ([`fast_path::same_go_decls`]), with the Go tables kept.
-    fn go_fast_path_applies(
-        &self,
-        candidates: &[SourceFile],
-        parsed: &[Option<FileFacts>],
-    ) -> bool {
-        self.go_index.is_some()
-            && !candidates.is_empty()
+    /// Whether every changed file existed before, still exists and offers other files the same
+    /// things as before: a Go file declares the same things up to lines
+    /// ([`fast_path::same_go_decls`], with the Go tables kept), a Python module has the same
+    /// facts up to its own references, lines and docs ([`fast_path::same_py_exports`]).
+    fn fast_path_applies(&self, candidates: &[SourceFile], parsed: &[Option<FileFacts>]) -> bool {
+        !candidates.is_empty()
             && candidates.iter().zip(parsed).all(|(file, new)| {
                 let old = self.facts.get(&file.rel).map(|f| &f.lang);
                 let new = new.as_ref().map(|f| &f.lang);
                 match (old, new) {
                     (Some(LangFacts::Go(old)), Some(LangFacts::Go(new))) => {
-                        fast_path::same_go_decls(old, new)
+                        self.go_index.is_some() && fast_path::same_go_decls(old, new)
+                    }
+                    (Some(LangFacts::Python(old)), Some(LangFacts::Python(new))) => {
+                        fast_path::same_py_exports(old, new)
                     }
                     _ => false,
                 }
             })
     }
 
-    /// The update when [`Self::go_fast_path_applies`]: patch the lines the changed files
-    /// contribute to the kept Go tables and re-resolve only those files.
-    fn update_go_decls_kept(
+    /// The update when [`Self::fast_path_applies`]: patch the lines the changed Go files
+    /// contribute to the kept Go tables, rebuild the Python tables if a Python module changed,
+    /// and re-resolve only the changed files.
+    fn update_exports_kept(
         &mut self,
         started: Instant,
         candidates: &[SourceFile],
@@ -304,10 +387,43 @@ impl Indexer {
             changed_files.insert(facts.rel.clone());
             self.facts.insert(facts.rel.clone(), facts);
         }
-        let Some(go) = self.go_index.as_mut() else {
-            unreachable!("checked by go_fast_path_applies");
-        };
+        let mut go_files = BTreeSet::new();
+        let mut py_files = BTreeSet::new();
         for rel in &changed_files {
+            match self.facts.get(rel).map(|f| &f.lang) {
+                Some(LangFacts::Go(_)) => go_files.insert(rel.clone()),
+                Some(LangFacts::Python(_)) => py_files.insert(rel.clone()),
+                None => false,
+            };
+        }
+        let mut outputs: BTreeMap<String, FileOutput> = BTreeMap::new();
+        if !py_files.is_empty() {
+            let tables = build_tables(&self.facts, &[Language::Python]);
+            outputs.extend(resolve_files(&tables, Some(&py_files), &self.opts));
+        }
+        self.resolve_go_decls_kept(&go_files, &mut outputs);
+        delta.resolved = outputs.len();
+        self.apply_outputs(changed_files.iter().collect(), &mut outputs, &mut delta);
+        let full_duration = self.stats.duration;
+        self.recount(full_duration);
+        delta.duration = started.elapsed();
+        delta
+    }
+
+    /// Patches the kept Go tables for `files` (whose declarations are unchanged up to lines)
+    /// and resolves them into `outputs`.
+    fn resolve_go_decls_kept(
+        &mut self,
+        files: &BTreeSet<String>,
+        outputs: &mut BTreeMap<String, FileOutput>,
+    ) {
+        if files.is_empty() {
+            return;
+        }
+        let Some(go) = self.go_index.as_mut() else {
+            return;
+        };
+        for rel in files {
             if let Some(LangFacts::Go(g)) = self.facts.get(rel).map(|f| &f.lang) {
                 fast_path::patch_lines(go, rel, g);
                 match go.implements.get(rel) {
@@ -321,27 +437,19 @@ impl Indexer {
             }
         }
         let go = &*go;
-        let files: Vec<&FileFacts> = changed_files
-            .iter()
-            .filter_map(|rel| self.facts.get(rel))
-            .collect();
+        let files: Vec<&FileFacts> = files.iter().filter_map(|rel| self.facts.get(rel)).collect();
         let resolved = par_map(
             &files,
             self.opts.worker_threads().min(files.len()),
             |f| resolve::resolve_go_file(go, f),
             |_| {},
         );
-        let mut outputs: BTreeMap<String, FileOutput> = files
-            .iter()
-            .zip(resolved)
-            .filter_map(|(f, out)| out.map(|out| (f.rel.clone(), out)))
-            .collect();
-        delta.resolved = outputs.len();
-        self.apply_outputs(changed_files.iter().collect(), &mut outputs, &mut delta);
-        let full_duration = self.stats.duration;
-        self.recount(full_duration);
-        delta.duration = started.elapsed();
-        delta
+        outputs.extend(
+            files
+                .iter()
+                .zip(resolved)
+                .filter_map(|(f, out)| out.map(|out| (f.rel.clone(), out))),
+        );
     }
 
     /// Replaces the outputs of `replaced` by `outputs` and records the files that changed.
@@ -361,10 +469,15 @@ impl Indexer {
                 Some(new) => {
                     delta.symbols.extend(new.symbols.iter().cloned());
                     delta.edges.extend(new.edges.iter().cloned());
-                    self.outputs.insert(rel.clone(), new);
+                    self.tally.add(&new);
+                    if let Some(old) = self.outputs.insert(rel.clone(), new) {
+                        self.tally.remove(&old);
+                    }
                 }
                 None => {
-                    self.outputs.remove(rel);
+                    if let Some(old) = self.outputs.remove(rel) {
+                        self.tally.remove(&old);
+                    }
                 }
             }
         }
@@ -386,10 +499,7 @@ impl Indexer {
                 stats.parse_errors += 1;
             }
         }
-        for out in self.outputs.values() {
-            stats.symbols += out.symbols.len();
-        }
-        stats.count_edges(self.outputs.values().flat_map(|out| out.edges.iter()));
+        self.tally.fill(&mut stats);
         self.stats = stats;
     }
 }
@@ -429,6 +539,14 @@ fn add_derived_changes(
             targets.insert(rel.clone());
         }
     }
+}
+
+/// Drops `value` on a short-lived thread. If no thread can be started, the closure, and the
+/// value with it, is dropped here.
+fn drop_in_background<T: Send + 'static>(value: T) {
+    let _ = std::thread::Builder::new()
+        .name("codegraph-drop".to_owned())
+        .spawn(move || drop(value));
 }
 
 thread_local! {

@@ -162,36 +162,6 @@ fn serialize_duration_ms<S: serde::Serializer>(d: &Duration, s: S) -> Result<S::
     s.serialize_u64(d.as_millis() as u64)
 }
 
-impl IndexStats {
-    fn count_edges<'e>(&mut self, edges: impl IntoIterator<Item = &'e Edge>) {
-        let mut by_kind: BTreeMap<&'static str, usize> = BTreeMap::new();
-        let mut by_confidence: BTreeMap<&'static str, usize> = BTreeMap::new();
-        let mut unresolved: BTreeMap<&'static str, usize> = BTreeMap::new();
-        for edge in edges {
-            self.edges += 1;
-            *by_kind.entry(edge.kind.as_str()).or_default() += 1;
-            if edge.to.is_some() {
-                *by_confidence
-                    .entry(confidence_str(edge.confidence))
-                    .or_default() += 1;
-            } else {
-                *unresolved.entry(edge.kind.as_str()).or_default() += 1;
-                if edge.kind == EdgeKind::Calls {
-                    self.unresolved_calls += 1;
-                }
-            }
-        }
-        let owned = |m: BTreeMap<&'static str, usize>| {
-            m.into_iter()
-                .map(|(k, v)| (k.to_owned(), v))
-                .collect::<BTreeMap<String, usize>>()
-        };
-        self.edges_by_kind = owned(by_kind);
-        self.edges_by_confidence = owned(by_confidence);
-        self.unresolved_by_kind = owned(unresolved);
-    }
-}
-
 fn confidence_str(c: Confidence) -> &'static str {
     match c {
         Confidence::Exact => "exact",

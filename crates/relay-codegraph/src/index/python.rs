@@ -50,7 +50,7 @@ pub(crate) enum ScopeKind {
 }
 
 /// A lexical scope.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct PyScope {
     pub kind: ScopeKind,
     pub parent: Option<u32>,

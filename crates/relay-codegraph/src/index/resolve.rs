@@ -134,12 +134,7 @@ pub(crate) fn resolve_go_file(go: &GoIndex, facts: &FileFacts) -> Option<FileOut
     Some(finish(out))
 }
 
-fn resolve_go_into(
-    go: &GoIndex,
-    facts: &FileFacts,
-    g: &super::go::GoFile,
-    out: &mut FileOutput,
-) {
+fn resolve_go_into(go: &GoIndex, facts: &FileFacts, g: &super::go::GoFile, out: &mut FileOutput) {
     resolve_go::file_symbols(go, facts, g, &mut out.symbols);
     resolve_go::resolve_file(go, facts, g, &mut out.edges);
     resolve_go::implements_edges(go, &facts.rel, &mut out.edges);
