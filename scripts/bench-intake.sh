@@ -36,7 +36,7 @@ webhook_secret = "$SECRET"
 bot_username = "relay-bot"
 TOML
 
-env -u DATABASE_URL "$BIN" --config "$CONFIG" serve 2>/tmp/relay-bench-serve.log &
+env -u DATABASE_URL "$BIN" --config "$CONFIG" "${ROLE:-serve}" 2>/tmp/relay-bench-serve.log &
 PID=$!
 trap 'kill $PID 2>/dev/null || true; rm -f "$CONFIG"' EXIT
 for _ in $(seq 1 50); do curl -fs "http://127.0.0.1:$PORT/readyz" >/dev/null && break; sleep 0.2; done

@@ -4,6 +4,8 @@ use std::path::Path;
 use std::process::Command;
 use std::sync::Arc;
 
+use relay_codegraph::store::GraphStore;
+use relay_worker::jobs::reindex::CodegraphIndexing;
 use relay_worker::jobs::{JobDeps, RepoSpecs};
 use relay_worker::{Outcome, Registry, Worker};
 use serde_json::{Value, json};
@@ -15,6 +17,14 @@ use crate::queue::settings;
 /// The built-in registry with a repository manager in `data`, serving `octo/repo` of the GitHub
 /// tracker and `group/project` of the GitLab tracker from `local` when given.
 pub fn registry(data: &tempfile::TempDir, local: Option<&Path>) -> Registry {
+    registry_with_graph(data, local, None)
+}
+
+pub fn registry_with_graph(
+    data: &tempfile::TempDir,
+    local: Option<&Path>,
+    graph: Option<Arc<dyn GraphStore>>,
+) -> Registry {
     let repos = relay_repo::RepoManager::new(relay_repo::RepoSettings {
         data_dir: data.path().to_path_buf(),
         ..Default::default()
@@ -29,6 +39,7 @@ pub fn registry(data: &tempfile::TempDir, local: Option<&Path>) -> Registry {
     relay_worker::jobs::registry(&JobDeps {
         repos: Arc::new(repos),
         specs: Arc::new(specs),
+        codegraph: graph.map(|store| Arc::new(CodegraphIndexing::new(store, 2))),
     })
 }
 
@@ -210,5 +221,105 @@ async fn a_missing_repository_fails_permanently(pool: PgPool) {
         job.last_error
             .unwrap()
             .contains("failed to update the checkout")
+    );
+}
+
+#[sqlx::test(migrator = "relay_store::MIGRATOR")]
+async fn pushes_keep_the_code_graph_current_incrementally(pool: PgPool) {
+    let upstream = tempfile::tempdir().unwrap();
+    git(upstream.path(), &["init", "-q"]);
+    std::fs::create_dir_all(upstream.path().join("app")).unwrap();
+    commit(upstream.path(), "app/__init__.py", "");
+    commit(
+        upstream.path(),
+        "app/util.py",
+        "def helper():\n    return 1\n",
+    );
+    let first = commit(
+        upstream.path(),
+        "app/main.py",
+        "from app.util import helper\n\ndef run():\n    return helper()\n",
+    );
+
+    let store: Arc<dyn GraphStore> = Arc::new(relay_codegraph::store::memory::MemoryStore::new());
+    let app = relay_gateway::app(state(pool.clone()));
+    let data = tempfile::tempdir().unwrap();
+    let worker = Worker::new(
+        pool.clone(),
+        registry_with_graph(&data, Some(upstream.path()), Some(store.clone())),
+        settings(),
+    );
+
+    call(
+        &app,
+        github_request("push", "g-1", github_push("refs/heads/main", &first)),
+    )
+    .await;
+    assert!(matches!(
+        worker.drain().await.unwrap()[..],
+        [Outcome::Succeeded { .. }]
+    ));
+    assert_eq!(
+        store
+            .latest_commit("github/octo/repo")
+            .await
+            .unwrap()
+            .as_deref(),
+        Some(first.as_str())
+    );
+
+    // A new function that calls the helper: only the changed file is re-parsed.
+    let second = commit(
+        upstream.path(),
+        "app/extra.py",
+        "from app.util import helper\n\ndef twice():\n    return helper() + helper()\n",
+    );
+    call(
+        &app,
+        github_request("push", "g-2", github_push("refs/heads/main", &second)),
+    )
+    .await;
+    assert!(matches!(
+        worker.drain().await.unwrap()[..],
+        [Outcome::Succeeded { .. }]
+    ));
+    let details: Vec<Value> = sqlx::query_scalar(
+        "SELECT r.detail->'codegraph' FROM job_runs r JOIN jobs j ON j.id = r.job_id
+         WHERE j.kind = 'update_checkout' ORDER BY r.id",
+    )
+    .fetch_all(&pool)
+    .await
+    .unwrap();
+    assert_eq!(details[0]["codegraph"], json!("full"));
+    assert_eq!(details[1]["codegraph"], json!("incremental"), "{details:?}");
+    assert_eq!(details[1]["changed_files"], json!(1));
+    assert_eq!(
+        store
+            .latest_commit("github/octo/repo")
+            .await
+            .unwrap()
+            .as_deref(),
+        Some(second.as_str())
+    );
+
+    // The stored graph equals a full index of the new commit.
+    let snapshot = relay_codegraph::store::Snapshot::new("github/octo/repo", second.as_str());
+    let mut stored = store.export(&snapshot).await.unwrap();
+    let checkout = tempfile::tempdir().unwrap();
+    git(
+        checkout.path(),
+        &["clone", "-q", upstream.path().to_str().unwrap(), "."],
+    );
+    let mut full = relay_codegraph::index::index_repository(checkout.path(), &Default::default())
+        .unwrap()
+        .graph;
+    relay_codegraph::store::canonicalize(&mut stored);
+    relay_codegraph::store::canonicalize(&mut full);
+    assert_eq!(stored, full);
+    assert!(
+        stored
+            .edges
+            .iter()
+            .any(|e| e.from == "app.extra.twice" && e.to.as_deref() == Some("app.util.helper"))
     );
 }

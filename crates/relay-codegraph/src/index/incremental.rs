@@ -183,6 +183,13 @@ impl Indexer {
         &self.root
     }
 
+    /// Points the indexer at another directory holding the same repository, e.g. the snapshot of
+    /// a newer commit. Nothing is re-read: follow with [`Indexer::update`] for the files that
+    /// differ between the two trees (all facts are keyed by repository-relative path).
+    pub fn set_root(&mut self, root: &Path) {
+        self.root = root.to_path_buf();
+    }
+
     /// Figures of the current index (`duration` is that of the last full index).
     pub fn stats(&self) -> &IndexStats {
         &self.stats

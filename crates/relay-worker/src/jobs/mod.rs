@@ -1,6 +1,7 @@
 //! One module per job kind.
 
 pub mod process_issue;
+pub mod reindex;
 pub mod update_checkout;
 
 use std::sync::Arc;
@@ -16,6 +17,8 @@ pub use update_checkout::RepoSpecs;
 pub struct JobDeps {
     pub repos: Arc<RepoManager>,
     pub specs: Arc<RepoSpecs>,
+    /// Re-indexes the code graph after each checkout update (`None`: no graph is kept).
+    pub codegraph: Option<Arc<reindex::CodegraphIndexing>>,
 }
 
 /// The registry with every built-in job handler.
@@ -30,6 +33,7 @@ pub fn registry(deps: &JobDeps) -> Registry {
             update_checkout::UpdateCheckoutJob {
                 repos: deps.repos.clone(),
                 specs: deps.specs.clone(),
+                codegraph: deps.codegraph.clone(),
             },
         )
 }

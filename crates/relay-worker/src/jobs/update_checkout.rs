@@ -62,6 +62,7 @@ impl RepoSpecs {
 pub struct UpdateCheckoutJob {
     pub repos: Arc<RepoManager>,
     pub specs: Arc<RepoSpecs>,
+    pub codegraph: Option<Arc<super::reindex::CodegraphIndexing>>,
 }
 
 #[async_trait::async_trait]
@@ -84,10 +85,35 @@ impl JobHandler for UpdateCheckoutJob {
             commit = %checkout.commit,
             "checkout updated"
         );
+        let codegraph = match &self.codegraph {
+            Some(codegraph) => {
+                // Hold the snapshot for the whole indexing run so it cannot be pruned under us.
+                let snapshot = self
+                    .repos
+                    .snapshot(&spec, Some(&checkout.commit))
+                    .await
+                    .map_err(classify)?;
+                let repo = format!("{}/{}", payload.tracker, payload.project_path);
+                let detail = codegraph
+                    .index_commit(
+                        &self.repos,
+                        &spec,
+                        &repo,
+                        &checkout.commit,
+                        snapshot.path().to_path_buf(),
+                    )
+                    .await
+                    .map_err(JobError::Retryable)?;
+                drop(snapshot);
+                detail
+            }
+            None => Value::Null,
+        };
         Ok(json!({
             "project": payload.project_path,
             "commit": checkout.commit,
             "default_branch": checkout.default_branch,
+            "codegraph": codegraph,
         }))
     }
 }

@@ -58,9 +58,16 @@ pub async fn run(config: Option<&Path>, roles: Roles) -> anyhow::Result<()> {
     if roles != Roles::Gateway {
         let repos = relay_repo::RepoManager::new(settings.repo.clone())
             .context("failed to prepare the repository data directory (repo.data_dir)")?;
+        let store = relay_codegraph::store::open_store(&settings.codegraph, Some(pool.clone()))
+            .await
+            .context("failed to open the code-graph store ([codegraph])")?;
         let deps = relay_worker::jobs::JobDeps {
             repos: std::sync::Arc::new(repos),
             specs: std::sync::Arc::new(relay_worker::jobs::RepoSpecs::new(&settings.trackers)),
+            // Keep the last index of a few repositories in memory for incremental updates.
+            codegraph: Some(std::sync::Arc::new(
+                relay_worker::jobs::reindex::CodegraphIndexing::new(store, 4),
+            )),
         };
         let worker = relay_worker::Worker::new(
             pool.clone(),
