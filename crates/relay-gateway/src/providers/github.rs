@@ -41,13 +41,7 @@ pub fn sign(body: &[u8], secret: &[u8]) -> String {
 /// Event name and delivery identity. GitHub reuses `X-GitHub-Delivery` for the same event across
 /// hooks, so the identity is scoped by the hook's installation target (or hook id).
 pub fn delivery(headers: &HeaderMap, body: &[u8]) -> Result<DeliveryHeaders, Rejection> {
-    let header = |name: &str| {
-        headers
-            .get(name)
-            .and_then(|v| v.to_str().ok())
-            .map(str::trim)
-            .filter(|v| !v.is_empty())
-    };
+    let header = |name: &str| super::header(headers, name);
     let event = header("x-github-event").ok_or(Rejection::MissingEvent("X-GitHub-Event"))?;
     let scope = match (
         header("x-github-hook-installation-target-type"),

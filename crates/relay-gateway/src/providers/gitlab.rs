@@ -29,13 +29,7 @@ pub fn verify(headers: &HeaderMap, secret: &[u8]) -> Result<(), Rejection> {
 /// Event name and delivery identity: `Idempotency-Key` (stable across GitLab's retries and
 /// "Resend request"), else `X-Gitlab-Event-UUID`, else a digest of the body.
 pub fn delivery(headers: &HeaderMap, body: &[u8]) -> Result<DeliveryHeaders, Rejection> {
-    let header = |name: &str| {
-        headers
-            .get(name)
-            .and_then(|v| v.to_str().ok())
-            .map(str::trim)
-            .filter(|v| !v.is_empty())
-    };
+    let header = |name: &str| super::header(headers, name);
     let event = header("x-gitlab-event").ok_or(Rejection::MissingEvent("X-Gitlab-Event"))?;
     let (delivery_id, delivery_key) = if let Some(key) = header("idempotency-key") {
         (key.to_owned(), format!("idempotency:{key}"))

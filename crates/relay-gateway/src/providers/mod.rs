@@ -28,6 +28,15 @@ pub struct DeliveryHeaders {
     pub event: String,
 }
 
+/// A header's value, trimmed, if present, valid text and not empty.
+pub(crate) fn header<'a>(headers: &'a http::HeaderMap, name: &str) -> Option<&'a str> {
+    headers
+        .get(name)
+        .and_then(|v| v.to_str().ok())
+        .map(str::trim)
+        .filter(|v| !v.is_empty())
+}
+
 /// A string at a JSON pointer, if it is a string.
 pub(crate) fn str_at<'a>(value: &'a Value, pointer: &str) -> Option<&'a str> {
     value.pointer(pointer).and_then(Value::as_str)
