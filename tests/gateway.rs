@@ -407,3 +407,81 @@ async fn worker_processes_serve_only_ops_endpoints(pool: PgPool) {
     assert_eq!(answer.status, StatusCode::NOT_FOUND);
     assert_eq!(count(&pool, "deliveries").await, 0);
 }
+
+/// Many webhooks at once: every delivery is recorded exactly once with the right outcome,
+/// redeliveries create nothing, and each issue ends with one queued job.
+#[sqlx::test(migrator = "relay_store::MIGRATOR")]
+async fn concurrent_deliveries_are_neither_lost_nor_doubled(
+    options: sqlx::postgres::PgPoolOptions,
+    connect: sqlx::postgres::PgConnectOptions,
+) {
+    let pool = options
+        .max_connections(20)
+        .connect_with(connect)
+        .await
+        .unwrap();
+    let app = relay_gateway::app(state(pool.clone()));
+    let comment = |issue: u64, id: u64, body: &str| {
+        let mut payload = fixture_json("webhooks/github/issue_comment.created.on-issue.json");
+        payload["issue"]["number"] = serde_json::json!(issue);
+        payload["comment"]["id"] = serde_json::json!(id);
+        payload["comment"]["body"] = serde_json::json!(body);
+        serde_json::to_vec(&payload).unwrap()
+    };
+    let body_of = |i: u64| {
+        if i.is_multiple_of(3) {
+            "no mention here"
+        } else {
+            "@relay-bot please"
+        }
+    };
+    let mut requests = Vec::new();
+    for i in 0..120u64 {
+        requests.push((format!("c-{i}"), comment(i % 10, 1000 + i, body_of(i))));
+    }
+    // Redeliveries of some of them, interleaved.
+    for i in (0..120u64).step_by(15) {
+        requests.push((format!("c-{i}"), comment(i % 10, 1000 + i, body_of(i))));
+    }
+    let mut handles = Vec::new();
+    for (delivery, body) in requests {
+        let app = app.clone();
+        handles.push(tokio::spawn(async move {
+            call(&app, github_request("issue_comment", &delivery, body)).await
+        }));
+    }
+    let mut outcomes = std::collections::BTreeMap::<String, usize>::new();
+    for handle in handles {
+        let answer = handle.await.unwrap();
+        assert!(
+            answer.status.is_success(),
+            "{} {:?}",
+            answer.status,
+            answer.body
+        );
+        *outcomes.entry(answer.outcome().to_owned()).or_default() += 1;
+    }
+    assert_eq!(outcomes.get("duplicate"), Some(&8), "{outcomes:?}");
+    assert_eq!(outcomes.get("accepted"), Some(&80), "{outcomes:?}");
+    assert_eq!(outcomes.get("ignored"), Some(&40), "{outcomes:?}");
+    assert_eq!(count(&pool, "deliveries").await, 120);
+    assert_eq!(count(&pool, "issue_notes").await, 120);
+    assert_eq!(count(&pool, "issue_events").await, 80);
+    assert_eq!(count(&pool, "issues").await, 10);
+    let per_key: Vec<(String, i64)> =
+        sqlx::query_as("SELECT concurrency_key, count(*) FROM jobs GROUP BY 1 ORDER BY 1")
+            .fetch_all(&pool)
+            .await
+            .unwrap();
+    assert_eq!(per_key.len(), 10, "one queued job per issue: {per_key:?}");
+    assert!(per_key.iter().all(|(_, n)| *n == 1));
+    let orphans: i64 = sqlx::query_scalar(
+        "SELECT count(*) FROM deliveries d
+         WHERE d.outcome = 'accepted' AND NOT EXISTS (
+             SELECT 1 FROM jobs j WHERE j.id = d.job_id AND j.concurrency_key = 'issue:' || d.issue_id)",
+    )
+    .fetch_one(&pool)
+    .await
+    .unwrap();
+    assert_eq!(orphans, 0);
+}
