@@ -42,8 +42,9 @@ CREATE TABLE issues (
 ) WITH (fillfactor = 80);  -- room for HOT updates: every event rewrites its issue row
 
 -- The issue's thread: comments (GitHub) and notes (GitLab), keyed by the tracker's note id.
+-- Keyed by (issue, tracker note id): one index to maintain on the intake hot path, and thread
+-- lookups ("has the bot posted in this discussion?") scan one issue's notes through its prefix.
 CREATE TABLE issue_notes (
-    id             BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
     -- issues.id. No foreign key: rows are only written together with their issue in one
     -- statement and issues are never deleted, so the check would only cost the hot path.
     issue_id       BIGINT      NOT NULL,
@@ -56,9 +57,8 @@ CREATE TABLE issue_notes (
     url            TEXT,
     created_at     TIMESTAMPTZ NOT NULL,
     updated_at     TIMESTAMPTZ NOT NULL,
-    UNIQUE (issue_id, note_id)
+    PRIMARY KEY (issue_id, note_id)
 );
-CREATE INDEX issue_notes_discussion_idx ON issue_notes (issue_id, discussion_id);
 
 -- Engaging events not yet handled by a job. A job marks the events it saw as processed
 -- when it completes; events that arrive while it runs stay pending for the follow-up job.

@@ -51,7 +51,7 @@ pub struct NoteRow {
 pub async fn notes(conn: &mut PgConnection, issue_id: i64) -> Result<Vec<NoteRow>> {
     Ok(sqlx::query_as(
         "SELECT note_id, discussion_id, author, body, internal, created_at
-         FROM issue_notes WHERE issue_id = $1 ORDER BY created_at, id",
+         FROM issue_notes WHERE issue_id = $1 ORDER BY created_at, note_id",
     )
     .bind(issue_id)
     .fetch_all(conn)
