@@ -227,9 +227,12 @@ impl IndexedGraph {
             (query.kinds.is_empty() || query.kinds.contains(&s.kind))
                 && query.file.as_deref().is_none_or(|f| s.file.contains(f))
         };
-        let mut hits: Vec<Symbol> = match (query.field, glob.exact_text()) {
-            (MatchField::Name, Some(exact)) => self
-                .by_name
+        let index = match query.field {
+            MatchField::Name => &self.by_name,
+            MatchField::Qname => &self.by_qname_lower,
+        };
+        let mut hits: Vec<Symbol> = match glob.exact_text() {
+            Some(exact) => index
                 .get(exact)
                 .map(|ids| {
                     self.symbol_ids(ids)
@@ -238,28 +241,9 @@ impl IndexedGraph {
                         .collect()
                 })
                 .unwrap_or_default(),
-            (MatchField::Name, None) => self
-                .by_name
+            None => index
                 .iter()
-                .filter(|(name, _)| glob.matches_lower(name))
-                .flat_map(|(_, ids)| self.symbol_ids(ids))
-                .filter(|s| accept(s))
-                .cloned()
-                .collect(),
-            (MatchField::Qname, Some(exact)) => self
-                .by_qname_lower
-                .get(exact)
-                .map(|ids| {
-                    self.symbol_ids(ids)
-                        .filter(|s| accept(s))
-                        .cloned()
-                        .collect()
-                })
-                .unwrap_or_default(),
-            (MatchField::Qname, None) => self
-                .by_qname_lower
-                .iter()
-                .filter(|(qname, _)| glob.matches_lower(qname))
+                .filter(|(key, _)| glob.matches_lower(key))
                 .flat_map(|(_, ids)| self.symbol_ids(ids))
                 .filter(|s| accept(s))
                 .cloned()
