@@ -7,7 +7,6 @@
 //! trips), and a redelivery makes the delivery insert fail on its unique key, which rolls back every
 //! other write of that statement.
 
-use chrono::{DateTime, Utc};
 use relay_core::{IssueSnapshot, NoteSnapshot};
 use serde_json::Value;
 use sqlx::PgPool;
@@ -241,11 +240,6 @@ pub async fn record_plain_delivery(
 fn is_duplicate_delivery(error: &sqlx::Error) -> bool {
     is_unique_violation(error)
         && matches!(error, sqlx::Error::Database(db) if db.constraint() == Some("deliveries_tracker_delivery_key_key"))
-}
-
-/// `now()` as the database sees it (tests compare timestamps against it).
-pub async fn database_now(pool: &PgPool) -> Result<DateTime<Utc>> {
-    Ok(sqlx::query_scalar("SELECT now()").fetch_one(pool).await?)
 }
 
 /// Records a delivery that creates (or joins) one job, atomically. Returns `None` for a

@@ -477,15 +477,6 @@ pub async fn get(pool: &PgPool, job_id: i64) -> Result<Option<JobRow>> {
     .await?)
 }
 
-pub async fn list(pool: &PgPool) -> Result<Vec<JobRow>> {
-    Ok(sqlx::query_as(
-        "SELECT id, kind, payload, concurrency_key, status, attempts, max_attempts, run_after, last_error
-         FROM jobs ORDER BY id",
-    )
-    .fetch_all(pool)
-    .await?)
-}
-
 /// Number of runs recorded for a job with the given outcome.
 pub async fn count_runs(pool: &PgPool, job_id: i64, outcome: &str) -> Result<i64> {
     Ok(
