@@ -11,8 +11,11 @@ DB_URL="${BASE_URL%/*}/relay_bench_intake"
 PORT="${PORT:-18181}"
 SECRET="bench-secret-$$"
 
-cargo build --release -p relay >&2
-BIN=target/release/relay
+# BIN=path/to/relay benchmarks another build (e.g. to compare two versions in one session).
+if [ -z "${BIN:-}" ]; then
+  cargo build --release -p relay >&2
+  BIN="${CARGO_TARGET_DIR:-target}/release/relay"
+fi
 psql "$BASE_URL" -qc "DROP DATABASE IF EXISTS relay_bench_intake WITH (FORCE)" >/dev/null
 
 CONFIG="$(mktemp)"
@@ -41,5 +44,8 @@ PID=$!
 trap 'kill $PID 2>/dev/null || true; rm -f "$CONFIG"' EXIT
 for _ in $(seq 1 50); do curl -fs "http://127.0.0.1:$PORT/readyz" >/dev/null && break; sleep 0.2; done
 
-"$BIN" bench-intake --url "http://127.0.0.1:$PORT/webhooks/github" --secret "$SECRET" \
+# A gateway without workers never drains the queue: do not wait for it.
+drain=()
+[ "${ROLE:-serve}" = gateway ] && drain=(--drain-timeout-secs 0)
+"$BIN" bench-intake "${drain[@]}" --url "http://127.0.0.1:$PORT/webhooks/github" --secret "$SECRET" \
   --database-url "$DB_URL" --gateway-pid "$PID" "$@"

@@ -58,49 +58,59 @@ pub async fn notes(conn: &mut PgConnection, issue_id: i64) -> Result<Vec<NoteRow
     .await?)
 }
 
-/// A pending (unprocessed) issue event.
+/// A pending issue event: an accepted delivery of the issue after its watermark (see
+/// `migrations/0004_events_in_deliveries.sql`).
 #[derive(Debug, Clone, sqlx::FromRow)]
 pub struct IssueEventRow {
+    /// The delivery's id; ids of one issue's events increase in commit order.
     pub id: i64,
+    /// What engaged the bot: `mention`, `thread_reply`, `trigger_label`, `assigned`.
     pub kind: String,
+    /// Who did it (empty for deliveries recorded before the actor was kept).
     pub actor: String,
     pub note_id: Option<String>,
     pub created_at: DateTime<Utc>,
 }
 
-/// Events of the issue that no job has processed yet, oldest first.
+/// Events of the issue that no job has handled yet, oldest first.
 pub async fn pending_events(conn: &mut PgConnection, issue_id: i64) -> Result<Vec<IssueEventRow>> {
     Ok(sqlx::query_as(
-        "SELECT id, kind, actor, note_id, created_at FROM issue_events
-         WHERE issue_id = $1 AND processed_at IS NULL ORDER BY id",
+        "SELECT d.id, d.reason AS kind, COALESCE(d.actor, '') AS actor, d.note_id,
+                d.received_at AS created_at
+         FROM deliveries d
+         WHERE d.issue_id = $1 AND d.outcome = 'accepted'
+           AND d.id > (SELECT handled_delivery_id FROM issues WHERE id = $1)
+         ORDER BY d.id",
     )
     .bind(issue_id)
     .fetch_all(conn)
     .await?)
 }
 
-/// Marks exactly these events as processed by `job_id` (events that arrived later stay pending).
-pub async fn mark_events_processed(
+/// Marks the issue's events up to and including delivery `through` as handled: later ones stay
+/// pending for the follow-up job. The watermark never moves back.
+pub async fn mark_events_handled(
     conn: &mut PgConnection,
-    event_ids: &[i64],
-    job_id: i64,
-) -> Result<u64> {
-    let result = sqlx::query(
-        "UPDATE issue_events SET processed_at = now(), processed_by = $2
-         WHERE id = ANY($1) AND processed_at IS NULL",
+    issue_id: i64,
+    through: i64,
+) -> Result<()> {
+    sqlx::query(
+        "UPDATE issues SET handled_delivery_id = $2
+         WHERE id = $1 AND handled_delivery_id < $2",
     )
-    .bind(event_ids)
-    .bind(job_id)
+    .bind(issue_id)
+    .bind(through)
     .execute(conn)
     .await?;
-    Ok(result.rows_affected())
+    Ok(())
 }
 
 /// Counts all events of all issues that are still pending (for tests and operators).
 pub async fn count_pending_events(pool: &PgPool) -> Result<i64> {
-    Ok(
-        sqlx::query_scalar("SELECT count(*) FROM issue_events WHERE processed_at IS NULL")
-            .fetch_one(pool)
-            .await?,
+    Ok(sqlx::query_scalar(
+        "SELECT count(*) FROM deliveries d JOIN issues i ON i.id = d.issue_id
+         WHERE d.outcome = 'accepted' AND d.id > i.handled_delivery_id",
     )
+    .fetch_one(pool)
+    .await?)
 }

@@ -1,7 +1,7 @@
 //! `process_issue`: work on one issue.
 //!
 //! For now the handler takes stock: it loads the issue, its cached thread and the events that are
-//! pending for it, records what it saw with the run, and marks exactly those events processed
+//! pending for it, records what it saw with the run, and marks exactly those events handled
 //! (events that arrive meanwhile stay pending for the follow-up job). The planner replaces the
 //! middle of this function; the bookkeeping around it stays.
 
@@ -38,10 +38,11 @@ impl JobHandler for ProcessIssueJob {
         let events = issues::pending_events(&mut tx, issue.id)
             .await
             .context("failed to load pending events")?;
-        let event_ids: Vec<i64> = events.iter().map(|e| e.id).collect();
-        issues::mark_events_processed(&mut tx, &event_ids, context.job.id)
-            .await
-            .context("failed to mark events processed")?;
+        if let Some(last) = events.last() {
+            issues::mark_events_handled(&mut tx, issue.id, last.id)
+                .await
+                .context("failed to mark events handled")?;
+        }
         tx.commit().await.context("failed to commit")?;
 
         tracing::info!(

@@ -43,6 +43,11 @@ pub struct BenchIntakeArgs {
     /// ratios, so load that drifts during the run affects both sides alike.
     #[arg(long, default_value_t = 3)]
     rounds: usize,
+    /// Before each measured run, wait (up to this many seconds) until the workers have finished
+    /// every queued and running job, so that neither side is measured while the other side's
+    /// backlog is still being worked off. 0 disables it (a gateway without workers).
+    #[arg(long, default_value_t = 300)]
+    drain_timeout_secs: u64,
 }
 
 pub async fn run(args: BenchIntakeArgs) -> anyhow::Result<()> {
@@ -75,6 +80,7 @@ pub async fn run(args: BenchIntakeArgs) -> anyhow::Result<()> {
     let (mut all_gateway, mut all_ceiling) = (Vec::new(), Vec::new());
     let (mut gateway_rates, mut ceiling_rates) = (Vec::new(), Vec::new());
     for round in 0..args.rounds.max(1) {
+        drain(&pool, &args, "warm-up or previous round").await?;
         let (latencies, accepted, elapsed) = gateway_round(
             &client,
             &args,
@@ -85,6 +91,7 @@ pub async fn run(args: BenchIntakeArgs) -> anyhow::Result<()> {
         if accepted != args.count {
             anyhow::bail!("only {accepted} of {} deliveries were accepted", args.count);
         }
+        drain(&pool, &args, "this round's deliveries").await?;
         let ceiling_started = Instant::now();
         let ceiling =
             relay_store::bench::insert_ceiling(&pool, &sample, args.count, args.concurrency)
@@ -202,6 +209,43 @@ async fn gateway_round(
         accepted += a;
     }
     Ok((latencies, accepted, started.elapsed()))
+}
+
+/// Waits until no job is queued or running (see `--drain-timeout-secs`) and reports how long the
+/// workers took.
+async fn drain(
+    pool: &relay_store::PgPool,
+    args: &BenchIntakeArgs,
+    what: &str,
+) -> anyhow::Result<()> {
+    if args.drain_timeout_secs == 0 {
+        return Ok(());
+    }
+    let started = Instant::now();
+    let mut jobs = 0;
+    loop {
+        let active = relay_store::queue::count_active(pool)
+            .await
+            .context("failed to read the queue depth")?;
+        if active == 0 {
+            break;
+        }
+        jobs = jobs.max(active);
+        if started.elapsed() > Duration::from_secs(args.drain_timeout_secs) {
+            anyhow::bail!(
+                "{active} jobs still queued or running after {}s: are workers running?",
+                args.drain_timeout_secs
+            );
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    if jobs > 0 {
+        println!(
+            "  workers finished {what}: {jobs} jobs in {:.2} s",
+            started.elapsed().as_secs_f64()
+        );
+    }
+    Ok(())
 }
 
 fn median(values: &mut [f64]) -> f64 {
