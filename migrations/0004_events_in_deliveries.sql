@@ -41,3 +41,19 @@ SET handled_delivery_id = COALESCE(
 -- `issue_events` is no longer written or read. It stays (read-only) through one release so that a
 -- rolling deploy with binaries from before this migration keeps working; a later migration drops it.
 COMMENT ON TABLE issue_events IS 'deprecated by 0004: events are accepted deliveries; to be dropped';
+
+-- Fewer index entries per write on the hot paths.
+--
+-- Deliveries are identified by (tracker, delivery_key); nothing looks a delivery up by `id` alone
+-- (the per-issue lookups use the index above), so the natural key becomes the primary key and the
+-- surrogate key's index goes. The key keeps its constraint name, which the gateway matches to tell
+-- a redelivery from other errors. (This rebuilds the index under the migration's table lock.)
+ALTER TABLE deliveries
+    DROP CONSTRAINT deliveries_pkey,
+    DROP CONSTRAINT deliveries_tracker_delivery_key_key,
+    ADD CONSTRAINT deliveries_tracker_delivery_key_key PRIMARY KEY (tracker, delivery_key);
+
+-- Running jobs are few (at most the workers' total concurrency), so expired leases are found
+-- through `jobs_one_running_per_key` (same predicate). Without an index on `lease_expires_at`, a
+-- heartbeat changes no indexed column and stays a HOT update.
+DROP INDEX jobs_lease_idx;
