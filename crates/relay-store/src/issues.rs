@@ -114,3 +114,68 @@ pub async fn count_pending_events(pool: &PgPool) -> Result<i64> {
     .fetch_one(pool)
     .await?)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Migration 0004 keeps every pending event of a database written by earlier versions: pending
+    /// `issue_events` stay pending (as deliveries above the watermark), processed ones do not come
+    /// back.
+    #[sqlx::test(migrations = false)]
+    async fn migration_0004_keeps_pending_events(pool: PgPool) {
+        for sql in [
+            include_str!("../../../migrations/0001_foundation.sql"),
+            include_str!("../../../migrations/0002_llm_usage.sql"),
+            include_str!("../../../migrations/0003_codegraph.sql"),
+        ] {
+            sqlx::raw_sql(sql).execute(&pool).await.unwrap();
+        }
+        sqlx::raw_sql(
+            "INSERT INTO issues (tracker, project_id, project_path, number, title, state, author, url, updated_at)
+             VALUES ('github', '1', 'o/r', 1, 'handled', 'open', 'a', 'u', now()),
+                    ('github', '1', 'o/r', 2, 'partly', 'open', 'a', 'u', now()),
+                    ('github', '1', 'o/r', 3, 'quiet', 'open', 'a', 'u', now());
+             INSERT INTO deliveries (tracker, event_type, delivery_key, outcome, reason, payload, issue_id)
+             VALUES ('github', 'issue_comment', 'd1', 'accepted', 'mention', '{}', 1),
+                    ('github', 'issue_comment', 'd2', 'accepted', 'mention', '{}', 2),
+                    ('github', 'issue_comment', 'd3', 'accepted', 'thread_reply', '{}', 2),
+                    ('github', 'issue_comment', 'd4', 'ignored', 'no_mention', '{}', 3);
+             INSERT INTO issue_events (issue_id, delivery_id, kind, actor, note_id, processed_at)
+             VALUES (1, 1, 'mention', 'alice', 'n1', now()),
+                    (2, 2, 'mention', 'bob', 'n2', now()),
+                    (2, 3, 'thread_reply', 'carol', 'n3', NULL);",
+        )
+        .execute(&pool)
+        .await
+        .unwrap();
+
+        sqlx::raw_sql(include_str!(
+            "../../../migrations/0004_events_in_deliveries.sql"
+        ))
+        .execute(&pool)
+        .await
+        .unwrap();
+
+        assert_eq!(count_pending_events(&pool).await.unwrap(), 1);
+        let mut conn = pool.acquire().await.unwrap();
+        assert!(pending_events(&mut conn, 1).await.unwrap().is_empty());
+        assert!(pending_events(&mut conn, 3).await.unwrap().is_empty());
+        let pending = pending_events(&mut conn, 2).await.unwrap();
+        assert_eq!(pending.len(), 1);
+        assert_eq!(
+            (
+                pending[0].id,
+                pending[0].kind.as_str(),
+                pending[0].actor.as_str()
+            ),
+            (3, "thread_reply", "carol")
+        );
+        assert_eq!(pending[0].note_id.as_deref(), Some("n3"));
+
+        // Handling it moves the watermark past it; it never moves back.
+        mark_events_handled(&mut conn, 2, 3).await.unwrap();
+        mark_events_handled(&mut conn, 2, 2).await.unwrap();
+        assert_eq!(count_pending_events(&pool).await.unwrap(), 0);
+    }
+}
