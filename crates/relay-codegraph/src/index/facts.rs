@@ -84,3 +84,27 @@ pub(crate) fn count_lines(src: &[u8]) -> u32 {
         newlines
     }
 }
+
+/// The id of field `$name` in the grammar of `$node`, looked up once per call site (a lookup by
+/// name compares the name with every field name of the grammar). A call site must only ever see
+/// nodes of one grammar, which holds because the extractors are per language.
+macro_rules! field_id {
+    ($node:expr, $name:literal) => {{
+        static ID: std::sync::OnceLock<Option<std::num::NonZeroU16>> = std::sync::OnceLock::new();
+        let node: tree_sitter::Node<'_> = $node;
+        *ID.get_or_init(|| node.language().field_id_for_name($name))
+    }};
+}
+
+/// `$node.child_by_field_name($name)` with the field id cached ([`field_id`]).
+macro_rules! field {
+    ($node:expr, $name:literal) => {{
+        let node: tree_sitter::Node<'_> = $node;
+        match $crate::index::facts::field_id!(node, $name) {
+            Some(id) => node.child_by_field_id(id.get()),
+            None => None,
+        }
+    }};
+}
+
+pub(crate) use {field, field_id};

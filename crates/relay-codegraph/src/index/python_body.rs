@@ -4,7 +4,7 @@ use std::collections::{HashMap, HashSet};
 
 use tree_sitter::Node;
 
-use super::facts::{end_line, header, line, text};
+use super::facts::{end_line, field, header, line, text};
 use super::python::{
     DefKind, PBind, PExpr, PRef, PRefKind, PyDef, PyFile, PyImport, PyScope, PyVar, ScopeKind,
     is_constant_name,
@@ -126,7 +126,7 @@ impl<'s> PyBuilder<'s> {
                     .named_children(&mut c)
                     .filter(|n| n.kind() == "decorator")
                     .collect();
-                if let Some(def) = node.child_by_field_name("definition") {
+                if let Some(def) = field!(node, "definition") {
                     match def.kind() {
                         "function_definition" => self.function(def, &decorators),
                         "class_definition" => self.class(def, &decorators),
@@ -148,10 +148,11 @@ impl<'s> PyBuilder<'s> {
                     match child.kind() {
                         "assignment" => self.assignment(child),
                         "augmented_assignment" => {
-                            for f in ["left", "right"] {
-                                if let Some(side) = child.child_by_field_name(f) {
-                                    self.expr(side, true);
-                                }
+                            for side in [field!(child, "left"), field!(child, "right")]
+                                .into_iter()
+                                .flatten()
+                            {
+                                self.expr(side, true);
                             }
                         }
                         _ => {
@@ -177,16 +178,17 @@ impl<'s> PyBuilder<'s> {
                 }
             }
             "for_statement" => {
-                if let Some(right) = node.child_by_field_name("right") {
+                if let Some(right) = field!(node, "right") {
                     self.expr(right, true);
                 }
-                if let Some(left) = node.child_by_field_name("left") {
+                if let Some(left) = field!(node, "left") {
                     self.bind_targets(left, None);
                 }
-                for f in ["body", "alternative"] {
-                    if let Some(b) = node.child_by_field_name(f) {
-                        self.stmt(b);
-                    }
+                for b in [field!(node, "body"), field!(node, "alternative")]
+                    .into_iter()
+                    .flatten()
+                {
+                    self.stmt(b);
                 }
             }
             "with_statement" => {
@@ -197,7 +199,7 @@ impl<'s> PyBuilder<'s> {
                         let mut c2 = child.walk();
                         let items: Vec<Node<'_>> = child.named_children(&mut c2).collect();
                         for item in items {
-                            if let Some(value) = item.child_by_field_name("value") {
+                            if let Some(value) = field!(item, "value") {
                                 self.with_value(value);
                             }
                         }
@@ -270,18 +272,17 @@ impl<'s> PyBuilder<'s> {
     }
 
     fn assignment(&mut self, node: Node<'_>) {
-        let right = node.child_by_field_name("right");
+        let right = field!(node, "right");
         let value = match right {
             Some(r) if r.kind() == "assignment" => {
                 self.assignment(r);
-                r.child_by_field_name("right")
-                    .map(|_| self.push(PExpr::Other))
+                field!(r, "right").map(|_| self.push(PExpr::Other))
             }
             Some(r) => Some(self.expr(r, true)),
             None => None,
         };
-        let annotation = node.child_by_field_name("type").map(|t| self.annotation(t));
-        if let Some(left) = node.child_by_field_name("left") {
+        let annotation = field!(node, "type").map(|t| self.annotation(t));
+        if let Some(left) = field!(node, "left") {
             if self.scope == 0 {
                 self.module_vars(left, node);
             }
@@ -320,8 +321,8 @@ impl<'s> PyBuilder<'s> {
                 self.bind(&name, value.unwrap_or(PBind::Other));
             }
             "attribute" => {
-                let object = target.child_by_field_name("object");
-                let attr = target.child_by_field_name("attribute").map(|a| self.t(a));
+                let object = field!(target, "object");
+                let attr = field!(target, "attribute").map(|a| self.t(a));
                 if let (
                     Some(obj),
                     Some(attr),
@@ -365,9 +366,7 @@ impl<'s> PyBuilder<'s> {
     fn type_expr(&mut self, node: Node<'_>) -> u32 {
         match node.kind() {
             "subscript" | "generic_type" => {
-                let value = node
-                    .child_by_field_name("value")
-                    .or_else(|| node.named_child(0));
+                let value = field!(node, "value").or_else(|| node.named_child(0));
                 let mut c = node.walk();
                 let rest: Vec<Node<'_>> = node.named_children(&mut c).skip(1).collect();
                 for r in rest {
@@ -384,7 +383,7 @@ impl<'s> PyBuilder<'s> {
     }
 
     fn function(&mut self, node: Node<'_>, decorators: &[Node<'_>]) {
-        let Some(name_node) = node.child_by_field_name("name") else {
+        let Some(name_node) = field!(node, "name") else {
             return;
         };
         let name = self.t(name_node).to_owned();
@@ -393,7 +392,7 @@ impl<'s> PyBuilder<'s> {
         let class_def = self.file.scopes[enclosing_scope as usize].class_def;
         let qname = format!("{}.{name}", self.qprefix());
         let def_idx = self.file.defs.len() as u32;
-        let body = node.child_by_field_name("body");
+        let body = field!(node, "body");
         let mut is_static = false;
         let mut is_classmethod = false;
         for d in decorators {
@@ -426,24 +425,21 @@ impl<'s> PyBuilder<'s> {
         self.owner = (self.file.owners.len() - 1) as u32;
         self.decorators(decorators);
         // Annotations and defaults are evaluated in the enclosing scope.
-        let returns = node
-            .child_by_field_name("return_type")
-            .map(|r| self.annotation(r));
+        let returns = field!(node, "return_type").map(|r| self.annotation(r));
         let fscope = self.new_scope(ScopeKind::Function, None);
         let mut params: Vec<(String, Option<u32>)> = Vec::new();
-        if let Some(plist) = node.child_by_field_name("parameters") {
+        if let Some(plist) = field!(node, "parameters") {
             let mut c = plist.walk();
             let items: Vec<Node<'_>> = plist.named_children(&mut c).collect();
             for p in items {
                 let (pname, ann) = match p.kind() {
                     "identifier" => (Some(self.t(p).to_owned()), None),
                     "typed_parameter" | "typed_default_parameter" | "default_parameter" => {
-                        let ann = p.child_by_field_name("type").map(|t| self.annotation(t));
-                        if let Some(v) = p.child_by_field_name("value") {
+                        let ann = field!(p, "type").map(|t| self.annotation(t));
+                        if let Some(v) = field!(p, "value") {
                             self.expr(v, true);
                         }
-                        let pn = p
-                            .child_by_field_name("name")
+                        let pn = field!(p, "name")
                             .or_else(|| p.named_child(0))
                             .filter(|n| n.kind() == "identifier")
                             .map(|n| self.t(n).to_owned());
@@ -505,12 +501,12 @@ impl<'s> PyBuilder<'s> {
     }
 
     fn class(&mut self, node: Node<'_>, decorators: &[Node<'_>]) {
-        let Some(name_node) = node.child_by_field_name("name") else {
+        let Some(name_node) = field!(node, "name") else {
             return;
         };
         let name = self.t(name_node).to_owned();
         let qname = format!("{}.{name}", self.qprefix());
-        let body = node.child_by_field_name("body");
+        let body = field!(node, "body");
         let def_idx = self.file.defs.len() as u32;
         let parent = self.qprefix();
         self.file.defs.push(PyDef {
@@ -533,12 +529,12 @@ impl<'s> PyBuilder<'s> {
         self.owner = (self.file.owners.len() - 1) as u32;
         self.decorators(decorators);
         let mut bases = Vec::new();
-        if let Some(args) = node.child_by_field_name("superclasses") {
+        if let Some(args) = field!(node, "superclasses") {
             let mut c = args.walk();
             let items: Vec<Node<'_>> = args.named_children(&mut c).collect();
             for item in items {
                 if item.kind() == "keyword_argument" {
-                    if let Some(v) = item.child_by_field_name("value") {
+                    if let Some(v) = field!(item, "value") {
                         self.expr(v, true);
                     }
                     continue;
@@ -599,8 +595,8 @@ impl<'s> PyBuilder<'s> {
         for n in names {
             let (module, alias) = match n.kind() {
                 "aliased_import" => (
-                    n.child_by_field_name("name").map(|m| self.t(m).to_owned()),
-                    n.child_by_field_name("alias").map(|a| self.t(a).to_owned()),
+                    field!(n, "name").map(|m| self.t(m).to_owned()),
+                    field!(n, "alias").map(|a| self.t(a).to_owned()),
                 ),
                 _ => (Some(self.t(n).to_owned()), None),
             };
@@ -623,7 +619,7 @@ impl<'s> PyBuilder<'s> {
     }
 
     fn import_from(&mut self, node: Node<'_>) {
-        let Some(module_node) = node.child_by_field_name("module_name") else {
+        let Some(module_node) = field!(node, "module_name") else {
             return;
         };
         let module = if module_node.kind() == "relative_import" {
@@ -655,8 +651,8 @@ impl<'s> PyBuilder<'s> {
         for n in names {
             let (name, alias) = match n.kind() {
                 "aliased_import" => (
-                    n.child_by_field_name("name").map(|m| self.t(m).to_owned()),
-                    n.child_by_field_name("alias").map(|a| self.t(a).to_owned()),
+                    field!(n, "name").map(|m| self.t(m).to_owned()),
+                    field!(n, "alias").map(|a| self.t(a).to_owned()),
                 ),
                 _ => (Some(self.t(n).to_owned()), None),
             };
@@ -693,12 +689,11 @@ impl<'s> PyBuilder<'s> {
                 e
             }
             "attribute" => {
-                let object = match node.child_by_field_name("object") {
+                let object = match field!(node, "object") {
                     Some(o) => self.expr(o, false),
                     None => self.push(PExpr::Other),
                 };
-                let attr = node
-                    .child_by_field_name("attribute")
+                let attr = field!(node, "attribute")
                     .map_or("", |a| self.t(a))
                     .to_owned();
                 let e = self.push(PExpr::Attr(object, attr));
@@ -709,10 +704,10 @@ impl<'s> PyBuilder<'s> {
                 e
             }
             "call" => {
-                let Some(function) = node.child_by_field_name("function") else {
+                let Some(function) = field!(node, "function") else {
                     return self.push(PExpr::Other);
                 };
-                let args = node.child_by_field_name("arguments");
+                let args = field!(node, "arguments");
                 let is_super = function.kind() == "identifier" && self.t(function) == "super";
                 let callee = if is_super {
                     None
@@ -725,7 +720,7 @@ impl<'s> PyBuilder<'s> {
                     for item in items {
                         match item.kind() {
                             "keyword_argument" => {
-                                if let Some(v) = item.child_by_field_name("value") {
+                                if let Some(v) = field!(item, "value") {
                                     self.expr(v, true);
                                 }
                             }
@@ -750,10 +745,8 @@ impl<'s> PyBuilder<'s> {
                 None => self.push(PExpr::Other),
             },
             "named_expression" => {
-                let value = node
-                    .child_by_field_name("value")
-                    .map(|v| self.expr(v, true));
-                if let (Some(name), Some(v)) = (node.child_by_field_name("name"), value) {
+                let value = field!(node, "value").map(|v| self.expr(v, true));
+                if let (Some(name), Some(v)) = (field!(node, "name"), value) {
                     let name = self.t(name).to_owned();
                     self.bind(&name, PBind::Assign(v));
                 }
@@ -762,7 +755,7 @@ impl<'s> PyBuilder<'s> {
             "lambda" => {
                 let scope = self.new_scope(ScopeKind::Function, None);
                 let saved = self.scope;
-                if let Some(params) = node.child_by_field_name("parameters") {
+                if let Some(params) = field!(node, "parameters") {
                     let mut names = Vec::new();
                     collect_param_names(params, self.src, &mut names);
                     self.scope = scope;
@@ -771,7 +764,7 @@ impl<'s> PyBuilder<'s> {
                     }
                 }
                 self.scope = scope;
-                if let Some(body) = node.child_by_field_name("body") {
+                if let Some(body) = field!(node, "body") {
                     self.expr(body, true);
                 }
                 self.scope = saved;
@@ -788,10 +781,10 @@ impl<'s> PyBuilder<'s> {
                 let children: Vec<Node<'_>> = node.named_children(&mut c).collect();
                 for child in &children {
                     if child.kind() == "for_in_clause" {
-                        if let Some(right) = child.child_by_field_name("right") {
+                        if let Some(right) = field!(*child, "right") {
                             self.expr(right, true);
                         }
-                        if let Some(left) = child.child_by_field_name("left") {
+                        if let Some(left) = field!(*child, "left") {
                             self.bind_targets(left, None);
                         }
                     }
@@ -805,7 +798,7 @@ impl<'s> PyBuilder<'s> {
                 self.push(PExpr::Other)
             }
             "keyword_argument" => {
-                if let Some(v) = node.child_by_field_name("value") {
+                if let Some(v) = field!(node, "value") {
                     self.expr(v, true);
                 }
                 self.push(PExpr::Other)
@@ -834,7 +827,7 @@ impl<'s> PyBuilder<'s> {
                         .filter(|n| n.kind() == "interpolation")
                         .collect();
                     for p in parts {
-                        if let Some(e) = p.child_by_field_name("expression") {
+                        if let Some(e) = field!(p, "expression") {
                             self.expr(e, true);
                         }
                     }
@@ -884,8 +877,7 @@ fn collect_param_names(node: Node<'_>, src: &[u8], out: &mut Vec<String>) {
         match p.kind() {
             "identifier" => out.push(text(p, src).to_owned()),
             _ => {
-                if let Some(n) = p
-                    .child_by_field_name("name")
+                if let Some(n) = field!(p, "name")
                     .or_else(|| p.named_child(0))
                     .filter(|n| n.kind() == "identifier")
                 {
