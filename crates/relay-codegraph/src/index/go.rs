@@ -211,7 +211,7 @@ pub(crate) fn extract(
     let mut file = GoFile::default();
     let mut cursor = root.walk();
     let children: Vec<Node<'_>> = root.named_children(&mut cursor).collect();
-    let prev = PrevSiblings::new(root);
+    let prev = PrevSiblings::new(&[root]);
     for node in &children {
         if node.kind() == "package_clause" {
             if let Some(name) = node.named_child(0) {
@@ -248,10 +248,11 @@ pub(crate) fn extract(
             "import_declaration" => imports(node, src, &mut file.imports),
             "function_declaration" | "method_declaration" => function(node, src, &prev, &mut file),
             "type_declaration" => {
+                let spec_siblings = PrevSiblings::new(&[node]);
                 let mut c = node.walk();
                 for spec in node.named_children(&mut c) {
                     if matches!(spec.kind(), "type_spec" | "type_alias") {
-                        type_spec(spec, node, src, &prev, &mut file);
+                        type_spec(spec, node, src, &prev, &spec_siblings, &mut file);
                     }
                 }
             }
@@ -309,20 +310,23 @@ fn imports(node: Node<'_>, src: &[u8], out: &mut Vec<GoImport>) {
     }
 }
 
-/// Previous siblings of the top-level nodes of a file: `Node::prev_sibling` walks from the
-/// parent's first child, which is quadratic over the declarations of a file.
+/// Previous siblings of the children of some nodes: `Node::prev_sibling` finds the parent from
+/// the root and walks from the parent's first child, which is quadratic over the declarations
+/// of a file.
 struct PrevSiblings<'t>(HashMap<usize, Node<'t>>);
 
 impl<'t> PrevSiblings<'t> {
-    fn new(root: Node<'t>) -> Self {
+    fn new(parents: &[Node<'t>]) -> Self {
         let mut map = HashMap::new();
-        let mut cursor = root.walk();
-        let mut last: Option<Node<'t>> = None;
-        for node in root.children(&mut cursor) {
-            if let Some(last) = last {
-                map.insert(node.id(), last);
+        for parent in parents {
+            let mut cursor = parent.walk();
+            let mut last: Option<Node<'t>> = None;
+            for node in parent.children(&mut cursor) {
+                if let Some(last) = last {
+                    map.insert(node.id(), last);
+                }
+                last = Some(node);
             }
-            last = Some(node);
         }
         PrevSiblings(map)
     }
@@ -462,6 +466,7 @@ fn type_spec<'t>(
     decl: Node<'t>,
     src: &[u8],
     siblings: &PrevSiblings<'t>,
+    spec_siblings: &PrevSiblings<'t>,
     file: &mut GoFile,
 ) {
     let Some(name_node) = field!(spec, "name") else {
@@ -502,7 +507,7 @@ fn type_spec<'t>(
         line: line(spec),
         end_line: end_line(spec),
         signature,
-        doc: doc_comment(doc_node, src, siblings).or_else(|| doc_comment(spec, src, siblings)),
+        doc: doc_comment(doc_node, src, siblings).or_else(|| doc_comment(spec, src, spec_siblings)),
         kind: GoTypeKind::Other,
         alias: spec.kind() == "type_alias",
         underlying: GType::Unknown,
@@ -527,6 +532,7 @@ fn type_spec<'t>(
         }
         "interface_type" => {
             decl_out.kind = GoTypeKind::Interface;
+            let elem_siblings = PrevSiblings::new(&[ty]);
             let mut c = ty.walk();
             for elem in ty.named_children(&mut c) {
                 match elem.kind() {
@@ -535,7 +541,7 @@ fn type_spec<'t>(
                         src,
                         &qname,
                         &mut builder,
-                        siblings,
+                        &elem_siblings,
                         file,
                         &mut decl_out,
                     ),
@@ -655,11 +661,13 @@ fn iface_method<'t>(
 fn values<'t>(node: Node<'t>, src: &[u8], siblings: &PrevSiblings<'t>, file: &mut GoFile) {
     let is_const = node.kind() == "const_declaration";
     let mut specs = Vec::new();
+    let mut parents = vec![node];
     let mut c = node.walk();
     for child in node.named_children(&mut c) {
         match child.kind() {
             "const_spec" | "var_spec" => specs.push(child),
             "var_spec_list" => {
+                parents.push(child);
                 let mut c2 = child.walk();
                 specs.extend(
                     child
@@ -671,6 +679,7 @@ fn values<'t>(node: Node<'t>, src: &[u8], siblings: &PrevSiblings<'t>, file: &mu
         }
     }
     let single = specs.len() == 1;
+    let spec_siblings = PrevSiblings::new(&parents);
     for spec in specs {
         let mut names = Vec::new();
         let mut c = spec.walk();
@@ -728,7 +737,7 @@ fn values<'t>(node: Node<'t>, src: &[u8], siblings: &PrevSiblings<'t>, file: &mu
                 end_line: end_line(spec),
                 signature: signature.clone(),
                 doc: doc_comment(doc_node, src, siblings)
-                    .or_else(|| doc_comment(spec, src, siblings)),
+                    .or_else(|| doc_comment(spec, src, &spec_siblings)),
                 ty: ty.clone(),
                 init,
             });
