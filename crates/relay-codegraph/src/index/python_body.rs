@@ -1,6 +1,6 @@
 //! The Python tree walker that fills [`PyFile`].
 
-use std::collections::{HashMap, HashSet};
+use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
 
 use tree_sitter::Node;
 
@@ -36,8 +36,8 @@ impl<'s> PyBuilder<'s> {
         file.scopes.push(PyScope {
             kind: ScopeKind::Module,
             parent: None,
-            bindings: HashMap::new(),
-            globals: HashSet::new(),
+            bindings: HashMap::default(),
+            globals: HashSet::default(),
             class_def: None,
         });
         file.owners.push(module);
@@ -47,7 +47,7 @@ impl<'s> PyBuilder<'s> {
             scope: 0,
             owner: 0,
             method: None,
-            seen_vars: HashSet::new(),
+            seen_vars: HashSet::default(),
         }
     }
 
@@ -97,8 +97,8 @@ impl<'s> PyBuilder<'s> {
         self.file.scopes.push(PyScope {
             kind,
             parent: Some(self.scope),
-            bindings: HashMap::new(),
-            globals: HashSet::new(),
+            bindings: HashMap::default(),
+            globals: HashSet::default(),
             class_def,
         });
         (self.file.scopes.len() - 1) as u32

@@ -1,7 +1,7 @@
 //! Python resolution: modules, namespaces and class hierarchies (MRO) from all files, and the
 //! evaluation of each module's references against them.
 
-use std::collections::{HashMap, HashSet};
+use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
 
 use super::facts::{FileFacts, LangFacts};
 use super::python::{DefKind, PBind, PExpr, PRefKind, PyFile, ScopeKind};
@@ -230,15 +230,15 @@ impl<'a> PyIndex<'a> {
             .collect();
         let mut index = PyIndex {
             files,
-            modules: HashMap::new(),
-            import_names: HashMap::new(),
-            classes: HashMap::new(),
-            funcs: HashMap::new(),
-            mro: HashMap::new(),
-            vars: HashSet::new(),
-            owners: HashMap::new(),
-            positions: HashMap::new(),
-            prefixes: HashSet::new(),
+            modules: HashMap::default(),
+            import_names: HashMap::default(),
+            classes: HashMap::default(),
+            funcs: HashMap::default(),
+            mro: HashMap::default(),
+            vars: HashSet::default(),
+            owners: HashMap::default(),
+            positions: HashMap::default(),
+            prefixes: HashSet::default(),
         };
         index.positions = index
             .files
@@ -293,9 +293,9 @@ impl<'a> PyIndex<'a> {
             }
         }
         let class_names: Vec<&'a str> = index.classes.keys().copied().collect();
-        let mut mro = HashMap::new();
+        let mut mro = HashMap::default();
         for c in class_names {
-            let line = index.linearize(c, 0, &mut HashSet::new());
+            let line = index.linearize(c, 0, &mut HashSet::default());
             mro.insert(c.to_owned(), line);
         }
         index.mro = mro;
@@ -405,7 +405,7 @@ impl<'i, 'a> Eval<'i, 'a> {
             index,
             depth: 0,
             touched: Vec::new(),
-            memo: HashMap::new(),
+            memo: HashMap::default(),
         }
     }
 
@@ -826,7 +826,7 @@ pub(crate) fn file_symbols(
                 .map(|(parent, _)| parent.to_owned()),
         });
     }
-    let mut seen = HashSet::new();
+    let mut seen = HashSet::default();
     for def in &p.defs {
         if !owned(&def.qname) || !seen.insert(def.qname.as_str()) {
             continue;
