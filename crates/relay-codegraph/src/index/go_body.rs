@@ -1,6 +1,6 @@
 //! Go function bodies into the reference IR, with lexical scopes.
 
-use std::collections::HashMap;
+use rustc_hash::FxHashMap as HashMap;
 
 use tree_sitter::Node;
 
@@ -73,7 +73,7 @@ impl<'s> BodyBuilder<'s> {
     }
 
     pub(crate) fn push_scope(&mut self) {
-        self.scopes.push(HashMap::new());
+        self.scopes.push(HashMap::default());
     }
 
     pub(crate) fn pop_scope(&mut self) {
