@@ -7,7 +7,7 @@ use std::collections::HashMap;
 
 use tree_sitter::Node;
 
-use super::facts::{end_line, field, header, line, text};
+use super::facts::{end_line, field, go_kind, header, line, text};
 use super::go_body::BodyBuilder;
 
 /// A Go type expression as written, before resolution.
@@ -213,7 +213,7 @@ pub(crate) fn extract(
     let children: Vec<Node<'_>> = root.named_children(&mut cursor).collect();
     let prev = PrevSiblings::new(&[root]);
     for node in &children {
-        if node.kind() == "package_clause" {
+        if go_kind(node) == "package_clause" {
             if let Some(name) = node.named_child(0) {
                 file.pkg_name = text(name, src).to_owned();
             }
@@ -244,14 +244,14 @@ pub(crate) fn extract(
         ..GoBody::default()
     });
     for node in children {
-        match node.kind() {
+        match go_kind(node) {
             "import_declaration" => imports(node, src, &mut file.imports),
             "function_declaration" | "method_declaration" => function(node, src, &prev, &mut file),
             "type_declaration" => {
                 let spec_siblings = PrevSiblings::new(&[node]);
                 let mut c = node.walk();
                 for spec in node.named_children(&mut c) {
-                    if matches!(spec.kind(), "type_spec" | "type_alias") {
+                    if matches!(go_kind(spec), "type_spec" | "type_alias") {
                         type_spec(spec, node, src, &prev, &spec_siblings, &mut file);
                     }
                 }
@@ -267,7 +267,7 @@ pub(crate) fn extract(
 fn is_build_ignored(root: Node<'_>, src: &[u8]) -> bool {
     let mut cursor = root.walk();
     for node in root.children(&mut cursor) {
-        if node.kind() != "comment" {
+        if go_kind(node) != "comment" {
             return false;
         }
         let t = text(node, src);
@@ -288,7 +288,7 @@ fn is_build_ignored(root: Node<'_>, src: &[u8]) -> bool {
 fn imports(node: Node<'_>, src: &[u8], out: &mut Vec<GoImport>) {
     let mut c = node.walk();
     for child in node.named_children(&mut c) {
-        match child.kind() {
+        match go_kind(child) {
             "import_spec" => {
                 let Some(path) = field!(child, "path") else {
                     continue;
@@ -345,7 +345,7 @@ fn doc_comment<'t>(node: Node<'t>, src: &[u8], siblings: &PrevSiblings<'t>) -> O
     let mut expect_line = node.start_position().row;
     let mut prev = siblings.of(node);
     while let Some(p) = prev {
-        if p.kind() != "comment" || p.end_position().row + 1 < expect_line {
+        if go_kind(p) != "comment" || p.end_position().row + 1 < expect_line {
             break;
         }
         if p.end_position().row >= node.start_position().row {
@@ -385,7 +385,7 @@ fn function<'t>(node: Node<'t>, src: &[u8], siblings: &PrevSiblings<'t>, file: &
         let mut c = receiver.walk();
         if let Some(param) = receiver
             .named_children(&mut c)
-            .find(|p| p.kind() == "parameter_declaration")
+            .find(|p| go_kind(p) == "parameter_declaration")
             && let Some(ty) = field!(param, "type")
         {
             let (base, type_params) = receiver_base(ty, src);
@@ -430,7 +430,7 @@ fn function<'t>(node: Node<'t>, src: &[u8], siblings: &PrevSiblings<'t>, file: &
 
 /// Base type name of a receiver type (`*List[T]` → `List`) and its type parameter names.
 fn receiver_base(ty: Node<'_>, src: &[u8]) -> (Option<String>, Vec<String>) {
-    match ty.kind() {
+    match go_kind(ty) {
         "pointer_type" | "parenthesized_type" => match ty.named_child(0) {
             Some(inner) => receiver_base(inner, src),
             None => (None, Vec::new()),
@@ -438,7 +438,7 @@ fn receiver_base(ty: Node<'_>, src: &[u8]) -> (Option<String>, Vec<String>) {
         "type_identifier" => (Some(text(ty, src).to_owned()), Vec::new()),
         "generic_type" => {
             let base = field!(ty, "type")
-                .filter(|t| t.kind() == "type_identifier")
+                .filter(|t| go_kind(t) == "type_identifier")
                 .map(|t| text(t, src).to_owned());
             let mut params = Vec::new();
             if let Some(args) = field!(ty, "type_arguments") {
@@ -451,7 +451,7 @@ fn receiver_base(ty: Node<'_>, src: &[u8]) -> (Option<String>, Vec<String>) {
 }
 
 fn collect_identifiers(node: Node<'_>, src: &[u8], out: &mut Vec<String>) {
-    if matches!(node.kind(), "type_identifier" | "identifier") {
+    if matches!(go_kind(node), "type_identifier" | "identifier") {
         out.push(text(node, src).to_owned());
         return;
     }
@@ -483,7 +483,7 @@ fn type_spec<'t>(
     } else {
         spec
     };
-    let signature = match ty.kind() {
+    let signature = match go_kind(ty) {
         "struct_type" => format!("type {name} struct"),
         "interface_type" => format!("type {name} interface"),
         _ => header(spec, None, src)
@@ -509,21 +509,21 @@ fn type_spec<'t>(
         signature,
         doc: doc_comment(doc_node, src, siblings).or_else(|| doc_comment(spec, src, spec_siblings)),
         kind: GoTypeKind::Other,
-        alias: spec.kind() == "type_alias",
+        alias: go_kind(spec) == "type_alias",
         underlying: GType::Unknown,
         fields: Vec::new(),
         methods: Vec::new(),
         embeds: Vec::new(),
         constraint: false,
     };
-    match ty.kind() {
+    match go_kind(ty) {
         "struct_type" => {
             decl_out.kind = GoTypeKind::Struct;
             let mut c = ty.walk();
             for list in ty.named_children(&mut c) {
                 let mut c2 = list.walk();
                 for field in list.named_children(&mut c2) {
-                    if field.kind() != "field_declaration" {
+                    if go_kind(field) != "field_declaration" {
                         continue;
                     }
                     struct_field(field, src, &qname, &mut builder, file, &mut decl_out);
@@ -535,7 +535,7 @@ fn type_spec<'t>(
             let elem_siblings = PrevSiblings::new(&[ty]);
             let mut c = ty.walk();
             for elem in ty.named_children(&mut c) {
-                match elem.kind() {
+                match go_kind(elem) {
                     "method_elem" => iface_method(
                         elem,
                         src,
@@ -549,7 +549,7 @@ fn type_spec<'t>(
                         let single = (elem.named_child_count() == 1)
                             .then(|| elem.named_child(0))
                             .flatten()
-                            .filter(|t| matches!(t.kind(), "type_identifier" | "qualified_type"));
+                            .filter(|t| matches!(go_kind(t), "type_identifier" | "qualified_type"));
                         match single {
                             Some(t) => {
                                 decl_out.embeds.push(builder.ty(t));
@@ -659,12 +659,12 @@ fn iface_method<'t>(
 }
 
 fn values<'t>(node: Node<'t>, src: &[u8], siblings: &PrevSiblings<'t>, file: &mut GoFile) {
-    let is_const = node.kind() == "const_declaration";
+    let is_const = go_kind(node) == "const_declaration";
     let mut specs = Vec::new();
     let mut parents = vec![node];
     let mut c = node.walk();
     for child in node.named_children(&mut c) {
-        match child.kind() {
+        match go_kind(child) {
             "const_spec" | "var_spec" => specs.push(child),
             "var_spec_list" => {
                 parents.push(child);
@@ -672,7 +672,7 @@ fn values<'t>(node: Node<'t>, src: &[u8], siblings: &PrevSiblings<'t>, file: &mu
                 specs.extend(
                     child
                         .named_children(&mut c2)
-                        .filter(|s| s.kind() == "var_spec"),
+                        .filter(|s| go_kind(s) == "var_spec"),
                 );
             }
             _ => {}
@@ -684,7 +684,7 @@ fn values<'t>(node: Node<'t>, src: &[u8], siblings: &PrevSiblings<'t>, file: &mu
         let mut names = Vec::new();
         let mut c = spec.walk();
         for n in spec.children_by_field_name("name", &mut c) {
-            if n.kind() == "identifier" {
+            if go_kind(n) == "identifier" {
                 names.push(text(n, src).to_owned());
             }
         }

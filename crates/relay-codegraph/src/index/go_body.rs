@@ -4,7 +4,7 @@ use rustc_hash::FxHashMap as HashMap;
 
 use tree_sitter::Node;
 
-use super::facts::{field, line, text};
+use super::facts::{field, go_kind, line, text};
 use super::go::{GBind, GExpr, GRef, GRefKind, GType, GoBody, GoSig};
 
 /// Node kinds that are types.
@@ -141,7 +141,7 @@ impl<'s> BodyBuilder<'s> {
             self.param_list(params, declare, &mut sig.params, &mut sig.variadic);
         }
         if let Some(result) = result {
-            if result.kind() == "parameter_list" {
+            if go_kind(result) == "parameter_list" {
                 let mut variadic = false;
                 self.param_list(result, declare, &mut sig.results, &mut variadic);
             } else {
@@ -166,7 +166,7 @@ impl<'s> BodyBuilder<'s> {
                 continue;
             };
             let mut ty = self.ty(ty_node);
-            if param.kind() == "variadic_parameter_declaration" {
+            if go_kind(param) == "variadic_parameter_declaration" {
                 ty = GType::Slice(Box::new(ty));
                 *variadic = true;
             }
@@ -191,7 +191,7 @@ impl<'s> BodyBuilder<'s> {
 
     /// Converts a type node, honouring local types and type parameters.
     pub(crate) fn ty(&mut self, node: Node<'_>) -> GType {
-        match node.kind() {
+        match go_kind(node) {
             "type_identifier" | "identifier" => {
                 let name = text(node, self.src);
                 if self.lookup(name).is_some() {
@@ -212,7 +212,7 @@ impl<'s> BodyBuilder<'s> {
             },
             "selector_expression" => match (field!(node, "operand"), field!(node, "field")) {
                 (Some(p), Some(n))
-                    if p.kind() == "identifier" && self.lookup(text(p, self.src)).is_none() =>
+                    if go_kind(p) == "identifier" && self.lookup(text(p, self.src)).is_none() =>
                 {
                     GType::Named {
                         pkg: Some(text(p, self.src).to_owned()),
@@ -242,7 +242,7 @@ impl<'s> BodyBuilder<'s> {
             "function_type" => {
                 let mut results = Vec::new();
                 if let Some(result) = field!(node, "result") {
-                    if result.kind() == "parameter_list" {
+                    if go_kind(result) == "parameter_list" {
                         let mut c = result.walk();
                         let params: Vec<Node<'_>> = result.named_children(&mut c).collect();
                         for p in params {
@@ -273,7 +273,7 @@ impl<'s> BodyBuilder<'s> {
 
     /// Records a `Use` reference for every named type inside a type node.
     pub(crate) fn use_type(&mut self, node: Node<'_>) {
-        match node.kind() {
+        match go_kind(node) {
             "type_identifier" => {
                 let name = text(node, self.src);
                 if self.lookup(name).is_none() {
@@ -292,7 +292,7 @@ impl<'s> BodyBuilder<'s> {
             }
             // Array lengths and the like are expressions.
             "identifier" | "int_literal" | "binary_expression" | "selector_expression" => {
-                if node.kind() != "int_literal" {
+                if go_kind(node) != "int_literal" {
                     self.expr(node, true);
                 }
             }
@@ -300,13 +300,13 @@ impl<'s> BodyBuilder<'s> {
                 let mut c = node.walk();
                 let children: Vec<Node<'_>> = node.named_children(&mut c).collect();
                 for child in children {
-                    if matches!(child.kind(), "field_identifier" | "comment") {
+                    if matches!(go_kind(child), "field_identifier" | "comment") {
                         continue;
                     }
                     // Parameter names inside function types are not uses.
-                    if child.kind() == "identifier"
+                    if go_kind(child) == "identifier"
                         && matches!(
-                            node.kind(),
+                            go_kind(node),
                             "parameter_declaration" | "variadic_parameter_declaration"
                         )
                     {
@@ -320,7 +320,7 @@ impl<'s> BodyBuilder<'s> {
 
     /// Visits a statement (or any node), maintaining scopes.
     pub(crate) fn stmt(&mut self, node: Node<'_>) {
-        match node.kind() {
+        match go_kind(node) {
             "block" => {
                 self.push_scope();
                 self.children(node);
@@ -395,7 +395,7 @@ impl<'s> BodyBuilder<'s> {
                 let mut c = node.walk();
                 let cases: Vec<Node<'_>> = node
                     .named_children(&mut c)
-                    .filter(|n| matches!(n.kind(), "expression_case" | "default_case"))
+                    .filter(|n| matches!(go_kind(n), "expression_case" | "default_case"))
                     .collect();
                 for case in cases {
                     self.push_scope();
@@ -411,7 +411,7 @@ impl<'s> BodyBuilder<'s> {
                 for case in cases {
                     self.push_scope();
                     if let Some(comm) = field!(case, "communication") {
-                        if comm.kind() == "receive_statement" && has_token(comm, ":=") {
+                        if go_kind(comm) == "receive_statement" && has_token(comm, ":=") {
                             if let Some(right) = field!(comm, "right") {
                                 self.expr(right, true);
                             }
@@ -432,7 +432,7 @@ impl<'s> BodyBuilder<'s> {
                     let mut c2 = case.walk();
                     let lists: Vec<Node<'_>> = case
                         .named_children(&mut c2)
-                        .filter(|n| n.kind() == "statement_list")
+                        .filter(|n| go_kind(n) == "statement_list")
                         .collect();
                     for l in lists {
                         self.stmt(l);
@@ -535,7 +535,7 @@ impl<'s> BodyBuilder<'s> {
         let mut c = node.walk();
         let children: Vec<Node<'_>> = node.named_children(&mut c).collect();
         for child in children {
-            match child.kind() {
+            match go_kind(child) {
                 "for_clause" => {
                     for part in [
                         field!(child, "initializer"),
@@ -587,7 +587,7 @@ impl<'s> BodyBuilder<'s> {
         let mut c = node.walk();
         let cases: Vec<Node<'_>> = node.named_children(&mut c).collect();
         for case in cases {
-            if !matches!(case.kind(), "type_case" | "default_case") {
+            if !matches!(go_kind(case), "type_case" | "default_case") {
                 continue;
             }
             self.push_scope();
@@ -612,7 +612,7 @@ impl<'s> BodyBuilder<'s> {
             let mut c3 = case.walk();
             let lists: Vec<Node<'_>> = case
                 .named_children(&mut c3)
-                .filter(|n| n.kind() == "statement_list")
+                .filter(|n| go_kind(n) == "statement_list")
                 .collect();
             for l in lists {
                 self.stmt(l);
@@ -624,7 +624,7 @@ impl<'s> BodyBuilder<'s> {
 
     /// Builds an expression, recording calls (and, in value position, identifier/selector uses).
     pub(crate) fn expr(&mut self, node: Node<'_>, value_pos: bool) -> u32 {
-        match node.kind() {
+        match go_kind(node) {
             "identifier" => {
                 let name = text(node, self.src);
                 if name == "_" {
@@ -708,14 +708,14 @@ impl<'s> BodyBuilder<'s> {
                     self.use_type(child);
                 }
                 match field!(node, "type") {
-                    Some(t) if t.kind() == "type_identifier" => {
+                    Some(t) if go_kind(t) == "type_identifier" => {
                         let name = text(t, self.src);
                         match self.lookup(name) {
                             Some(id) => self.push(GExpr::Local(id)),
                             None => self.push(GExpr::Free(name.to_owned())),
                         }
                     }
-                    Some(t) if t.kind() == "qualified_type" => {
+                    Some(t) if go_kind(t) == "qualified_type" => {
                         let pkg = field!(t, "package")
                             .map_or("", |p| text(p, self.src))
                             .to_owned();
@@ -814,7 +814,7 @@ impl<'s> BodyBuilder<'s> {
         };
         let args = field!(node, "arguments");
         // `new(T)` and `make(T, ...)` produce a value of type T (or *T).
-        if function.kind() == "identifier" {
+        if go_kind(function) == "identifier" {
             let name = text(function, self.src);
             if (name == "new" || name == "make") && self.lookup(name).is_none() {
                 let first = args.and_then(|a| a.named_child(0));
@@ -843,7 +843,7 @@ impl<'s> BodyBuilder<'s> {
             let mut c = args.walk();
             let items: Vec<Node<'_>> = args.named_children(&mut c).collect();
             for item in items {
-                if is_type_node(item.kind()) {
+                if is_type_node(go_kind(item)) {
                     self.use_type(item);
                 } else {
                     self.expr(item, true);
@@ -857,12 +857,12 @@ impl<'s> BodyBuilder<'s> {
         let mut c = node.walk();
         let elements: Vec<Node<'_>> = node.named_children(&mut c).collect();
         for element in elements {
-            match element.kind() {
+            match go_kind(element) {
                 "keyed_element" => {
                     // A bare identifier key is a struct field name, not a reference.
                     if let Some(key) = field!(element, "key") {
                         let inner = key.named_child(0);
-                        if inner.is_none_or(|k| k.kind() != "identifier") {
+                        if inner.is_none_or(|k| go_kind(k) != "identifier") {
                             self.literal_element(key);
                         }
                     }
@@ -881,7 +881,7 @@ impl<'s> BodyBuilder<'s> {
 
     fn literal_element(&mut self, node: Node<'_>) {
         if let Some(inner) = node.named_child(0) {
-            if inner.kind() == "literal_value" {
+            if go_kind(inner) == "literal_value" {
                 self.literal_value(inner);
             } else {
                 self.expr(inner, true);
@@ -893,7 +893,7 @@ impl<'s> BodyBuilder<'s> {
 fn collect_specs<'t>(node: Node<'t>, out: &mut Vec<Node<'t>>) {
     let mut c = node.walk();
     for child in node.named_children(&mut c) {
-        match child.kind() {
+        match go_kind(child) {
             "var_spec" | "const_spec" => out.push(child),
             "var_spec_list" => collect_specs(child, out),
             _ => {}
@@ -904,7 +904,7 @@ fn collect_specs<'t>(node: Node<'t>, out: &mut Vec<Node<'t>>) {
 fn has_token(node: Node<'_>, token: &str) -> bool {
     let mut c = node.walk();
     node.children(&mut c)
-        .any(|n| !n.is_named() && n.kind() == token)
+        .any(|n| !n.is_named() && go_kind(n) == token)
 }
 
 /// Line where a (possibly multi-line) expression ends: the line of a selector's field name.

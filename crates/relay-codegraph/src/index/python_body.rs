@@ -4,7 +4,7 @@ use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
 
 use tree_sitter::Node;
 
-use super::facts::{end_line, field, header, line, text};
+use super::facts::{end_line, field, header, line, py_kind, text};
 use super::python::{
     DefKind, PBind, PExpr, PRef, PRefKind, PyDef, PyFile, PyImport, PyScope, PyVar, ScopeKind,
     is_constant_name,
@@ -117,17 +117,17 @@ impl<'s> PyBuilder<'s> {
     }
 
     fn stmt(&mut self, node: Node<'_>) {
-        match node.kind() {
+        match py_kind(node) {
             "function_definition" => self.function(node, &[]),
             "class_definition" => self.class(node, &[]),
             "decorated_definition" => {
                 let mut c = node.walk();
                 let decorators: Vec<Node<'_>> = node
                     .named_children(&mut c)
-                    .filter(|n| n.kind() == "decorator")
+                    .filter(|n| py_kind(n) == "decorator")
                     .collect();
                 if let Some(def) = field!(node, "definition") {
-                    match def.kind() {
+                    match py_kind(def) {
                         "function_definition" => self.function(def, &decorators),
                         "class_definition" => self.class(def, &decorators),
                         _ => {}
@@ -145,7 +145,7 @@ impl<'s> PyBuilder<'s> {
                 let mut c = node.walk();
                 let children: Vec<Node<'_>> = node.named_children(&mut c).collect();
                 for child in children {
-                    match child.kind() {
+                    match py_kind(child) {
                         "assignment" => self.assignment(child),
                         "augmented_assignment" => {
                             for side in [field!(child, "left"), field!(child, "right")]
@@ -167,7 +167,7 @@ impl<'s> PyBuilder<'s> {
                     .named_children(&mut c)
                     .map(|n| self.t(n).to_owned())
                     .collect();
-                let global = node.kind() == "global_statement";
+                let global = py_kind(node) == "global_statement";
                 for name in names {
                     if global {
                         self.file.scopes[self.scope as usize].globals.insert(name);
@@ -195,7 +195,7 @@ impl<'s> PyBuilder<'s> {
                 let mut c = node.walk();
                 let children: Vec<Node<'_>> = node.named_children(&mut c).collect();
                 for child in children {
-                    if child.kind() == "with_clause" {
+                    if py_kind(child) == "with_clause" {
                         let mut c2 = child.walk();
                         let items: Vec<Node<'_>> = child.named_children(&mut c2).collect();
                         for item in items {
@@ -212,7 +212,7 @@ impl<'s> PyBuilder<'s> {
                 let mut c = node.walk();
                 let children: Vec<Node<'_>> = node.named_children(&mut c).collect();
                 for child in children {
-                    match child.kind() {
+                    match py_kind(child) {
                         "block" => self.block(child),
                         "as_pattern" => self.with_value(child),
                         _ => {
@@ -227,7 +227,7 @@ impl<'s> PyBuilder<'s> {
                 let mut c = node.walk();
                 let children: Vec<Node<'_>> = node.named_children(&mut c).collect();
                 for child in children {
-                    match child.kind() {
+                    match py_kind(child) {
                         "case_pattern" | "if_clause" => {}
                         k if is_statement(k) || k == "block" || k.ends_with("_clause") => {
                             self.stmt(child)
@@ -242,7 +242,7 @@ impl<'s> PyBuilder<'s> {
                 let mut c = node.walk();
                 let children: Vec<Node<'_>> = node.named_children(&mut c).collect();
                 for child in children {
-                    if is_statement(child.kind()) {
+                    if is_statement(py_kind(child)) {
                         self.stmt(child);
                     } else {
                         self.expr(child, true);
@@ -254,11 +254,11 @@ impl<'s> PyBuilder<'s> {
 
     /// `with x as y` / `except E as e`: evaluate x, bind y (type unknown).
     fn with_value(&mut self, value: Node<'_>) {
-        if value.kind() == "as_pattern" {
+        if py_kind(value) == "as_pattern" {
             let mut c = value.walk();
             let children: Vec<Node<'_>> = value.named_children(&mut c).collect();
             for child in children {
-                if child.kind() == "as_pattern_target" {
+                if py_kind(child) == "as_pattern_target" {
                     if let Some(target) = child.named_child(0) {
                         self.bind_targets(target, None);
                     }
@@ -274,7 +274,7 @@ impl<'s> PyBuilder<'s> {
     fn assignment(&mut self, node: Node<'_>) {
         let right = field!(node, "right");
         let value = match right {
-            Some(r) if r.kind() == "assignment" => {
+            Some(r) if py_kind(r) == "assignment" => {
                 self.assignment(r);
                 field!(r, "right").map(|_| self.push(PExpr::Other))
             }
@@ -315,7 +315,7 @@ impl<'s> PyBuilder<'s> {
 
     /// Binds assignment targets; only a single plain name gets `value`.
     fn bind_targets(&mut self, target: Node<'_>, value: Option<PBind>) {
-        match target.kind() {
+        match py_kind(target) {
             "identifier" => {
                 let name = self.t(target).to_owned();
                 self.bind(&name, value.unwrap_or(PBind::Other));
@@ -329,7 +329,7 @@ impl<'s> PyBuilder<'s> {
                     Some(method),
                     Some(PBind::Assign(v) | PBind::Annotated(Some(v))),
                 ) = (object, attr, self.method.clone(), value.as_ref())
-                    && obj.kind() == "identifier"
+                    && py_kind(obj) == "identifier"
                     && self.t(obj) == method.self_name
                 {
                     self.file.defs[method.class_def as usize]
@@ -354,7 +354,7 @@ impl<'s> PyBuilder<'s> {
     }
 
     fn annotation(&mut self, node: Node<'_>) -> u32 {
-        let inner = if node.kind() == "type" {
+        let inner = if py_kind(node) == "type" {
             node.named_child(0).unwrap_or(node)
         } else {
             node
@@ -364,7 +364,7 @@ impl<'s> PyBuilder<'s> {
 
     /// An expression in a type position: `Base[T]` denotes `Base`.
     fn type_expr(&mut self, node: Node<'_>) -> u32 {
-        match node.kind() {
+        match py_kind(node) {
             "subscript" | "generic_type" => {
                 let value = field!(node, "value").or_else(|| node.named_child(0));
                 let mut c = node.walk();
@@ -432,7 +432,7 @@ impl<'s> PyBuilder<'s> {
             let mut c = plist.walk();
             let items: Vec<Node<'_>> = plist.named_children(&mut c).collect();
             for p in items {
-                let (pname, ann) = match p.kind() {
+                let (pname, ann) = match py_kind(p) {
                     "identifier" => (Some(self.t(p).to_owned()), None),
                     "typed_parameter" | "typed_default_parameter" | "default_parameter" => {
                         let ann = field!(p, "type").map(|t| self.annotation(t));
@@ -441,7 +441,7 @@ impl<'s> PyBuilder<'s> {
                         }
                         let pn = field!(p, "name")
                             .or_else(|| p.named_child(0))
-                            .filter(|n| n.kind() == "identifier")
+                            .filter(|n| py_kind(n) == "identifier")
                             .map(|n| self.t(n).to_owned());
                         (pn, ann)
                     }
@@ -488,7 +488,7 @@ impl<'s> PyBuilder<'s> {
             let Some(expr_node) = d.named_child(0) else {
                 continue;
             };
-            if expr_node.kind() == "call" {
+            if py_kind(expr_node) == "call" {
                 self.expr(expr_node, true);
             } else {
                 // `@dec` calls `dec` with the decorated object.
@@ -533,7 +533,7 @@ impl<'s> PyBuilder<'s> {
             let mut c = args.walk();
             let items: Vec<Node<'_>> = args.named_children(&mut c).collect();
             for item in items {
-                if item.kind() == "keyword_argument" {
+                if py_kind(item) == "keyword_argument" {
                     if let Some(v) = field!(item, "value") {
                         self.expr(v, true);
                     }
@@ -593,7 +593,7 @@ impl<'s> PyBuilder<'s> {
         let mut c = node.walk();
         let names: Vec<Node<'_>> = node.children_by_field_name("name", &mut c).collect();
         for n in names {
-            let (module, alias) = match n.kind() {
+            let (module, alias) = match py_kind(n) {
                 "aliased_import" => (
                     field!(n, "name").map(|m| self.t(m).to_owned()),
                     field!(n, "alias").map(|a| self.t(a).to_owned()),
@@ -622,7 +622,7 @@ impl<'s> PyBuilder<'s> {
         let Some(module_node) = field!(node, "module_name") else {
             return;
         };
-        let module = if module_node.kind() == "relative_import" {
+        let module = if py_kind(module_node) == "relative_import" {
             let raw = self.t(module_node);
             let level = raw.bytes().take_while(|&b| b == b'.').count();
             let rest: String = raw[level..].split_whitespace().collect();
@@ -633,7 +633,7 @@ impl<'s> PyBuilder<'s> {
         let mut c = node.walk();
         let wildcard = node
             .named_children(&mut c)
-            .any(|n| n.kind() == "wildcard_import");
+            .any(|n| py_kind(n) == "wildcard_import");
         if wildcard {
             self.file.imports.push(PyImport {
                 line: line(node),
@@ -649,7 +649,7 @@ impl<'s> PyBuilder<'s> {
         let mut c = node.walk();
         let names: Vec<Node<'_>> = node.children_by_field_name("name", &mut c).collect();
         for n in names {
-            let (name, alias) = match n.kind() {
+            let (name, alias) = match py_kind(n) {
                 "aliased_import" => (
                     field!(n, "name").map(|m| self.t(m).to_owned()),
                     field!(n, "alias").map(|a| self.t(a).to_owned()),
@@ -676,7 +676,7 @@ impl<'s> PyBuilder<'s> {
 
     /// Builds an expression, recording calls and (in value position) name/attribute uses.
     fn expr(&mut self, node: Node<'_>, value_pos: bool) -> u32 {
-        match node.kind() {
+        match py_kind(node) {
             "identifier" => {
                 let name = self.t(node).to_owned();
                 let e = self.push(PExpr::Name {
@@ -708,7 +708,7 @@ impl<'s> PyBuilder<'s> {
                     return self.push(PExpr::Other);
                 };
                 let args = field!(node, "arguments");
-                let is_super = function.kind() == "identifier" && self.t(function) == "super";
+                let is_super = py_kind(function) == "identifier" && self.t(function) == "super";
                 let callee = if is_super {
                     None
                 } else {
@@ -718,7 +718,7 @@ impl<'s> PyBuilder<'s> {
                     let mut c = args.walk();
                     let items: Vec<Node<'_>> = args.named_children(&mut c).collect();
                     for item in items {
-                        match item.kind() {
+                        match py_kind(item) {
                             "keyword_argument" => {
                                 if let Some(v) = field!(item, "value") {
                                     self.expr(v, true);
@@ -780,7 +780,7 @@ impl<'s> PyBuilder<'s> {
                 let mut c = node.walk();
                 let children: Vec<Node<'_>> = node.named_children(&mut c).collect();
                 for child in &children {
-                    if child.kind() == "for_in_clause" {
+                    if py_kind(child) == "for_in_clause" {
                         if let Some(right) = field!(*child, "right") {
                             self.expr(right, true);
                         }
@@ -790,7 +790,7 @@ impl<'s> PyBuilder<'s> {
                     }
                 }
                 for child in children {
-                    if child.kind() != "for_in_clause" {
+                    if py_kind(child) != "for_in_clause" {
                         self.expr(child, true);
                     }
                 }
@@ -819,12 +819,12 @@ impl<'s> PyBuilder<'s> {
             | "string_start"
             | "string_end"
             | "escape_sequence" => {
-                if node.kind() == "string" {
+                if py_kind(node) == "string" {
                     // f-string interpolations contain expressions.
                     let mut c = node.walk();
                     let parts: Vec<Node<'_>> = node
                         .named_children(&mut c)
-                        .filter(|n| n.kind() == "interpolation")
+                        .filter(|n| py_kind(n) == "interpolation")
                         .collect();
                     for p in parts {
                         if let Some(e) = field!(p, "expression") {
@@ -859,7 +859,7 @@ fn is_statement(kind: &str) -> bool {
 }
 
 fn collect_target_names(node: Node<'_>, src: &[u8], out: &mut Vec<String>) {
-    match node.kind() {
+    match py_kind(node) {
         "identifier" => out.push(text(node, src).to_owned()),
         "pattern_list" | "tuple_pattern" | "list_pattern" | "list_splat_pattern" => {
             let mut c = node.walk();
@@ -874,12 +874,12 @@ fn collect_target_names(node: Node<'_>, src: &[u8], out: &mut Vec<String>) {
 fn collect_param_names(node: Node<'_>, src: &[u8], out: &mut Vec<String>) {
     let mut c = node.walk();
     for p in node.named_children(&mut c) {
-        match p.kind() {
+        match py_kind(p) {
             "identifier" => out.push(text(p, src).to_owned()),
             _ => {
                 if let Some(n) = field!(p, "name")
                     .or_else(|| p.named_child(0))
-                    .filter(|n| n.kind() == "identifier")
+                    .filter(|n| py_kind(n) == "identifier")
                 {
                     out.push(text(n, src).to_owned());
                 }
@@ -893,12 +893,12 @@ pub(crate) fn docstring(body: Node<'_>, src: &[u8]) -> Option<String> {
     let mut c = body.walk();
     let first = body
         .named_children(&mut c)
-        .find(|n| n.kind() != "comment")?;
-    if first.kind() != "expression_statement" {
+        .find(|n| py_kind(n) != "comment")?;
+    if py_kind(first) != "expression_statement" {
         return None;
     }
     let s = first.named_child(0)?;
-    if s.kind() != "string" {
+    if py_kind(s) != "string" {
         return None;
     }
     let raw = text(s, src);
