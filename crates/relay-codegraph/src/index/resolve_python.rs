@@ -396,7 +396,7 @@ struct Eval<'i, 'a> {
     depth: u32,
     touched: Vec<String>,
     /// Values of names bound in a scope: `(file, scope, name)`.
-    memo: HashMap<(usize, u32, String), Val>,
+    memo: HashMap<(usize, u32, &'a str), Val>,
 }
 
 impl<'i, 'a> Eval<'i, 'a> {
@@ -523,20 +523,21 @@ impl<'i, 'a> Eval<'i, 'a> {
 
     /// The value of `name` as bound in scope `si` of file `fi` (memoized).
     fn scope_value(&mut self, fi: usize, si: u32, name: &str) -> Val {
-        let key = (fi, si, name.to_owned());
-        if let Some(v) = self.memo.get(&key) {
-            return v.clone();
-        }
-        let file = self.index.files[fi];
-        let Some(binds) = file
+        let file: &'a PyFile = self.index.files[fi];
+        let Some((bound, binds)) = file
             .scopes
             .get(si as usize)
-            .and_then(|s| s.bindings.get(name))
+            .and_then(|s| s.bindings.get_key_value(name))
         else {
             return Val::Unknown;
         };
+        // Keyed by the bound name as stored in the facts: no allocation per lookup.
+        let key = (fi, si, bound.as_str());
+        if let Some(v) = self.memo.get(&key) {
+            return v.clone();
+        }
         // Cycle guard while evaluating.
-        self.memo.insert(key.clone(), Val::Unknown);
+        self.memo.insert(key, Val::Unknown);
         let v = self.bindings(fi, binds);
         // Values computed under the depth limit may be truncated: only keep complete ones.
         if self.depth < 8 {
