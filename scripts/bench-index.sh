@@ -6,12 +6,14 @@
 #   CARGO_TARGET_DIR=... scripts/bench-index.sh
 #
 # Reports files, lines, symbols, edges, wall time, lines/s and peak RSS of a full index (release
-# build, all cores), the incremental re-index time of one changed file, and `ctags -R` wall time.
+# build, all cores), the incremental re-index time of one changed file, the parse-only floor
+# (`examples/bench_parse.rs`) and `ctags -R` wall time.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 target="${CARGO_TARGET_DIR:-target}"
-cargo build --release -p relay-codegraph --example bench_index
+cargo build --release -p relay-codegraph --example bench_index --example bench_parse
 bin="$target/release/examples/bench_index"
+parse_bin="$target/release/examples/bench_parse"
 
 go_root="${GO_ROOT:-/usr/share/go-1.19/src}"
 py_root="${PY_ROOT:-$(python3 -c 'import sysconfig; print(sysconfig.get_paths()["stdlib"])')}"
@@ -21,6 +23,8 @@ run() {
     shift 4
     echo "== $name: $root"
     /usr/bin/time -v "$bin" "$root" "$changed" 2> >(grep -E "Maximum resident|Elapsed|User time|System time" >&2)
+    # The floor: tree-sitter parsing alone of the same files, all cores.
+    echo "parse only:  $("$parse_bin" "$root" | grep "wall time" | sed 's/wall time: *//')"
     local start end
     start=$(date +%s.%N)
     ctags -R --languages="$lang" -f /dev/null "$@" "$root"

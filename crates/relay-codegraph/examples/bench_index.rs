@@ -14,6 +14,10 @@ use std::time::Instant;
 
 use relay_codegraph::index::{IndexOptions, Indexer};
 
+// As in the `relay` binary: jemalloc, for Rust and (unprefixed `malloc`) for tree-sitter.
+#[global_allocator]
+static GLOBAL: tikv_jemallocator::Jemalloc = tikv_jemallocator::Jemalloc;
+
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     // `RUST_LOG=relay_codegraph=debug` shows the phase timings.
     tracing_subscriber::fmt()

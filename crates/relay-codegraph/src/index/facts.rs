@@ -1,5 +1,8 @@
 //! Per-file facts and small tree-sitter helpers shared by the extractors.
 
+use std::borrow::Borrow;
+use std::sync::OnceLock;
+
 use tree_sitter::Node;
 
 use super::go::GoFile;
@@ -82,5 +85,61 @@ pub(crate) fn count_lines(src: &[u8]) -> u32 {
         newlines + 1
     } else {
         newlines
+    }
+}
+
+/// The id of field `$name` in the grammar of `$node`, looked up once per call site (a lookup by
+/// name compares the name with every field name of the grammar). A call site must only ever see
+/// nodes of one grammar, which holds because the extractors are per language.
+macro_rules! field_id {
+    ($node:expr, $name:literal) => {{
+        static ID: std::sync::OnceLock<Option<std::num::NonZeroU16>> = std::sync::OnceLock::new();
+        let node: tree_sitter::Node<'_> = $node;
+        *ID.get_or_init(|| node.language().field_id_for_name($name))
+    }};
+}
+
+/// `$node.child_by_field_name($name)` with the field id cached ([`field_id`]).
+macro_rules! field {
+    ($node:expr, $name:literal) => {{
+        let node: tree_sitter::Node<'_> = $node;
+        match $crate::index::facts::field_id!(node, $name) {
+            Some(id) => node.child_by_field_id(id.get()),
+            None => None,
+        }
+    }};
+}
+
+pub(crate) use {field, field_id};
+
+/// Kind names by kind id of one grammar (`Node::kind` measures and validates a C string on every
+/// call; the extractors ask for the kind of nearly every node, several times).
+fn kind_names(cell: &'static OnceLock<Vec<Box<str>>>, node: Node<'_>) -> &'static [Box<str>] {
+    cell.get_or_init(|| {
+        let lang = node.language();
+        (0..lang.node_kind_count())
+            .map(|id| lang.node_kind_for_id(id as u16).unwrap_or("").into())
+            .collect()
+    })
+}
+
+/// `node.kind()` for a node of the Go grammar.
+pub(crate) fn go_kind<'t>(node: impl Borrow<Node<'t>>) -> &'t str {
+    let node = *node.borrow();
+    static NAMES: OnceLock<Vec<Box<str>>> = OnceLock::new();
+    // Ids past the table (`ERROR`) are named by tree-sitter itself.
+    match kind_names(&NAMES, node).get(usize::from(node.kind_id())) {
+        Some(name) => name,
+        None => node.kind(),
+    }
+}
+
+/// `node.kind()` for a node of the Python grammar.
+pub(crate) fn py_kind<'t>(node: impl Borrow<Node<'t>>) -> &'t str {
+    let node = *node.borrow();
+    static NAMES: OnceLock<Vec<Box<str>>> = OnceLock::new();
+    match kind_names(&NAMES, node).get(usize::from(node.kind_id())) {
+        Some(name) => name,
+        None => node.kind(),
     }
 }

@@ -3,9 +3,11 @@
 //! Function bodies are turned into a small expression IR by [`super::go_body`], with lexical
 //! scopes applied, so the resolver never confuses a local with a package-level name.
 
+use std::collections::HashMap;
+
 use tree_sitter::Node;
 
-use super::facts::{end_line, header, line, text};
+use super::facts::{end_line, field, go_kind, header, line, text};
 use super::go_body::BodyBuilder;
 
 /// A Go type expression as written, before resolution.
@@ -209,13 +211,14 @@ pub(crate) fn extract(
     let mut file = GoFile::default();
     let mut cursor = root.walk();
     let children: Vec<Node<'_>> = root.named_children(&mut cursor).collect();
+    let prev = PrevSiblings::new(&[root]);
     for node in &children {
-        if node.kind() == "package_clause" {
+        if go_kind(node) == "package_clause" {
             if let Some(name) = node.named_child(0) {
                 file.pkg_name = text(name, src).to_owned();
             }
             file.pkg_line = line(*node);
-            file.pkg_doc = doc_comment(*node, src);
+            file.pkg_doc = doc_comment(*node, src, &prev);
             break;
         }
     }
@@ -241,18 +244,19 @@ pub(crate) fn extract(
         ..GoBody::default()
     });
     for node in children {
-        match node.kind() {
+        match go_kind(node) {
             "import_declaration" => imports(node, src, &mut file.imports),
-            "function_declaration" | "method_declaration" => function(node, src, &mut file),
+            "function_declaration" | "method_declaration" => function(node, src, &prev, &mut file),
             "type_declaration" => {
+                let spec_siblings = PrevSiblings::new(&[node]);
                 let mut c = node.walk();
                 for spec in node.named_children(&mut c) {
-                    if matches!(spec.kind(), "type_spec" | "type_alias") {
-                        type_spec(spec, node, src, &mut file);
+                    if matches!(go_kind(spec), "type_spec" | "type_alias") {
+                        type_spec(spec, node, src, &prev, &spec_siblings, &mut file);
                     }
                 }
             }
-            "const_declaration" | "var_declaration" => values(node, src, &mut file),
+            "const_declaration" | "var_declaration" => values(node, src, &prev, &mut file),
             _ => {}
         }
     }
@@ -263,7 +267,7 @@ pub(crate) fn extract(
 fn is_build_ignored(root: Node<'_>, src: &[u8]) -> bool {
     let mut cursor = root.walk();
     for node in root.children(&mut cursor) {
-        if node.kind() != "comment" {
+        if go_kind(node) != "comment" {
             return false;
         }
         let t = text(node, src);
@@ -284,18 +288,16 @@ fn is_build_ignored(root: Node<'_>, src: &[u8]) -> bool {
 fn imports(node: Node<'_>, src: &[u8], out: &mut Vec<GoImport>) {
     let mut c = node.walk();
     for child in node.named_children(&mut c) {
-        match child.kind() {
+        match go_kind(child) {
             "import_spec" => {
-                let Some(path) = child.child_by_field_name("path") else {
+                let Some(path) = field!(child, "path") else {
                     continue;
                 };
                 let path = text(path, src).trim_matches(['"', '`']).to_owned();
                 if path.is_empty() {
                     continue;
                 }
-                let alias = child
-                    .child_by_field_name("name")
-                    .map(|n| text(n, src).to_owned());
+                let alias = field!(child, "name").map(|n| text(n, src).to_owned());
                 out.push(GoImport {
                     alias,
                     path,
@@ -308,13 +310,42 @@ fn imports(node: Node<'_>, src: &[u8], out: &mut Vec<GoImport>) {
     }
 }
 
+/// Previous siblings of the children of some nodes: `Node::prev_sibling` finds the parent from
+/// the root and walks from the parent's first child, which is quadratic over the declarations
+/// of a file.
+struct PrevSiblings<'t>(HashMap<usize, Node<'t>>);
+
+impl<'t> PrevSiblings<'t> {
+    fn new(parents: &[Node<'t>]) -> Self {
+        let mut map = HashMap::new();
+        for parent in parents {
+            let mut cursor = parent.walk();
+            let mut last: Option<Node<'t>> = None;
+            for node in parent.children(&mut cursor) {
+                if let Some(last) = last {
+                    map.insert(node.id(), last);
+                }
+                last = Some(node);
+            }
+        }
+        PrevSiblings(map)
+    }
+
+    fn of(&self, node: Node<'t>) -> Option<Node<'t>> {
+        match self.0.get(&node.id()) {
+            Some(prev) => Some(*prev),
+            None => node.prev_sibling(),
+        }
+    }
+}
+
 /// First line of the `//` or `/* */` comment block directly above `node`.
-pub(crate) fn doc_comment(node: Node<'_>, src: &[u8]) -> Option<String> {
+fn doc_comment<'t>(node: Node<'t>, src: &[u8], siblings: &PrevSiblings<'t>) -> Option<String> {
     let mut first = None;
     let mut expect_line = node.start_position().row;
-    let mut prev = node.prev_sibling();
+    let mut prev = siblings.of(node);
     while let Some(p) = prev {
-        if p.kind() != "comment" || p.end_position().row + 1 < expect_line {
+        if go_kind(p) != "comment" || p.end_position().row + 1 < expect_line {
             break;
         }
         if p.end_position().row >= node.start_position().row {
@@ -322,7 +353,7 @@ pub(crate) fn doc_comment(node: Node<'_>, src: &[u8]) -> Option<String> {
         }
         first = Some(p);
         expect_line = p.start_position().row;
-        prev = p.prev_sibling();
+        prev = siblings.of(p);
     }
     let raw = text(first?, src);
     let stripped = raw
@@ -338,24 +369,24 @@ pub(crate) fn doc_comment(node: Node<'_>, src: &[u8]) -> Option<String> {
     (!first_line.is_empty()).then(|| first_line.to_owned())
 }
 
-fn function(node: Node<'_>, src: &[u8], file: &mut GoFile) {
-    let Some(name_node) = node.child_by_field_name("name") else {
+fn function<'t>(node: Node<'t>, src: &[u8], siblings: &PrevSiblings<'t>, file: &mut GoFile) {
+    let Some(name_node) = field!(node, "name") else {
         return;
     };
     let name = text(name_node, src).to_owned();
     if name.is_empty() || name == "_" {
         return;
     }
-    let body = node.child_by_field_name("body");
+    let body = field!(node, "body");
     let mut builder = BodyBuilder::new(src);
     let mut recv = None;
     builder.push_scope();
-    if let Some(receiver) = node.child_by_field_name("receiver") {
+    if let Some(receiver) = field!(node, "receiver") {
         let mut c = receiver.walk();
         if let Some(param) = receiver
             .named_children(&mut c)
-            .find(|p| p.kind() == "parameter_declaration")
-            && let Some(ty) = param.child_by_field_name("type")
+            .find(|p| go_kind(p) == "parameter_declaration")
+            && let Some(ty) = field!(param, "type")
         {
             let (base, type_params) = receiver_base(ty, src);
             for tp in type_params {
@@ -363,7 +394,7 @@ fn function(node: Node<'_>, src: &[u8], file: &mut GoFile) {
             }
             if let Some(base) = base {
                 let recv_ty = builder.ty(ty);
-                if let Some(pname) = param.child_by_field_name("name") {
+                if let Some(pname) = field!(param, "name") {
                     builder.declare(text(pname, src).to_owned(), GBind::Declared(recv_ty));
                 }
                 recv = Some(base);
@@ -377,14 +408,10 @@ fn function(node: Node<'_>, src: &[u8], file: &mut GoFile) {
         Some(r) => format!("{}.{r}.{name}", file.pkg_path),
         None => format!("{}.{name}", file.pkg_path),
     };
-    if let Some(tps) = node.child_by_field_name("type_parameters") {
+    if let Some(tps) = field!(node, "type_parameters") {
         builder.type_params(tps);
     }
-    let sig = builder.signature(
-        node.child_by_field_name("parameters"),
-        node.child_by_field_name("result"),
-        true,
-    );
+    let sig = builder.signature(field!(node, "parameters"), field!(node, "result"), true);
     if let Some(body) = body {
         builder.stmt(body);
     }
@@ -396,26 +423,25 @@ fn function(node: Node<'_>, src: &[u8], file: &mut GoFile) {
         line: line(node),
         end_line: end_line(node),
         signature: header(node, body, src),
-        doc: doc_comment(node, src),
+        doc: doc_comment(node, src, siblings),
         sig,
     });
 }
 
 /// Base type name of a receiver type (`*List[T]` → `List`) and its type parameter names.
 fn receiver_base(ty: Node<'_>, src: &[u8]) -> (Option<String>, Vec<String>) {
-    match ty.kind() {
+    match go_kind(ty) {
         "pointer_type" | "parenthesized_type" => match ty.named_child(0) {
             Some(inner) => receiver_base(inner, src),
             None => (None, Vec::new()),
         },
         "type_identifier" => (Some(text(ty, src).to_owned()), Vec::new()),
         "generic_type" => {
-            let base = ty
-                .child_by_field_name("type")
-                .filter(|t| t.kind() == "type_identifier")
+            let base = field!(ty, "type")
+                .filter(|t| go_kind(t) == "type_identifier")
                 .map(|t| text(t, src).to_owned());
             let mut params = Vec::new();
-            if let Some(args) = ty.child_by_field_name("type_arguments") {
+            if let Some(args) = field!(ty, "type_arguments") {
                 collect_identifiers(args, src, &mut params);
             }
             (base, params)
@@ -425,7 +451,7 @@ fn receiver_base(ty: Node<'_>, src: &[u8]) -> (Option<String>, Vec<String>) {
 }
 
 fn collect_identifiers(node: Node<'_>, src: &[u8], out: &mut Vec<String>) {
-    if matches!(node.kind(), "type_identifier" | "identifier") {
+    if matches!(go_kind(node), "type_identifier" | "identifier") {
         out.push(text(node, src).to_owned());
         return;
     }
@@ -435,12 +461,19 @@ fn collect_identifiers(node: Node<'_>, src: &[u8], out: &mut Vec<String>) {
     }
 }
 
-fn type_spec(spec: Node<'_>, decl: Node<'_>, src: &[u8], file: &mut GoFile) {
-    let Some(name_node) = spec.child_by_field_name("name") else {
+fn type_spec<'t>(
+    spec: Node<'t>,
+    decl: Node<'t>,
+    src: &[u8],
+    siblings: &PrevSiblings<'t>,
+    spec_siblings: &PrevSiblings<'t>,
+    file: &mut GoFile,
+) {
+    let Some(name_node) = field!(spec, "name") else {
         return;
     };
     let name = text(name_node, src).to_owned();
-    let Some(ty) = spec.child_by_field_name("type") else {
+    let Some(ty) = field!(spec, "type") else {
         return;
     };
     let qname = format!("{}.{name}", file.pkg_path);
@@ -450,7 +483,7 @@ fn type_spec(spec: Node<'_>, decl: Node<'_>, src: &[u8], file: &mut GoFile) {
     } else {
         spec
     };
-    let signature = match ty.kind() {
+    let signature = match go_kind(ty) {
         "struct_type" => format!("type {name} struct"),
         "interface_type" => format!("type {name} interface"),
         _ => header(spec, None, src)
@@ -466,7 +499,7 @@ fn type_spec(spec: Node<'_>, decl: Node<'_>, src: &[u8], file: &mut GoFile) {
     };
     let mut builder = BodyBuilder::new(src);
     builder.push_scope();
-    if let Some(tps) = spec.child_by_field_name("type_parameters") {
+    if let Some(tps) = field!(spec, "type_parameters") {
         builder.type_params(tps);
     }
     let mut decl_out = GoTypeDecl {
@@ -474,23 +507,23 @@ fn type_spec(spec: Node<'_>, decl: Node<'_>, src: &[u8], file: &mut GoFile) {
         line: line(spec),
         end_line: end_line(spec),
         signature,
-        doc: doc_comment(doc_node, src).or_else(|| doc_comment(spec, src)),
+        doc: doc_comment(doc_node, src, siblings).or_else(|| doc_comment(spec, src, spec_siblings)),
         kind: GoTypeKind::Other,
-        alias: spec.kind() == "type_alias",
+        alias: go_kind(spec) == "type_alias",
         underlying: GType::Unknown,
         fields: Vec::new(),
         methods: Vec::new(),
         embeds: Vec::new(),
         constraint: false,
     };
-    match ty.kind() {
+    match go_kind(ty) {
         "struct_type" => {
             decl_out.kind = GoTypeKind::Struct;
             let mut c = ty.walk();
             for list in ty.named_children(&mut c) {
                 let mut c2 = list.walk();
                 for field in list.named_children(&mut c2) {
-                    if field.kind() != "field_declaration" {
+                    if go_kind(field) != "field_declaration" {
                         continue;
                     }
                     struct_field(field, src, &qname, &mut builder, file, &mut decl_out);
@@ -499,17 +532,24 @@ fn type_spec(spec: Node<'_>, decl: Node<'_>, src: &[u8], file: &mut GoFile) {
         }
         "interface_type" => {
             decl_out.kind = GoTypeKind::Interface;
+            let elem_siblings = PrevSiblings::new(&[ty]);
             let mut c = ty.walk();
             for elem in ty.named_children(&mut c) {
-                match elem.kind() {
-                    "method_elem" => {
-                        iface_method(elem, src, &qname, &mut builder, file, &mut decl_out)
-                    }
+                match go_kind(elem) {
+                    "method_elem" => iface_method(
+                        elem,
+                        src,
+                        &qname,
+                        &mut builder,
+                        &elem_siblings,
+                        file,
+                        &mut decl_out,
+                    ),
                     "type_elem" => {
                         let single = (elem.named_child_count() == 1)
                             .then(|| elem.named_child(0))
                             .flatten()
-                            .filter(|t| matches!(t.kind(), "type_identifier" | "qualified_type"));
+                            .filter(|t| matches!(go_kind(t), "type_identifier" | "qualified_type"));
                         match single {
                             Some(t) => {
                                 decl_out.embeds.push(builder.ty(t));
@@ -543,7 +583,7 @@ fn struct_field(
     file: &mut GoFile,
     out: &mut GoTypeDecl,
 ) {
-    let Some(ty_node) = field.child_by_field_name("type") else {
+    let Some(ty_node) = field!(field, "type") else {
         return;
     };
     let ty = builder.ty(ty_node);
@@ -588,26 +628,23 @@ fn embedded_name(ty: &GType) -> Option<String> {
     }
 }
 
-fn iface_method(
-    elem: Node<'_>,
+fn iface_method<'t>(
+    elem: Node<'t>,
     src: &[u8],
     iface_qname: &str,
     builder: &mut BodyBuilder<'_>,
+    siblings: &PrevSiblings<'t>,
     file: &mut GoFile,
     out: &mut GoTypeDecl,
 ) {
-    let Some(name_node) = elem.child_by_field_name("name") else {
+    let Some(name_node) = field!(elem, "name") else {
         return;
     };
     let name = text(name_node, src).to_owned();
     let mut method_builder = BodyBuilder::new(src);
     method_builder.inherit_scopes(builder);
     method_builder.push_scope();
-    let sig = method_builder.signature(
-        elem.child_by_field_name("parameters"),
-        elem.child_by_field_name("result"),
-        false,
-    );
+    let sig = method_builder.signature(field!(elem, "parameters"), field!(elem, "result"), false);
     method_builder.pop_scope();
     file.bodies
         .push(method_builder.finish(format!("{iface_qname}.{name}")));
@@ -616,43 +653,46 @@ fn iface_method(
         line: line(elem),
         end_line: end_line(elem),
         signature: super::facts::collapse(text(elem, src), 240),
-        doc: doc_comment(elem, src),
+        doc: doc_comment(elem, src, siblings),
         sig,
     });
 }
 
-fn values(node: Node<'_>, src: &[u8], file: &mut GoFile) {
-    let is_const = node.kind() == "const_declaration";
+fn values<'t>(node: Node<'t>, src: &[u8], siblings: &PrevSiblings<'t>, file: &mut GoFile) {
+    let is_const = go_kind(node) == "const_declaration";
     let mut specs = Vec::new();
+    let mut parents = vec![node];
     let mut c = node.walk();
     for child in node.named_children(&mut c) {
-        match child.kind() {
+        match go_kind(child) {
             "const_spec" | "var_spec" => specs.push(child),
             "var_spec_list" => {
+                parents.push(child);
                 let mut c2 = child.walk();
                 specs.extend(
                     child
                         .named_children(&mut c2)
-                        .filter(|s| s.kind() == "var_spec"),
+                        .filter(|s| go_kind(s) == "var_spec"),
                 );
             }
             _ => {}
         }
     }
     let single = specs.len() == 1;
+    let spec_siblings = PrevSiblings::new(&parents);
     for spec in specs {
         let mut names = Vec::new();
         let mut c = spec.walk();
         for n in spec.children_by_field_name("name", &mut c) {
-            if n.kind() == "identifier" {
+            if go_kind(n) == "identifier" {
                 names.push(text(n, src).to_owned());
             }
         }
-        let ty_node = spec.child_by_field_name("type");
+        let ty_node = field!(spec, "type");
         // Initializers run in the package body (body 0).
         let mut init_exprs = Vec::new();
         let mut pkg_builder = BodyBuilder::resume(src, std::mem::take(&mut file.bodies[0]));
-        if let Some(value) = spec.child_by_field_name("value") {
+        if let Some(value) = field!(spec, "value") {
             let mut c = value.walk();
             let items: Vec<Node<'_>> = value.named_children(&mut c).collect();
             for item in items {
@@ -696,7 +736,8 @@ fn values(node: Node<'_>, src: &[u8], file: &mut GoFile) {
                 line: line(spec),
                 end_line: end_line(spec),
                 signature: signature.clone(),
-                doc: doc_comment(doc_node, src).or_else(|| doc_comment(spec, src)),
+                doc: doc_comment(doc_node, src, siblings)
+                    .or_else(|| doc_comment(spec, src, &spec_siblings)),
                 ty: ty.clone(),
                 init,
             });

@@ -1,10 +1,10 @@
 //! Go function bodies into the reference IR, with lexical scopes.
 
-use std::collections::HashMap;
+use rustc_hash::FxHashMap as HashMap;
 
 use tree_sitter::Node;
 
-use super::facts::{line, text};
+use super::facts::{field, go_kind, line, text};
 use super::go::{GBind, GExpr, GRef, GRefKind, GType, GoBody, GoSig};
 
 /// Node kinds that are types.
@@ -73,7 +73,7 @@ impl<'s> BodyBuilder<'s> {
     }
 
     pub(crate) fn push_scope(&mut self) {
-        self.scopes.push(HashMap::new());
+        self.scopes.push(HashMap::default());
     }
 
     pub(crate) fn pop_scope(&mut self) {
@@ -123,7 +123,7 @@ impl<'s> BodyBuilder<'s> {
             }
         }
         for decl in decls {
-            if let Some(constraint) = decl.child_by_field_name("type") {
+            if let Some(constraint) = field!(decl, "type") {
                 self.use_type(constraint);
             }
         }
@@ -141,7 +141,7 @@ impl<'s> BodyBuilder<'s> {
             self.param_list(params, declare, &mut sig.params, &mut sig.variadic);
         }
         if let Some(result) = result {
-            if result.kind() == "parameter_list" {
+            if go_kind(result) == "parameter_list" {
                 let mut variadic = false;
                 self.param_list(result, declare, &mut sig.results, &mut variadic);
             } else {
@@ -162,11 +162,11 @@ impl<'s> BodyBuilder<'s> {
         let mut c = list.walk();
         let params: Vec<Node<'_>> = list.named_children(&mut c).collect();
         for param in params {
-            let Some(ty_node) = param.child_by_field_name("type") else {
+            let Some(ty_node) = field!(param, "type") else {
                 continue;
             };
             let mut ty = self.ty(ty_node);
-            if param.kind() == "variadic_parameter_declaration" {
+            if go_kind(param) == "variadic_parameter_declaration" {
                 ty = GType::Slice(Box::new(ty));
                 *variadic = true;
             }
@@ -191,7 +191,7 @@ impl<'s> BodyBuilder<'s> {
 
     /// Converts a type node, honouring local types and type parameters.
     pub(crate) fn ty(&mut self, node: Node<'_>) -> GType {
-        match node.kind() {
+        match go_kind(node) {
             "type_identifier" | "identifier" => {
                 let name = text(node, self.src);
                 if self.lookup(name).is_some() {
@@ -203,22 +203,16 @@ impl<'s> BodyBuilder<'s> {
                     }
                 }
             }
-            "qualified_type" => match (
-                node.child_by_field_name("package"),
-                node.child_by_field_name("name"),
-            ) {
+            "qualified_type" => match (field!(node, "package"), field!(node, "name")) {
                 (Some(p), Some(n)) => GType::Named {
                     pkg: Some(text(p, self.src).to_owned()),
                     name: text(n, self.src).to_owned(),
                 },
                 _ => GType::Unknown,
             },
-            "selector_expression" => match (
-                node.child_by_field_name("operand"),
-                node.child_by_field_name("field"),
-            ) {
+            "selector_expression" => match (field!(node, "operand"), field!(node, "field")) {
                 (Some(p), Some(n))
-                    if p.kind() == "identifier" && self.lookup(text(p, self.src)).is_none() =>
+                    if go_kind(p) == "identifier" && self.lookup(text(p, self.src)).is_none() =>
                 {
                     GType::Named {
                         pkg: Some(text(p, self.src).to_owned()),
@@ -232,30 +226,27 @@ impl<'s> BodyBuilder<'s> {
                 None => GType::Unknown,
             },
             "slice_type" | "array_type" | "implicit_length_array_type" => {
-                match node.child_by_field_name("element") {
+                match field!(node, "element") {
                     Some(inner) => GType::Slice(Box::new(self.ty(inner))),
                     None => GType::Unknown,
                 }
             }
-            "map_type" => match (
-                node.child_by_field_name("key"),
-                node.child_by_field_name("value"),
-            ) {
+            "map_type" => match (field!(node, "key"), field!(node, "value")) {
                 (Some(k), Some(v)) => GType::Map(Box::new(self.ty(k)), Box::new(self.ty(v))),
                 _ => GType::Unknown,
             },
-            "channel_type" => match node.child_by_field_name("value") {
+            "channel_type" => match field!(node, "value") {
                 Some(inner) => GType::Chan(Box::new(self.ty(inner))),
                 None => GType::Unknown,
             },
             "function_type" => {
                 let mut results = Vec::new();
-                if let Some(result) = node.child_by_field_name("result") {
-                    if result.kind() == "parameter_list" {
+                if let Some(result) = field!(node, "result") {
+                    if go_kind(result) == "parameter_list" {
                         let mut c = result.walk();
                         let params: Vec<Node<'_>> = result.named_children(&mut c).collect();
                         for p in params {
-                            if let Some(t) = p.child_by_field_name("type") {
+                            if let Some(t) = field!(p, "type") {
                                 let ty = self.ty(t);
                                 let mut c2 = p.walk();
                                 let n = p.children_by_field_name("name", &mut c2).count().max(1);
@@ -268,7 +259,7 @@ impl<'s> BodyBuilder<'s> {
                 }
                 GType::Func(results)
             }
-            "generic_type" => match node.child_by_field_name("type") {
+            "generic_type" => match field!(node, "type") {
                 Some(inner) => self.ty(inner),
                 None => GType::Unknown,
             },
@@ -282,7 +273,7 @@ impl<'s> BodyBuilder<'s> {
 
     /// Records a `Use` reference for every named type inside a type node.
     pub(crate) fn use_type(&mut self, node: Node<'_>) {
-        match node.kind() {
+        match go_kind(node) {
             "type_identifier" => {
                 let name = text(node, self.src);
                 if self.lookup(name).is_none() {
@@ -301,7 +292,7 @@ impl<'s> BodyBuilder<'s> {
             }
             // Array lengths and the like are expressions.
             "identifier" | "int_literal" | "binary_expression" | "selector_expression" => {
-                if node.kind() != "int_literal" {
+                if go_kind(node) != "int_literal" {
                     self.expr(node, true);
                 }
             }
@@ -309,13 +300,13 @@ impl<'s> BodyBuilder<'s> {
                 let mut c = node.walk();
                 let children: Vec<Node<'_>> = node.named_children(&mut c).collect();
                 for child in children {
-                    if matches!(child.kind(), "field_identifier" | "comment") {
+                    if matches!(go_kind(child), "field_identifier" | "comment") {
                         continue;
                     }
                     // Parameter names inside function types are not uses.
-                    if child.kind() == "identifier"
+                    if go_kind(child) == "identifier"
                         && matches!(
-                            node.kind(),
+                            go_kind(node),
                             "parameter_declaration" | "variadic_parameter_declaration"
                         )
                     {
@@ -329,7 +320,7 @@ impl<'s> BodyBuilder<'s> {
 
     /// Visits a statement (or any node), maintaining scopes.
     pub(crate) fn stmt(&mut self, node: Node<'_>) {
-        match node.kind() {
+        match go_kind(node) {
             "block" => {
                 self.push_scope();
                 self.children(node);
@@ -355,10 +346,11 @@ impl<'s> BodyBuilder<'s> {
             | "empty_statement" => {}
             "short_var_declaration" => self.short_var(node),
             "assignment_statement" => {
-                for field in ["left", "right"] {
-                    if let Some(side) = node.child_by_field_name(field) {
-                        self.children(side);
-                    }
+                for side in [field!(node, "left"), field!(node, "right")]
+                    .into_iter()
+                    .flatten()
+                {
+                    self.children(side);
                 }
             }
             "var_declaration" | "const_declaration" => self.local_values(node),
@@ -366,38 +358,44 @@ impl<'s> BodyBuilder<'s> {
                 let mut c = node.walk();
                 let specs: Vec<Node<'_>> = node.named_children(&mut c).collect();
                 for spec in &specs {
-                    if let Some(name) = spec.child_by_field_name("name") {
+                    if let Some(name) = field!(*spec, "name") {
                         self.declare(text(name, self.src).to_owned(), GBind::TypeName);
                     }
                 }
                 for spec in specs {
-                    if let Some(ty) = spec.child_by_field_name("type") {
+                    if let Some(ty) = field!(spec, "type") {
                         self.use_type(ty);
                     }
                 }
             }
             "if_statement" => {
                 self.push_scope();
-                for field in ["initializer", "condition", "consequence", "alternative"] {
-                    if let Some(child) = node.child_by_field_name(field) {
-                        self.stmt(child);
-                    }
+                for child in [
+                    field!(node, "initializer"),
+                    field!(node, "condition"),
+                    field!(node, "consequence"),
+                    field!(node, "alternative"),
+                ]
+                .into_iter()
+                .flatten()
+                {
+                    self.stmt(child);
                 }
                 self.pop_scope();
             }
             "for_statement" => self.for_statement(node),
             "expression_switch_statement" => {
                 self.push_scope();
-                if let Some(init) = node.child_by_field_name("initializer") {
+                if let Some(init) = field!(node, "initializer") {
                     self.stmt(init);
                 }
-                if let Some(value) = node.child_by_field_name("value") {
+                if let Some(value) = field!(node, "value") {
                     self.expr(value, true);
                 }
                 let mut c = node.walk();
                 let cases: Vec<Node<'_>> = node
                     .named_children(&mut c)
-                    .filter(|n| matches!(n.kind(), "expression_case" | "default_case"))
+                    .filter(|n| matches!(go_kind(n), "expression_case" | "default_case"))
                     .collect();
                 for case in cases {
                     self.push_scope();
@@ -412,12 +410,12 @@ impl<'s> BodyBuilder<'s> {
                 let cases: Vec<Node<'_>> = node.named_children(&mut c).collect();
                 for case in cases {
                     self.push_scope();
-                    if let Some(comm) = case.child_by_field_name("communication") {
-                        if comm.kind() == "receive_statement" && has_token(comm, ":=") {
-                            if let Some(right) = comm.child_by_field_name("right") {
+                    if let Some(comm) = field!(case, "communication") {
+                        if go_kind(comm) == "receive_statement" && has_token(comm, ":=") {
+                            if let Some(right) = field!(comm, "right") {
                                 self.expr(right, true);
                             }
-                            if let Some(left) = comm.child_by_field_name("left") {
+                            if let Some(left) = field!(comm, "left") {
                                 let mut c2 = left.walk();
                                 let names: Vec<String> = left
                                     .named_children(&mut c2)
@@ -434,7 +432,7 @@ impl<'s> BodyBuilder<'s> {
                     let mut c2 = case.walk();
                     let lists: Vec<Node<'_>> = case
                         .named_children(&mut c2)
-                        .filter(|n| n.kind() == "statement_list")
+                        .filter(|n| go_kind(n) == "statement_list")
                         .collect();
                     for l in lists {
                         self.stmt(l);
@@ -459,14 +457,14 @@ impl<'s> BodyBuilder<'s> {
 
     fn short_var(&mut self, node: Node<'_>) {
         let mut rights = Vec::new();
-        if let Some(right) = node.child_by_field_name("right") {
+        if let Some(right) = field!(node, "right") {
             let mut c = right.walk();
             let items: Vec<Node<'_>> = right.named_children(&mut c).collect();
             for item in items {
                 rights.push(self.expr(item, true));
             }
         }
-        if let Some(left) = node.child_by_field_name("left") {
+        if let Some(left) = field!(node, "left") {
             let mut c = left.walk();
             let names: Vec<String> = left
                 .named_children(&mut c)
@@ -496,12 +494,12 @@ impl<'s> BodyBuilder<'s> {
         let mut specs = Vec::new();
         collect_specs(node, &mut specs);
         for spec in specs {
-            let ty = spec.child_by_field_name("type").map(|t| {
+            let ty = field!(spec, "type").map(|t| {
                 self.use_type(t);
                 self.ty(t)
             });
             let mut rights = Vec::new();
-            if let Some(value) = spec.child_by_field_name("value") {
+            if let Some(value) = field!(spec, "value") {
                 let mut c = value.walk();
                 let items: Vec<Node<'_>> = value.named_children(&mut c).collect();
                 for item in items {
@@ -537,19 +535,22 @@ impl<'s> BodyBuilder<'s> {
         let mut c = node.walk();
         let children: Vec<Node<'_>> = node.named_children(&mut c).collect();
         for child in children {
-            match child.kind() {
+            match go_kind(child) {
                 "for_clause" => {
-                    for field in ["initializer", "condition", "update"] {
-                        if let Some(part) = child.child_by_field_name(field) {
-                            self.stmt(part);
-                        }
+                    for part in [
+                        field!(child, "initializer"),
+                        field!(child, "condition"),
+                        field!(child, "update"),
+                    ]
+                    .into_iter()
+                    .flatten()
+                    {
+                        self.stmt(part);
                     }
                 }
                 "range_clause" => {
-                    let right = child
-                        .child_by_field_name("right")
-                        .map(|r| self.expr(r, true));
-                    if let Some(left) = child.child_by_field_name("left") {
+                    let right = field!(child, "right").map(|r| self.expr(r, true));
+                    if let Some(left) = field!(child, "left") {
                         if has_token(child, ":=") {
                             let mut c2 = left.walk();
                             let names: Vec<String> = left
@@ -577,19 +578,16 @@ impl<'s> BodyBuilder<'s> {
 
     fn type_switch(&mut self, node: Node<'_>) {
         self.push_scope();
-        if let Some(init) = node.child_by_field_name("initializer") {
+        if let Some(init) = field!(node, "initializer") {
             self.stmt(init);
         }
-        let value = node
-            .child_by_field_name("value")
-            .map(|v| self.expr(v, true));
-        let alias = node
-            .child_by_field_name("alias")
+        let value = field!(node, "value").map(|v| self.expr(v, true));
+        let alias = field!(node, "alias")
             .and_then(|a| a.named_child(0).map(|n| text(n, self.src).to_owned()));
         let mut c = node.walk();
         let cases: Vec<Node<'_>> = node.named_children(&mut c).collect();
         for case in cases {
-            if !matches!(case.kind(), "type_case" | "default_case") {
+            if !matches!(go_kind(case), "type_case" | "default_case") {
                 continue;
             }
             self.push_scope();
@@ -614,7 +612,7 @@ impl<'s> BodyBuilder<'s> {
             let mut c3 = case.walk();
             let lists: Vec<Node<'_>> = case
                 .named_children(&mut c3)
-                .filter(|n| n.kind() == "statement_list")
+                .filter(|n| go_kind(n) == "statement_list")
                 .collect();
             for l in lists {
                 self.stmt(l);
@@ -626,7 +624,7 @@ impl<'s> BodyBuilder<'s> {
 
     /// Builds an expression, recording calls (and, in value position, identifier/selector uses).
     pub(crate) fn expr(&mut self, node: Node<'_>, value_pos: bool) -> u32 {
-        match node.kind() {
+        match go_kind(node) {
             "identifier" => {
                 let name = text(node, self.src);
                 if name == "_" {
@@ -645,12 +643,11 @@ impl<'s> BodyBuilder<'s> {
                 }
             }
             "selector_expression" => {
-                let operand = match node.child_by_field_name("operand") {
+                let operand = match field!(node, "operand") {
                     Some(op) => self.expr(op, false),
                     None => self.push(GExpr::Unknown),
                 };
-                let field = node
-                    .child_by_field_name("field")
+                let field = field!(node, "field")
                     .map_or("", |f| text(f, self.src))
                     .to_owned();
                 let e = self.push(GExpr::Selector(operand, field));
@@ -662,14 +659,14 @@ impl<'s> BodyBuilder<'s> {
             }
             "call_expression" => self.call(node),
             "composite_literal" => {
-                let ty = match node.child_by_field_name("type") {
+                let ty = match field!(node, "type") {
                     Some(t) => {
                         self.use_type(t);
                         self.ty(t)
                     }
                     None => GType::Unknown,
                 };
-                if let Some(body) = node.child_by_field_name("body") {
+                if let Some(body) = field!(node, "body") {
                     self.literal_value(body);
                 }
                 self.push(GExpr::Composite(ty))
@@ -679,10 +676,8 @@ impl<'s> BodyBuilder<'s> {
                 self.push(GExpr::Unknown)
             }
             "unary_expression" => {
-                let op = node
-                    .child_by_field_name("operator")
-                    .map_or("", |o| text(o, self.src));
-                let operand = node.child_by_field_name("operand");
+                let op = field!(node, "operator").map_or("", |o| text(o, self.src));
+                let operand = field!(node, "operand");
                 match (op, operand) {
                     ("&" | "*", Some(inner)) => self.expr(inner, true),
                     (_, Some(inner)) => {
@@ -697,11 +692,11 @@ impl<'s> BodyBuilder<'s> {
                 None => self.push(GExpr::Unknown),
             },
             "index_expression" => {
-                let operand = match node.child_by_field_name("operand") {
+                let operand = match field!(node, "operand") {
                     Some(op) => self.expr(op, true),
                     None => self.push(GExpr::Unknown),
                 };
-                if let Some(index) = node.child_by_field_name("index") {
+                if let Some(index) = field!(node, "index") {
                     self.expr(index, true);
                 }
                 self.push(GExpr::Index(operand))
@@ -712,21 +707,19 @@ impl<'s> BodyBuilder<'s> {
                 for child in children {
                     self.use_type(child);
                 }
-                match node.child_by_field_name("type") {
-                    Some(t) if t.kind() == "type_identifier" => {
+                match field!(node, "type") {
+                    Some(t) if go_kind(t) == "type_identifier" => {
                         let name = text(t, self.src);
                         match self.lookup(name) {
                             Some(id) => self.push(GExpr::Local(id)),
                             None => self.push(GExpr::Free(name.to_owned())),
                         }
                     }
-                    Some(t) if t.kind() == "qualified_type" => {
-                        let pkg = t
-                            .child_by_field_name("package")
+                    Some(t) if go_kind(t) == "qualified_type" => {
+                        let pkg = field!(t, "package")
                             .map_or("", |p| text(p, self.src))
                             .to_owned();
-                        let name = t
-                            .child_by_field_name("name")
+                        let name = field!(t, "name")
                             .map_or("", |p| text(p, self.src))
                             .to_owned();
                         let p = self.push(GExpr::Free(pkg));
@@ -736,10 +729,10 @@ impl<'s> BodyBuilder<'s> {
                 }
             }
             "type_assertion_expression" => {
-                if let Some(op) = node.child_by_field_name("operand") {
+                if let Some(op) = field!(node, "operand") {
                     self.expr(op, true);
                 }
-                let ty = match node.child_by_field_name("type") {
+                let ty = match field!(node, "type") {
                     Some(t) => {
                         self.use_type(t);
                         self.ty(t)
@@ -749,38 +742,39 @@ impl<'s> BodyBuilder<'s> {
                 self.push(GExpr::Assert(ty))
             }
             "type_conversion_expression" => {
-                let ty = match node.child_by_field_name("type") {
+                let ty = match field!(node, "type") {
                     Some(t) => {
                         self.use_type(t);
                         self.ty(t)
                     }
                     None => GType::Unknown,
                 };
-                if let Some(op) = node.child_by_field_name("operand") {
+                if let Some(op) = field!(node, "operand") {
                     self.expr(op, true);
                 }
                 self.push(GExpr::Composite(ty))
             }
             "slice_expression" => {
-                let operand = match node.child_by_field_name("operand") {
+                let operand = match field!(node, "operand") {
                     Some(op) => self.expr(op, true),
                     None => self.push(GExpr::Unknown),
                 };
-                for field in ["start", "end", "capacity"] {
-                    if let Some(part) = node.child_by_field_name(field) {
-                        self.expr(part, true);
-                    }
+                for part in [
+                    field!(node, "start"),
+                    field!(node, "end"),
+                    field!(node, "capacity"),
+                ]
+                .into_iter()
+                .flatten()
+                {
+                    self.expr(part, true);
                 }
                 operand
             }
             "func_literal" => {
                 self.push_scope();
-                let sig = self.signature(
-                    node.child_by_field_name("parameters"),
-                    node.child_by_field_name("result"),
-                    true,
-                );
-                if let Some(body) = node.child_by_field_name("body") {
+                let sig = self.signature(field!(node, "parameters"), field!(node, "result"), true);
+                if let Some(body) = field!(node, "body") {
                     self.stmt(body);
                 }
                 self.pop_scope();
@@ -815,12 +809,12 @@ impl<'s> BodyBuilder<'s> {
     }
 
     fn call(&mut self, node: Node<'_>) -> u32 {
-        let Some(function) = node.child_by_field_name("function") else {
+        let Some(function) = field!(node, "function") else {
             return self.push(GExpr::Unknown);
         };
-        let args = node.child_by_field_name("arguments");
+        let args = field!(node, "arguments");
         // `new(T)` and `make(T, ...)` produce a value of type T (or *T).
-        if function.kind() == "identifier" {
+        if go_kind(function) == "identifier" {
             let name = text(function, self.src);
             if (name == "new" || name == "make") && self.lookup(name).is_none() {
                 let first = args.and_then(|a| a.named_child(0));
@@ -839,7 +833,7 @@ impl<'s> BodyBuilder<'s> {
             }
         }
         let callee = self.expr(function, false);
-        if let Some(targs) = node.child_by_field_name("type_arguments") {
+        if let Some(targs) = field!(node, "type_arguments") {
             self.use_type(targs);
         }
         let e = self.push(GExpr::Call(callee));
@@ -849,7 +843,7 @@ impl<'s> BodyBuilder<'s> {
             let mut c = args.walk();
             let items: Vec<Node<'_>> = args.named_children(&mut c).collect();
             for item in items {
-                if is_type_node(item.kind()) {
+                if is_type_node(go_kind(item)) {
                     self.use_type(item);
                 } else {
                     self.expr(item, true);
@@ -863,16 +857,16 @@ impl<'s> BodyBuilder<'s> {
         let mut c = node.walk();
         let elements: Vec<Node<'_>> = node.named_children(&mut c).collect();
         for element in elements {
-            match element.kind() {
+            match go_kind(element) {
                 "keyed_element" => {
                     // A bare identifier key is a struct field name, not a reference.
-                    if let Some(key) = element.child_by_field_name("key") {
+                    if let Some(key) = field!(element, "key") {
                         let inner = key.named_child(0);
-                        if inner.is_none_or(|k| k.kind() != "identifier") {
+                        if inner.is_none_or(|k| go_kind(k) != "identifier") {
                             self.literal_element(key);
                         }
                     }
-                    if let Some(value) = element.child_by_field_name("value") {
+                    if let Some(value) = field!(element, "value") {
                         self.literal_element(value);
                     }
                 }
@@ -887,7 +881,7 @@ impl<'s> BodyBuilder<'s> {
 
     fn literal_element(&mut self, node: Node<'_>) {
         if let Some(inner) = node.named_child(0) {
-            if inner.kind() == "literal_value" {
+            if go_kind(inner) == "literal_value" {
                 self.literal_value(inner);
             } else {
                 self.expr(inner, true);
@@ -899,7 +893,7 @@ impl<'s> BodyBuilder<'s> {
 fn collect_specs<'t>(node: Node<'t>, out: &mut Vec<Node<'t>>) {
     let mut c = node.walk();
     for child in node.named_children(&mut c) {
-        match child.kind() {
+        match go_kind(child) {
             "var_spec" | "const_spec" => out.push(child),
             "var_spec_list" => collect_specs(child, out),
             _ => {}
@@ -910,7 +904,7 @@ fn collect_specs<'t>(node: Node<'t>, out: &mut Vec<Node<'t>>) {
 fn has_token(node: Node<'_>, token: &str) -> bool {
     let mut c = node.walk();
     node.children(&mut c)
-        .any(|n| !n.is_named() && n.kind() == token)
+        .any(|n| !n.is_named() && go_kind(n) == token)
 }
 
 /// Line where a (possibly multi-line) expression ends: the line of a selector's field name.

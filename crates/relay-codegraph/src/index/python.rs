@@ -1,6 +1,6 @@
 //! Python extraction: one module into [`PyFile`] facts (definitions, scopes, references).
 
-use std::collections::{HashMap, HashSet};
+use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
 
 use tree_sitter::Node;
 

@@ -1,10 +1,10 @@
 //! The Python tree walker that fills [`PyFile`].
 
-use std::collections::{HashMap, HashSet};
+use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
 
 use tree_sitter::Node;
 
-use super::facts::{end_line, header, line, text};
+use super::facts::{end_line, field, header, line, py_kind, text};
 use super::python::{
     DefKind, PBind, PExpr, PRef, PRefKind, PyDef, PyFile, PyImport, PyScope, PyVar, ScopeKind,
     is_constant_name,
@@ -36,8 +36,8 @@ impl<'s> PyBuilder<'s> {
         file.scopes.push(PyScope {
             kind: ScopeKind::Module,
             parent: None,
-            bindings: HashMap::new(),
-            globals: HashSet::new(),
+            bindings: HashMap::default(),
+            globals: HashSet::default(),
             class_def: None,
         });
         file.owners.push(module);
@@ -47,7 +47,7 @@ impl<'s> PyBuilder<'s> {
             scope: 0,
             owner: 0,
             method: None,
-            seen_vars: HashSet::new(),
+            seen_vars: HashSet::default(),
         }
     }
 
@@ -97,8 +97,8 @@ impl<'s> PyBuilder<'s> {
         self.file.scopes.push(PyScope {
             kind,
             parent: Some(self.scope),
-            bindings: HashMap::new(),
-            globals: HashSet::new(),
+            bindings: HashMap::default(),
+            globals: HashSet::default(),
             class_def,
         });
         (self.file.scopes.len() - 1) as u32
@@ -117,17 +117,17 @@ impl<'s> PyBuilder<'s> {
     }
 
     fn stmt(&mut self, node: Node<'_>) {
-        match node.kind() {
+        match py_kind(node) {
             "function_definition" => self.function(node, &[]),
             "class_definition" => self.class(node, &[]),
             "decorated_definition" => {
                 let mut c = node.walk();
                 let decorators: Vec<Node<'_>> = node
                     .named_children(&mut c)
-                    .filter(|n| n.kind() == "decorator")
+                    .filter(|n| py_kind(n) == "decorator")
                     .collect();
-                if let Some(def) = node.child_by_field_name("definition") {
-                    match def.kind() {
+                if let Some(def) = field!(node, "definition") {
+                    match py_kind(def) {
                         "function_definition" => self.function(def, &decorators),
                         "class_definition" => self.class(def, &decorators),
                         _ => {}
@@ -145,13 +145,14 @@ impl<'s> PyBuilder<'s> {
                 let mut c = node.walk();
                 let children: Vec<Node<'_>> = node.named_children(&mut c).collect();
                 for child in children {
-                    match child.kind() {
+                    match py_kind(child) {
                         "assignment" => self.assignment(child),
                         "augmented_assignment" => {
-                            for f in ["left", "right"] {
-                                if let Some(side) = child.child_by_field_name(f) {
-                                    self.expr(side, true);
-                                }
+                            for side in [field!(child, "left"), field!(child, "right")]
+                                .into_iter()
+                                .flatten()
+                            {
+                                self.expr(side, true);
                             }
                         }
                         _ => {
@@ -166,7 +167,7 @@ impl<'s> PyBuilder<'s> {
                     .named_children(&mut c)
                     .map(|n| self.t(n).to_owned())
                     .collect();
-                let global = node.kind() == "global_statement";
+                let global = py_kind(node) == "global_statement";
                 for name in names {
                     if global {
                         self.file.scopes[self.scope as usize].globals.insert(name);
@@ -177,27 +178,28 @@ impl<'s> PyBuilder<'s> {
                 }
             }
             "for_statement" => {
-                if let Some(right) = node.child_by_field_name("right") {
+                if let Some(right) = field!(node, "right") {
                     self.expr(right, true);
                 }
-                if let Some(left) = node.child_by_field_name("left") {
+                if let Some(left) = field!(node, "left") {
                     self.bind_targets(left, None);
                 }
-                for f in ["body", "alternative"] {
-                    if let Some(b) = node.child_by_field_name(f) {
-                        self.stmt(b);
-                    }
+                for b in [field!(node, "body"), field!(node, "alternative")]
+                    .into_iter()
+                    .flatten()
+                {
+                    self.stmt(b);
                 }
             }
             "with_statement" => {
                 let mut c = node.walk();
                 let children: Vec<Node<'_>> = node.named_children(&mut c).collect();
                 for child in children {
-                    if child.kind() == "with_clause" {
+                    if py_kind(child) == "with_clause" {
                         let mut c2 = child.walk();
                         let items: Vec<Node<'_>> = child.named_children(&mut c2).collect();
                         for item in items {
-                            if let Some(value) = item.child_by_field_name("value") {
+                            if let Some(value) = field!(item, "value") {
                                 self.with_value(value);
                             }
                         }
@@ -210,7 +212,7 @@ impl<'s> PyBuilder<'s> {
                 let mut c = node.walk();
                 let children: Vec<Node<'_>> = node.named_children(&mut c).collect();
                 for child in children {
-                    match child.kind() {
+                    match py_kind(child) {
                         "block" => self.block(child),
                         "as_pattern" => self.with_value(child),
                         _ => {
@@ -225,7 +227,7 @@ impl<'s> PyBuilder<'s> {
                 let mut c = node.walk();
                 let children: Vec<Node<'_>> = node.named_children(&mut c).collect();
                 for child in children {
-                    match child.kind() {
+                    match py_kind(child) {
                         "case_pattern" | "if_clause" => {}
                         k if is_statement(k) || k == "block" || k.ends_with("_clause") => {
                             self.stmt(child)
@@ -240,7 +242,7 @@ impl<'s> PyBuilder<'s> {
                 let mut c = node.walk();
                 let children: Vec<Node<'_>> = node.named_children(&mut c).collect();
                 for child in children {
-                    if is_statement(child.kind()) {
+                    if is_statement(py_kind(child)) {
                         self.stmt(child);
                     } else {
                         self.expr(child, true);
@@ -252,11 +254,11 @@ impl<'s> PyBuilder<'s> {
 
     /// `with x as y` / `except E as e`: evaluate x, bind y (type unknown).
     fn with_value(&mut self, value: Node<'_>) {
-        if value.kind() == "as_pattern" {
+        if py_kind(value) == "as_pattern" {
             let mut c = value.walk();
             let children: Vec<Node<'_>> = value.named_children(&mut c).collect();
             for child in children {
-                if child.kind() == "as_pattern_target" {
+                if py_kind(child) == "as_pattern_target" {
                     if let Some(target) = child.named_child(0) {
                         self.bind_targets(target, None);
                     }
@@ -270,18 +272,17 @@ impl<'s> PyBuilder<'s> {
     }
 
     fn assignment(&mut self, node: Node<'_>) {
-        let right = node.child_by_field_name("right");
+        let right = field!(node, "right");
         let value = match right {
-            Some(r) if r.kind() == "assignment" => {
+            Some(r) if py_kind(r) == "assignment" => {
                 self.assignment(r);
-                r.child_by_field_name("right")
-                    .map(|_| self.push(PExpr::Other))
+                field!(r, "right").map(|_| self.push(PExpr::Other))
             }
             Some(r) => Some(self.expr(r, true)),
             None => None,
         };
-        let annotation = node.child_by_field_name("type").map(|t| self.annotation(t));
-        if let Some(left) = node.child_by_field_name("left") {
+        let annotation = field!(node, "type").map(|t| self.annotation(t));
+        if let Some(left) = field!(node, "left") {
             if self.scope == 0 {
                 self.module_vars(left, node);
             }
@@ -314,21 +315,21 @@ impl<'s> PyBuilder<'s> {
 
     /// Binds assignment targets; only a single plain name gets `value`.
     fn bind_targets(&mut self, target: Node<'_>, value: Option<PBind>) {
-        match target.kind() {
+        match py_kind(target) {
             "identifier" => {
                 let name = self.t(target).to_owned();
                 self.bind(&name, value.unwrap_or(PBind::Other));
             }
             "attribute" => {
-                let object = target.child_by_field_name("object");
-                let attr = target.child_by_field_name("attribute").map(|a| self.t(a));
+                let object = field!(target, "object");
+                let attr = field!(target, "attribute").map(|a| self.t(a));
                 if let (
                     Some(obj),
                     Some(attr),
                     Some(method),
                     Some(PBind::Assign(v) | PBind::Annotated(Some(v))),
                 ) = (object, attr, self.method.clone(), value.as_ref())
-                    && obj.kind() == "identifier"
+                    && py_kind(obj) == "identifier"
                     && self.t(obj) == method.self_name
                 {
                     self.file.defs[method.class_def as usize]
@@ -353,7 +354,7 @@ impl<'s> PyBuilder<'s> {
     }
 
     fn annotation(&mut self, node: Node<'_>) -> u32 {
-        let inner = if node.kind() == "type" {
+        let inner = if py_kind(node) == "type" {
             node.named_child(0).unwrap_or(node)
         } else {
             node
@@ -363,11 +364,9 @@ impl<'s> PyBuilder<'s> {
 
     /// An expression in a type position: `Base[T]` denotes `Base`.
     fn type_expr(&mut self, node: Node<'_>) -> u32 {
-        match node.kind() {
+        match py_kind(node) {
             "subscript" | "generic_type" => {
-                let value = node
-                    .child_by_field_name("value")
-                    .or_else(|| node.named_child(0));
+                let value = field!(node, "value").or_else(|| node.named_child(0));
                 let mut c = node.walk();
                 let rest: Vec<Node<'_>> = node.named_children(&mut c).skip(1).collect();
                 for r in rest {
@@ -384,7 +383,7 @@ impl<'s> PyBuilder<'s> {
     }
 
     fn function(&mut self, node: Node<'_>, decorators: &[Node<'_>]) {
-        let Some(name_node) = node.child_by_field_name("name") else {
+        let Some(name_node) = field!(node, "name") else {
             return;
         };
         let name = self.t(name_node).to_owned();
@@ -393,7 +392,7 @@ impl<'s> PyBuilder<'s> {
         let class_def = self.file.scopes[enclosing_scope as usize].class_def;
         let qname = format!("{}.{name}", self.qprefix());
         let def_idx = self.file.defs.len() as u32;
-        let body = node.child_by_field_name("body");
+        let body = field!(node, "body");
         let mut is_static = false;
         let mut is_classmethod = false;
         for d in decorators {
@@ -426,26 +425,23 @@ impl<'s> PyBuilder<'s> {
         self.owner = (self.file.owners.len() - 1) as u32;
         self.decorators(decorators);
         // Annotations and defaults are evaluated in the enclosing scope.
-        let returns = node
-            .child_by_field_name("return_type")
-            .map(|r| self.annotation(r));
+        let returns = field!(node, "return_type").map(|r| self.annotation(r));
         let fscope = self.new_scope(ScopeKind::Function, None);
         let mut params: Vec<(String, Option<u32>)> = Vec::new();
-        if let Some(plist) = node.child_by_field_name("parameters") {
+        if let Some(plist) = field!(node, "parameters") {
             let mut c = plist.walk();
             let items: Vec<Node<'_>> = plist.named_children(&mut c).collect();
             for p in items {
-                let (pname, ann) = match p.kind() {
+                let (pname, ann) = match py_kind(p) {
                     "identifier" => (Some(self.t(p).to_owned()), None),
                     "typed_parameter" | "typed_default_parameter" | "default_parameter" => {
-                        let ann = p.child_by_field_name("type").map(|t| self.annotation(t));
-                        if let Some(v) = p.child_by_field_name("value") {
+                        let ann = field!(p, "type").map(|t| self.annotation(t));
+                        if let Some(v) = field!(p, "value") {
                             self.expr(v, true);
                         }
-                        let pn = p
-                            .child_by_field_name("name")
+                        let pn = field!(p, "name")
                             .or_else(|| p.named_child(0))
-                            .filter(|n| n.kind() == "identifier")
+                            .filter(|n| py_kind(n) == "identifier")
                             .map(|n| self.t(n).to_owned());
                         (pn, ann)
                     }
@@ -492,7 +488,7 @@ impl<'s> PyBuilder<'s> {
             let Some(expr_node) = d.named_child(0) else {
                 continue;
             };
-            if expr_node.kind() == "call" {
+            if py_kind(expr_node) == "call" {
                 self.expr(expr_node, true);
             } else {
                 // `@dec` calls `dec` with the decorated object.
@@ -505,12 +501,12 @@ impl<'s> PyBuilder<'s> {
     }
 
     fn class(&mut self, node: Node<'_>, decorators: &[Node<'_>]) {
-        let Some(name_node) = node.child_by_field_name("name") else {
+        let Some(name_node) = field!(node, "name") else {
             return;
         };
         let name = self.t(name_node).to_owned();
         let qname = format!("{}.{name}", self.qprefix());
-        let body = node.child_by_field_name("body");
+        let body = field!(node, "body");
         let def_idx = self.file.defs.len() as u32;
         let parent = self.qprefix();
         self.file.defs.push(PyDef {
@@ -533,12 +529,12 @@ impl<'s> PyBuilder<'s> {
         self.owner = (self.file.owners.len() - 1) as u32;
         self.decorators(decorators);
         let mut bases = Vec::new();
-        if let Some(args) = node.child_by_field_name("superclasses") {
+        if let Some(args) = field!(node, "superclasses") {
             let mut c = args.walk();
             let items: Vec<Node<'_>> = args.named_children(&mut c).collect();
             for item in items {
-                if item.kind() == "keyword_argument" {
-                    if let Some(v) = item.child_by_field_name("value") {
+                if py_kind(item) == "keyword_argument" {
+                    if let Some(v) = field!(item, "value") {
                         self.expr(v, true);
                     }
                     continue;
@@ -597,10 +593,10 @@ impl<'s> PyBuilder<'s> {
         let mut c = node.walk();
         let names: Vec<Node<'_>> = node.children_by_field_name("name", &mut c).collect();
         for n in names {
-            let (module, alias) = match n.kind() {
+            let (module, alias) = match py_kind(n) {
                 "aliased_import" => (
-                    n.child_by_field_name("name").map(|m| self.t(m).to_owned()),
-                    n.child_by_field_name("alias").map(|a| self.t(a).to_owned()),
+                    field!(n, "name").map(|m| self.t(m).to_owned()),
+                    field!(n, "alias").map(|a| self.t(a).to_owned()),
                 ),
                 _ => (Some(self.t(n).to_owned()), None),
             };
@@ -623,10 +619,10 @@ impl<'s> PyBuilder<'s> {
     }
 
     fn import_from(&mut self, node: Node<'_>) {
-        let Some(module_node) = node.child_by_field_name("module_name") else {
+        let Some(module_node) = field!(node, "module_name") else {
             return;
         };
-        let module = if module_node.kind() == "relative_import" {
+        let module = if py_kind(module_node) == "relative_import" {
             let raw = self.t(module_node);
             let level = raw.bytes().take_while(|&b| b == b'.').count();
             let rest: String = raw[level..].split_whitespace().collect();
@@ -637,7 +633,7 @@ impl<'s> PyBuilder<'s> {
         let mut c = node.walk();
         let wildcard = node
             .named_children(&mut c)
-            .any(|n| n.kind() == "wildcard_import");
+            .any(|n| py_kind(n) == "wildcard_import");
         if wildcard {
             self.file.imports.push(PyImport {
                 line: line(node),
@@ -653,10 +649,10 @@ impl<'s> PyBuilder<'s> {
         let mut c = node.walk();
         let names: Vec<Node<'_>> = node.children_by_field_name("name", &mut c).collect();
         for n in names {
-            let (name, alias) = match n.kind() {
+            let (name, alias) = match py_kind(n) {
                 "aliased_import" => (
-                    n.child_by_field_name("name").map(|m| self.t(m).to_owned()),
-                    n.child_by_field_name("alias").map(|a| self.t(a).to_owned()),
+                    field!(n, "name").map(|m| self.t(m).to_owned()),
+                    field!(n, "alias").map(|a| self.t(a).to_owned()),
                 ),
                 _ => (Some(self.t(n).to_owned()), None),
             };
@@ -680,7 +676,7 @@ impl<'s> PyBuilder<'s> {
 
     /// Builds an expression, recording calls and (in value position) name/attribute uses.
     fn expr(&mut self, node: Node<'_>, value_pos: bool) -> u32 {
-        match node.kind() {
+        match py_kind(node) {
             "identifier" => {
                 let name = self.t(node).to_owned();
                 let e = self.push(PExpr::Name {
@@ -693,12 +689,11 @@ impl<'s> PyBuilder<'s> {
                 e
             }
             "attribute" => {
-                let object = match node.child_by_field_name("object") {
+                let object = match field!(node, "object") {
                     Some(o) => self.expr(o, false),
                     None => self.push(PExpr::Other),
                 };
-                let attr = node
-                    .child_by_field_name("attribute")
+                let attr = field!(node, "attribute")
                     .map_or("", |a| self.t(a))
                     .to_owned();
                 let e = self.push(PExpr::Attr(object, attr));
@@ -709,11 +704,11 @@ impl<'s> PyBuilder<'s> {
                 e
             }
             "call" => {
-                let Some(function) = node.child_by_field_name("function") else {
+                let Some(function) = field!(node, "function") else {
                     return self.push(PExpr::Other);
                 };
-                let args = node.child_by_field_name("arguments");
-                let is_super = function.kind() == "identifier" && self.t(function) == "super";
+                let args = field!(node, "arguments");
+                let is_super = py_kind(function) == "identifier" && self.t(function) == "super";
                 let callee = if is_super {
                     None
                 } else {
@@ -723,9 +718,9 @@ impl<'s> PyBuilder<'s> {
                     let mut c = args.walk();
                     let items: Vec<Node<'_>> = args.named_children(&mut c).collect();
                     for item in items {
-                        match item.kind() {
+                        match py_kind(item) {
                             "keyword_argument" => {
-                                if let Some(v) = item.child_by_field_name("value") {
+                                if let Some(v) = field!(item, "value") {
                                     self.expr(v, true);
                                 }
                             }
@@ -750,10 +745,8 @@ impl<'s> PyBuilder<'s> {
                 None => self.push(PExpr::Other),
             },
             "named_expression" => {
-                let value = node
-                    .child_by_field_name("value")
-                    .map(|v| self.expr(v, true));
-                if let (Some(name), Some(v)) = (node.child_by_field_name("name"), value) {
+                let value = field!(node, "value").map(|v| self.expr(v, true));
+                if let (Some(name), Some(v)) = (field!(node, "name"), value) {
                     let name = self.t(name).to_owned();
                     self.bind(&name, PBind::Assign(v));
                 }
@@ -762,7 +755,7 @@ impl<'s> PyBuilder<'s> {
             "lambda" => {
                 let scope = self.new_scope(ScopeKind::Function, None);
                 let saved = self.scope;
-                if let Some(params) = node.child_by_field_name("parameters") {
+                if let Some(params) = field!(node, "parameters") {
                     let mut names = Vec::new();
                     collect_param_names(params, self.src, &mut names);
                     self.scope = scope;
@@ -771,7 +764,7 @@ impl<'s> PyBuilder<'s> {
                     }
                 }
                 self.scope = scope;
-                if let Some(body) = node.child_by_field_name("body") {
+                if let Some(body) = field!(node, "body") {
                     self.expr(body, true);
                 }
                 self.scope = saved;
@@ -787,17 +780,17 @@ impl<'s> PyBuilder<'s> {
                 let mut c = node.walk();
                 let children: Vec<Node<'_>> = node.named_children(&mut c).collect();
                 for child in &children {
-                    if child.kind() == "for_in_clause" {
-                        if let Some(right) = child.child_by_field_name("right") {
+                    if py_kind(child) == "for_in_clause" {
+                        if let Some(right) = field!(*child, "right") {
                             self.expr(right, true);
                         }
-                        if let Some(left) = child.child_by_field_name("left") {
+                        if let Some(left) = field!(*child, "left") {
                             self.bind_targets(left, None);
                         }
                     }
                 }
                 for child in children {
-                    if child.kind() != "for_in_clause" {
+                    if py_kind(child) != "for_in_clause" {
                         self.expr(child, true);
                     }
                 }
@@ -805,7 +798,7 @@ impl<'s> PyBuilder<'s> {
                 self.push(PExpr::Other)
             }
             "keyword_argument" => {
-                if let Some(v) = node.child_by_field_name("value") {
+                if let Some(v) = field!(node, "value") {
                     self.expr(v, true);
                 }
                 self.push(PExpr::Other)
@@ -826,15 +819,15 @@ impl<'s> PyBuilder<'s> {
             | "string_start"
             | "string_end"
             | "escape_sequence" => {
-                if node.kind() == "string" {
+                if py_kind(node) == "string" {
                     // f-string interpolations contain expressions.
                     let mut c = node.walk();
                     let parts: Vec<Node<'_>> = node
                         .named_children(&mut c)
-                        .filter(|n| n.kind() == "interpolation")
+                        .filter(|n| py_kind(n) == "interpolation")
                         .collect();
                     for p in parts {
-                        if let Some(e) = p.child_by_field_name("expression") {
+                        if let Some(e) = field!(p, "expression") {
                             self.expr(e, true);
                         }
                     }
@@ -866,7 +859,7 @@ fn is_statement(kind: &str) -> bool {
 }
 
 fn collect_target_names(node: Node<'_>, src: &[u8], out: &mut Vec<String>) {
-    match node.kind() {
+    match py_kind(node) {
         "identifier" => out.push(text(node, src).to_owned()),
         "pattern_list" | "tuple_pattern" | "list_pattern" | "list_splat_pattern" => {
             let mut c = node.walk();
@@ -881,13 +874,12 @@ fn collect_target_names(node: Node<'_>, src: &[u8], out: &mut Vec<String>) {
 fn collect_param_names(node: Node<'_>, src: &[u8], out: &mut Vec<String>) {
     let mut c = node.walk();
     for p in node.named_children(&mut c) {
-        match p.kind() {
+        match py_kind(p) {
             "identifier" => out.push(text(p, src).to_owned()),
             _ => {
-                if let Some(n) = p
-                    .child_by_field_name("name")
+                if let Some(n) = field!(p, "name")
                     .or_else(|| p.named_child(0))
-                    .filter(|n| n.kind() == "identifier")
+                    .filter(|n| py_kind(n) == "identifier")
                 {
                     out.push(text(n, src).to_owned());
                 }
@@ -901,12 +893,12 @@ pub(crate) fn docstring(body: Node<'_>, src: &[u8]) -> Option<String> {
     let mut c = body.walk();
     let first = body
         .named_children(&mut c)
-        .find(|n| n.kind() != "comment")?;
-    if first.kind() != "expression_statement" {
+        .find(|n| py_kind(n) != "comment")?;
+    if py_kind(first) != "expression_statement" {
         return None;
     }
     let s = first.named_child(0)?;
-    if s.kind() != "string" {
+    if py_kind(s) != "string" {
         return None;
     }
     let raw = text(s, src);

@@ -1,6 +1,8 @@
 //! Resolution over all files: builds the global tables, then resolves each file in parallel.
 
-use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::collections::{BTreeMap, BTreeSet};
+
+use rustc_hash::FxHashMap as HashMap;
 
 use super::facts::{FileFacts, LangFacts};
 use super::parallel::par_map;

@@ -1,7 +1,7 @@
 //! Go resolution: package and type tables built from all files, and the evaluation of each
 //! body's references against them.
 
-use std::collections::HashMap;
+use rustc_hash::FxHashMap as HashMap;
 
 use super::facts::FileFacts;
 use super::go::{GBind, GExpr, GRefKind, GType, GoBody, GoFile, GoTypeKind};
@@ -210,7 +210,7 @@ impl GoIndex {
                         .iter()
                         .map(|f| (f.name.clone(), index.resolve_type(ctx, &f.ty), f.embedded))
                         .collect(),
-                    methods: HashMap::new(),
+                    methods: HashMap::default(),
                     embeds: t
                         .embeds
                         .iter()

@@ -1,7 +1,7 @@
 //! Go `implements`: concrete types whose method set (value and pointer receivers, promoted
 //! methods included) covers an interface's method set, across packages.
 
-use std::collections::{HashMap, HashSet};
+use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
 
 use super::go::GoTypeKind;
 use super::resolve_go::{GoIndex, MethodInfo, TypeR};
@@ -27,26 +27,27 @@ pub(crate) fn compute_implements(index: &mut GoIndex) {
             if info.constraint {
                 continue;
             }
-            let mut set = MethodSet::new();
-            if iface_methods(index, q, &mut set, &mut HashSet::new()) && !set.is_empty() {
+            let mut set = MethodSet::default();
+            if iface_methods(index, q, &mut set, &mut HashSet::default()) && !set.is_empty() {
                 iface_sets.push((q.clone(), set));
             }
         } else {
-            let mut set = MethodSet::new();
-            concrete_methods(index, q, &mut set, 0, &mut HashSet::new());
+            let mut set = MethodSet::default();
+            concrete_methods(index, q, &mut set, 0, &mut HashSet::default());
             if !set.is_empty() {
                 concrete.push((q.clone(), set));
             }
         }
     }
-    let mut by_method: HashMap<&str, Vec<usize>> = HashMap::new();
+    let mut by_method: HashMap<&str, Vec<usize>> = HashMap::default();
     for (i, (_, set)) in concrete.iter().enumerate() {
         for name in set.keys() {
             by_method.entry(name.as_str()).or_default().push(i);
         }
     }
-    let mut implements: HashMap<String, Vec<(String, String, u32, Confidence)>> = HashMap::new();
-    let mut impls: HashMap<String, Vec<String>> = HashMap::new();
+    let mut implements: HashMap<String, Vec<(String, String, u32, Confidence)>> =
+        HashMap::default();
+    let mut impls: HashMap<String, Vec<String>> = HashMap::default();
     for (iface, iset) in &iface_sets {
         let Some(rarest) = iset
             .keys()
@@ -152,8 +153,8 @@ fn concrete_methods(
         return;
     };
     if info.kind == GoTypeKind::Interface {
-        let mut iset = MethodSet::new();
-        iface_methods(index, q, &mut iset, &mut HashSet::new());
+        let mut iset = MethodSet::default();
+        iface_methods(index, q, &mut iset, &mut HashSet::default());
         for (k, v) in iset {
             set.entry(k).or_insert(v);
         }
@@ -171,7 +172,7 @@ fn concrete_methods(
             other => other,
         };
         if let TypeR::Named(e) = inner {
-            let mut sub = MethodSet::new();
+            let mut sub = MethodSet::default();
             concrete_methods(index, e, &mut sub, depth + 1, seen);
             for (k, v) in sub {
                 set.entry(k).or_insert(v);

@@ -1,7 +1,7 @@
 //! Python resolution: modules, namespaces and class hierarchies (MRO) from all files, and the
 //! evaluation of each module's references against them.
 
-use std::collections::{HashMap, HashSet};
+use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
 
 use super::facts::{FileFacts, LangFacts};
 use super::python::{DefKind, PBind, PExpr, PRefKind, PyFile, ScopeKind};
@@ -230,15 +230,15 @@ impl<'a> PyIndex<'a> {
             .collect();
         let mut index = PyIndex {
             files,
-            modules: HashMap::new(),
-            import_names: HashMap::new(),
-            classes: HashMap::new(),
-            funcs: HashMap::new(),
-            mro: HashMap::new(),
-            vars: HashSet::new(),
-            owners: HashMap::new(),
-            positions: HashMap::new(),
-            prefixes: HashSet::new(),
+            modules: HashMap::default(),
+            import_names: HashMap::default(),
+            classes: HashMap::default(),
+            funcs: HashMap::default(),
+            mro: HashMap::default(),
+            vars: HashSet::default(),
+            owners: HashMap::default(),
+            positions: HashMap::default(),
+            prefixes: HashSet::default(),
         };
         index.positions = index
             .files
@@ -293,9 +293,9 @@ impl<'a> PyIndex<'a> {
             }
         }
         let class_names: Vec<&'a str> = index.classes.keys().copied().collect();
-        let mut mro = HashMap::new();
+        let mut mro = HashMap::default();
         for c in class_names {
-            let line = index.linearize(c, 0, &mut HashSet::new());
+            let line = index.linearize(c, 0, &mut HashSet::default());
             mro.insert(c.to_owned(), line);
         }
         index.mro = mro;
@@ -396,7 +396,7 @@ struct Eval<'i, 'a> {
     depth: u32,
     touched: Vec<String>,
     /// Values of names bound in a scope: `(file, scope, name)`.
-    memo: HashMap<(usize, u32, String), Val>,
+    memo: HashMap<(usize, u32, &'a str), Val>,
 }
 
 impl<'i, 'a> Eval<'i, 'a> {
@@ -405,7 +405,7 @@ impl<'i, 'a> Eval<'i, 'a> {
             index,
             depth: 0,
             touched: Vec::new(),
-            memo: HashMap::new(),
+            memo: HashMap::default(),
         }
     }
 
@@ -523,20 +523,21 @@ impl<'i, 'a> Eval<'i, 'a> {
 
     /// The value of `name` as bound in scope `si` of file `fi` (memoized).
     fn scope_value(&mut self, fi: usize, si: u32, name: &str) -> Val {
-        let key = (fi, si, name.to_owned());
-        if let Some(v) = self.memo.get(&key) {
-            return v.clone();
-        }
-        let file = self.index.files[fi];
-        let Some(binds) = file
+        let file: &'a PyFile = self.index.files[fi];
+        let Some((bound, binds)) = file
             .scopes
             .get(si as usize)
-            .and_then(|s| s.bindings.get(name))
+            .and_then(|s| s.bindings.get_key_value(name))
         else {
             return Val::Unknown;
         };
+        // Keyed by the bound name as stored in the facts: no allocation per lookup.
+        let key = (fi, si, bound.as_str());
+        if let Some(v) = self.memo.get(&key) {
+            return v.clone();
+        }
         // Cycle guard while evaluating.
-        self.memo.insert(key.clone(), Val::Unknown);
+        self.memo.insert(key, Val::Unknown);
         let v = self.bindings(fi, binds);
         // Values computed under the depth limit may be truncated: only keep complete ones.
         if self.depth < 8 {
@@ -826,7 +827,7 @@ pub(crate) fn file_symbols(
                 .map(|(parent, _)| parent.to_owned()),
         });
     }
-    let mut seen = HashSet::new();
+    let mut seen = HashSet::default();
     for def in &p.defs {
         if !owned(&def.qname) || !seen.insert(def.qname.as_str()) {
             continue;
