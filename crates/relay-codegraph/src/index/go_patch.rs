@@ -26,6 +26,7 @@ use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 use super::facts::{FileFacts, LangFacts};
 use super::go::{GExpr, GoFile};
 use super::resolve_go::{GoIndex, Member, TypeInfo, TypeR};
+use crate::model::Confidence;
 
 /// Names whose lookups may give other results after a patch.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -55,7 +56,14 @@ pub(crate) struct Patched {
     pub names: Names,
     /// Files whose symbols may change: old and new owners of qnames and package homes.
     pub files: BTreeSet<String>,
+    /// Types of the packages whose lookups of some name in `names` changed.
+    pub types: BTreeSet<String>,
+    /// `implements` and `impls` before the patch.
+    pub old_implements: Implements,
+    pub old_impls: HashMap<String, Vec<String>>,
 }
+
+type Implements = HashMap<String, Vec<(String, String, u32, Confidence)>>;
 
 /// Patches `index` after the Go files in `old` changed (`old` maps each to its previous facts;
 /// `facts` are the current ones). `None` if the tables must be rebuilt (the index may then be
@@ -79,6 +87,9 @@ pub(crate) fn patch(
             packages,
             names: Names::Some(BTreeSet::new()),
             files: BTreeSet::new(),
+            types: BTreeSet::new(),
+            old_implements: index.implements.clone(),
+            old_impls: index.impls.clone(),
         });
     }
     // Current and previous files of the packages, in path order.
@@ -191,6 +202,7 @@ pub(crate) fn patch(
 
     let mut names = Names::Some(BTreeSet::new());
     let mut files: BTreeSet<String> = BTreeSet::new();
+    let mut types: BTreeSet<String> = BTreeSet::new();
     for p in &packages {
         let before = old_members.get(p);
         let after = index.pkgs.get(p);
@@ -232,7 +244,11 @@ pub(crate) fn patch(
         }
         if let Some(a) = old_types.get(key) {
             match index.types.get(key) {
-                Some(b) => compare_types(a, b, &mut names),
+                Some(b) => {
+                    if compare_types(a, b, &mut names) {
+                        types.insert(key.clone());
+                    }
+                }
                 None => names = Names::All,
             }
         } else if index.types.contains_key(key) {
@@ -243,6 +259,8 @@ pub(crate) fn patch(
         return None;
     }
     let started = std::time::Instant::now();
+    let old_implements = std::mem::take(&mut index.implements);
+    let old_impls = std::mem::take(&mut index.impls);
     super::resolve_go_impl::compute_implements(index);
     tracing::debug!(
         index.implements_ms = started.elapsed().as_millis() as u64,
@@ -252,6 +270,9 @@ pub(crate) fn patch(
         packages,
         names,
         files,
+        types,
+        old_implements,
+        old_impls,
     })
 }
 
@@ -310,7 +331,7 @@ fn same_member(a: &Member, b: &Member) -> bool {
 /// difference that changes lookups of every name (kind, underlying or aliased type, embedded
 /// fields or interfaces, fields appearing or vanishing) gives [`Names::All`]. Method
 /// parameters, files and lines are not read by lookups (only by `implements`).
-fn compare_types(a: &TypeInfo, b: &TypeInfo, names: &mut Names) {
+fn compare_types(a: &TypeInfo, b: &TypeInfo, names: &mut Names) -> bool {
     let embedded = |t: &TypeInfo| -> Vec<TypeR> {
         t.fields
             .iter()
@@ -327,8 +348,9 @@ fn compare_types(a: &TypeInfo, b: &TypeInfo, names: &mut Names) {
         || embedded(a) != embedded(b)
     {
         *names = Names::All;
-        return;
+        return true;
     }
+    let before = names.clone();
     let first_fields = |t: &TypeInfo| -> HashMap<String, TypeR> {
         let mut out = HashMap::new();
         for (n, ty, _) in &t.fields {
@@ -358,6 +380,7 @@ fn compare_types(a: &TypeInfo, b: &TypeInfo, names: &mut Names) {
             names.add(n);
         }
     }
+    *names != before
 }
 
 /// Whether the inferred types of package-level vars stay as they are: every var without a
@@ -447,4 +470,156 @@ pub(crate) fn importers(
         }
     }
     out
+}
+
+/// The Go files to re-resolve after a successful patch `p`, besides the changed files and
+/// `p.files`: the files whose `implements` edges changed; among the files that can see the
+/// patched packages, those with a selector `x.n` (`n` a changed name) where `x` is one of the
+/// packages or has a type whose lookups changed (or reaches one by embedding or aliasing), or
+/// a free identifier with a changed name resolved in the packages; anywhere, those with a
+/// selector resolving to an interface method whose implementations changed (`dynamic`
+/// edges).
+///
+/// Each edge is a chain of lookups by name; a chain that gives another result has a first
+/// lookup that does, whose operand is unchanged, so evaluating the operands against the new
+/// tables finds every file whose edges can change.
+pub(crate) fn dependents(
+    index: &GoIndex,
+    facts: &BTreeMap<String, FileFacts>,
+    p: &Patched,
+) -> BTreeSet<String> {
+    let mut out: BTreeSet<String> = BTreeSet::new();
+    for (file, list) in &p.old_implements {
+        if index.implements.get(file) != Some(list) {
+            out.insert(file.clone());
+        }
+    }
+    for file in index.implements.keys() {
+        if !p.old_implements.contains_key(file) {
+            out.insert(file.clone());
+        }
+    }
+    let methods: HashSet<&str> = p
+        .old_impls
+        .keys()
+        .chain(index.impls.keys())
+        .filter(|m| p.old_impls.get(*m) != index.impls.get(*m))
+        .map(String::as_str)
+        .collect();
+    let method_names: BTreeSet<String> = methods
+        .iter()
+        .filter_map(|m| m.rsplit('.').next())
+        .filter(|n| !n.is_empty())
+        .map(str::to_owned)
+        .collect();
+    let visible = if p.names.is_empty() {
+        BTreeSet::new()
+    } else {
+        importers(facts, &p.packages)
+    };
+    let all_names: BTreeSet<String> = match &p.names {
+        Names::Some(set) => set.iter().chain(&method_names).cloned().collect(),
+        Names::All => method_names.clone(),
+    };
+    let mut reaches: HashMap<String, bool> = HashMap::new();
+    let none = BTreeSet::new();
+    let changed = match &p.names {
+        Names::Some(set) => set,
+        Names::All => &none,
+    };
+    for (rel, f) in facts {
+        let Some(g) = go(f) else { continue };
+        let sees = visible.contains(rel);
+        if sees && p.names == Names::All {
+            out.insert(rel.clone());
+            continue;
+        }
+        let names: BTreeSet<String> = if sees {
+            all_names.clone()
+        } else {
+            method_names.clone()
+        };
+        if names.is_empty() || !file_mentions(g, &Names::Some(names.clone())) {
+            continue;
+        }
+        // Free identifiers resolve in the file's package and dot-imported ones.
+        let resolves_here = p.packages.contains(&g.pkg_path)
+            || g.imports
+                .iter()
+                .any(|i| i.alias.as_deref() == Some(".") && p.packages.contains(&i.path));
+        let free_hit = sees
+            && resolves_here
+            && g.bodies.iter().any(|b| {
+                b.exprs
+                    .iter()
+                    .any(|e| matches!(e, GExpr::Free(n) if changed.contains(n.as_str())))
+            });
+        let hit = free_hit
+            || index.probe_selectors(g, &names, &mut |probe| {
+                if probe.method.as_deref().is_some_and(|m| methods.contains(m)) {
+                    return true;
+                }
+                if !sees || !changed.contains(probe.name) {
+                    return false;
+                }
+                probe.pkg.as_ref().is_some_and(|x| p.packages.contains(x))
+                    || probe
+                        .ty
+                        .as_ref()
+                        .is_some_and(|t| reaches_changed(index, t, &p.types, &mut reaches, 0))
+            });
+        if hit {
+            out.insert(rel.clone());
+        }
+    }
+    out
+}
+
+/// Whether lookups on type `q` can pass through one of `changed` (itself, or a type it
+/// aliases, embeds, or is defined as).
+fn reaches_changed(
+    index: &GoIndex,
+    q: &str,
+    changed: &BTreeSet<String>,
+    memo: &mut HashMap<String, bool>,
+    depth: u32,
+) -> bool {
+    if changed.contains(q) {
+        return true;
+    }
+    if let Some(&known) = memo.get(q) {
+        return known;
+    }
+    if depth > 16 {
+        // Too deep to tell: assume it does.
+        return true;
+    }
+    // While exploring, a cycle back to `q` counts as reaching (conservatively).
+    memo.insert(q.to_owned(), true);
+    let Some(info) = index.types.get(q) else {
+        return false;
+    };
+    let named = |t: &TypeR| -> Option<String> {
+        let mut t = t;
+        while let TypeR::Pointer(inner) = t {
+            t = inner;
+        }
+        match t {
+            TypeR::Named(n) => Some(n.clone()),
+            _ => None,
+        }
+    };
+    let next: Vec<String> = info
+        .alias_of
+        .iter()
+        .chain(std::iter::once(&info.underlying))
+        .chain(&info.embeds)
+        .chain(info.fields.iter().filter(|f| f.2).map(|f| &f.1))
+        .filter_map(named)
+        .collect();
+    let result = next
+        .iter()
+        .any(|n| reaches_changed(index, n, changed, memo, depth + 1));
+    memo.insert(q.to_owned(), result);
+    result
 }

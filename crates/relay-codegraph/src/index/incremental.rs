@@ -56,7 +56,6 @@ pub struct Indexer {
     modules: GoModules,
     facts: BTreeMap<String, FileFacts>,
     outputs: BTreeMap<String, FileOutput>,
-    derived: Derived,
     /// The Go tables of the last build, patched by declaration-preserving updates (`None` until
     /// built, or after an update that could not keep them).
     go_index: Option<GoIndex>,
@@ -152,12 +151,11 @@ impl Indexer {
                 facts.insert(f.rel.clone(), f);
             }
         }
-        let (outputs, derived, go_index, py_tables) = {
+        let (outputs, go_index, py_tables) = {
             let tables = build_tables(&facts, &[Language::Go, Language::Python]);
             let outputs = resolve_files(&tables, None, &opts);
-            let derived = tables.derived();
             let py_tables = tables.py_tables();
-            (outputs, derived, tables.into_go(), py_tables)
+            (outputs, tables.into_go(), py_tables)
         };
         let mut tally = Tally::default();
         for out in outputs.values() {
@@ -169,7 +167,6 @@ impl Indexer {
             modules,
             facts,
             outputs,
-            derived,
             go_index: Some(go_index),
             py_tables: Some(py_tables),
             tally,
@@ -326,6 +323,8 @@ impl Indexer {
         // Go: patch the kept tables where possible; the files to re-resolve are then those
         // that can see a changed name (see `go_patch`).
         let mut go_targets: Option<BTreeSet<String>> = None;
+        // `implements`/`impls` of the tables replaced by a rebuild.
+        let mut old_derived: Option<Derived> = None;
         if has_go {
             let patched = match self.go_index.as_mut() {
                 Some(go) if !modules_replaced => go_patch::patch(go, &self.facts, &old_go),
@@ -339,24 +338,26 @@ impl Indexer {
                         .filter(|rel| of_language(&self.facts, rel, Language::Go))
                         .cloned()
                         .collect();
-                    if !p.names.is_empty() {
-                        for rel in go_patch::importers(&self.facts, &p.packages) {
-                            if let Some(LangFacts::Go(g)) = self.facts.get(&rel).map(|f| &f.lang)
-                                && go_patch::file_mentions(g, &p.names)
-                            {
-                                targets.insert(rel);
-                            }
-                        }
+                    tracing::debug!(
+                        index.at_ms = started.elapsed().as_millis() as u64,
+                        "update: go tables patched"
+                    );
+                    if let Some(go) = &self.go_index {
+                        targets.extend(go_patch::dependents(go, &self.facts, &p));
                     }
                     tracing::debug!(
                         index.at_ms = started.elapsed().as_millis() as u64,
                         index.names = ?p.names,
-                        "update: go tables patched"
+                        "update: go dependents found"
                     );
                     go_targets = Some(targets);
                 }
                 None => {
-                    if let Some(old) = self.go_index.take() {
+                    if let Some(mut old) = self.go_index.take() {
+                        old_derived = Some(Derived {
+                            implements: std::mem::take(&mut old.implements),
+                            impls: std::mem::take(&mut old.impls),
+                        });
                         // Freeing millions of table entries takes longer than resolving the
                         // affected files, so it is done off the update's path.
                         drop_in_background(old);
@@ -399,17 +400,17 @@ impl Indexer {
             index.at_ms = started.elapsed().as_millis() as u64,
             "update: affected"
         );
-        if has_go {
-            let go = match &self.go_index {
-                Some(go) if go_targets.is_some() => go,
-                _ => &tables.go,
-            };
-            let derived = Derived {
-                implements: go.implements.clone(),
-                impls: go.impls.clone(),
-            };
-            add_derived_changes(&self.derived, &derived, &self.outputs, &mut targets);
-            self.derived = derived;
+        if has_go && go_targets.is_none() {
+            match &old_derived {
+                Some(old) => add_derived_changes(old, &tables.go, &self.outputs, &mut targets),
+                // No previous tables to compare with: every Go file.
+                None => targets.extend(
+                    self.facts
+                        .iter()
+                        .filter(|(_, f)| matches!(f.lang, LangFacts::Go(_)))
+                        .map(|(rel, _)| rel.clone()),
+                ),
+            }
         }
         delta.resolved = targets.len();
         tracing::debug!(
@@ -529,14 +530,6 @@ impl Indexer {
         for rel in files {
             if let Some(LangFacts::Go(g)) = self.facts.get(rel).map(|f| &f.lang) {
                 fast_path::patch_lines(go, rel, g);
-                match go.implements.get(rel) {
-                    Some(list) => {
-                        self.derived.implements.insert(rel.clone(), list.clone());
-                    }
-                    None => {
-                        self.derived.implements.remove(rel);
-                    }
-                }
             }
         }
         self.resolve_go_kept(files, outputs);
@@ -625,7 +618,7 @@ impl Indexer {
 /// call sites of interface methods whose implementations differ (their `dynamic` edges).
 fn add_derived_changes(
     old: &Derived,
-    new: &Derived,
+    new: &GoIndex,
     outputs: &BTreeMap<String, FileOutput>,
     targets: &mut BTreeSet<String>,
 ) {

@@ -44,13 +44,6 @@ impl Tables<'_> {
     pub(crate) fn py_tables(&self) -> Arc<PyTables> {
         self.py.tables()
     }
-
-    pub(crate) fn derived(&self) -> Derived {
-        Derived {
-            implements: self.go.implements.clone(),
-            impls: self.go.impls.clone(),
-        }
-    }
 }
 
 /// Builds the resolution tables from the facts of the files of the given `languages` (the

@@ -350,6 +350,53 @@ impl GoIndex {
         Eval::new(self, &ctx, body).value_type(expr, idx)
     }
 
+    /// Evaluates the operand of every selector `x.name` in `g` with `name` in `names` and
+    /// calls `hit` with what it denotes; `true` as soon as `hit` returns `true`. (The
+    /// incremental update uses it to tell whether a changed lookup can reach a file.)
+    pub(crate) fn probe_selectors(
+        &self,
+        g: &GoFile,
+        names: &std::collections::BTreeSet<String>,
+        hit: &mut dyn FnMut(&Probe<'_>) -> bool,
+    ) -> bool {
+        let ctx = self.file_ctx(g);
+        for body in &g.bodies {
+            let mut eval: Option<Eval<'_>> = None;
+            for e in &body.exprs {
+                let GExpr::Selector(op, name) = e else {
+                    continue;
+                };
+                if !names.contains(name.as_str()) {
+                    continue;
+                }
+                let eval = eval.get_or_insert_with(|| Eval::new(self, &ctx, body));
+                let val = eval.eval(*op, false);
+                let mut probe = Probe {
+                    name,
+                    pkg: None,
+                    ty: None,
+                    method: None,
+                };
+                match &val {
+                    Val::Pkg(p) => probe.pkg = Some(p.clone()),
+                    Val::Type(t) | Val::Value(t, _) => {
+                        if let TypeR::Named(q) = t.deref() {
+                            probe.ty = Some(q.clone());
+                        }
+                        if let Some(Found::Method { qname, .. }) = self.lookup_member(t, name) {
+                            probe.method = Some(qname);
+                        }
+                    }
+                    _ => {}
+                }
+                if hit(&probe) {
+                    return true;
+                }
+            }
+        }
+        false
+    }
+
     fn method_info(&self, ctx: &FileCtx, qname: String, sig: &super::go::GoSig) -> MethodInfo {
         let params: Vec<TypeR> = sig
             .params
@@ -536,6 +583,18 @@ impl GoIndex {
         }
         None
     }
+}
+
+/// A selector `x.name` seen by [`GoIndex::probe_selectors`].
+#[derive(Debug)]
+pub(crate) struct Probe<'a> {
+    pub name: &'a str,
+    /// The package `x` names.
+    pub pkg: Option<String>,
+    /// The declared type `x` is or has (pointers dereferenced).
+    pub ty: Option<String>,
+    /// The method `x.name` resolves to.
+    pub method: Option<String>,
 }
 
 /// Result of a member lookup.
