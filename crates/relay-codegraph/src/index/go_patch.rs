@@ -426,17 +426,6 @@ fn mentions(e: &GExpr, set: &BTreeSet<String>) -> bool {
     }
 }
 
-/// Whether a Go file's references mention one of `names` (as a free identifier or a selector).
-pub(crate) fn file_mentions(g: &GoFile, names: &Names) -> bool {
-    match names {
-        Names::All => true,
-        Names::Some(set) => g
-            .bodies
-            .iter()
-            .any(|body| body.exprs.iter().any(|e| mentions(e, set))),
-    }
-}
-
 /// Files of the patched packages' importers, transitively (and the packages' own files): the
 /// files whose resolution can see the packages' declarations.
 pub(crate) fn importers(
@@ -487,6 +476,7 @@ pub(crate) fn dependents(
     index: &GoIndex,
     facts: &BTreeMap<String, FileFacts>,
     p: &Patched,
+    threads: usize,
 ) -> BTreeSet<String> {
     let mut out: BTreeSet<String> = BTreeSet::new();
     for (file, list) in &p.old_implements {
@@ -521,58 +511,96 @@ pub(crate) fn dependents(
         Names::Some(set) => set.iter().chain(&method_names).cloned().collect(),
         Names::All => method_names.clone(),
     };
-    let mut reaches: HashMap<String, bool> = HashMap::new();
     let none = BTreeSet::new();
     let changed = match &p.names {
         Names::Some(set) => set,
         Names::All => &none,
     };
-    for (rel, f) in facts {
-        let Some(g) = go(f) else { continue };
-        let sees = visible.contains(rel);
-        if sees && p.names == Names::All {
-            out.insert(rel.clone());
-            continue;
-        }
-        let names: BTreeSet<String> = if sees {
-            all_names.clone()
-        } else {
-            method_names.clone()
-        };
-        if names.is_empty() || !file_mentions(g, &Names::Some(names.clone())) {
-            continue;
-        }
-        // Free identifiers resolve in the file's package and dot-imported ones.
-        let resolves_here = p.packages.contains(&g.pkg_path)
-            || g.imports
-                .iter()
-                .any(|i| i.alias.as_deref() == Some(".") && p.packages.contains(&i.path));
-        let free_hit = sees
-            && resolves_here
-            && g.bodies.iter().any(|b| {
-                b.exprs
+    let everywhere = Wanted::new(&method_names);
+    let visible_names = Wanted::new(&all_names);
+    let files: Vec<(&String, &GoFile)> = facts
+        .iter()
+        .filter_map(|(rel, f)| go(f).map(|g| (rel, g)))
+        .collect();
+    let hits = super::parallel::par_map(
+        &files,
+        threads,
+        |&(rel, g)| {
+            let sees = visible.contains(rel);
+            if sees && p.names == Names::All {
+                return true;
+            }
+            let wanted = if sees { &visible_names } else { &everywhere };
+            if wanted.names.is_empty()
+                || !g
+                    .bodies
                     .iter()
-                    .any(|e| matches!(e, GExpr::Free(n) if changed.contains(n.as_str())))
-            });
-        let hit = free_hit
-            || index.probe_selectors(g, &names, &mut |probe| {
-                if probe.method.as_deref().is_some_and(|m| methods.contains(m)) {
-                    return true;
-                }
-                if !sees || !changed.contains(probe.name) {
-                    return false;
-                }
-                probe.pkg.as_ref().is_some_and(|x| p.packages.contains(x))
-                    || probe
-                        .ty
-                        .as_ref()
-                        .is_some_and(|t| reaches_changed(index, t, &p.types, &mut reaches, 0))
-            });
+                    .any(|b| b.exprs.iter().any(|e| wanted.mentioned(e)))
+            {
+                return false;
+            }
+            // Free identifiers resolve in the file's package and dot-imported ones.
+            let resolves_here = p.packages.contains(&g.pkg_path)
+                || g.imports
+                    .iter()
+                    .any(|i| i.alias.as_deref() == Some(".") && p.packages.contains(&i.path));
+            let free_hit = sees
+                && resolves_here
+                && g.bodies.iter().any(|b| {
+                    b.exprs
+                        .iter()
+                        .any(|e| matches!(e, GExpr::Free(n) if changed.contains(n.as_str())))
+                });
+            let mut reaches: HashMap<String, bool> = HashMap::new();
+            free_hit
+                || index.probe_selectors(g, wanted.names, &mut |probe| {
+                    if probe.method.as_deref().is_some_and(|m| methods.contains(m)) {
+                        return true;
+                    }
+                    if !sees || !changed.contains(probe.name) {
+                        return false;
+                    }
+                    probe.pkg.as_ref().is_some_and(|x| p.packages.contains(x))
+                        || probe
+                            .ty
+                            .as_ref()
+                            .is_some_and(|t| reaches_changed(index, t, &p.types, &mut reaches, 0))
+                })
+        },
+        |_| {},
+    );
+    for ((rel, _), hit) in files.iter().zip(hits) {
         if hit {
-            out.insert(rel.clone());
+            out.insert((*rel).clone());
         }
     }
     out
+}
+
+/// A set of names, with their lengths as a cheap first test (most identifiers compared are
+/// not wanted, and their lengths are stored inline).
+struct Wanted<'a> {
+    names: &'a BTreeSet<String>,
+    lengths: u128,
+}
+
+impl<'a> Wanted<'a> {
+    fn new(names: &'a BTreeSet<String>) -> Self {
+        let lengths = names.iter().fold(0u128, |m, n| {
+            m | 1u128.checked_shl(n.len() as u32).unwrap_or(0)
+        });
+        Wanted { names, lengths }
+    }
+
+    fn mentioned(&self, e: &GExpr) -> bool {
+        match e {
+            GExpr::Free(n) | GExpr::Selector(_, n) => {
+                let bit = 1u128.checked_shl(n.len() as u32).unwrap_or(0);
+                (bit == 0 || self.lengths & bit != 0) && self.names.contains(n.as_str())
+            }
+            _ => false,
+        }
+    }
 }
 
 /// Whether lookups on type `q` can pass through one of `changed` (itself, or a type it

@@ -343,7 +343,12 @@ impl Indexer {
                         "update: go tables patched"
                     );
                     if let Some(go) = &self.go_index {
-                        targets.extend(go_patch::dependents(go, &self.facts, &p));
+                        targets.extend(go_patch::dependents(
+                            go,
+                            &self.facts,
+                            &p,
+                            self.opts.worker_threads(),
+                        ));
                     }
                     tracing::debug!(
                         index.at_ms = started.elapsed().as_millis() as u64,
