@@ -452,11 +452,19 @@ fn python_edits_that_keep_exports_resolve_only_the_module() {
         "py.pkg.util.decorator"
     ));
 
-    // 3b. A module-level binding changes (importers may call through it): importers are
-    //     re-resolved.
+    // 3b. A module-level binding changes (importers may call through it): the importers that
+    //     mention the name are re-resolved, the others are not.
     edit(root, util, "counter = 0\n", "counter = helper\n");
     let delta = step(&mut indexer, root, &[util]);
-    assert!(delta.resolved > 1, "a changed binding must reach importers");
+    assert_eq!(delta.resolved, 1, "no other module mentions `counter`");
+    edit(root, util, "MAX = 3\n", "MAX = helper\n");
+    let delta = step(&mut indexer, root, &[util]);
+    assert!(
+        delta.resolved > 1,
+        "a changed binding must reach the importers that use it"
+    );
+    edit(root, util, "MAX = helper\n", "MAX = 3\n");
+    step(&mut indexer, root, &[util]);
 
     // 3c. A method's `self.x = …` and a return annotation change.
     let models = "py/pkg/models.py";
@@ -466,7 +474,13 @@ fn python_edits_that_keep_exports_resolve_only_the_module() {
         format!("{text}\n\nclass Extra:\n    def __init__(self):\n        self.x = Extra()\n\n    def make(self) -> \"Extra\":\n        return self.x\n"),
     )
     .expect("write");
-    step(&mut indexer, root, &[models]);
+    let uses = "py/pkg/uses.py";
+    std::fs::write(
+        root.join(uses),
+        "from .models import Extra\n\n\ndef use():\n    Extra().x.make()\n    Extra().make().make()\n",
+    )
+    .expect("write");
+    step(&mut indexer, root, &[models, uses]);
     edit(
         root,
         models,
@@ -475,7 +489,7 @@ fn python_edits_that_keep_exports_resolve_only_the_module() {
     );
     let delta = step(&mut indexer, root, &[models]);
     assert!(
-        delta.resolved > 1,
+        delta.files.contains(&uses.to_owned()),
         "a changed self attribute must reach importers"
     );
     edit(

@@ -13,6 +13,7 @@ use super::facts::{FileFacts, LangFacts, count_lines};
 use super::fast_path;
 use super::go_patch;
 use super::parallel::par_map;
+use super::py_names;
 use super::resolve::{self, Derived, FileOutput, build_tables, resolve_files};
 use super::resolve_go::GoIndex;
 use super::resolve_python::PyTables;
@@ -283,6 +284,7 @@ impl Indexer {
         let mut py_keys: HashSet<String> = HashSet::new();
         // Previous facts of the changed Go files (`None` for new ones), for patching the tables.
         let mut old_go: BTreeMap<String, Option<FileFacts>> = BTreeMap::new();
+        let mut old_py: BTreeMap<String, Option<FileFacts>> = BTreeMap::new();
         // Old and new package sets both count (a package may appear or vanish).
         for (file, item) in candidates.iter().zip(parsed) {
             changed_files.insert(file.rel.clone());
@@ -300,9 +302,10 @@ impl Indexer {
             if let Some(old) = &previous {
                 keys.extend(deps::provides(old, &HashSet::new()));
             }
-            if file.language == Language::Go {
-                old_go.insert(file.rel.clone(), previous);
-            }
+            match file.language {
+                Language::Go => old_go.insert(file.rel.clone(), previous),
+                Language::Python => old_py.insert(file.rel.clone(), previous),
+            };
         }
         let mut languages: Vec<Language> = candidates.iter().map(|c| c.language).collect();
         languages.sort();
@@ -392,6 +395,12 @@ impl Indexer {
                 targets.extend(go.iter().cloned());
                 continue;
             }
+            if *lang == Language::Python
+                && let Some(found) = self.python_dependents(&old_py)
+            {
+                targets.extend(found);
+                continue;
+            }
             let (files, keys) = match lang {
                 Language::Go => (&old_go.keys().cloned().collect(), go_keys.clone()),
                 Language::Python => (&changed_files, py_keys.clone()),
@@ -449,6 +458,45 @@ impl Indexer {
         self.recount(full_duration);
         delta.duration = started.elapsed();
         Ok(delta)
+    }
+
+    /// The Python modules to re-resolve after the modules in `old` (previous facts) changed,
+    /// by changed names ([`py_names`]); `None` if that does not apply (a module added or
+    /// deleted, or changed in more than names).
+    fn python_dependents(
+        &self,
+        old: &BTreeMap<String, Option<FileFacts>>,
+    ) -> Option<BTreeSet<String>> {
+        let mut names = BTreeSet::new();
+        let mut qnames = BTreeSet::new();
+        for (rel, before) in old {
+            let (Some(LangFacts::Python(a)), Some(LangFacts::Python(b))) = (
+                before.as_ref().map(|f| &f.lang),
+                self.facts.get(rel).map(|f| &f.lang),
+            ) else {
+                return None;
+            };
+            names.extend(py_names::changed_names(a, b)?);
+            qnames.extend(py_names::changed_qnames(a, b));
+        }
+        let names = py_names::close(&self.facts, names)?;
+        let mut out: BTreeSet<String> = old.keys().cloned().collect();
+        out.extend(py_names::possible_owners(&self.facts, &qnames));
+        if !names.is_empty() {
+            for (rel, f) in &self.facts {
+                if let LangFacts::Python(p) = &f.lang
+                    && py_names::mentions(p, &names)
+                {
+                    out.insert(rel.clone());
+                }
+            }
+        }
+        tracing::debug!(
+            index.names = ?names,
+            index.files = out.len(),
+            "update: python dependents by name"
+        );
+        Some(out)
     }
 
     /// Whether every changed file existed before, still exists and offers other files the same

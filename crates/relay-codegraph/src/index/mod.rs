@@ -20,6 +20,7 @@ mod go_body;
 mod go_patch;
 mod incremental;
 mod parallel;
+mod py_names;
 mod python;
 mod python_body;
 mod resolve;
