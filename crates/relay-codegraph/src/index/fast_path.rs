@@ -7,12 +7,18 @@
 //!   patched in the kept [`GoIndex`]: no other file's symbols or edges can change, because other
 //!   files resolve against the tables alone and the table entries that carry lines are only
 //!   emitted into the declaring file's output.
-//! - Python: other files read a module's definitions, variables, scopes and the expressions those
-//!   reach (base classes, return annotations, `self.x = …`, every binding of every scope); its
-//!   references (calls, uses) and lines, signature text and docstrings are its own. When the part
-//!   others read is the same (expressions compared by structure, so a new call statement in a
-//!   body, which renumbers the expressions, still qualifies), the Python tables are rebuilt (they
-//!   borrow the facts) but only the changed file is re-resolved.
+//! - Python: other files read a module's definitions, variables, the bindings of the scopes they
+//!   can reach (the module, classes, and the scopes that names in base classes, return
+//!   annotations, `self.x = …` values and those bindings are looked up in: [`read_scopes`]) and
+//!   the expressions those reach; its references (calls, uses), lines, signature text,
+//!   docstrings and the bindings of other function scopes (e.g. a renamed parameter) are its
+//!   own. When the part others read is the same (expressions compared by structure, so a new
+//!   call statement in a body, which renumbers the expressions, still qualifies), the kept
+//!   Python tables ([`super::resolve_python::PyTables`]) are reused and only the changed file is
+//!   re-resolved.
+//!
+//! Other edits take the slow path: Go tables patched per package (`go_patch`), Python tables
+//! rebuilt, and the files that can see a changed name re-resolved (`go_patch`, `py_names`).
 
 use std::collections::{BTreeSet, HashSet};
 

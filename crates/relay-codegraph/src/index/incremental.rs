@@ -47,9 +47,11 @@ impl GraphDelta {
 
 /// A repository index that can be updated incrementally.
 ///
-/// It keeps the per-file facts, so an update re-parses only the changed files; resolution is then
-/// recomputed against the updated tables, and only files whose symbols or edges changed (the
-/// changed files and the files with edges into them) are reported in the [`GraphDelta`].
+/// It keeps the per-file facts and the resolution tables, so an update re-parses only the
+/// changed files, patches the tables (Go: per package; Python: reused when no module's exports
+/// changed, else rebuilt), and re-resolves the files whose lookups can give other results (those
+/// that can see a changed name); only files whose symbols or edges changed are reported in the
+/// [`GraphDelta`].
 #[derive(Debug)]
 pub struct Indexer {
     root: PathBuf,
