@@ -384,7 +384,24 @@ impl Indexer {
         }
         // Tables are rebuilt from all facts of the languages involved; only the files that can
         // see a changed package/module are re-resolved (the other languages keep their results).
-        let tables = build_tables(&self.facts, &build);
+        // The Python modules to re-resolve by name depend on the facts alone: found while the
+        // tables are built.
+        let facts = &self.facts;
+        let (tables, py_found) = std::thread::scope(|s| {
+            let old_py = &old_py;
+            let found = has_py.then(|| {
+                std::thread::Builder::new()
+                    .stack_size(super::parallel::WORKER_STACK)
+                    .spawn_scoped(s, move || python_dependents(facts, old_py))
+            });
+            let tables = build_tables(facts, &build);
+            let found = match found {
+                Some(Ok(handle)) => handle.join().unwrap_or(None),
+                Some(Err(_)) => python_dependents(facts, old_py),
+                None => None,
+            };
+            (tables, found)
+        });
         tracing::debug!(
             index.at_ms = started.elapsed().as_millis() as u64,
             "update: tables built"
@@ -398,9 +415,9 @@ impl Indexer {
                 continue;
             }
             if *lang == Language::Python
-                && let Some(found) = self.python_dependents(&old_py)
+                && let Some(found) = &py_found
             {
-                targets.extend(found);
+                targets.extend(found.iter().cloned());
                 continue;
             }
             let (files, keys) = match lang {
@@ -434,8 +451,8 @@ impl Indexer {
             "update: derived"
         );
         let mut outputs = resolve_files(&tables, Some(&targets), &self.opts);
-        if has_py {
-            self.py_tables = Some(tables.py_tables());
+        if has_py && let Some(old) = self.py_tables.replace(tables.py_tables()) {
+            drop_in_background(old);
         }
         if go_targets.is_some() {
             let go_files: BTreeSet<String> = targets
@@ -460,45 +477,6 @@ impl Indexer {
         self.recount(full_duration);
         delta.duration = started.elapsed();
         Ok(delta)
-    }
-
-    /// The Python modules to re-resolve after the modules in `old` (previous facts) changed,
-    /// by changed names ([`py_names`]); `None` if that does not apply (a module added or
-    /// deleted, or changed in more than names).
-    fn python_dependents(
-        &self,
-        old: &BTreeMap<String, Option<FileFacts>>,
-    ) -> Option<BTreeSet<String>> {
-        let mut names = BTreeSet::new();
-        let mut qnames = BTreeSet::new();
-        for (rel, before) in old {
-            let (Some(LangFacts::Python(a)), Some(LangFacts::Python(b))) = (
-                before.as_ref().map(|f| &f.lang),
-                self.facts.get(rel).map(|f| &f.lang),
-            ) else {
-                return None;
-            };
-            names.extend(py_names::changed_names(a, b)?);
-            qnames.extend(py_names::changed_qnames(a, b));
-        }
-        let names = py_names::close(&self.facts, names)?;
-        let mut out: BTreeSet<String> = old.keys().cloned().collect();
-        out.extend(py_names::possible_owners(&self.facts, &qnames));
-        if !names.is_empty() {
-            for (rel, f) in &self.facts {
-                if let LangFacts::Python(p) = &f.lang
-                    && py_names::mentions(p, &names)
-                {
-                    out.insert(rel.clone());
-                }
-            }
-        }
-        tracing::debug!(
-            index.names = ?names,
-            index.files = out.len(),
-            "update: python dependents by name"
-        );
-        Some(out)
     }
 
     /// Whether every changed file existed before, still exists and offers other files the same
@@ -704,6 +682,45 @@ fn add_derived_changes(
             targets.insert(rel.clone());
         }
     }
+}
+
+/// The Python modules to re-resolve after the modules in `old` (previous facts) changed,
+/// by changed names ([`py_names`]); `None` if that does not apply (a module added or
+/// deleted, or changed in more than names).
+fn python_dependents(
+    facts: &BTreeMap<String, FileFacts>,
+    old: &BTreeMap<String, Option<FileFacts>>,
+) -> Option<BTreeSet<String>> {
+    let mut names = BTreeSet::new();
+    let mut qnames = BTreeSet::new();
+    for (rel, before) in old {
+        let (Some(LangFacts::Python(a)), Some(LangFacts::Python(b))) = (
+            before.as_ref().map(|f| &f.lang),
+            facts.get(rel).map(|f| &f.lang),
+        ) else {
+            return None;
+        };
+        names.extend(py_names::changed_names(a, b)?);
+        qnames.extend(py_names::changed_qnames(a, b));
+    }
+    let names = py_names::close(facts, names)?;
+    let mut out: BTreeSet<String> = old.keys().cloned().collect();
+    out.extend(py_names::possible_owners(facts, &qnames));
+    if !names.is_empty() {
+        for (rel, f) in facts {
+            if let LangFacts::Python(p) = &f.lang
+                && py_names::mentions(p, &names)
+            {
+                out.insert(rel.clone());
+            }
+        }
+    }
+    tracing::debug!(
+        index.names = ?names,
+        index.files = out.len(),
+        "update: python dependents by name"
+    );
+    Some(out)
 }
 
 /// Drops `value` on a short-lived thread. If no thread can be started, the closure, and the
