@@ -283,22 +283,30 @@ fn bind_mentions(f: &PyFile, b: &PBind, names: &Wanted<'_>) -> bool {
     }
 }
 
-/// Closes `names` over all Python modules: a name bound (in any scope) to something that
-/// mentions the set, a definition whose bases or return annotation mention it, and a `self`
+/// Closes `names` over all Python modules: a name bound (in a scope other modules can read)
+/// to something that mentions the set, a definition whose bases or return annotation mention it, and a `self`
 /// attribute whose value mentions it join the set. `None` if it does not settle.
 pub(crate) fn close(
     facts: &BTreeMap<String, FileFacts>,
     mut names: BTreeSet<String>,
 ) -> Option<BTreeSet<String>> {
+    // Other modules evaluate only the bindings of a module's read scopes: a name bound in
+    // another (function) scope reaches no other module, and the module itself mentions the
+    // name its value comes from.
+    let modules: Vec<(&PyFile, BTreeSet<usize>)> = facts
+        .values()
+        .filter_map(|f| match &f.lang {
+            LangFacts::Python(p) => Some((p, read_scopes(p))),
+            LangFacts::Go(_) => None,
+        })
+        .collect();
     for _ in 0..16 {
         let mut add: Vec<String> = Vec::new();
         {
             let wanted = Wanted::new(&names);
-            for f in facts.values() {
-                let LangFacts::Python(p) = &f.lang else {
-                    continue;
-                };
-                for scope in &p.scopes {
+            for (p, read) in &modules {
+                let p = *p;
+                for scope in read.iter().filter_map(|&s| p.scopes.get(s)) {
                     for (name, binds) in &scope.bindings {
                         if !wanted.contains(name)
                             && binds.iter().any(|b| bind_mentions(p, b, &wanted))
