@@ -11,6 +11,7 @@ use tree_sitter::Parser;
 use super::deps;
 use super::facts::{FileFacts, LangFacts, count_lines};
 use super::fast_path;
+use super::go_dependents;
 use super::go_patch;
 use super::parallel::par_map;
 use super::py_names;
@@ -348,7 +349,7 @@ impl Indexer {
                         "update: go tables patched"
                     );
                     if let Some(go) = &self.go_index {
-                        targets.extend(go_patch::dependents(
+                        targets.extend(go_dependents::dependents(
                             go,
                             &self.facts,
                             &p,

@@ -17,6 +17,7 @@ mod facts;
 mod fast_path;
 mod go;
 mod go_body;
+mod go_dependents;
 mod go_patch;
 mod incremental;
 mod parallel;
