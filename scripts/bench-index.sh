@@ -51,7 +51,11 @@ edit "Go body edit (a call added in conn.serve; later lines shift)" "$scratch/go
     'func (c *conn) serve(ctx context.Context) {\n=>func (c *conn) serve(ctx context.Context) {\n\tc.setState(c.rwc, StateActive, runHooks)\n' 5
 edit "Go signature edit (Server.Serve gains a parameter)" "$scratch/go" net/http/server.go \
     'func (srv *Server) Serve(l net.Listener) error {=>func (srv *Server) Serve(l net.Listener, bench int) error {' 3
+edit "Go method added (Server gains String(), so it implements fmt.Stringer)" "$scratch/go" net/http/server.go \
+    'func (srv *Server) Serve(l net.Listener) error {=>func (srv *Server) String() string { return "" }\n\nfunc (srv *Server) Serve(l net.Listener) error {' 3
 edit "Python body edit (a call added in JSONDecoder.decode)" "$scratch/py" json/decoder.py \
     '        obj, end = self.raw_decode(s, idx=_w(s, 0).end())\n=>        obj, end = self.raw_decode(s, idx=_w(s, 0).end())\n        self.scan_once(s, 0)\n' 5
 edit "Python signature edit (a parameter of JSONDecoder.decode renamed)" "$scratch/py" json/decoder.py \
     '    def decode(self, s, _w=WHITESPACE.match):=>    def decode(self, s, w=WHITESPACE.match):' 3
+edit "Python function added (a new module-level function in json/decoder.py)" "$scratch/py" json/decoder.py \
+    'class JSONDecoder(object):=>def scan_helper(s):\n    return s\n\n\nclass JSONDecoder(object):' 3

@@ -183,7 +183,8 @@ fn go_edits_that_keep_declarations_resolve_only_the_file() {
     let delta = step(&mut indexer, root, &[store, main]);
     assert_eq!(delta.resolved, 2);
 
-    // 4. A signature edit falls back to re-resolving the dependents.
+    // 4. A parameter added changes no lookup (edges depend on names and result types, not on
+    //    parameters): the patched tables re-resolve only the file.
     edit(
         root,
         store,
@@ -191,7 +192,10 @@ fn go_edits_that_keep_declarations_resolve_only_the_file() {
         "func (s *Store) Save(x string, n int) error {",
     );
     let delta = step(&mut indexer, root, &[store]);
-    assert!(delta.resolved > 1, "a signature edit must reach dependents");
+    assert_eq!(
+        delta.resolved, 1,
+        "a parameter added re-resolves only the file"
+    );
 
     // 5. A new method makes `Value` implement `Named`: new `implements` and `dynamic` edges.
     edit(
@@ -448,11 +452,19 @@ fn python_edits_that_keep_exports_resolve_only_the_module() {
         "py.pkg.util.decorator"
     ));
 
-    // 3b. A module-level binding changes (importers may call through it): importers are
-    //     re-resolved.
+    // 3b. A module-level binding changes (importers may call through it): the importers that
+    //     mention the name are re-resolved, the others are not.
     edit(root, util, "counter = 0\n", "counter = helper\n");
     let delta = step(&mut indexer, root, &[util]);
-    assert!(delta.resolved > 1, "a changed binding must reach importers");
+    assert_eq!(delta.resolved, 1, "no other module mentions `counter`");
+    edit(root, util, "MAX = 3\n", "MAX = helper\n");
+    let delta = step(&mut indexer, root, &[util]);
+    assert!(
+        delta.resolved > 1,
+        "a changed binding must reach the importers that use it"
+    );
+    edit(root, util, "MAX = helper\n", "MAX = 3\n");
+    step(&mut indexer, root, &[util]);
 
     // 3c. A method's `self.x = …` and a return annotation change.
     let models = "py/pkg/models.py";
@@ -462,7 +474,13 @@ fn python_edits_that_keep_exports_resolve_only_the_module() {
         format!("{text}\n\nclass Extra:\n    def __init__(self):\n        self.x = Extra()\n\n    def make(self) -> \"Extra\":\n        return self.x\n"),
     )
     .expect("write");
-    step(&mut indexer, root, &[models]);
+    let uses = "py/pkg/uses.py";
+    std::fs::write(
+        root.join(uses),
+        "from .models import Extra\n\n\ndef use():\n    Extra().x.make()\n    Extra().make().make()\n",
+    )
+    .expect("write");
+    step(&mut indexer, root, &[models, uses]);
     edit(
         root,
         models,
@@ -471,7 +489,7 @@ fn python_edits_that_keep_exports_resolve_only_the_module() {
     );
     let delta = step(&mut indexer, root, &[models]);
     assert!(
-        delta.resolved > 1,
+        delta.files.contains(&uses.to_owned()),
         "a changed self attribute must reach importers"
     );
     edit(
@@ -499,4 +517,291 @@ fn python_edits_that_keep_exports_resolve_only_the_module() {
     let delta = step(&mut indexer, root, &[util]);
     assert!(delta.files.contains(&service.to_owned()));
     assert!(!calls_helper(&indexer));
+}
+
+/// Declaration-changing Go edits (signatures, methods, interface method sets, result and field
+/// types, embedding, declarations moved between files, duplicate declarations, deleted files,
+/// var initializers reading a changed method): every step equals a full index.
+#[test]
+fn go_declaration_edits_equal_full_index() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let root = tmp.path();
+    let fixtures = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures");
+    copy_dir(&fixtures.join("go"), &root.join("go"));
+    let mut indexer = Indexer::full(root).expect("full");
+    let planner = "go/internal/brain/planner.go";
+    let extra = "go/internal/brain/extra.go";
+    let dup = "go/internal/brain/dup.go";
+    let store = "go/internal/store/store.go";
+    let main = "go/cmd/app/main.go";
+
+    // 1. A method gains a parameter: no name changes, `implements` of Store may change.
+    edit(
+        root,
+        store,
+        "func (s *Store) Plan(ctx string) error {",
+        "func (s *Store) Plan(ctx string, n int) error {",
+    );
+    step(&mut indexer, root, &[store]);
+    edit(
+        root,
+        store,
+        "func (s *Store) Plan(ctx string, n int) error {",
+        "func (s *Store) Plan(ctx string) error {",
+    );
+    step(&mut indexer, root, &[store]);
+
+    // 2. A method added makes Value implement Named; then removed again.
+    edit(
+        root,
+        planner,
+        "func (v Value) Plan(ctx string) error { return nil }\n",
+        "func (v Value) Plan(ctx string) error { return nil }\n\nfunc (v Value) Name() string { return \"v\" }\n",
+    );
+    step(&mut indexer, root, &[planner]);
+    assert!(has_edge(
+        &indexer,
+        "example.com/app/internal/brain.Value",
+        "example.com/app/internal/brain.Named"
+    ));
+    edit(
+        root,
+        planner,
+        "\nfunc (v Value) Name() string { return \"v\" }\n",
+        "",
+    );
+    step(&mut indexer, root, &[planner]);
+    assert!(!has_edge(
+        &indexer,
+        "example.com/app/internal/brain.Value",
+        "example.com/app/internal/brain.Named"
+    ));
+
+    // 3. An interface's method set changes (implements edges and dynamic edges vanish), then
+    //    comes back; the embedding interface follows.
+    edit(
+        root,
+        planner,
+        "\tPlan(ctx string) error\n}",
+        "\tDraft(ctx string) error\n}",
+    );
+    step(&mut indexer, root, &[planner]);
+    edit(
+        root,
+        planner,
+        "\tDraft(ctx string) error\n}",
+        "\tPlan(ctx string) error\n}",
+    );
+    step(&mut indexer, root, &[planner]);
+
+    // 4. A function's result type changes: callers' method calls resolve elsewhere.
+    edit(
+        root,
+        planner,
+        "func NewBasic() *Basic {\n\treturn &Basic{store: store.Default}\n}",
+        "func NewBasic() *Wrapper {\n\treturn nil\n}",
+    );
+    step(&mut indexer, root, &[planner]);
+    edit(
+        root,
+        planner,
+        "func NewBasic() *Wrapper {\n\treturn nil\n}",
+        "func NewBasic() *Basic {\n\treturn &Basic{store: store.Default}\n}",
+    );
+    step(&mut indexer, root, &[planner]);
+
+    // 5. A field's type and an embedded field change.
+    edit(root, planner, "\tStore *store.Store\n", "\tStore *Basic\n");
+    step(&mut indexer, root, &[planner]);
+    edit(
+        root,
+        planner,
+        "\t*Basic\n\tLabel string",
+        "\tValue\n\tLabel string",
+    );
+    step(&mut indexer, root, &[planner]);
+    edit(
+        root,
+        planner,
+        "\tValue\n\tLabel string",
+        "\t*Basic\n\tLabel string",
+    );
+    step(&mut indexer, root, &[planner]);
+
+    // 6. A declaration moves to a new file of the same package, then a duplicate declaration
+    //    (as with build tags) in a file sorting first takes the symbol over; files deleted.
+    edit(
+        root,
+        planner,
+        "func helper(s string) error {\n\t_ = store.MaxItems\n\treturn nil\n}\n",
+        "",
+    );
+    std::fs::write(
+        root.join(extra),
+        "package brain\n\nimport \"example.com/app/internal/store\"\n\nfunc helper(s string) error {\n\t_ = store.MaxItems\n\treturn nil\n}\n",
+    )
+    .expect("write");
+    step(&mut indexer, root, &[planner, extra]);
+    std::fs::write(
+        root.join(dup),
+        "package brain\n\nfunc helper(s string) error { return nil }\n\n// Count counts.\nfunc (b *Basic) Count() int { return 0 }\n",
+    )
+    .expect("write");
+    step(&mut indexer, root, &[dup]);
+    edit(
+        root,
+        extra,
+        "func helper(s string) error {",
+        "func helper(s string, n int) error {",
+    );
+    step(&mut indexer, root, &[extra]);
+    std::fs::remove_file(root.join(dup)).expect("rm");
+    step(&mut indexer, root, &[dup]);
+    std::fs::remove_file(root.join(extra)).expect("rm");
+    step(&mut indexer, root, &[extra]);
+
+    // 7. A package-level var whose inferred type comes from a method's result, in another
+    //    package; the result type changes.
+    edit(
+        root,
+        main,
+        "var initialized = setup()\n",
+        "var initialized = setup()\n\nvar counted = store.Default.Count()\n\nvar planned = b.NewBasic().Plan\n",
+    );
+    step(&mut indexer, root, &[main]);
+    edit(
+        root,
+        store,
+        "func (s Store) Count() int {",
+        "func (s Store) Count() *Store {",
+    );
+    edit(root, store, "{ return len(s.items) }", "{ return &s }");
+    step(&mut indexer, root, &[store]);
+    edit(
+        root,
+        main,
+        "\ts.Count()\n",
+        "\ts.Count()\n\tcounted.Save(\"x\")\n",
+    );
+    step(&mut indexer, root, &[main]);
+
+    // 8. Types added and removed, a function renamed, and two packages edited at once.
+    edit(
+        root,
+        store,
+        "// MaxItems",
+        "// Extra is new.\ntype Extra struct{ Store }\n\n// MaxItems",
+    );
+    edit(
+        root,
+        planner,
+        "func NewBasic() *Basic {",
+        "func MakeBasic() *Basic {",
+    );
+    step(&mut indexer, root, &[store, planner]);
+    edit(
+        root,
+        store,
+        "// Extra is new.\ntype Extra struct{ Store }\n\n",
+        "",
+    );
+    step(&mut indexer, root, &[store]);
+
+    // 9. Body-only edits are still fast afterwards.
+    edit(
+        root,
+        store,
+        "\treturn nil\n}",
+        "\t// saved\n\treturn nil\n}",
+    );
+    let delta = step(&mut indexer, root, &[store]);
+    assert_eq!(delta.resolved, 1);
+}
+
+/// Declaration-changing Python edits (bases added and removed, methods changed, star-import
+/// exporters, new functions, parameters renamed): every step equals a full index.
+#[test]
+fn python_declaration_edits_equal_full_index() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let root = tmp.path();
+    let fixtures = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures");
+    copy_dir(&fixtures.join("python"), &root.join("py"));
+    let mut indexer = Indexer::full(root).expect("full");
+    let util = "py/pkg/util.py";
+    let models = "py/pkg/models.py";
+    let service = "py/pkg/sub/service.py";
+
+    // 1. A parameter renamed in a function whose scope nothing else reads: one module.
+    edit(
+        root,
+        util,
+        "def decorator(fn):\n    return fn",
+        "def decorator(f):\n    return f",
+    );
+    let delta = step(&mut indexer, root, &[util]);
+    assert_eq!(
+        delta.resolved, 1,
+        "a renamed parameter re-resolves one module"
+    );
+    // ... but a parameter that a `self.x = …` value reads reaches importers.
+    edit(
+        root,
+        models,
+        "    def __init__(self, name):\n        super().__init__()\n        self.name = name",
+        "    def __init__(self, title):\n        super().__init__()\n        self.name = title",
+    );
+    step(&mut indexer, root, &[models]);
+
+    // 2. A new function in a star-imported module, and one removed.
+    edit(
+        root,
+        util,
+        "def _private():",
+        "def added():\n    return helper()\n\n\ndef _private():",
+    );
+    step(&mut indexer, root, &[util]);
+    edit(
+        root,
+        service,
+        "    helper()\n    u.helper()",
+        "    added()\n    helper()\n    u.helper()",
+    );
+    step(&mut indexer, root, &[service]);
+    edit(root, util, "def added():\n    return helper()\n\n\n", "");
+    step(&mut indexer, root, &[util]);
+
+    // 3. Bases added and removed; a class's methods change.
+    edit(root, models, "class Repo:", "class Repo(Base):");
+    step(&mut indexer, root, &[models]);
+    edit(
+        root,
+        models,
+        "    def validate(self):\n        pass\n",
+        "    def check(self):\n        pass\n",
+    );
+    step(&mut indexer, root, &[models]);
+    edit(
+        root,
+        models,
+        "class Model(Base):",
+        "class Model(Repo, Base):",
+    );
+    step(&mut indexer, root, &[models]);
+    edit(root, models, "class Repo(Base):", "class Repo:");
+    edit(root, models, "class Model(Repo, Base):", "class Model:");
+    step(&mut indexer, root, &[models]);
+
+    // 4. A module that star-imports another re-exports the changes.
+    std::fs::write(root.join("py/pkg/reexport.py"), "from .util import *\n").expect("write");
+    edit(
+        root,
+        service,
+        "from ..util import *",
+        "from ..reexport import *",
+    );
+    step(&mut indexer, root, &["py/pkg/reexport.py", service]);
+    edit(root, util, "def helper():", "def helper_renamed():");
+    step(&mut indexer, root, &[util]);
+    std::fs::remove_file(root.join("py/pkg/reexport.py")).expect("rm");
+    step(&mut indexer, root, &["py/pkg/reexport.py"]);
 }

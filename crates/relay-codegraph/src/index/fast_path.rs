@@ -7,17 +7,23 @@
 //!   patched in the kept [`GoIndex`]: no other file's symbols or edges can change, because other
 //!   files resolve against the tables alone and the table entries that carry lines are only
 //!   emitted into the declaring file's output.
-//! - Python: other files read a module's definitions, variables, scopes and the expressions those
-//!   reach (base classes, return annotations, `self.x = …`, every binding of every scope); its
-//!   references (calls, uses) and lines, signature text and docstrings are its own. When the part
-//!   others read is the same (expressions compared by structure, so a new call statement in a
-//!   body, which renumbers the expressions, still qualifies), the Python tables are rebuilt (they
-//!   borrow the facts) but only the changed file is re-resolved.
+//! - Python: other files read a module's definitions, variables, the bindings of the scopes they
+//!   can reach (the module, classes, and the scopes that names in base classes, return
+//!   annotations, `self.x = …` values and those bindings are looked up in: [`read_scopes`]) and
+//!   the expressions those reach; its references (calls, uses), lines, signature text,
+//!   docstrings and the bindings of other function scopes (e.g. a renamed parameter) are its
+//!   own. When the part others read is the same (expressions compared by structure, so a new
+//!   call statement in a body, which renumbers the expressions, still qualifies), the kept
+//!   Python tables ([`super::resolve_python::PyTables`]) are reused and only the changed file is
+//!   re-resolved.
+//!
+//! Other edits take the slow path: Go tables patched per package (`go_patch`), Python tables
+//! rebuilt, and the files that can see a changed name re-resolved (`go_patch`, `py_names`).
 
-use std::collections::HashSet;
+use std::collections::{BTreeSet, HashSet};
 
 use super::go::{GoFile, GoTypeDecl, GoValueDecl};
-use super::python::{PBind, PExpr, PyFile, PyScope};
+use super::python::{DefKind, PBind, PExpr, PyFile, PyScope};
 use super::resolve_go::GoIndex;
 
 /// Whether `a` and `b` contribute the same entries to [`GoIndex::build`] up to line numbers.
@@ -69,7 +75,7 @@ fn same_type(x: &GoTypeDecl, y: &GoTypeDecl) -> bool {
             .all(|(m, n)| m.name == n.name && m.sig == n.sig)
 }
 
-fn same_value(fa: &GoFile, x: &GoValueDecl, fb: &GoFile, y: &GoValueDecl) -> bool {
+pub(crate) fn same_value(fa: &GoFile, x: &GoValueDecl, fb: &GoFile, y: &GoValueDecl) -> bool {
     if x.name != y.name || x.is_const != y.is_const || x.ty != y.ty {
         return false;
     }
@@ -131,10 +137,7 @@ pub(crate) fn same_py_exports(a: &PyFile, b: &PyFile) -> bool {
     a.module == b.module
         && a.is_package == b.is_package
         && a.scopes.len() == b.scopes.len()
-        && a.scopes
-            .iter()
-            .zip(&b.scopes)
-            .all(|(x, y)| same_scope(a, x, b, y))
+        && same_read_scopes(a, b)
         && a.owners == b.owners
         && a.star_imports == b.star_imports
         && a.imports.len() == b.imports.len()
@@ -170,6 +173,78 @@ pub(crate) fn same_py_exports(a: &PyFile, b: &PyFile) -> bool {
                     .zip(&y.self_attrs)
                     .all(|((n, p), (m, q))| n == m && same_expr(a, *p, b, *q, 0))
         })
+}
+
+/// Scopes compared: all by structure (kind, parent, `global` names, class), and the bindings
+/// of the scopes other modules can read ([`read_scopes`]) by [`same_scope`]. The bindings of a
+/// function scope that no exported expression reaches (e.g. a renamed parameter) are the
+/// module's own.
+fn same_read_scopes(a: &PyFile, b: &PyFile) -> bool {
+    let structure = a.scopes.iter().zip(&b.scopes).all(|(x, y)| {
+        x.kind == y.kind
+            && x.parent == y.parent
+            && x.globals == y.globals
+            && x.class_def == y.class_def
+    });
+    if !structure {
+        return false;
+    }
+    let read = read_scopes(a);
+    read == read_scopes(b)
+        && read
+            .iter()
+            .all(|&s| same_scope(a, &a.scopes[s], b, &b.scopes[s]))
+}
+
+/// The scopes whose bindings another module's resolution can read: the module scope, class
+/// scopes (attribute lookups), and the scopes (with their enclosing ones) that names reached
+/// from those bindings, base classes, return annotations and `self.x = …` values are looked up
+/// in, transitively.
+pub(crate) fn read_scopes(f: &PyFile) -> BTreeSet<usize> {
+    let mut read: BTreeSet<usize> = BTreeSet::new();
+    let mut scopes: Vec<usize> = vec![0];
+    let mut exprs: Vec<u32> = Vec::new();
+    for d in &f.defs {
+        if d.kind == DefKind::Class {
+            scopes.push(d.scope as usize);
+        }
+        exprs.extend(d.bases.iter().copied());
+        exprs.extend(d.returns);
+        exprs.extend(d.self_attrs.iter().map(|(_, e)| *e));
+    }
+    let mut seen_exprs: HashSet<u32> = HashSet::new();
+    loop {
+        if let Some(s) = scopes.pop() {
+            // A name is looked up in its scope and then the enclosing ones.
+            let mut current = Some(s);
+            while let Some(si) = current {
+                if si >= f.scopes.len() || !read.insert(si) {
+                    break;
+                }
+                for binds in f.scopes[si].bindings.values() {
+                    for b in binds {
+                        match b {
+                            PBind::Assign(e) | PBind::Annotated(Some(e)) => exprs.push(*e),
+                            _ => {}
+                        }
+                    }
+                }
+                current = f.scopes[si].parent.map(|p| p as usize);
+            }
+            continue;
+        }
+        let Some(e) = exprs.pop() else { break };
+        if !seen_exprs.insert(e) {
+            continue;
+        }
+        match f.exprs.get(e as usize) {
+            Some(PExpr::Name { scope, .. }) => scopes.push(*scope as usize),
+            Some(PExpr::Attr(o, _)) => exprs.push(*o),
+            Some(PExpr::Call(c)) => exprs.push(*c),
+            _ => {}
+        }
+    }
+    read
 }
 
 /// Scopes compared with their bindings' expressions compared by structure (a body edit that

@@ -3,6 +3,7 @@
 use std::cell::RefCell;
 use std::collections::{BTreeMap, BTreeSet, HashSet};
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use tree_sitter::Parser;
@@ -10,9 +11,13 @@ use tree_sitter::Parser;
 use super::deps;
 use super::facts::{FileFacts, LangFacts, count_lines};
 use super::fast_path;
+use super::go_dependents;
+use super::go_patch;
 use super::parallel::par_map;
+use super::py_names;
 use super::resolve::{self, Derived, FileOutput, build_tables, resolve_files};
 use super::resolve_go::GoIndex;
+use super::resolve_python::PyTables;
 use super::walk::{self, GoModules, SourceFile};
 use super::{Error, IndexOptions, IndexStats, Phase, Result};
 use crate::model::{Confidence, Edge, EdgeKind, Graph, Language, Symbol};
@@ -43,9 +48,11 @@ impl GraphDelta {
 
 /// A repository index that can be updated incrementally.
 ///
-/// It keeps the per-file facts, so an update re-parses only the changed files; resolution is then
-/// recomputed against the updated tables, and only files whose symbols or edges changed (the
-/// changed files and the files with edges into them) are reported in the [`GraphDelta`].
+/// It keeps the per-file facts and the resolution tables, so an update re-parses only the
+/// changed files, patches the tables (Go: per package; Python: reused when no module's exports
+/// changed, else rebuilt), and re-resolves the files whose lookups can give other results (those
+/// that can see a changed name); only files whose symbols or edges changed are reported in the
+/// [`GraphDelta`].
 #[derive(Debug)]
 pub struct Indexer {
     root: PathBuf,
@@ -53,10 +60,12 @@ pub struct Indexer {
     modules: GoModules,
     facts: BTreeMap<String, FileFacts>,
     outputs: BTreeMap<String, FileOutput>,
-    derived: Derived,
     /// The Go tables of the last build, patched by declaration-preserving updates (`None` until
     /// built, or after an update that could not keep them).
     go_index: Option<GoIndex>,
+    /// The Python tables of the last build that included Python, reused by updates that change
+    /// no module's exports (`None` until built).
+    py_tables: Option<Arc<PyTables>>,
     /// Symbol and edge counts of `outputs`, kept up to date by updates.
     tally: Tally,
     stats: IndexStats,
@@ -146,11 +155,11 @@ impl Indexer {
                 facts.insert(f.rel.clone(), f);
             }
         }
-        let (outputs, derived, go_index) = {
+        let (outputs, go_index, py_tables) = {
             let tables = build_tables(&facts, &[Language::Go, Language::Python]);
             let outputs = resolve_files(&tables, None, &opts);
-            let derived = tables.derived();
-            (outputs, derived, tables.into_go())
+            let py_tables = tables.py_tables();
+            (outputs, tables.into_go(), py_tables)
         };
         let mut tally = Tally::default();
         for out in outputs.values() {
@@ -162,8 +171,8 @@ impl Indexer {
             modules,
             facts,
             outputs,
-            derived,
             go_index: Some(go_index),
+            py_tables: Some(py_tables),
             tally,
             stats: IndexStats::default(),
         };
@@ -274,22 +283,32 @@ impl Indexer {
             return Ok(self.update_exports_kept(started, &candidates, parsed));
         }
         let mut changed_files = BTreeSet::new();
-        let mut changed_keys: HashSet<String> = HashSet::new();
+        let mut go_keys: HashSet<String> = HashSet::new();
+        let mut py_keys: HashSet<String> = HashSet::new();
+        // Previous facts of the changed Go files (`None` for new ones), for patching the tables.
+        let mut old_go: BTreeMap<String, Option<FileFacts>> = BTreeMap::new();
+        let mut old_py: BTreeMap<String, Option<FileFacts>> = BTreeMap::new();
         // Old and new package sets both count (a package may appear or vanish).
         for (file, item) in candidates.iter().zip(parsed) {
             changed_files.insert(file.rel.clone());
-            if let Some(old) = self.facts.get(&file.rel) {
-                changed_keys.extend(deps::provides(old, &HashSet::new()));
+            let keys = match file.language {
+                Language::Go => &mut go_keys,
+                Language::Python => &mut py_keys,
+            };
+            if let Some(new) = &item {
+                keys.extend(deps::provides(new, &HashSet::new()));
             }
-            match item {
-                Some(facts) => {
-                    changed_keys.extend(deps::provides(&facts, &HashSet::new()));
-                    self.facts.insert(file.rel.clone(), facts);
-                }
-                None => {
-                    self.facts.remove(&file.rel);
-                }
+            let previous = match item {
+                Some(facts) => self.facts.insert(file.rel.clone(), facts),
+                None => self.facts.remove(&file.rel),
+            };
+            if let Some(old) = &previous {
+                keys.extend(deps::provides(old, &HashSet::new()));
             }
+            match file.language {
+                Language::Go => old_go.insert(file.rel.clone(), previous),
+                Language::Python => old_py.insert(file.rel.clone(), previous),
+            };
         }
         let mut languages: Vec<Language> = candidates.iter().map(|c| c.language).collect();
         languages.sort();
@@ -302,35 +321,130 @@ impl Indexer {
             delta.duration = started.elapsed();
             return Ok(delta);
         }
+        let has_go = languages.contains(&Language::Go);
+        let has_py = languages.contains(&Language::Python);
+        let of_language = |facts: &BTreeMap<String, FileFacts>, rel: &String, lang: Language| {
+            facts.get(rel).is_some_and(|f| resolve::language(f) == lang)
+        };
+        // Go: patch the kept tables where possible; the files to re-resolve are then those
+        // that can see a changed name (see `go_patch`).
+        let mut go_targets: Option<BTreeSet<String>> = None;
+        // `implements`/`impls` of the tables replaced by a rebuild.
+        let mut old_derived: Option<Derived> = None;
+        if has_go {
+            let patched = match self.go_index.as_mut() {
+                Some(go) if !modules_replaced => go_patch::patch(go, &self.facts, &old_go),
+                _ => None,
+            };
+            match patched {
+                Some(p) => {
+                    let mut targets: BTreeSet<String> = old_go
+                        .keys()
+                        .chain(&p.files)
+                        .filter(|rel| of_language(&self.facts, rel, Language::Go))
+                        .cloned()
+                        .collect();
+                    tracing::debug!(
+                        index.at_ms = started.elapsed().as_millis() as u64,
+                        "update: go tables patched"
+                    );
+                    if let Some(go) = &self.go_index {
+                        targets.extend(go_dependents::dependents(
+                            go,
+                            &self.facts,
+                            &p,
+                            self.opts.worker_threads(),
+                        ));
+                    }
+                    tracing::debug!(
+                        index.at_ms = started.elapsed().as_millis() as u64,
+                        index.names = ?p.names,
+                        "update: go dependents found"
+                    );
+                    go_targets = Some(targets);
+                }
+                None => {
+                    if let Some(mut old) = self.go_index.take() {
+                        old_derived = Some(Derived {
+                            implements: std::mem::take(&mut old.implements),
+                            impls: std::mem::take(&mut old.impls),
+                        });
+                        // Freeing millions of table entries takes longer than resolving the
+                        // affected files, so it is done off the update's path.
+                        drop_in_background(old);
+                    }
+                }
+            }
+        }
+        let mut build: Vec<Language> = Vec::new();
+        if has_go && go_targets.is_none() {
+            build.push(Language::Go);
+        }
+        if has_py {
+            build.push(Language::Python);
+        }
         // Tables are rebuilt from all facts of the languages involved; only the files that can
         // see a changed package/module are re-resolved (the other languages keep their results).
-        let tables = build_tables(&self.facts, &languages);
-        if languages.contains(&Language::Go)
-            && let Some(old) = self.go_index.take()
-        {
-            // Replaced below by the tables just built. Freeing millions of table entries takes
-            // longer than resolving the affected files, so it is done off the update's path.
-            drop_in_background(old);
-        }
+        // The Python modules to re-resolve by name depend on the facts alone: found while the
+        // tables are built.
+        let facts = &self.facts;
+        let (tables, py_found) = std::thread::scope(|s| {
+            let old_py = &old_py;
+            let found = has_py.then(|| {
+                std::thread::Builder::new()
+                    .stack_size(super::parallel::WORKER_STACK)
+                    .spawn_scoped(s, move || python_dependents(facts, old_py))
+            });
+            let tables = build_tables(facts, &build);
+            let found = match found {
+                Some(Ok(handle)) => handle.join().unwrap_or(None),
+                Some(Err(_)) => python_dependents(facts, old_py),
+                None => None,
+            };
+            (tables, found)
+        });
         tracing::debug!(
             index.at_ms = started.elapsed().as_millis() as u64,
             "update: tables built"
         );
-        let mut targets = deps::affected(&self.facts, &changed_files, changed_keys);
+        let mut targets: BTreeSet<String> = BTreeSet::new();
+        for lang in &languages {
+            if *lang == Language::Go
+                && let Some(go) = &go_targets
+            {
+                targets.extend(go.iter().cloned());
+                continue;
+            }
+            if *lang == Language::Python
+                && let Some(found) = &py_found
+            {
+                targets.extend(found.iter().cloned());
+                continue;
+            }
+            let (files, keys) = match lang {
+                Language::Go => (&old_go.keys().cloned().collect(), go_keys.clone()),
+                Language::Python => (&changed_files, py_keys.clone()),
+            };
+            let mut found = deps::affected(&self.facts, files, keys);
+            // Names may coincide across languages (a Go package `x`, a Python module `x`).
+            found.retain(|rel| of_language(&self.facts, rel, *lang));
+            targets.extend(found);
+        }
         tracing::debug!(
             index.at_ms = started.elapsed().as_millis() as u64,
             "update: affected"
         );
-        // Names may coincide across languages (a Go package `x`, a Python module `x`).
-        targets.retain(|rel| {
-            self.facts
-                .get(rel)
-                .is_some_and(|f| languages.contains(&resolve::language(f)))
-        });
-        if languages.contains(&Language::Go) {
-            let derived = tables.derived();
-            add_derived_changes(&self.derived, &derived, &self.outputs, &mut targets);
-            self.derived = derived;
+        if has_go && go_targets.is_none() {
+            match &old_derived {
+                Some(old) => add_derived_changes(old, &tables.go, &self.outputs, &mut targets),
+                // No previous tables to compare with: every Go file.
+                None => targets.extend(
+                    self.facts
+                        .iter()
+                        .filter(|(_, f)| matches!(f.lang, LangFacts::Go(_)))
+                        .map(|(rel, _)| rel.clone()),
+                ),
+            }
         }
         delta.resolved = targets.len();
         tracing::debug!(
@@ -338,7 +452,18 @@ impl Indexer {
             "update: derived"
         );
         let mut outputs = resolve_files(&tables, Some(&targets), &self.opts);
-        if languages.contains(&Language::Go) {
+        if has_py && let Some(old) = self.py_tables.replace(tables.py_tables()) {
+            drop_in_background(old);
+        }
+        if go_targets.is_some() {
+            let go_files: BTreeSet<String> = targets
+                .iter()
+                .filter(|rel| of_language(&self.facts, rel, Language::Go))
+                .cloned()
+                .collect();
+            self.resolve_go_kept(&go_files, &mut outputs);
+        }
+        if has_go && go_targets.is_none() {
             self.go_index = Some(tables.into_go());
         } else {
             drop(tables);
@@ -405,8 +530,14 @@ impl Indexer {
         }
         let mut outputs: BTreeMap<String, FileOutput> = BTreeMap::new();
         if !py_files.is_empty() {
-            let tables = build_tables(&self.facts, &[Language::Python]);
+            let tables = match &self.py_tables {
+                Some(kept) => resolve::python_tables_kept(&self.facts, Arc::clone(kept)),
+                None => build_tables(&self.facts, &[Language::Python]),
+            };
             outputs.extend(resolve_files(&tables, Some(&py_files), &self.opts));
+            if self.py_tables.is_none() {
+                self.py_tables = Some(tables.py_tables());
+            }
         }
         self.resolve_go_decls_kept(&go_files, &mut outputs);
         delta.resolved = outputs.len();
@@ -433,17 +564,23 @@ impl Indexer {
         for rel in files {
             if let Some(LangFacts::Go(g)) = self.facts.get(rel).map(|f| &f.lang) {
                 fast_path::patch_lines(go, rel, g);
-                match go.implements.get(rel) {
-                    Some(list) => {
-                        self.derived.implements.insert(rel.clone(), list.clone());
-                    }
-                    None => {
-                        self.derived.implements.remove(rel);
-                    }
-                }
             }
         }
-        let go = &*go;
+        self.resolve_go_kept(files, outputs);
+    }
+
+    /// Resolves the Go `files` against the kept Go tables into `outputs`.
+    fn resolve_go_kept(
+        &self,
+        files: &BTreeSet<String>,
+        outputs: &mut BTreeMap<String, FileOutput>,
+    ) {
+        let Some(go) = self.go_index.as_ref() else {
+            return;
+        };
+        if files.is_empty() {
+            return;
+        }
         let files: Vec<&FileFacts> = files.iter().filter_map(|rel| self.facts.get(rel)).collect();
         let resolved = par_map(
             &files,
@@ -515,7 +652,7 @@ impl Indexer {
 /// call sites of interface methods whose implementations differ (their `dynamic` edges).
 fn add_derived_changes(
     old: &Derived,
-    new: &Derived,
+    new: &GoIndex,
     outputs: &BTreeMap<String, FileOutput>,
     targets: &mut BTreeSet<String>,
 ) {
@@ -546,6 +683,45 @@ fn add_derived_changes(
             targets.insert(rel.clone());
         }
     }
+}
+
+/// The Python modules to re-resolve after the modules in `old` (previous facts) changed,
+/// by changed names ([`py_names`]); `None` if that does not apply (a module added or
+/// deleted, or changed in more than names).
+fn python_dependents(
+    facts: &BTreeMap<String, FileFacts>,
+    old: &BTreeMap<String, Option<FileFacts>>,
+) -> Option<BTreeSet<String>> {
+    let mut names = BTreeSet::new();
+    let mut qnames = BTreeSet::new();
+    for (rel, before) in old {
+        let (Some(LangFacts::Python(a)), Some(LangFacts::Python(b))) = (
+            before.as_ref().map(|f| &f.lang),
+            facts.get(rel).map(|f| &f.lang),
+        ) else {
+            return None;
+        };
+        names.extend(py_names::changed_names(a, b)?);
+        qnames.extend(py_names::changed_qnames(a, b));
+    }
+    let names = py_names::close(facts, names)?;
+    let mut out: BTreeSet<String> = old.keys().cloned().collect();
+    out.extend(py_names::possible_owners(facts, &qnames));
+    if !names.is_empty() {
+        for (rel, f) in facts {
+            if let LangFacts::Python(p) = &f.lang
+                && py_names::mentions(p, &names)
+            {
+                out.insert(rel.clone());
+            }
+        }
+    }
+    tracing::debug!(
+        index.names = ?names,
+        index.files = out.len(),
+        "update: python dependents by name"
+    );
+    Some(out)
 }
 
 /// Drops `value` on a short-lived thread. If no thread can be started, the closure, and the

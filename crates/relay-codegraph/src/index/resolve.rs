@@ -1,13 +1,14 @@
 //! Resolution over all files: builds the global tables, then resolves each file in parallel.
 
 use std::collections::{BTreeMap, BTreeSet};
+use std::sync::Arc;
 
 use rustc_hash::FxHashMap as HashMap;
 
 use super::facts::{FileFacts, LangFacts};
 use super::parallel::par_map;
 use super::resolve_go::{self, GoIndex};
-use super::resolve_python::{self, PyIndex};
+use super::resolve_python::{self, PyIndex, PyTables};
 use super::{IndexOptions, Phase};
 use crate::model::{Confidence, Edge, EdgeKind, Language, Symbol};
 
@@ -40,11 +41,10 @@ impl Tables<'_> {
         self.go
     }
 
-    pub(crate) fn derived(&self) -> Derived {
-        Derived {
-            implements: self.go.implements.clone(),
-            impls: self.go.impls.clone(),
-        }
+    /// The Python tables, kept by the indexer for updates that do not change any module's
+    /// exports.
+    pub(crate) fn py_tables(&self) -> Arc<PyTables> {
+        self.py.tables()
     }
 }
 
@@ -76,6 +76,22 @@ pub(crate) fn build_tables<'a>(
         "built resolution tables"
     );
     Tables { go, py, files: all }
+}
+
+/// Tables for resolving Python files against kept Python tables ([`PyIndex::kept`]).
+pub(crate) fn python_tables_kept(
+    files: &BTreeMap<String, FileFacts>,
+    tables: Arc<PyTables>,
+) -> Tables<'_> {
+    let all: Vec<&FileFacts> = files
+        .values()
+        .filter(|f| language(f) == Language::Python)
+        .collect();
+    Tables {
+        go: GoIndex::default(),
+        py: PyIndex::kept(&all, tables),
+        files: all,
+    }
 }
 
 /// Resolves the files of `tables` (only those in `only`, if given), keyed by path.

@@ -136,7 +136,7 @@ pub(crate) struct GoIndex {
     pub pkg_home: HashMap<String, (String, u32)>,
 }
 
-fn go_files<'a>(files: &[&'a FileFacts]) -> Vec<(&'a FileFacts, &'a GoFile)> {
+pub(crate) fn go_files<'a>(files: &[&'a FileFacts]) -> Vec<(&'a FileFacts, &'a GoFile)> {
     files
         .iter()
         .filter_map(|f| match &f.lang {
@@ -151,6 +151,18 @@ impl GoIndex {
     pub(crate) fn build(files: &[&FileFacts]) -> GoIndex {
         let gos = go_files(files);
         let mut index = GoIndex::default();
+        index.add_files(&gos, true);
+        super::resolve_go_impl::compute_implements(&mut index);
+        index
+    }
+
+    /// Adds the entries of `gos` (sorted by path) to the tables: everything but `implements`
+    /// and `impls`. The incremental update adds whole packages this way after removing their
+    /// old entries; it passes `infer_vars: false` and restores the vars' types itself (they
+    /// are inferred in one pass over all files, in path order).
+    pub(crate) fn add_files(&mut self, gos: &[(&FileFacts, &GoFile)], infer_vars: bool) {
+        let gos = gos.to_vec();
+        let index = self;
         // Package names and homes.
         for (facts, g) in &gos {
             index
@@ -301,7 +313,8 @@ impl GoIndex {
             }
         }
         // Types of package-level vars from their initializers (two rounds for chains).
-        for _ in 0..2 {
+        let rounds = if infer_vars { 2 } else { 0 };
+        for _ in 0..rounds {
             for ((_, g), ctx) in gos.iter().zip(&ctxs) {
                 for v in &g.values {
                     let q = format!("{}.{}", g.pkg_path, v.name);
@@ -314,7 +327,7 @@ impl GoIndex {
                     let Some(body) = g.bodies.get(body) else {
                         continue;
                     };
-                    let mut eval = Eval::new(&index, ctx, body);
+                    let mut eval = Eval::new(index, ctx, body);
                     let ty = eval.value_type(expr, idx);
                     if ty != TypeR::Unknown {
                         index.var_types.insert(q, ty);
@@ -322,8 +335,66 @@ impl GoIndex {
                 }
             }
         }
-        super::resolve_go_impl::compute_implements(&mut index);
-        index
+    }
+
+    /// The type of package-level var `v` of `g` inferred from its initializer against the
+    /// current tables (`Unknown` if it has none).
+    pub(crate) fn infer_var_type(&self, g: &GoFile, v: &super::go::GoValueDecl) -> TypeR {
+        let Some((body, expr, idx)) = v.init else {
+            return TypeR::Unknown;
+        };
+        let Some(body) = g.bodies.get(body) else {
+            return TypeR::Unknown;
+        };
+        let ctx = self.file_ctx(g);
+        Eval::new(self, &ctx, body).value_type(expr, idx)
+    }
+
+    /// Evaluates the operand of every selector `x.name` in `g` with `name` in `names` and
+    /// calls `hit` with what it denotes; `true` as soon as `hit` returns `true`. (The
+    /// incremental update uses it to tell whether a changed lookup can reach a file.)
+    pub(crate) fn probe_selectors(
+        &self,
+        g: &GoFile,
+        names: &std::collections::BTreeSet<String>,
+        hit: &mut dyn FnMut(&Probe<'_>) -> bool,
+    ) -> bool {
+        let ctx = self.file_ctx(g);
+        for body in &g.bodies {
+            let mut eval: Option<Eval<'_>> = None;
+            for e in &body.exprs {
+                let GExpr::Selector(op, name) = e else {
+                    continue;
+                };
+                if !names.contains(name.as_str()) {
+                    continue;
+                }
+                let eval = eval.get_or_insert_with(|| Eval::new(self, &ctx, body));
+                let val = eval.eval(*op, false);
+                let mut probe = Probe {
+                    name,
+                    pkg: None,
+                    ty: None,
+                    method: None,
+                };
+                match &val {
+                    Val::Pkg(p) => probe.pkg = Some(p.clone()),
+                    Val::Type(t) | Val::Value(t, _) => {
+                        if let TypeR::Named(q) = t.deref() {
+                            probe.ty = Some(q.clone());
+                        }
+                        if let Some(Found::Method { qname, .. }) = self.lookup_member(t, name) {
+                            probe.method = Some(qname);
+                        }
+                    }
+                    _ => {}
+                }
+                if hit(&probe) {
+                    return true;
+                }
+            }
+        }
+        false
     }
 
     fn method_info(&self, ctx: &FileCtx, qname: String, sig: &super::go::GoSig) -> MethodInfo {
@@ -512,6 +583,18 @@ impl GoIndex {
         }
         None
     }
+}
+
+/// A selector `x.name` seen by [`GoIndex::probe_selectors`].
+#[derive(Debug)]
+pub(crate) struct Probe<'a> {
+    pub name: &'a str,
+    /// The package `x` names.
+    pub pkg: Option<String>,
+    /// The declared type `x` is or has (pointers dereferenced).
+    pub ty: Option<String>,
+    /// The method `x.name` resolves to.
+    pub method: Option<String>,
 }
 
 /// Result of a member lookup.

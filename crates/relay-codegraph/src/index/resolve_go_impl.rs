@@ -9,13 +9,24 @@ use crate::model::Confidence;
 
 type Sig = (Vec<String>, Vec<String>, bool);
 
-/// Method sets: name → (declaring method qname, signature).
-type MethodSet = HashMap<String, (String, Sig)>;
+/// Method sets: name → (declaring method qname, signature), borrowed from the tables.
+type MethodSet<'a> = HashMap<&'a str, (&'a str, &'a Sig)>;
 
 /// Computes `index.implements` and `index.impls`.
 pub(crate) fn compute_implements(index: &mut GoIndex) {
-    let mut iface_sets: Vec<(String, MethodSet)> = Vec::new();
-    let mut concrete: Vec<(String, MethodSet)> = Vec::new();
+    let (implements, impls) = implements_of(index);
+    index.implements = implements;
+    index.impls = impls;
+}
+
+type Implements = HashMap<String, Vec<(String, String, u32, Confidence)>>;
+
+fn implements_of(index: &GoIndex) -> (Implements, HashMap<String, Vec<String>>) {
+    // The method set of the predeclared `error`.
+    let error_sig: Sig = (Vec::new(), vec!["string".into()], false);
+    let error_sig = &error_sig;
+    let mut iface_sets: Vec<(&String, MethodSet<'_>)> = Vec::new();
+    let mut concrete: Vec<(&String, MethodSet<'_>)> = Vec::new();
     let mut qnames: Vec<&String> = index.types.keys().collect();
     qnames.sort();
     for q in qnames {
@@ -28,34 +39,35 @@ pub(crate) fn compute_implements(index: &mut GoIndex) {
                 continue;
             }
             let mut set = MethodSet::default();
-            if iface_methods(index, q, &mut set, &mut HashSet::default()) && !set.is_empty() {
-                iface_sets.push((q.clone(), set));
+            if iface_methods(index, error_sig, q, &mut set, &mut HashSet::default())
+                && !set.is_empty()
+            {
+                iface_sets.push((q, set));
             }
         } else {
             let mut set = MethodSet::default();
-            concrete_methods(index, q, &mut set, 0, &mut HashSet::default());
+            concrete_methods(index, error_sig, q, &mut set, 0, &mut HashSet::default());
             if !set.is_empty() {
-                concrete.push((q.clone(), set));
+                concrete.push((q, set));
             }
         }
     }
     let mut by_method: HashMap<&str, Vec<usize>> = HashMap::default();
     for (i, (_, set)) in concrete.iter().enumerate() {
         for name in set.keys() {
-            by_method.entry(name.as_str()).or_default().push(i);
+            by_method.entry(name).or_default().push(i);
         }
     }
-    let mut implements: HashMap<String, Vec<(String, String, u32, Confidence)>> =
-        HashMap::default();
+    let mut implements: Implements = HashMap::default();
     let mut impls: HashMap<String, Vec<String>> = HashMap::default();
     for (iface, iset) in &iface_sets {
         let Some(rarest) = iset
             .keys()
-            .min_by_key(|name| by_method.get(name.as_str()).map_or(0, Vec::len))
+            .min_by_key(|name| by_method.get(*name).map_or(0, Vec::len))
         else {
             continue;
         };
-        let Some(candidates) = by_method.get(rarest.as_str()) else {
+        let Some(candidates) = by_method.get(rarest) else {
             continue;
         };
         for &ci in candidates {
@@ -68,24 +80,24 @@ pub(crate) fn compute_implements(index: &mut GoIndex) {
             if !covers {
                 continue;
             }
-            let info = &index.types[ty];
+            let info = &index.types[*ty];
             let confidence = if wildcard {
                 Confidence::Inferred
             } else {
                 Confidence::Exact
             };
             implements.entry(info.file.clone()).or_default().push((
-                ty.clone(),
-                iface.clone(),
+                (*ty).clone(),
+                (*iface).clone(),
                 info.line,
                 confidence,
             ));
             for (name, (imethod, _)) in iset {
                 if let Some((cmethod, _)) = cset.get(name) {
                     impls
-                        .entry(imethod.clone())
+                        .entry((*imethod).to_owned())
                         .or_default()
-                        .push(cmethod.clone());
+                        .push((*cmethod).to_owned());
                 }
             }
         }
@@ -94,18 +106,18 @@ pub(crate) fn compute_implements(index: &mut GoIndex) {
         targets.sort();
         targets.dedup();
     }
-    index.implements = implements;
-    index.impls = impls;
+    (implements, impls)
 }
 
 /// Collects an interface's full method set; `false` if part of it is unknown (external embeds).
-fn iface_methods(
-    index: &GoIndex,
-    q: &str,
-    set: &mut MethodSet,
-    seen: &mut HashSet<String>,
+fn iface_methods<'a>(
+    index: &'a GoIndex,
+    error_sig: &'a Sig,
+    q: &'a str,
+    set: &mut MethodSet<'a>,
+    seen: &mut HashSet<&'a str>,
 ) -> bool {
-    if !seen.insert(q.to_owned()) {
+    if !seen.insert(q) {
         return true;
     }
     let Some(info) = index.type_info(q) else {
@@ -115,18 +127,17 @@ fn iface_methods(
         return false;
     }
     for (name, m) in &info.methods {
-        set.entry(name.clone()).or_insert_with(|| entry(m));
+        set.entry(name).or_insert_with(|| entry(m));
     }
     for embed in &info.embeds {
         match embed {
             TypeR::Named(e) => {
-                if !iface_methods(index, e, set, seen) {
+                if !iface_methods(index, error_sig, e, set, seen) {
                     return false;
                 }
             }
             TypeR::Builtin(b) if b == "error" => {
-                set.entry("Error".into())
-                    .or_insert_with(|| (String::new(), (Vec::new(), vec!["string".into()], false)));
+                set.entry("Error").or_insert(("", error_sig));
             }
             _ => return false,
         }
@@ -134,19 +145,20 @@ fn iface_methods(
     true
 }
 
-fn entry(m: &MethodInfo) -> (String, Sig) {
-    (m.qname.clone(), m.sig.clone())
+fn entry(m: &MethodInfo) -> (&str, &Sig) {
+    (&m.qname, &m.sig)
 }
 
 /// Collects a concrete type's method set: declared methods, then promoted ones (shallower wins).
-fn concrete_methods(
-    index: &GoIndex,
-    q: &str,
-    set: &mut MethodSet,
+fn concrete_methods<'a>(
+    index: &'a GoIndex,
+    error_sig: &'a Sig,
+    q: &'a str,
+    set: &mut MethodSet<'a>,
     depth: u32,
-    seen: &mut HashSet<String>,
+    seen: &mut HashSet<&'a str>,
 ) {
-    if depth > 5 || !seen.insert(q.to_owned()) {
+    if depth > 5 || !seen.insert(q) {
         return;
     }
     let Some(info) = index.type_info(q) else {
@@ -154,14 +166,14 @@ fn concrete_methods(
     };
     if info.kind == GoTypeKind::Interface {
         let mut iset = MethodSet::default();
-        iface_methods(index, q, &mut iset, &mut HashSet::default());
+        iface_methods(index, error_sig, q, &mut iset, &mut HashSet::default());
         for (k, v) in iset {
             set.entry(k).or_insert(v);
         }
         return;
     }
     for (name, m) in &info.methods {
-        set.entry(name.clone()).or_insert_with(|| entry(m));
+        set.entry(name).or_insert_with(|| entry(m));
     }
     for (_, fty, embedded) in &info.fields {
         if !*embedded {
@@ -173,7 +185,7 @@ fn concrete_methods(
         };
         if let TypeR::Named(e) = inner {
             let mut sub = MethodSet::default();
-            concrete_methods(index, e, &mut sub, depth + 1, seen);
+            concrete_methods(index, error_sig, e, &mut sub, depth + 1, seen);
             for (k, v) in sub {
                 set.entry(k).or_insert(v);
             }

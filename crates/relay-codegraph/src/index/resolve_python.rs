@@ -1,6 +1,8 @@
 //! Python resolution: modules, namespaces and class hierarchies (MRO) from all files, and the
 //! evaluation of each module's references against them.
 
+use std::sync::Arc;
+
 use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
 
 use super::facts::{FileFacts, LangFacts};
@@ -198,15 +200,33 @@ impl Val {
     }
 }
 
-/// Global Python tables.
+/// Global Python tables: the files' facts, and [`PyTables`] derived from them (dereferenced).
 pub(crate) struct PyIndex<'a> {
     files: Vec<&'a PyFile>,
-    modules: HashMap<&'a str, usize>,
+    /// Address of a file's facts → its index in `files`.
+    positions: HashMap<usize, usize>,
+    tables: Arc<PyTables>,
+}
+
+impl std::ops::Deref for PyIndex<'_> {
+    type Target = PyTables;
+
+    fn deref(&self) -> &PyTables {
+        &self.tables
+    }
+}
+
+/// The tables of a [`PyIndex`] that do not borrow the facts (files are referred to by their
+/// position in the path-sorted list of Python files), kept by the indexer for updates that
+/// change no module's exports.
+#[derive(Debug, Default)]
+pub(crate) struct PyTables {
+    modules: HashMap<String, usize>,
     import_names: HashMap<String, Vec<usize>>,
     /// class qname → (file, def index).
-    classes: HashMap<&'a str, (usize, usize)>,
+    classes: HashMap<String, (usize, usize)>,
     /// function qname → (file, def index).
-    funcs: HashMap<&'a str, (usize, usize)>,
+    funcs: HashMap<String, (usize, usize)>,
     /// class qname → MRO (`None` marks an unresolved base).
     mro: HashMap<String, Vec<Option<String>>>,
     /// module var qnames.
@@ -215,8 +235,6 @@ pub(crate) struct PyIndex<'a> {
     owners: HashMap<String, usize>,
     /// Dotted prefixes of module names (namespace packages included).
     prefixes: HashSet<String>,
-    /// Address of a file's facts → its index in `files`.
-    positions: HashMap<usize, usize>,
 }
 
 impl<'a> PyIndex<'a> {
@@ -228,32 +246,14 @@ impl<'a> PyIndex<'a> {
                 _ => None,
             })
             .collect();
-        let mut index = PyIndex {
-            files,
-            modules: HashMap::default(),
-            import_names: HashMap::default(),
-            classes: HashMap::default(),
-            funcs: HashMap::default(),
-            mro: HashMap::default(),
-            vars: HashSet::default(),
-            owners: HashMap::default(),
-            positions: HashMap::default(),
-            prefixes: HashSet::default(),
-        };
-        index.positions = index
-            .files
-            .iter()
-            .enumerate()
-            .map(|(i, f)| (std::ptr::from_ref::<PyFile>(f) as usize, i))
-            .collect();
-        let packages: HashSet<&str> = index
-            .files
+        let mut index = PyTables::default();
+        let packages: HashSet<&str> = files
             .iter()
             .filter(|f| f.is_package)
             .map(|f| f.module.as_str())
             .collect();
-        for (i, f) in index.files.iter().enumerate() {
-            index.modules.entry(f.module.as_str()).or_insert(i);
+        for (i, f) in files.iter().enumerate() {
+            index.modules.entry(f.module.clone()).or_insert(i);
             index.owners.entry(f.module.clone()).or_insert(i);
             // Names importable from source roots (directories that are not packages).
             let parts: Vec<&str> = f.module.split('.').collect();
@@ -279,10 +279,10 @@ impl<'a> PyIndex<'a> {
                 index.owners.entry(def.qname.clone()).or_insert(i);
                 match def.kind {
                     DefKind::Class => {
-                        index.classes.entry(def.qname.as_str()).or_insert((i, d));
+                        index.classes.entry(def.qname.clone()).or_insert((i, d));
                     }
                     _ => {
-                        index.funcs.entry(def.qname.as_str()).or_insert((i, d));
+                        index.funcs.entry(def.qname.clone()).or_insert((i, d));
                     }
                 }
             }
@@ -292,14 +292,47 @@ impl<'a> PyIndex<'a> {
                 index.vars.insert(q);
             }
         }
-        let class_names: Vec<&'a str> = index.classes.keys().copied().collect();
+        let mut index = PyIndex::with_tables(files, Arc::new(index));
         let mut mro = HashMap::default();
-        for c in class_names {
+        for c in index.classes.keys() {
             let line = index.linearize(c, 0, &mut HashSet::default());
-            mro.insert(c.to_owned(), line);
+            mro.insert(c.clone(), line);
         }
-        index.mro = mro;
+        if let Some(tables) = Arc::get_mut(&mut index.tables) {
+            tables.mro = mro;
+        }
         index
+    }
+
+    /// An index over `all` (the same Python files, in the same order, as when `tables` were
+    /// built, with the same exports) reusing `tables`.
+    pub(crate) fn kept(all: &[&'a FileFacts], tables: Arc<PyTables>) -> PyIndex<'a> {
+        let files = all
+            .iter()
+            .filter_map(|f| match &f.lang {
+                LangFacts::Python(p) => Some(p),
+                _ => None,
+            })
+            .collect();
+        PyIndex::with_tables(files, tables)
+    }
+
+    fn with_tables(files: Vec<&'a PyFile>, tables: Arc<PyTables>) -> PyIndex<'a> {
+        let positions = files
+            .iter()
+            .enumerate()
+            .map(|(i, f)| (std::ptr::from_ref::<PyFile>(f) as usize, i))
+            .collect();
+        PyIndex {
+            files,
+            positions,
+            tables,
+        }
+    }
+
+    /// The tables, to keep for later updates.
+    pub(crate) fn tables(&self) -> Arc<PyTables> {
+        Arc::clone(&self.tables)
     }
 
     fn module_file(&self, name: &str) -> Option<usize> {
