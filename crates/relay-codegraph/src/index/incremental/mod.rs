@@ -1,26 +1,37 @@
 //! The stateful [`Indexer`]: a full index plus incremental updates.
+//!
+//! - `mod.rs`: the [`Indexer`], the full index and the general update path (tables rebuilt or
+//!   patched, dependents re-resolved);
+//! - `kept`: the update path when the changed files offer other files the same declarations;
+//! - `dependents`: which other files an update must re-resolve;
+//! - `tally`: symbol and edge counts kept up to date per file;
+//! - `parse`: one file to facts, with a parser per thread.
 
-use std::cell::RefCell;
+mod dependents;
+mod kept;
+mod parse;
+mod tally;
+
+use dependents::{add_derived_changes, drop_in_background, python_dependents};
+use parse::parse_file;
+use tally::Tally;
+
 use std::collections::{BTreeMap, BTreeSet, HashSet};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use tree_sitter::Parser;
-
 use super::deps;
-use super::facts::{FileFacts, LangFacts, count_lines};
-use super::fast_path;
+use super::facts::{FileFacts, LangFacts};
 use super::go_dependents;
 use super::go_patch;
 use super::parallel::par_map;
-use super::py_names;
 use super::resolve::{self, Derived, FileOutput, build_tables, resolve_files};
 use super::resolve_go::GoIndex;
 use super::resolve_python::PyTables;
 use super::walk::{self, GoModules, SourceFile};
-use super::{Error, IndexOptions, IndexStats, Phase, Result};
-use crate::model::{Confidence, Edge, EdgeKind, Graph, Language, Symbol};
+use super::{IndexOptions, IndexStats, Phase, Result};
+use crate::model::{Edge, Graph, Language, Symbol};
 
 /// The changes of one [`Indexer::update`], for stores to apply: for every path in `files`, delete
 /// all symbols and edges whose `file` is that path, then insert `symbols` and `edges` (which all
@@ -69,63 +80,6 @@ pub struct Indexer {
     /// Symbol and edge counts of `outputs`, kept up to date by updates.
     tally: Tally,
     stats: IndexStats,
-}
-
-/// Edge counts by `(kind, confidence)`, `None` for unresolved edges.
-type TallyKey = (&'static str, Option<&'static str>);
-
-/// Symbol and edge counts, patched per file so that an update does not recount the whole graph.
-#[derive(Debug, Default)]
-struct Tally {
-    symbols: usize,
-    edges: BTreeMap<TallyKey, usize>,
-}
-
-impl Tally {
-    fn key(e: &Edge) -> TallyKey {
-        (
-            e.kind.as_str(),
-            e.to.as_ref().map(|_| super::confidence_str(e.confidence)),
-        )
-    }
-
-    fn add(&mut self, out: &FileOutput) {
-        self.symbols += out.symbols.len();
-        for e in &out.edges {
-            *self.edges.entry(Self::key(e)).or_default() += 1;
-        }
-    }
-
-    fn remove(&mut self, out: &FileOutput) {
-        self.symbols = self.symbols.saturating_sub(out.symbols.len());
-        for e in &out.edges {
-            let key = Self::key(e);
-            if let Some(n) = self.edges.get_mut(&key) {
-                *n = n.saturating_sub(1);
-                if *n == 0 {
-                    self.edges.remove(&key);
-                }
-            }
-        }
-    }
-
-    /// Fills the symbol and edge figures of `stats`.
-    fn fill(&self, stats: &mut IndexStats) {
-        stats.symbols = self.symbols;
-        for (&(kind, confidence), &n) in &self.edges {
-            stats.edges += n;
-            *stats.edges_by_kind.entry(kind.to_owned()).or_default() += n;
-            match confidence {
-                Some(c) => *stats.edges_by_confidence.entry(c.to_owned()).or_default() += n,
-                None => {
-                    *stats.unresolved_by_kind.entry(kind.to_owned()).or_default() += n;
-                    if kind == EdgeKind::Calls.as_str() {
-                        stats.unresolved_calls += n;
-                    }
-                }
-            }
-        }
-    }
 }
 
 impl Indexer {
@@ -480,122 +434,6 @@ impl Indexer {
         Ok(delta)
     }
 
-    /// Whether every changed file existed before, still exists and offers other files the same
-    /// things as before: a Go file declares the same things up to lines
-    /// ([`fast_path::same_go_decls`], with the Go tables kept), a Python module has the same
-    /// facts up to its own references, lines and docs ([`fast_path::same_py_exports`]).
-    fn fast_path_applies(&self, candidates: &[SourceFile], parsed: &[Option<FileFacts>]) -> bool {
-        !candidates.is_empty()
-            && candidates.iter().zip(parsed).all(|(file, new)| {
-                let old = self.facts.get(&file.rel).map(|f| &f.lang);
-                let new = new.as_ref().map(|f| &f.lang);
-                match (old, new) {
-                    (Some(LangFacts::Go(old)), Some(LangFacts::Go(new))) => {
-                        self.go_index.is_some() && fast_path::same_go_decls(old, new)
-                    }
-                    (Some(LangFacts::Python(old)), Some(LangFacts::Python(new))) => {
-                        fast_path::same_py_exports(old, new)
-                    }
-                    _ => false,
-                }
-            })
-    }
-
-    /// The update when [`Self::fast_path_applies`]: patch the lines the changed Go files
-    /// contribute to the kept Go tables, rebuild the Python tables if a Python module changed,
-    /// and re-resolve only the changed files.
-    fn update_exports_kept(
-        &mut self,
-        started: Instant,
-        candidates: &[SourceFile],
-        parsed: Vec<Option<FileFacts>>,
-    ) -> GraphDelta {
-        let mut delta = GraphDelta {
-            reparsed: candidates.len(),
-            ..GraphDelta::default()
-        };
-        let mut changed_files = BTreeSet::new();
-        for facts in parsed.into_iter().flatten() {
-            changed_files.insert(facts.rel.clone());
-            self.facts.insert(facts.rel.clone(), facts);
-        }
-        let mut go_files = BTreeSet::new();
-        let mut py_files = BTreeSet::new();
-        for rel in &changed_files {
-            match self.facts.get(rel).map(|f| &f.lang) {
-                Some(LangFacts::Go(_)) => go_files.insert(rel.clone()),
-                Some(LangFacts::Python(_)) => py_files.insert(rel.clone()),
-                None => false,
-            };
-        }
-        let mut outputs: BTreeMap<String, FileOutput> = BTreeMap::new();
-        if !py_files.is_empty() {
-            let tables = match &self.py_tables {
-                Some(kept) => resolve::python_tables_kept(&self.facts, Arc::clone(kept)),
-                None => build_tables(&self.facts, &[Language::Python]),
-            };
-            outputs.extend(resolve_files(&tables, Some(&py_files), &self.opts));
-            if self.py_tables.is_none() {
-                self.py_tables = Some(tables.py_tables());
-            }
-        }
-        self.resolve_go_decls_kept(&go_files, &mut outputs);
-        delta.resolved = outputs.len();
-        self.apply_outputs(changed_files.iter().collect(), &mut outputs, &mut delta);
-        let full_duration = self.stats.duration;
-        self.recount(full_duration);
-        delta.duration = started.elapsed();
-        delta
-    }
-
-    /// Patches the kept Go tables for `files` (whose declarations are unchanged up to lines)
-    /// and resolves them into `outputs`.
-    fn resolve_go_decls_kept(
-        &mut self,
-        files: &BTreeSet<String>,
-        outputs: &mut BTreeMap<String, FileOutput>,
-    ) {
-        if files.is_empty() {
-            return;
-        }
-        let Some(go) = self.go_index.as_mut() else {
-            return;
-        };
-        for rel in files {
-            if let Some(LangFacts::Go(g)) = self.facts.get(rel).map(|f| &f.lang) {
-                fast_path::patch_lines(go, rel, g);
-            }
-        }
-        self.resolve_go_kept(files, outputs);
-    }
-
-    /// Resolves the Go `files` against the kept Go tables into `outputs`.
-    fn resolve_go_kept(
-        &self,
-        files: &BTreeSet<String>,
-        outputs: &mut BTreeMap<String, FileOutput>,
-    ) {
-        let Some(go) = self.go_index.as_ref() else {
-            return;
-        };
-        if files.is_empty() {
-            return;
-        }
-        let files: Vec<&FileFacts> = files.iter().filter_map(|rel| self.facts.get(rel)).collect();
-        let resolved = par_map(
-            &files,
-            self.opts.worker_threads().min(files.len()),
-            |f| resolve::resolve_go_file(go, f),
-            |_| {},
-        );
-        outputs.extend(
-            files
-                .iter()
-                .zip(resolved)
-                .filter_map(|(f, out)| out.map(|out| (f.rel.clone(), out))),
-        );
-    }
-
     /// Replaces the outputs of `replaced` by `outputs` and records the files that changed.
     fn apply_outputs(
         &mut self,
@@ -646,167 +484,4 @@ impl Indexer {
         self.tally.fill(&mut stats);
         self.stats = stats;
     }
-}
-
-/// Adds the Go files whose derived edges change: types whose `implements` edges differ, and
-/// call sites of interface methods whose implementations differ (their `dynamic` edges).
-fn add_derived_changes(
-    old: &Derived,
-    new: &GoIndex,
-    outputs: &BTreeMap<String, FileOutput>,
-    targets: &mut BTreeSet<String>,
-) {
-    for file in old.implements.keys().chain(new.implements.keys()) {
-        if old.implements.get(file) != new.implements.get(file) {
-            targets.insert(file.clone());
-        }
-    }
-    let changed: HashSet<&String> = old
-        .impls
-        .keys()
-        .chain(new.impls.keys())
-        .filter(|m| old.impls.get(*m) != new.impls.get(*m))
-        .collect();
-    if changed.is_empty() {
-        return;
-    }
-    for (rel, out) in outputs {
-        if targets.contains(rel) || !rel.ends_with(".go") {
-            continue;
-        }
-        let calls_changed = out.edges.iter().any(|e| {
-            e.kind == EdgeKind::Calls
-                && e.confidence != Confidence::Dynamic
-                && e.to.as_ref().is_some_and(|t| changed.contains(t))
-        });
-        if calls_changed {
-            targets.insert(rel.clone());
-        }
-    }
-}
-
-/// The Python modules to re-resolve after the modules in `old` (previous facts) changed,
-/// by changed names ([`py_names`]); `None` if that does not apply (a module added or
-/// deleted, or changed in more than names).
-fn python_dependents(
-    facts: &BTreeMap<String, FileFacts>,
-    old: &BTreeMap<String, Option<FileFacts>>,
-) -> Option<BTreeSet<String>> {
-    let mut names = BTreeSet::new();
-    let mut qnames = BTreeSet::new();
-    for (rel, before) in old {
-        let (Some(LangFacts::Python(a)), Some(LangFacts::Python(b))) = (
-            before.as_ref().map(|f| &f.lang),
-            facts.get(rel).map(|f| &f.lang),
-        ) else {
-            return None;
-        };
-        names.extend(py_names::changed_names(a, b)?);
-        qnames.extend(py_names::changed_qnames(a, b));
-    }
-    let names = py_names::close(facts, names)?;
-    let mut out: BTreeSet<String> = old.keys().cloned().collect();
-    out.extend(py_names::possible_owners(facts, &qnames));
-    if !names.is_empty() {
-        for (rel, f) in facts {
-            if let LangFacts::Python(p) = &f.lang
-                && py_names::mentions(p, &names)
-            {
-                out.insert(rel.clone());
-            }
-        }
-    }
-    tracing::debug!(
-        index.names = ?names,
-        index.files = out.len(),
-        "update: python dependents by name"
-    );
-    Some(out)
-}
-
-/// Drops `value` on a short-lived thread. If no thread can be started, the closure, and the
-/// value with it, is dropped here.
-fn drop_in_background<T: Send + 'static>(value: T) {
-    let _ = std::thread::Builder::new()
-        .name("codegraph-drop".to_owned())
-        .spawn(move || drop(value));
-}
-
-thread_local! {
-    static GO_PARSER: RefCell<Option<Parser>> = const { RefCell::new(None) };
-    static PY_PARSER: RefCell<Option<Parser>> = const { RefCell::new(None) };
-}
-
-/// Parses one file into facts (`None` if it cannot be read as a regular file any more).
-fn parse_file(root: &Path, file: &SourceFile, modules: &GoModules) -> Result<Option<FileFacts>> {
-    let abs = root.join(&file.rel);
-    let src = match std::fs::read(&abs) {
-        Ok(src) => src,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
-        Err(source) => return Err(Error::Io { path: abs, source }),
-    };
-    let lines = count_lines(&src);
-    let (parser_cell, language) = match file.language {
-        Language::Go => (
-            &GO_PARSER,
-            tree_sitter::Language::from(tree_sitter_go::LANGUAGE),
-        ),
-        Language::Python => (
-            &PY_PARSER,
-            tree_sitter::Language::from(tree_sitter_python::LANGUAGE),
-        ),
-    };
-    let tree = parser_cell.with(|cell| {
-        let mut slot = cell.borrow_mut();
-        if slot.is_none() {
-            let mut parser = Parser::new();
-            // The grammars are ABI-compatible with the runtime (checked by the test suite).
-            parser.set_language(&language).ok()?;
-            *slot = Some(parser);
-        }
-        slot.as_mut()?.parse(&src, None)
-    });
-    let Some(tree) = tree else {
-        return Ok(None);
-    };
-    let root_node = tree.root_node();
-    let lang = match file.language {
-        Language::Go => {
-            let dir = file.rel.rsplit_once('/').map_or("", |(d, _)| d);
-            let pkg_path = modules.package_path(dir);
-            let stem = file
-                .rel
-                .rsplit('/')
-                .next()
-                .and_then(|name| name.strip_suffix(".go"));
-            LangFacts::Go(super::go::extract(
-                root_node,
-                &src,
-                pkg_path.as_deref(),
-                stem,
-            ))
-        }
-        Language::Python => {
-            let (module, is_package) = python_module_name(&file.rel);
-            LangFacts::Python(super::python::extract(root_node, &src, module, is_package))
-        }
-    };
-    Ok(Some(FileFacts {
-        rel: file.rel.clone(),
-        lines,
-        parse_error: root_node.has_error(),
-        lang,
-    }))
-}
-
-/// Dotted module name of a Python file and whether it is a package (`__init__.py`).
-pub(crate) fn python_module_name(rel: &str) -> (String, bool) {
-    let stem = rel.strip_suffix(".py").unwrap_or(rel);
-    if let Some(pkg) = stem.strip_suffix("/__init__") {
-        return (pkg.replace('/', "."), true);
-    }
-    if stem == "__init__" {
-        return ("__init__".to_owned(), true);
-    }
-    (stem.replace('/', "."), false)
 }

@@ -1,0 +1,92 @@
+//! Which files an update must re-resolve, and dropping big tables off the update path.
+
+use std::collections::{BTreeMap, BTreeSet, HashSet};
+
+use crate::index::facts::{FileFacts, LangFacts};
+use crate::index::py_names;
+use crate::index::resolve::{Derived, FileOutput};
+use crate::index::resolve_go::GoIndex;
+use crate::model::{Confidence, EdgeKind};
+/// Adds the Go files whose derived edges change: types whose `implements` edges differ, and
+/// call sites of interface methods whose implementations differ (their `dynamic` edges).
+pub(super) fn add_derived_changes(
+    old: &Derived,
+    new: &GoIndex,
+    outputs: &BTreeMap<String, FileOutput>,
+    targets: &mut BTreeSet<String>,
+) {
+    for file in old.implements.keys().chain(new.implements.keys()) {
+        if old.implements.get(file) != new.implements.get(file) {
+            targets.insert(file.clone());
+        }
+    }
+    let changed: HashSet<&String> = old
+        .impls
+        .keys()
+        .chain(new.impls.keys())
+        .filter(|m| old.impls.get(*m) != new.impls.get(*m))
+        .collect();
+    if changed.is_empty() {
+        return;
+    }
+    for (rel, out) in outputs {
+        if targets.contains(rel) || !rel.ends_with(".go") {
+            continue;
+        }
+        let calls_changed = out.edges.iter().any(|e| {
+            e.kind == EdgeKind::Calls
+                && e.confidence != Confidence::Dynamic
+                && e.to.as_ref().is_some_and(|t| changed.contains(t))
+        });
+        if calls_changed {
+            targets.insert(rel.clone());
+        }
+    }
+}
+
+/// The Python modules to re-resolve after the modules in `old` (previous facts) changed,
+/// by changed names ([`py_names`]); `None` if that does not apply (a module added or
+/// deleted, or changed in more than names).
+pub(super) fn python_dependents(
+    facts: &BTreeMap<String, FileFacts>,
+    old: &BTreeMap<String, Option<FileFacts>>,
+) -> Option<BTreeSet<String>> {
+    let mut names = BTreeSet::new();
+    let mut qnames = BTreeSet::new();
+    for (rel, before) in old {
+        let (Some(LangFacts::Python(a)), Some(LangFacts::Python(b))) = (
+            before.as_ref().map(|f| &f.lang),
+            facts.get(rel).map(|f| &f.lang),
+        ) else {
+            return None;
+        };
+        names.extend(py_names::changed_names(a, b)?);
+        qnames.extend(py_names::changed_qnames(a, b));
+    }
+    let names = py_names::close(facts, names)?;
+    let mut out: BTreeSet<String> = old.keys().cloned().collect();
+    out.extend(py_names::possible_owners(facts, &qnames));
+    if !names.is_empty() {
+        for (rel, f) in facts {
+            if let LangFacts::Python(p) = &f.lang
+                && py_names::mentions(p, &names)
+            {
+                out.insert(rel.clone());
+            }
+        }
+    }
+    tracing::debug!(
+        index.names = ?names,
+        index.files = out.len(),
+        "update: python dependents by name"
+    );
+    Some(out)
+}
+
+/// Drops `value` on a short-lived thread. If no thread can be started, the closure, and the
+/// value with it, is dropped here.
+pub(super) fn drop_in_background<T: Send + 'static>(value: T) {
+    let _ = std::thread::Builder::new()
+        .name("codegraph-drop".to_owned())
+        .spawn(move || drop(value));
+}

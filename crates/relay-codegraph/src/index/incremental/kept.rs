@@ -1,0 +1,135 @@
+//! The update path when every changed file offers other files the same declarations.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::sync::Arc;
+use std::time::Instant;
+
+use crate::index::facts::{FileFacts, LangFacts};
+use crate::index::fast_path;
+use crate::index::parallel::par_map;
+use crate::index::resolve::{self, FileOutput, build_tables, resolve_files};
+use crate::index::walk::SourceFile;
+use crate::index::{GraphDelta, Indexer};
+use crate::model::Language;
+
+impl Indexer {
+    /// Whether every changed file existed before, still exists and offers other files the same
+    /// things as before: a Go file declares the same things up to lines
+    /// ([`fast_path::same_go_decls`], with the Go tables kept), a Python module has the same
+    /// facts up to its own references, lines and docs ([`fast_path::same_py_exports`]).
+    pub(super) fn fast_path_applies(
+        &self,
+        candidates: &[SourceFile],
+        parsed: &[Option<FileFacts>],
+    ) -> bool {
+        !candidates.is_empty()
+            && candidates.iter().zip(parsed).all(|(file, new)| {
+                let old = self.facts.get(&file.rel).map(|f| &f.lang);
+                let new = new.as_ref().map(|f| &f.lang);
+                match (old, new) {
+                    (Some(LangFacts::Go(old)), Some(LangFacts::Go(new))) => {
+                        self.go_index.is_some() && fast_path::same_go_decls(old, new)
+                    }
+                    (Some(LangFacts::Python(old)), Some(LangFacts::Python(new))) => {
+                        fast_path::same_py_exports(old, new)
+                    }
+                    _ => false,
+                }
+            })
+    }
+
+    /// The update when [`Self::fast_path_applies`]: patch the lines the changed Go files
+    /// contribute to the kept Go tables, rebuild the Python tables if a Python module changed,
+    /// and re-resolve only the changed files.
+    pub(super) fn update_exports_kept(
+        &mut self,
+        started: Instant,
+        candidates: &[SourceFile],
+        parsed: Vec<Option<FileFacts>>,
+    ) -> GraphDelta {
+        let mut delta = GraphDelta {
+            reparsed: candidates.len(),
+            ..GraphDelta::default()
+        };
+        let mut changed_files = BTreeSet::new();
+        for facts in parsed.into_iter().flatten() {
+            changed_files.insert(facts.rel.clone());
+            self.facts.insert(facts.rel.clone(), facts);
+        }
+        let mut go_files = BTreeSet::new();
+        let mut py_files = BTreeSet::new();
+        for rel in &changed_files {
+            match self.facts.get(rel).map(|f| &f.lang) {
+                Some(LangFacts::Go(_)) => go_files.insert(rel.clone()),
+                Some(LangFacts::Python(_)) => py_files.insert(rel.clone()),
+                None => false,
+            };
+        }
+        let mut outputs: BTreeMap<String, FileOutput> = BTreeMap::new();
+        if !py_files.is_empty() {
+            let tables = match &self.py_tables {
+                Some(kept) => resolve::python_tables_kept(&self.facts, Arc::clone(kept)),
+                None => build_tables(&self.facts, &[Language::Python]),
+            };
+            outputs.extend(resolve_files(&tables, Some(&py_files), &self.opts));
+            if self.py_tables.is_none() {
+                self.py_tables = Some(tables.py_tables());
+            }
+        }
+        self.resolve_go_decls_kept(&go_files, &mut outputs);
+        delta.resolved = outputs.len();
+        self.apply_outputs(changed_files.iter().collect(), &mut outputs, &mut delta);
+        let full_duration = self.stats.duration;
+        self.recount(full_duration);
+        delta.duration = started.elapsed();
+        delta
+    }
+
+    /// Patches the kept Go tables for `files` (whose declarations are unchanged up to lines)
+    /// and resolves them into `outputs`.
+    pub(super) fn resolve_go_decls_kept(
+        &mut self,
+        files: &BTreeSet<String>,
+        outputs: &mut BTreeMap<String, FileOutput>,
+    ) {
+        if files.is_empty() {
+            return;
+        }
+        let Some(go) = self.go_index.as_mut() else {
+            return;
+        };
+        for rel in files {
+            if let Some(LangFacts::Go(g)) = self.facts.get(rel).map(|f| &f.lang) {
+                fast_path::patch_lines(go, rel, g);
+            }
+        }
+        self.resolve_go_kept(files, outputs);
+    }
+
+    /// Resolves the Go `files` against the kept Go tables into `outputs`.
+    pub(super) fn resolve_go_kept(
+        &self,
+        files: &BTreeSet<String>,
+        outputs: &mut BTreeMap<String, FileOutput>,
+    ) {
+        let Some(go) = self.go_index.as_ref() else {
+            return;
+        };
+        if files.is_empty() {
+            return;
+        }
+        let files: Vec<&FileFacts> = files.iter().filter_map(|rel| self.facts.get(rel)).collect();
+        let resolved = par_map(
+            &files,
+            self.opts.worker_threads().min(files.len()),
+            |f| resolve::resolve_go_file(go, f),
+            |_| {},
+        );
+        outputs.extend(
+            files
+                .iter()
+                .zip(resolved)
+                .filter_map(|(f, out)| out.map(|out| (f.rel.clone(), out))),
+        );
+    }
+}
