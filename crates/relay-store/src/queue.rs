@@ -453,15 +453,6 @@ pub async fn depth(pool: &PgPool) -> Result<Vec<(String, i64)>> {
     .await?)
 }
 
-/// Jobs queued or running: work not finished yet (for benchmarks, tests and operators).
-pub async fn count_active(pool: &PgPool) -> Result<i64> {
-    Ok(
-        sqlx::query_scalar("SELECT count(*) FROM jobs WHERE status IN ('queued', 'running')")
-            .fetch_one(pool)
-            .await?,
-    )
-}
-
 /// A job row, for tests and operators.
 #[derive(Debug, Clone, sqlx::FromRow)]
 pub struct JobRow {

@@ -400,30 +400,12 @@ impl<'s> PyBuilder<'s> {
             is_static |= t == "staticmethod";
             is_classmethod |= t == "classmethod";
         }
-        let parent = self.qprefix();
-        self.file.defs.push(PyDef {
-            qname: qname.clone(),
-            name: name.clone(),
-            kind: if in_class {
-                DefKind::Method
-            } else {
-                DefKind::Function
-            },
-            line: line(node),
-            end_line: end_line(node),
-            signature: header(node, body, self.src),
-            doc: body.and_then(|b| docstring(b, self.src)),
-            parent,
-            bases: Vec::new(),
-            scope: 0,
-            returns: None,
-            self_attrs: Vec::new(),
-        });
-        self.bind(&name, PBind::Def(qname.clone()));
-        let saved_owner = self.owner;
-        self.file.owners.push(qname);
-        self.owner = (self.file.owners.len() - 1) as u32;
-        self.decorators(decorators);
+        let kind = if in_class {
+            DefKind::Method
+        } else {
+            DefKind::Function
+        };
+        let saved_owner = self.declare(node, body, &name, qname.clone(), kind, decorators);
         // Annotations and defaults are evaluated in the enclosing scope.
         let returns = field!(node, "return_type").map(|r| self.annotation(r));
         let fscope = self.new_scope(ScopeKind::Function, None);
@@ -500,19 +482,23 @@ impl<'s> PyBuilder<'s> {
         }
     }
 
-    fn class(&mut self, node: Node<'_>, decorators: &[Node<'_>]) {
-        let Some(name_node) = field!(node, "name") else {
-            return;
-        };
-        let name = self.t(name_node).to_owned();
-        let qname = format!("{}.{name}", self.qprefix());
-        let body = field!(node, "body");
-        let def_idx = self.file.defs.len() as u32;
+    /// Records a function, method or class definition and binds its name in the current scope,
+    /// then makes it the owner of what follows (its decorators first: they belong to it). Returns
+    /// the previous owner, to restore when the definition's body is done.
+    fn declare(
+        &mut self,
+        node: Node<'_>,
+        body: Option<Node<'_>>,
+        name: &str,
+        qname: String,
+        kind: DefKind,
+        decorators: &[Node<'_>],
+    ) -> u32 {
         let parent = self.qprefix();
         self.file.defs.push(PyDef {
             qname: qname.clone(),
-            name: name.clone(),
-            kind: DefKind::Class,
+            name: name.to_owned(),
+            kind,
             line: line(node),
             end_line: end_line(node),
             signature: header(node, body, self.src),
@@ -523,11 +509,29 @@ impl<'s> PyBuilder<'s> {
             returns: None,
             self_attrs: Vec::new(),
         });
-        self.bind(&name, PBind::Class(qname.clone()));
+        let bind = if kind == DefKind::Class {
+            PBind::Class(qname.clone())
+        } else {
+            PBind::Def(qname.clone())
+        };
+        self.bind(name, bind);
         let saved_owner = self.owner;
         self.file.owners.push(qname);
         self.owner = (self.file.owners.len() - 1) as u32;
         self.decorators(decorators);
+        saved_owner
+    }
+
+    fn class(&mut self, node: Node<'_>, decorators: &[Node<'_>]) {
+        let Some(name_node) = field!(node, "name") else {
+            return;
+        };
+        let name = self.t(name_node).to_owned();
+        let qname = format!("{}.{name}", self.qprefix());
+        let body = field!(node, "body");
+        let def_idx = self.file.defs.len() as u32;
+        let saved_owner =
+            self.declare(node, body, &name, qname.clone(), DefKind::Class, decorators);
         let mut bases = Vec::new();
         if let Some(args) = field!(node, "superclasses") {
             let mut c = args.walk();

@@ -224,9 +224,13 @@ async fn drain(
     let started = Instant::now();
     let mut jobs = 0;
     loop {
-        let active = relay_store::queue::count_active(pool)
+        let active: i64 = relay_store::queue::depth(pool)
             .await
-            .context("failed to read the queue depth")?;
+            .context("failed to read the queue depth")?
+            .iter()
+            .filter(|(status, _)| status == "queued" || status == "running")
+            .map(|(_, n)| n)
+            .sum();
         if active == 0 {
             break;
         }
