@@ -1,12 +1,17 @@
 #![doc = include_str!("../README.md")]
 //!
 //! Layout: [`tracker`] (providers and tracker names), [`issue`] (issue and note snapshots),
-//! [`job`] (job kinds and payloads).
+//! [`job`] (job kinds and payloads), [`action`] (the planner's Action contract),
+//! [`citation`] (`path:start-end` citations of code).
 
+pub mod action;
+pub mod citation;
 pub mod issue;
 pub mod job;
 pub mod tracker;
 
+pub use action::{Action, ActionBatch};
+pub use citation::Citation;
 pub use issue::{IssueSnapshot, NoteSnapshot};
 pub use job::{JobKind, ProcessIssue, UpdateCheckout};
 pub use tracker::{Provider, TrackerName, TrackerSettings};

@@ -4,6 +4,7 @@
 //! - [`tool`]: the [`Tool`] trait, the per-job [`ToolContext`] and the [`ToolRegistry`].
 //! - [`grep`], [`read`], [`glob`], [`tree`]: one module per tool.
 //! - [`sandbox`]: path confinement to the checkout root.
+//! - [`citation`]: checks that a `path:start-end` citation (and its quote) exists in the checkout.
 //! - [`search`]: the parallel search engine behind `grep`.
 //! - [`retry`]: the deterministic retry ladder for empty `grep` results.
 //! - [`closest`]: closest existing paths for "file not found".
@@ -13,6 +14,7 @@
 //! - [`error`]: the [`ToolError`] enum, whose text the agent reads.
 
 pub mod budget;
+pub mod citation;
 pub mod closest;
 pub mod error;
 pub mod glob;

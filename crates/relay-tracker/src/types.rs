@@ -1,0 +1,100 @@
+//! Provider-neutral requests and answers of [`crate::IssueTracker`].
+
+use chrono::{DateTime, Utc};
+
+/// One issue on one tracker: the only thing a write can be addressed to.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct IssueRef {
+    /// GitHub repository id / GitLab project id, as text.
+    pub project_id: String,
+    /// `owner/repo` (GitHub REST paths use it) or `group/sub/project`.
+    pub project_path: String,
+    /// GitHub `number` / GitLab `iid`.
+    pub number: i64,
+    /// The GitHub App installation that delivered the issue's webhooks (App auth only).
+    pub installation_id: Option<i64>,
+}
+
+/// One comment of an issue's thread.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ThreadNote {
+    pub note: relay_core::NoteSnapshot,
+    /// Whether the bot wrote it.
+    pub by_bot: bool,
+    /// What the tracker says of the author on this project, when it says it (GitHub's
+    /// `author_association`).
+    pub author_role: Option<AuthorRole>,
+}
+
+/// Where a new comment goes.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum CommentTarget {
+    /// A new top-level comment / discussion.
+    NewThread,
+    /// A reply to an existing comment of the same issue.
+    Reply(NoteRef),
+}
+
+/// A comment of the issue: its note id, and on GitLab the discussion it belongs to.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NoteRef {
+    pub note_id: String,
+    pub discussion_id: Option<String>,
+}
+
+/// A comment the tracker accepted.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PostedComment {
+    pub note_id: String,
+    pub discussion_id: Option<String>,
+    pub url: Option<String>,
+    pub created_at: Option<DateTime<Utc>>,
+}
+
+/// What a reaction is put on.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ReactionTarget {
+    Issue,
+    Note(NoteRef),
+}
+
+/// The reactions Relay uses.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Reaction {
+    /// "Seen, working on it" (first contact).
+    Eyes,
+    ThumbsUp,
+}
+
+impl Reaction {
+    /// The GitHub `content` value.
+    pub fn github(self) -> &'static str {
+        match self {
+            Reaction::Eyes => "eyes",
+            Reaction::ThumbsUp => "+1",
+        }
+    }
+
+    /// The GitLab award emoji name.
+    pub fn gitlab(self) -> &'static str {
+        match self {
+            Reaction::Eyes => "eyes",
+            Reaction::ThumbsUp => "thumbsup",
+        }
+    }
+}
+
+/// A user's standing on a project, from most to least trusted.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum AuthorRole {
+    /// GitHub OWNER; GitLab Owner (50) or Maintainer (40).
+    Owner,
+    /// GitHub MEMBER; GitLab Developer (30) or Reporter (20).
+    Member,
+    /// GitHub COLLABORATOR.
+    Collaborator,
+    /// GitHub CONTRIBUTOR / FIRST_TIME_CONTRIBUTOR / FIRST_TIMER; GitLab Guest (10) and below.
+    Contributor,
+    /// No relationship with the project.
+    None,
+}
