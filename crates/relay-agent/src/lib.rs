@@ -1,6 +1,14 @@
 #![doc = include_str!("../README.md")]
 //!
 //! Layout:
-//! - [`llm`]: the LLM client layer (providers, tool calling, structured output, retries, usage).
+//! - [`llm`]: the LLM client layer (providers, tool calling, structured output, retries, usage);
+//! - [`agent_settings`]: the `[agent]` section (planner, spec and orchestrator limits, engage roles);
+//! - [`context`]: the ContextBuilder (an issue and Relay's state as bounded chat turns);
+//! - [`planner`]: the planning loop (`explore` + `submit_actions`);
+//! - [`spec`]: the spec writer.
 
+pub mod agent_settings;
+pub mod context;
 pub mod llm;
+pub mod planner;
+pub mod spec;

@@ -38,6 +38,9 @@ pub struct Settings {
     /// `[llm]`: providers and models per role.
     #[serde(default)]
     pub llm: relay_agent::llm::LlmSettings,
+    /// `[agent]`: planner, spec writer and orchestrator limits; who may engage Relay.
+    #[serde(default)]
+    pub agent: relay_agent::agent_settings::AgentSettings,
 }
 
 /// A configuration problem, naming the key.

@@ -1,0 +1,111 @@
+//! The planner's two seams: running explore agents, and validating a batch. The real
+//! implementations live elsewhere (the ExploreAgent in this crate's `explore` module, the
+//! Validator in `relay-actions`); tests and `relay plan` may plug in others.
+
+use relay_core::{ActionBatch, Citation};
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+/// How hard an explore agent should look.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum Thoroughness {
+    /// A single fact: one symbol, one setting.
+    Quick,
+    /// A few related places.
+    #[default]
+    Medium,
+    /// A whole flow across modules.
+    Thorough,
+}
+
+impl Thoroughness {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Thoroughness::Quick => "quick",
+            Thoroughness::Medium => "medium",
+            Thoroughness::Thorough => "thorough",
+        }
+    }
+}
+
+/// One question for an explore agent.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ExploreRequest {
+    pub query: String,
+    pub thoroughness: Thoroughness,
+}
+
+/// What an explore agent reported (only verified citations).
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct ExploreOutcome {
+    pub answer: String,
+    pub evidence: Vec<Citation>,
+    /// `high`, `medium` or `low`.
+    pub confidence: String,
+    pub unanswered: Vec<String>,
+    /// Citations the agent gave that did not verify and were dropped.
+    pub dropped_citations: usize,
+    /// Tokens the exploration spent (charged to the planning cycle).
+    pub tokens: u64,
+}
+
+impl ExploreOutcome {
+    /// The outcome as the tool result the planner reads.
+    pub fn render(&self) -> String {
+        let mut out = format!("answer ({} confidence): {}\n", self.confidence, self.answer);
+        if self.evidence.is_empty() {
+            out.push_str("evidence: none\n");
+        } else {
+            out.push_str("evidence (verified):\n");
+            for citation in &self.evidence {
+                match &citation.quote {
+                    Some(quote) => out.push_str(&format!("- {citation} `{quote}`\n")),
+                    None => out.push_str(&format!("- {citation}\n")),
+                }
+            }
+        }
+        if !self.unanswered.is_empty() {
+            out.push_str(&format!("unanswered: {}\n", self.unanswered.join("; ")));
+        }
+        if self.dropped_citations > 0 {
+            out.push_str(&format!(
+                "{} unverifiable citations were dropped\n",
+                self.dropped_citations
+            ));
+        }
+        out
+    }
+}
+
+/// An exploration that could not run or finish.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("explore failed: {message}")]
+pub struct ExploreFailure {
+    pub message: String,
+    /// Tokens spent before it failed.
+    pub tokens: u64,
+}
+
+/// Runs explore agents against the job's snapshot.
+#[async_trait::async_trait]
+pub trait Explorer: Send + Sync {
+    async fn explore(&self, request: ExploreRequest) -> Result<ExploreOutcome, ExploreFailure>;
+}
+
+/// The validator's verdict on one batch.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Verdict {
+    Accepted,
+    /// Terse, model-readable failures, one per line
+    /// (`FAILED: update_gaps.close[0] | gap 9 is not a gap of this issue | permanent`).
+    Rejected {
+        failures: String,
+    },
+}
+
+/// Validates a batch against the issue's state and the explored snapshot.
+#[async_trait::async_trait]
+pub trait BatchValidator: Send + Sync {
+    async fn validate(&self, batch: &ActionBatch) -> Verdict;
+}
