@@ -102,6 +102,34 @@ impl FakeGitHub {
         format!("http://{}", self.server.addr)
     }
 
+    /// Settings for a token-authenticated client of this server (pacing off); the token is
+    /// registered for `bot_username`.
+    pub fn settings(&self, token: &str, bot_username: &str) -> relay_core::TrackerSettings {
+        self.add_token(token, bot_username);
+        super::tracker_settings(
+            relay_core::Provider::GitHub,
+            self.base_url(),
+            token,
+            bot_username,
+        )
+    }
+
+    /// Settings for a GitHub App client of this server with the test key pair (pacing off);
+    /// enables the App flow here with `slug` and a one-hour token lifetime.
+    pub fn app_settings(&self, app_id: u64, slug: &str) -> relay_core::TrackerSettings {
+        self.enable_app(
+            app_id,
+            slug,
+            super::TEST_APP_PUBLIC_KEY_PEM,
+            Duration::from_secs(3600),
+        );
+        let mut settings =
+            super::tracker_settings(relay_core::Provider::GitHub, self.base_url(), "", slug);
+        settings.app_id = Some(app_id);
+        settings.private_key = Some(secrecy::SecretString::from(super::TEST_APP_PRIVATE_KEY_PEM));
+        settings
+    }
+
     /// Accepts `token` as a personal access token of `login`.
     pub fn add_token(&self, token: &str, login: &str) {
         lock(&self.state).tokens.insert(token.into(), login.into());

@@ -128,7 +128,7 @@ async fn handle(
     let mut s = lock(&state);
     let caller = match authenticate(&s, &headers) {
         Ok(c) => c,
-        Err(r) => return r,
+        Err(r) => return *r,
     };
     let body: Value = serde_json::from_slice(&body).unwrap_or(Value::Null);
     let segments: Vec<&str> = uri.path().trim_start_matches('/').split('/').collect();
@@ -151,7 +151,7 @@ async fn handle(
     )
 }
 
-fn authenticate(s: &State, headers: &HeaderMap) -> Result<Caller, Response> {
+fn authenticate(s: &State, headers: &HeaderMap) -> Result<Caller, Box<Response>> {
     let raw = headers
         .get("authorization")
         .and_then(|v| v.to_str().ok())
@@ -165,7 +165,7 @@ fn authenticate(s: &State, headers: &HeaderMap) -> Result<Caller, Response> {
     }
     if let Some(t) = s.installation_tokens.get(token) {
         if t.expires_at <= Utc::now() {
-            return Err(error(401, "Bad credentials"));
+            return Err(Box::new(error(401, "Bad credentials")));
         }
         let slug = s.app.as_ref().map_or("app", |a| a.slug.as_str());
         return Ok(Caller::Installation(t.installation, format!("{slug}[bot]")));
@@ -182,18 +182,21 @@ fn authenticate(s: &State, headers: &HeaderMap) -> Result<Caller, Response> {
                 let exp = data.claims["exp"].as_i64().unwrap_or(0);
                 // GitHub: "the JWT's expiration time is too far in the future" past 10 minutes.
                 if exp - iat > 660 {
-                    Err(error(
+                    Err(Box::new(error(
                         401,
                         "'Expiration time' claim ('exp') is too far in the future",
-                    ))
+                    )))
                 } else {
                     Ok(Caller::App)
                 }
             }
-            Err(_) => Err(error(401, "A JSON web token could not be decoded")),
+            Err(_) => Err(Box::new(error(
+                401,
+                "A JSON web token could not be decoded",
+            ))),
         };
     }
-    Err(error(401, "Bad credentials"))
+    Err(Box::new(error(401, "Bad credentials")))
 }
 
 fn login(caller: &Caller) -> Option<&str> {

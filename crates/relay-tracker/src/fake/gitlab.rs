@@ -105,6 +105,18 @@ impl FakeGitLab {
         format!("http://{}{}", self.server.addr, lock(&self.state).prefix)
     }
 
+    /// Settings for a client of this server (pacing off); the token is registered for
+    /// `bot_username`.
+    pub fn settings(&self, token: &str, bot_username: &str) -> relay_core::TrackerSettings {
+        self.add_token(token, bot_username);
+        super::tracker_settings(
+            relay_core::Provider::GitLab,
+            self.base_url(),
+            token,
+            bot_username,
+        )
+    }
+
     /// Accepts `token` (as `PRIVATE-TOKEN` or `Bearer`) for `username`.
     pub fn add_token(&self, token: &str, username: &str) {
         lock(&self.state)

@@ -196,3 +196,29 @@ pub(crate) fn query_param(query: Option<&str>, name: &str) -> Option<String> {
         (kv.next() == Some(name)).then(|| kv.next().unwrap_or("").replace('+', " "))
     })
 }
+
+/// Settings of a tracker pointing at a fake: pacing off, 30 s timeout; adjust the public fields
+/// as a test needs.
+pub fn tracker_settings(
+    provider: relay_core::Provider,
+    base_url: String,
+    token: &str,
+    bot_username: &str,
+) -> relay_core::TrackerSettings {
+    relay_core::TrackerSettings {
+        name: relay_core::TrackerName::parse(provider.as_str()).expect("valid name"),
+        provider,
+        base_url,
+        token: secrecy::SecretString::from(token),
+        webhook_secret: secrecy::SecretString::from("fake-webhook-secret"),
+        bot_username: bot_username.into(),
+        trigger_labels: Vec::new(),
+        app_id: None,
+        private_key_path: None,
+        private_key: None,
+        auth: relay_core::TokenAuth::Token,
+        write_rate_per_sec: 0.0,
+        write_burst: relay_core::tracker::DEFAULT_WRITE_BURST,
+        request_timeout_secs: relay_core::tracker::DEFAULT_TRACKER_REQUEST_TIMEOUT_SECS,
+    }
+}
