@@ -43,7 +43,8 @@ pub const REACTION_EYES: &str = "eyes";
 pub const REACTION_THUMBS_UP: &str = "thumbs_up";
 
 enum Outcome {
-    Sent(Option<PostedComment>),
+    /// The tracker has it; `bool`: found by its marker rather than written now.
+    Sent(Option<PostedComment>, bool),
     Failed(TrackerError),
 }
 
@@ -94,7 +95,7 @@ impl Executor {
             let outcome = self.attempt(row, kind, issue, maybe_sent).await?;
             maybe_sent = true;
             let error = match outcome {
-                Outcome::Sent(posted) => {
+                Outcome::Sent(posted, recovered) => {
                     let mut conn = self
                         .pool
                         .acquire()
@@ -107,7 +108,7 @@ impl Executor {
                     report.sent.push(SentWrite {
                         idempotency_key: row.idempotency_key.clone(),
                         note_id: note.map(str::to_owned),
-                        recovered: false,
+                        recovered,
                     });
                     return Ok(true);
                 }
@@ -157,7 +158,7 @@ impl Executor {
             match self.tracker.find_marked_comment(issue, &marker).await {
                 Ok(Some(found)) => {
                     tracing::info!(outbox.key = %row.idempotency_key, "write found already posted; not posting again");
-                    return Ok(Outcome::Sent(Some(found)));
+                    return Ok(Outcome::Sent(Some(found), true));
                 }
                 Ok(None) => {}
                 Err(error) => return Ok(Outcome::Failed(error)),
@@ -208,7 +209,7 @@ impl Executor {
             )),
         };
         Ok(match result {
-            Ok(posted) => Outcome::Sent(posted),
+            Ok(posted) => Outcome::Sent(posted, false),
             Err(error) => Outcome::Failed(error),
         })
     }
