@@ -6,16 +6,22 @@
 //! - [`issues`]: the issue mirror, its thread cache and pending issue events.
 //! - [`queue`]: the job queue: enqueue, claim with leases, heartbeat, complete, retry, dead-letter.
 //! - [`llm_usage`], [`codegraph`]: tables owned by the LLM layer and the code graph.
+//! - [`gaps`], [`findings`], [`learnings`], [`specs`], [`outbox`]: write-back state (migration 0006).
 
 pub mod bench;
 pub mod codegraph;
 pub mod deliveries;
 mod error;
+pub mod findings;
+pub mod gaps;
 pub mod intake;
 pub mod issues;
+pub mod learnings;
 pub mod llm_usage;
+pub mod outbox;
 pub mod queue;
 pub mod settings;
+pub mod specs;
 
 pub use error::{Error, Result};
 pub use settings::DatabaseSettings;

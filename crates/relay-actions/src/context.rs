@@ -1,0 +1,114 @@
+//! [`ValidationContext`]: what the validator checks a batch against, loaded once per planner turn.
+
+use relay_core::action::Severity;
+use relay_store::PgConnection;
+use relay_tools::sandbox::Sandbox;
+
+use crate::{Error, Result};
+
+/// The checkout the job explored: findings' sources are verified against it.
+#[derive(Debug, Clone)]
+pub struct Snapshot {
+    pub sandbox: Sandbox,
+    /// The commit the checkout is at; stored with every verified source.
+    pub commit_sha: String,
+}
+
+/// A note of this issue's thread that `reply_to` may name.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ThreadRef {
+    pub note_id: String,
+    /// GitLab discussion id; `None` on GitHub.
+    pub discussion_id: Option<String>,
+}
+
+/// A gap as the validator needs it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct GapState {
+    pub number: i32,
+    pub open: bool,
+    pub severity: Severity,
+}
+
+/// The issue's current spec version.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SpecState {
+    pub id: i64,
+    pub version: i32,
+    /// `draft`, `posted`, `approved` or `rejected`.
+    pub status: String,
+}
+
+/// Everything a batch is validated against. Build it with [`ValidationContext::load`], or by hand
+/// in tests; every field is plain data.
+#[derive(Debug, Clone)]
+pub struct ValidationContext {
+    /// `issues.id`: the only issue this batch can touch.
+    pub issue_id: i64,
+    /// Tracker name and project id: where learnings are kept.
+    pub tracker: String,
+    pub project_id: String,
+    pub gaps: Vec<GapState>,
+    /// Numbers of the live findings.
+    pub findings: Vec<i32>,
+    /// The notes of this issue's thread (the only valid `reply_to` values).
+    pub thread: Vec<ThreadRef>,
+    /// `None` when the job explored no checkout: findings cannot be verified and are refused.
+    pub snapshot: Option<Snapshot>,
+    pub spec: Option<SpecState>,
+}
+
+impl ValidationContext {
+    /// Loads the issue's gaps, live findings, cached thread (`issue_notes`) and current spec.
+    /// Callers holding a fresher thread (just listed from the tracker) replace
+    /// [`ValidationContext::thread`].
+    pub async fn load(
+        conn: &mut PgConnection,
+        issue_id: i64,
+        snapshot: Option<Snapshot>,
+    ) -> Result<ValidationContext> {
+        let issue = relay_store::issues::get(conn, issue_id)
+            .await?
+            .ok_or_else(|| Error::Conflict(format!("issue {issue_id} does not exist")))?;
+        let gaps = relay_store::gaps::list(conn, issue_id)
+            .await?
+            .into_iter()
+            .map(|g| GapState {
+                number: g.number,
+                open: g.is_open(),
+                // The schema's CHECK admits only the four known severities.
+                severity: Severity::parse(&g.severity).unwrap_or(Severity::Blocking),
+            })
+            .collect();
+        let findings = relay_store::findings::live(conn, issue_id)
+            .await?
+            .into_iter()
+            .map(|f| f.number)
+            .collect();
+        let thread = relay_store::issues::notes(conn, issue_id)
+            .await?
+            .into_iter()
+            .map(|n| ThreadRef {
+                note_id: n.note_id,
+                discussion_id: n.discussion_id,
+            })
+            .collect();
+        let spec = relay_store::specs::current(conn, issue_id)
+            .await?
+            .map(|s| SpecState {
+                id: s.id,
+                version: s.version,
+                status: s.status,
+            });
+        Ok(ValidationContext {
+            issue_id,
+            tracker: issue.tracker,
+            project_id: issue.project_id,
+            gaps,
+            findings,
+            thread,
+            snapshot,
+            spec,
+        })
+    }
+}

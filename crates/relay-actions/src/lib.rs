@@ -1,0 +1,37 @@
+//! Write-back: the Validator and the idempotent ActionExecutor (issue #9 §4–§5).
+//!
+//! The planner's [`relay_core::ActionBatch`] goes through three steps, each its own call so the
+//! orchestrator decides what shares a transaction:
+//!
+//! 1. [`ValidationContext::load`] then [`validate`]: every rule checked against this issue's state,
+//!    batch-aware (a gap closed earlier in the batch counts). A [`ValidationReport`] is text for the
+//!    planner (`FAILED: update_gaps.close[0] | gap 9 is not a gap of this issue | permanent`); it
+//!    never fails the job. Only [`validate`] can build a [`ValidatedBatch`].
+//! 2. [`Executor::apply`] inside the caller's transaction (state changes + outbox rows), then the
+//!    caller raises its watermark in the same transaction and commits — or [`Executor::execute`],
+//!    which does exactly that with a [`WatermarkRaise`]. Nothing reaches a tracker in this step.
+//! 3. [`Executor::drain_outbox`]: the tracker writes, in order, each carrying
+//!    `<!-- relay:write:KEY -->`; a write that may already have reached the tracker is looked up by
+//!    its marker before it is tried again. Waits longer than [`RetryPolicy::max_inline_wait`] come
+//!    back as [`DrainReport::reschedule_after`] for the job queue; nothing sleeps that long.
+//!
+//! Layout: [`context`], [`validate`](mod@validate), [`report`], [`execute`](mod@execute),
+//! [`drain`], [`retry`], [`keys`], [`spec`], [`error`].
+
+pub mod context;
+pub mod drain;
+pub mod error;
+pub mod execute;
+pub mod keys;
+pub mod report;
+pub mod retry;
+pub mod spec;
+pub mod validate;
+
+pub use context::{GapState, Snapshot, SpecState, ThreadRef, ValidationContext};
+pub use drain::{DrainReport, SentWrite};
+pub use error::{Error, Result};
+pub use execute::{Applied, BatchId, Executor, WatermarkRaise};
+pub use report::{Failure, Retry, ValidationReport};
+pub use retry::{Jitter, RetryPolicy, Wait};
+pub use validate::{ValidatedAction, ValidatedBatch, validate};

@@ -1,0 +1,387 @@
+//! Draining the outbox: order, markers, the crash between "posted" and "recorded", retries and
+//! their classification.
+
+mod support;
+
+use std::sync::Arc;
+use std::sync::atomic::Ordering;
+use std::time::Duration;
+
+use relay_actions::{BatchId, Executor, RetryPolicy, ValidationContext, validate};
+use relay_store::PgPool;
+use relay_tracker::TrackerError;
+use serde_json::json;
+use support::{MemoryTracker, batch, insert_issue, issue_ref};
+
+const NUMBER: i64 = 7;
+
+/// Validates and commits a batch of comments for a fresh issue; returns the issue id.
+async fn setup(pool: &PgPool, actions: serde_json::Value) -> i64 {
+    let issue = insert_issue(pool, NUMBER, &[("501", Some("dA"))]).await;
+    let mut conn = pool.acquire().await.unwrap();
+    let ctx = ValidationContext::load(&mut conn, issue, None)
+        .await
+        .unwrap();
+    let validated = validate(&ctx, &batch(json!({ "actions": actions }))).unwrap();
+    let tracker = Arc::new(MemoryTracker::default());
+    Executor::new(pool.clone(), tracker)
+        .execute(
+            &validated,
+            BatchId {
+                job_id: 1,
+                cycle: 0,
+            },
+            None,
+        )
+        .await
+        .unwrap();
+    issue
+}
+
+fn executor(pool: &PgPool, tracker: &Arc<MemoryTracker>) -> Executor {
+    Executor::new(pool.clone(), tracker.clone()).with_retry(RetryPolicy::immediate())
+}
+
+async fn statuses(pool: &PgPool, issue: i64) -> Vec<String> {
+    let mut conn = pool.acquire().await.unwrap();
+    relay_store::outbox::for_issue(&mut conn, issue)
+        .await
+        .unwrap()
+        .into_iter()
+        .map(|r| r.status)
+        .collect()
+}
+
+#[sqlx::test(migrator = "relay_store::MIGRATOR")]
+async fn writes_go_out_in_order_with_their_marker_and_only_once(pool: PgPool) {
+    let issue = setup(
+        &pool,
+        json!([
+            {"type": "post_comment", "content": "one"},
+            {"type": "post_comment", "content": "two", "reply_to": "501"}
+        ]),
+    )
+    .await;
+    let tracker = Arc::new(MemoryTracker::default());
+    let report = executor(&pool, &tracker)
+        .drain_outbox(issue, &issue_ref(NUMBER))
+        .await
+        .unwrap();
+    assert_eq!(report.sent.len(), 2);
+    assert!(report.failures.is_empty() && report.reschedule_after.is_none());
+    let comments = tracker.comments.lock().unwrap().clone();
+    assert_eq!(
+        comments[0].body,
+        format!("one\n\n<!-- relay:write:i{issue}-j1-c0-a0-p0 -->")
+    );
+    assert_eq!(comments[1].reply_to.as_deref(), Some("501"));
+    assert_eq!(comments[1].discussion_id.as_deref(), Some("dA"));
+    assert!(comments.iter().all(|c| c.issue_number == NUMBER));
+    // First attempts need no lookup.
+    assert_eq!(tracker.lookups.load(Ordering::SeqCst), 0);
+
+    let again = executor(&pool, &tracker)
+        .drain_outbox(issue, &issue_ref(NUMBER))
+        .await
+        .unwrap();
+    assert!(again.sent.is_empty());
+    assert_eq!(tracker.comments.lock().unwrap().len(), 2);
+    let mut conn = pool.acquire().await.unwrap();
+    let rows = relay_store::outbox::for_issue(&mut conn, issue)
+        .await
+        .unwrap();
+    assert_eq!(
+        rows[0].note_id.as_deref(),
+        Some(comments[0].note_id.as_str())
+    );
+}
+
+/// The process dies after the tracker accepted the comment and before the outbox recorded it
+/// (here: the tracker call panics after storing the comment, so `mark_sent` never runs and the
+/// row stays exactly as a SIGKILL would leave it). The retry finds the marker and posts nothing.
+#[sqlx::test(migrator = "relay_store::MIGRATOR")]
+async fn a_crash_between_posted_and_recorded_never_posts_twice(pool: PgPool) {
+    let issue = setup(
+        &pool,
+        json!([{"type": "post_comment", "content": "Which format?"}, {"type": "post_comment", "content": "after"}]),
+    )
+    .await;
+    let tracker = Arc::new(MemoryTracker::default());
+    tracker.crash_after_accept.store(true, Ordering::SeqCst);
+    let crashed = {
+        let executor = executor(&pool, &tracker);
+        tokio::spawn(async move { executor.drain_outbox(issue, &issue_ref(NUMBER)).await }).await
+    };
+    assert!(crashed.unwrap_err().is_panic());
+    assert_eq!(
+        tracker.comments.lock().unwrap().len(),
+        1,
+        "the tracker has it"
+    );
+    let mut conn = pool.acquire().await.unwrap();
+    let row = relay_store::outbox::pending(&mut conn, issue)
+        .await
+        .unwrap()
+        .remove(0);
+    assert!(
+        row.maybe_sent && row.note_id.is_none(),
+        "the outbox does not know"
+    );
+
+    // The job is retried: a fresh executor (a new worker process) drains again.
+    let report = executor(&pool, &tracker)
+        .drain_outbox(issue, &issue_ref(NUMBER))
+        .await
+        .unwrap();
+    assert_eq!(report.sent.len(), 2);
+    assert!(report.sent[0].recovered && !report.sent[1].recovered);
+    let bodies = tracker.bodies();
+    assert_eq!(bodies.len(), 2, "{bodies:#?}");
+    assert_eq!(
+        bodies
+            .iter()
+            .filter(|b| b.starts_with("Which format?"))
+            .count(),
+        1
+    );
+    assert_eq!(tracker.post_calls.load(Ordering::SeqCst), 2);
+    assert_eq!(statuses(&pool, issue).await, vec!["sent", "sent"]);
+    let rows = relay_store::outbox::for_issue(&mut conn, issue)
+        .await
+        .unwrap();
+    assert_eq!(
+        rows[0].note_id,
+        Some(tracker.comments.lock().unwrap()[0].note_id.clone())
+    );
+}
+
+/// The other side of the race: the attempt was recorded but the process died before the request
+/// left. No marker is found, so the write is posted, once.
+#[sqlx::test(migrator = "relay_store::MIGRATOR")]
+async fn a_crash_before_the_request_left_posts_once(pool: PgPool) {
+    let issue = setup(&pool, json!([{"type": "post_comment", "content": "hello"}])).await;
+    let mut conn = pool.acquire().await.unwrap();
+    let row = relay_store::outbox::pending(&mut conn, issue)
+        .await
+        .unwrap()
+        .remove(0);
+    relay_store::outbox::start_attempt(&mut conn, row.id)
+        .await
+        .unwrap();
+    let tracker = Arc::new(MemoryTracker::default());
+    // A human quoting the marker does not count: only the bot's own comments are searched.
+    tracker.add_human_comment(
+        NUMBER,
+        &format!("look: <!-- relay:write:{} -->", row.idempotency_key),
+    );
+    let report = executor(&pool, &tracker)
+        .drain_outbox(issue, &issue_ref(NUMBER))
+        .await
+        .unwrap();
+    assert_eq!(report.sent.len(), 1);
+    assert!(!report.sent[0].recovered);
+    assert_eq!(tracker.lookups.load(Ordering::SeqCst), 1);
+    assert_eq!(
+        tracker
+            .comments
+            .lock()
+            .unwrap()
+            .iter()
+            .filter(|c| c.by_bot)
+            .count(),
+        1
+    );
+}
+
+#[sqlx::test(migrator = "relay_store::MIGRATOR")]
+async fn transient_errors_are_retried_inline_and_looked_up_first(pool: PgPool) {
+    let issue = setup(&pool, json!([{"type": "post_comment", "content": "hello"}])).await;
+    let tracker = Arc::new(MemoryTracker::default());
+    tracker.fail_with([
+        TrackerError::Transient("503 service unavailable".into()),
+        TrackerError::RateLimited {
+            retry_after: Duration::ZERO,
+        },
+    ]);
+    let report = executor(&pool, &tracker)
+        .drain_outbox(issue, &issue_ref(NUMBER))
+        .await
+        .unwrap();
+    assert_eq!(report.sent.len(), 1);
+    assert!(report.failures.is_empty());
+    assert_eq!(tracker.post_calls.load(Ordering::SeqCst), 3);
+    // Each retry first checked whether the failed attempt had landed anyway.
+    assert_eq!(tracker.lookups.load(Ordering::SeqCst), 2);
+    let mut conn = pool.acquire().await.unwrap();
+    assert_eq!(
+        relay_store::outbox::for_issue(&mut conn, issue)
+            .await
+            .unwrap()[0]
+            .attempts,
+        3
+    );
+}
+
+#[sqlx::test(migrator = "relay_store::MIGRATOR")]
+async fn three_failures_reschedule_and_later_writes_wait(pool: PgPool) {
+    let issue = setup(
+        &pool,
+        json!([{"type": "post_comment", "content": "first"}, {"type": "post_comment", "content": "second"}]),
+    )
+    .await;
+    let tracker = Arc::new(MemoryTracker::default());
+    tracker.fail_with((0..3).map(|_| TrackerError::Transient("503 service unavailable".into())));
+    let report = executor(&pool, &tracker)
+        .drain_outbox(issue, &issue_ref(NUMBER))
+        .await
+        .unwrap();
+    assert!(report.sent.is_empty());
+    assert_eq!(
+        report
+            .failures
+            .iter()
+            .map(ToString::to_string)
+            .collect::<Vec<_>>(),
+        vec!["FAILED: post_comment | transient: 503 service unavailable | retryable"]
+    );
+    assert!(report.reschedule_after.is_some());
+    assert_eq!(
+        tracker.post_calls.load(Ordering::SeqCst),
+        3,
+        "the second write did not overtake"
+    );
+    assert_eq!(statuses(&pool, issue).await, vec!["pending", "pending"]);
+
+    // Before the delay passes, a drain does nothing and says how long to wait.
+    let early = executor(&pool, &tracker)
+        .drain_outbox(issue, &issue_ref(NUMBER))
+        .await
+        .unwrap();
+    assert!(early.sent.is_empty() && early.reschedule_after.is_some());
+    assert_eq!(tracker.post_calls.load(Ordering::SeqCst), 3);
+
+    // Once due, both go out, in order.
+    sqlx::query("UPDATE outbox SET next_attempt_at = now() WHERE issue_id = $1")
+        .bind(issue)
+        .execute(&pool)
+        .await
+        .unwrap();
+    let later = executor(&pool, &tracker)
+        .drain_outbox(issue, &issue_ref(NUMBER))
+        .await
+        .unwrap();
+    assert_eq!(later.sent.len(), 2);
+    let bodies = tracker.bodies();
+    assert!(bodies[0].starts_with("first") && bodies[1].starts_with("second"));
+}
+
+#[sqlx::test(migrator = "relay_store::MIGRATOR")]
+async fn a_long_secondary_limit_is_rescheduled_not_slept(pool: PgPool) {
+    let issue = setup(&pool, json!([{"type": "post_comment", "content": "hello"}])).await;
+    let tracker = Arc::new(MemoryTracker::default());
+    tracker.fail_with([TrackerError::RateLimited {
+        retry_after: Duration::from_secs(60),
+    }]);
+    // The default policy (real 1 s / 2 s / 4 s backoff): a 60 s wait must not be slept inline.
+    let executor = Executor::new(pool.clone(), tracker.clone());
+    let report = executor
+        .drain_outbox(issue, &issue_ref(NUMBER))
+        .await
+        .unwrap();
+    assert_eq!(report.reschedule_after, Some(Duration::from_secs(60)));
+    assert_eq!(
+        report.failures[0].to_string(),
+        "FAILED: post_comment | rate limited: retry after 60s | retryable"
+    );
+    assert_eq!(tracker.post_calls.load(Ordering::SeqCst), 1);
+    let mut conn = pool.acquire().await.unwrap();
+    let row = relay_store::outbox::for_issue(&mut conn, issue)
+        .await
+        .unwrap()
+        .remove(0);
+    assert!(row.next_attempt_at > chrono::Utc::now() + chrono::Duration::seconds(50));
+}
+
+#[sqlx::test(migrator = "relay_store::MIGRATOR")]
+async fn permanent_errors_fail_that_write_and_the_drain_goes_on(pool: PgPool) {
+    let issue = setup(
+        &pool,
+        json!([{"type": "post_comment", "content": "refused"}, {"type": "post_comment", "content": "fine"}]),
+    )
+    .await;
+    let tracker = Arc::new(MemoryTracker::default());
+    tracker.fail_with([TrackerError::Validation(
+        "body is too long (maximum is 65536 characters)".into(),
+    )]);
+    let report = executor(&pool, &tracker)
+        .drain_outbox(issue, &issue_ref(NUMBER))
+        .await
+        .unwrap();
+    assert_eq!(
+        report
+            .failures
+            .iter()
+            .map(ToString::to_string)
+            .collect::<Vec<_>>(),
+        vec![
+            "FAILED: post_comment | validation failed: body is too long (maximum is 65536 characters) | permanent"
+        ]
+    );
+    assert_eq!(report.sent.len(), 1);
+    assert_eq!(tracker.post_calls.load(Ordering::SeqCst), 2);
+    assert_eq!(statuses(&pool, issue).await, vec!["failed", "sent"]);
+}
+
+#[sqlx::test(migrator = "relay_store::MIGRATOR")]
+async fn a_long_spec_is_posted_in_numbered_parts(pool: PgPool) {
+    let issue = insert_issue(&pool, NUMBER, &[]).await;
+    let body: String = (0..4000)
+        .map(|i| format!("- requirement {i:04}: the export writes CSV\n"))
+        .collect();
+    assert!(body.chars().count() > 65_536);
+    let mut tx = pool.begin().await.unwrap();
+    let spec = relay_store::specs::insert_draft(&mut tx, issue, &body, Some(3))
+        .await
+        .unwrap();
+    let keys = relay_actions::execute::enqueue_spec(
+        &mut tx,
+        &spec,
+        BatchId {
+            job_id: 3,
+            cycle: 0,
+        },
+    )
+    .await
+    .unwrap();
+    tx.commit().await.unwrap();
+    assert_eq!(keys.len(), 3);
+
+    let mut conn = pool.acquire().await.unwrap();
+    assert!(
+        !relay_actions::execute::record_spec_posted(&mut conn, spec.id, &keys)
+            .await
+            .unwrap()
+    );
+    let tracker = Arc::new(MemoryTracker::default());
+    executor(&pool, &tracker)
+        .drain_outbox(issue, &issue_ref(NUMBER))
+        .await
+        .unwrap();
+    let bodies = tracker.bodies();
+    assert_eq!(bodies.len(), 3);
+    for (i, b) in bodies.iter().enumerate() {
+        assert!(b.starts_with(&format!("Spec (part {}/3)\n\n", i + 1)));
+        assert!(b.chars().count() <= 65_536);
+    }
+    assert!(
+        relay_actions::execute::record_spec_posted(&mut conn, spec.id, &keys)
+            .await
+            .unwrap()
+    );
+    let posted = relay_store::specs::current(&mut conn, issue)
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(posted.status, "posted");
+    assert_eq!(posted.note_ids.len(), 3);
+}

@@ -1,0 +1,251 @@
+//! Findings: facts verified in the code, numbered per issue, with their sources and the commit
+//! each source was verified at. Removed findings keep their row so a number is never reused.
+
+use chrono::{DateTime, Utc};
+use sqlx::PgConnection;
+
+use crate::Result;
+
+/// A stored finding with its sources.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct FindingRow {
+    pub id: i64,
+    pub issue_id: i64,
+    pub number: i32,
+    pub synthesis: String,
+    pub created_by_run: Option<i64>,
+    pub created_at: DateTime<Utc>,
+    pub sources: Vec<SourceRow>,
+}
+
+#[derive(Debug, Clone, sqlx::FromRow)]
+struct FindingHead {
+    id: i64,
+    issue_id: i64,
+    number: i32,
+    synthesis: String,
+    created_by_run: Option<i64>,
+    created_at: DateTime<Utc>,
+}
+
+/// One cited source of a finding.
+#[derive(Debug, Clone, PartialEq, Eq, sqlx::FromRow, serde::Serialize)]
+pub struct SourceRow {
+    pub path: String,
+    pub start_line: i32,
+    pub end_line: i32,
+    pub quote: Option<String>,
+    /// The commit the citation was verified at.
+    pub commit_sha: String,
+}
+
+/// Why a finding stopped being live.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RemovedBy {
+    /// `update_findings.remove`.
+    Planner,
+    /// Dropped as the oldest past the per-issue cap.
+    Cap,
+}
+
+impl RemovedBy {
+    fn as_str(self) -> &'static str {
+        match self {
+            RemovedBy::Planner => "planner",
+            RemovedBy::Cap => "cap",
+        }
+    }
+}
+
+/// Inserts a finding with the next free number of the issue and its sources; returns the number.
+pub async fn insert(
+    conn: &mut PgConnection,
+    issue_id: i64,
+    synthesis: &str,
+    run: Option<i64>,
+    sources: &[SourceRow],
+) -> Result<i32> {
+    let (id, number): (i64, i32) = sqlx::query_as(
+        "INSERT INTO findings (issue_id, number, synthesis, created_by_run)
+         SELECT $1, coalesce(max(number), 0) + 1, $2, $3 FROM findings WHERE issue_id = $1
+         RETURNING id, number",
+    )
+    .bind(issue_id)
+    .bind(synthesis)
+    .bind(run)
+    .fetch_one(&mut *conn)
+    .await?;
+    for (position, source) in sources.iter().enumerate() {
+        sqlx::query(
+            "INSERT INTO finding_sources (finding_id, position, path, start_line, end_line, quote, commit_sha)
+             VALUES ($1, $2, $3, $4, $5, $6, $7)",
+        )
+        .bind(id)
+        .bind(position as i32)
+        .bind(&source.path)
+        .bind(source.start_line)
+        .bind(source.end_line)
+        .bind(&source.quote)
+        .bind(&source.commit_sha)
+        .execute(&mut *conn)
+        .await?;
+    }
+    Ok(number)
+}
+
+/// Marks a live finding removed; `false` when the issue has no live finding with that number.
+pub async fn remove(
+    conn: &mut PgConnection,
+    issue_id: i64,
+    number: i32,
+    by: RemovedBy,
+) -> Result<bool> {
+    let done = sqlx::query(
+        "UPDATE findings SET removed = true, removed_reason = $3
+         WHERE issue_id = $1 AND number = $2 AND NOT removed",
+    )
+    .bind(issue_id)
+    .bind(number)
+    .bind(by.as_str())
+    .execute(conn)
+    .await?;
+    Ok(done.rows_affected() == 1)
+}
+
+/// Removes the oldest live findings so at most `keep` stay; returns the dropped numbers.
+pub async fn drop_oldest_past(
+    conn: &mut PgConnection,
+    issue_id: i64,
+    keep: usize,
+) -> Result<Vec<i32>> {
+    Ok(sqlx::query_scalar(
+        "UPDATE findings SET removed = true, removed_reason = 'cap'
+         WHERE id IN (
+             SELECT id FROM findings WHERE issue_id = $1 AND NOT removed
+             ORDER BY number DESC OFFSET $2)
+         RETURNING number",
+    )
+    .bind(issue_id)
+    .bind(keep as i64)
+    .fetch_all(conn)
+    .await
+    .map(|mut numbers: Vec<i32>| {
+        numbers.sort_unstable();
+        numbers
+    })?)
+}
+
+/// The live findings of an issue with their sources, by number.
+pub async fn live(conn: &mut PgConnection, issue_id: i64) -> Result<Vec<FindingRow>> {
+    let heads: Vec<FindingHead> = sqlx::query_as(
+        "SELECT id, issue_id, number, synthesis, created_by_run, created_at
+         FROM findings WHERE issue_id = $1 AND NOT removed ORDER BY number",
+    )
+    .bind(issue_id)
+    .fetch_all(&mut *conn)
+    .await?;
+    let ids: Vec<i64> = heads.iter().map(|h| h.id).collect();
+    let sources: Vec<(i64, SourceRowWithId)> = sqlx::query_as::<_, SourceRowWithId>(
+        "SELECT finding_id, path, start_line, end_line, quote, commit_sha
+         FROM finding_sources WHERE finding_id = ANY($1) ORDER BY finding_id, position",
+    )
+    .bind(&ids)
+    .fetch_all(&mut *conn)
+    .await?
+    .into_iter()
+    .map(|s| (s.finding_id, s))
+    .collect();
+    Ok(heads
+        .into_iter()
+        .map(|h| FindingRow {
+            sources: sources
+                .iter()
+                .filter(|(id, _)| *id == h.id)
+                .map(|(_, s)| SourceRow {
+                    path: s.path.clone(),
+                    start_line: s.start_line,
+                    end_line: s.end_line,
+                    quote: s.quote.clone(),
+                    commit_sha: s.commit_sha.clone(),
+                })
+                .collect(),
+            id: h.id,
+            issue_id: h.issue_id,
+            number: h.number,
+            synthesis: h.synthesis,
+            created_by_run: h.created_by_run,
+            created_at: h.created_at,
+        })
+        .collect())
+}
+
+#[derive(Debug, Clone, sqlx::FromRow)]
+struct SourceRowWithId {
+    finding_id: i64,
+    path: String,
+    start_line: i32,
+    end_line: i32,
+    quote: Option<String>,
+    commit_sha: String,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use sqlx::PgPool;
+
+    fn source(path: &str) -> SourceRow {
+        SourceRow {
+            path: path.into(),
+            start_line: 3,
+            end_line: 5,
+            quote: Some("func Plan()".into()),
+            commit_sha: "abc123".into(),
+        }
+    }
+
+    #[sqlx::test(migrator = "crate::MIGRATOR")]
+    async fn insert_remove_and_cap(pool: PgPool) {
+        let mut conn = pool.acquire().await.unwrap();
+        for i in 1..=4 {
+            let n = insert(
+                &mut conn,
+                1,
+                &format!("finding {i}"),
+                Some(7),
+                &[source("a.go"), source("b.go")],
+            )
+            .await
+            .unwrap();
+            assert_eq!(n, i);
+        }
+        insert(&mut conn, 2, "elsewhere", None, &[source("c.go")])
+            .await
+            .unwrap();
+
+        assert!(remove(&mut conn, 1, 2, RemovedBy::Planner).await.unwrap());
+        assert!(!remove(&mut conn, 1, 2, RemovedBy::Planner).await.unwrap());
+        assert!(!remove(&mut conn, 1, 99, RemovedBy::Planner).await.unwrap());
+
+        // Live: 1, 3, 4. Keep 2: drops 1.
+        assert_eq!(drop_oldest_past(&mut conn, 1, 2).await.unwrap(), vec![1]);
+        assert!(drop_oldest_past(&mut conn, 1, 2).await.unwrap().is_empty());
+
+        let live = live(&mut conn, 1).await.unwrap();
+        assert_eq!(
+            live.iter().map(|f| f.number).collect::<Vec<_>>(),
+            vec![3, 4]
+        );
+        assert_eq!(live[0].sources.len(), 2);
+        assert_eq!(live[0].sources[1].path, "b.go");
+        assert_eq!(live[0].sources[0].commit_sha, "abc123");
+        assert_eq!(live[0].created_by_run, Some(7));
+        // A number is never reused after removals.
+        assert_eq!(
+            insert(&mut conn, 1, "five", None, &[source("a.go")])
+                .await
+                .unwrap(),
+            5
+        );
+    }
+}

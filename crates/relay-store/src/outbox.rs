@@ -1,0 +1,277 @@
+//! The outbox of tracker writes. The action executor inserts rows in its batch transaction (so
+//! they exist before any tracker call); the drain attempts them in order and records the outcome.
+//!
+//! Crash safety: [`start_attempt`] commits `maybe_sent = true` before the tracker is called, so
+//! whatever happens after, the next attempt knows the write may already be on the tracker and looks
+//! for its marker first.
+
+use std::time::Duration;
+
+use chrono::{DateTime, Utc};
+use sqlx::PgConnection;
+
+use crate::Result;
+
+/// What an outbox row asks the tracker to do.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum WriteKind {
+    /// A new top-level comment / discussion.
+    Comment,
+    /// A reply in an existing thread (target note / discussion set).
+    Reply,
+    /// Replace the body of the target note.
+    Edit,
+    /// A reaction on the target note, or on the issue when there is no target.
+    Reaction,
+}
+
+impl WriteKind {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            WriteKind::Comment => "comment",
+            WriteKind::Reply => "reply",
+            WriteKind::Edit => "edit",
+            WriteKind::Reaction => "reaction",
+        }
+    }
+
+    pub fn parse(s: &str) -> Option<WriteKind> {
+        [
+            WriteKind::Comment,
+            WriteKind::Reply,
+            WriteKind::Edit,
+            WriteKind::Reaction,
+        ]
+        .into_iter()
+        .find(|k| k.as_str() == s)
+    }
+}
+
+/// A write to record.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NewWrite<'a> {
+    pub idempotency_key: &'a str,
+    pub issue_id: i64,
+    pub job_id: Option<i64>,
+    pub kind: WriteKind,
+    /// The full body as it will be sent (marker included); for a reaction, its name.
+    pub body: &'a str,
+    pub target_note_id: Option<&'a str>,
+    pub target_discussion_id: Option<&'a str>,
+}
+
+/// A stored write.
+#[derive(Debug, Clone, PartialEq, Eq, sqlx::FromRow)]
+pub struct OutboxRow {
+    pub id: i64,
+    pub idempotency_key: String,
+    pub issue_id: i64,
+    pub job_id: Option<i64>,
+    pub kind: String,
+    pub body: String,
+    pub target_note_id: Option<String>,
+    pub target_discussion_id: Option<String>,
+    /// `pending`, `sent` or `failed`.
+    pub status: String,
+    pub attempts: i32,
+    /// An attempt started and may have reached the tracker.
+    pub maybe_sent: bool,
+    pub next_attempt_at: DateTime<Utc>,
+    pub note_id: Option<String>,
+    pub discussion_id: Option<String>,
+    pub last_error: Option<String>,
+    pub created_at: DateTime<Utc>,
+    pub sent_at: Option<DateTime<Utc>>,
+}
+
+impl OutboxRow {
+    pub fn write_kind(&self) -> Option<WriteKind> {
+        WriteKind::parse(&self.kind)
+    }
+}
+
+const COLUMNS: &str = "id, idempotency_key, issue_id, job_id, kind, body, target_note_id, \
+     target_discussion_id, status, attempts, maybe_sent, next_attempt_at, note_id, discussion_id, \
+     last_error, created_at, sent_at";
+
+/// Records a write; a write with the same key already recorded (a replayed batch) is left as it
+/// is. Returns whether the row is new.
+pub async fn enqueue(conn: &mut PgConnection, write: &NewWrite<'_>) -> Result<bool> {
+    let done = sqlx::query(
+        "INSERT INTO outbox (idempotency_key, issue_id, job_id, kind, body, target_note_id, target_discussion_id)
+         VALUES ($1, $2, $3, $4, $5, $6, $7)
+         ON CONFLICT (idempotency_key) DO NOTHING",
+    )
+    .bind(write.idempotency_key)
+    .bind(write.issue_id)
+    .bind(write.job_id)
+    .bind(write.kind.as_str())
+    .bind(write.body)
+    .bind(write.target_note_id)
+    .bind(write.target_discussion_id)
+    .execute(conn)
+    .await?;
+    Ok(done.rows_affected() == 1)
+}
+
+/// The issue's pending writes in the order they were recorded, due or not: the drain keeps
+/// that order and stops at the first one that is not due yet.
+pub async fn pending(conn: &mut PgConnection, issue_id: i64) -> Result<Vec<OutboxRow>> {
+    Ok(sqlx::query_as(sqlx::AssertSqlSafe(format!(
+        "SELECT {COLUMNS} FROM outbox WHERE issue_id = $1 AND status = 'pending' ORDER BY id"
+    )))
+    .bind(issue_id)
+    .fetch_all(conn)
+    .await?)
+}
+
+/// Every write of an issue, oldest first (for tests, operators and the read API).
+pub async fn for_issue(conn: &mut PgConnection, issue_id: i64) -> Result<Vec<OutboxRow>> {
+    Ok(sqlx::query_as(sqlx::AssertSqlSafe(format!(
+        "SELECT {COLUMNS} FROM outbox WHERE issue_id = $1 ORDER BY id"
+    )))
+    .bind(issue_id)
+    .fetch_all(conn)
+    .await?)
+}
+
+/// One write by key.
+pub async fn get(conn: &mut PgConnection, key: &str) -> Result<Option<OutboxRow>> {
+    Ok(sqlx::query_as(sqlx::AssertSqlSafe(format!(
+        "SELECT {COLUMNS} FROM outbox WHERE idempotency_key = $1"
+    )))
+    .bind(key)
+    .fetch_optional(conn)
+    .await?)
+}
+
+/// Records that an attempt starts (and may reach the tracker). Must be committed before the
+/// tracker is called. Returns the attempt number.
+pub async fn start_attempt(conn: &mut PgConnection, id: i64) -> Result<i32> {
+    Ok(sqlx::query_scalar(
+        "UPDATE outbox SET attempts = attempts + 1, maybe_sent = true, updated_at = now()
+         WHERE id = $1 RETURNING attempts",
+    )
+    .bind(id)
+    .fetch_one(conn)
+    .await?)
+}
+
+/// Records that the tracker accepted the write (or already had it).
+pub async fn mark_sent(
+    conn: &mut PgConnection,
+    id: i64,
+    note_id: Option<&str>,
+    discussion_id: Option<&str>,
+) -> Result<()> {
+    sqlx::query(
+        "UPDATE outbox SET status = 'sent', note_id = $2, discussion_id = $3, last_error = NULL,
+                sent_at = now(), updated_at = now()
+         WHERE id = $1",
+    )
+    .bind(id)
+    .bind(note_id)
+    .bind(discussion_id)
+    .execute(conn)
+    .await?;
+    Ok(())
+}
+
+/// Leaves the write pending, to be tried again after `delay`.
+pub async fn mark_retry(
+    conn: &mut PgConnection,
+    id: i64,
+    error: &str,
+    delay: Duration,
+) -> Result<()> {
+    sqlx::query(
+        "UPDATE outbox SET last_error = $2, next_attempt_at = now() + make_interval(secs => $3),
+                updated_at = now()
+         WHERE id = $1",
+    )
+    .bind(id)
+    .bind(error)
+    .bind(delay.as_secs_f64())
+    .execute(conn)
+    .await?;
+    Ok(())
+}
+
+/// Gives up on a write (a permanent error).
+pub async fn mark_failed(conn: &mut PgConnection, id: i64, error: &str) -> Result<()> {
+    sqlx::query(
+        "UPDATE outbox SET status = 'failed', last_error = $2, updated_at = now() WHERE id = $1",
+    )
+    .bind(id)
+    .bind(error)
+    .execute(conn)
+    .await?;
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use sqlx::PgPool;
+
+    fn write(key: &str) -> NewWrite<'_> {
+        NewWrite {
+            idempotency_key: key,
+            issue_id: 1,
+            job_id: Some(9),
+            kind: WriteKind::Reply,
+            body: "hello <!-- relay:write:k -->",
+            target_note_id: Some("n1"),
+            target_discussion_id: Some("d1"),
+        }
+    }
+
+    #[sqlx::test(migrator = "crate::MIGRATOR")]
+    async fn lifecycle_and_replay(pool: PgPool) {
+        let mut conn = pool.acquire().await.unwrap();
+        assert!(enqueue(&mut conn, &write("a")).await.unwrap());
+        assert!(
+            !enqueue(&mut conn, &write("a")).await.unwrap(),
+            "replay is a no-op"
+        );
+        assert!(enqueue(&mut conn, &write("b")).await.unwrap());
+        assert!(enqueue(&mut conn, &write("c")).await.unwrap());
+
+        let rows = pending(&mut conn, 1).await.unwrap();
+        assert_eq!(rows.len(), 3);
+        let a = &rows[0];
+        assert_eq!(a.write_kind(), Some(WriteKind::Reply));
+        assert_eq!((a.attempts, a.maybe_sent), (0, false));
+        assert_eq!(a.target_discussion_id.as_deref(), Some("d1"));
+
+        assert_eq!(start_attempt(&mut conn, a.id).await.unwrap(), 1);
+        mark_sent(&mut conn, a.id, Some("n9"), Some("d1"))
+            .await
+            .unwrap();
+        let b = &rows[1];
+        assert_eq!(start_attempt(&mut conn, b.id).await.unwrap(), 1);
+        mark_retry(&mut conn, b.id, "transient: 503", Duration::from_secs(60))
+            .await
+            .unwrap();
+        mark_failed(&mut conn, rows[2].id, "validation failed: body")
+            .await
+            .unwrap();
+
+        let sent = get(&mut conn, "a").await.unwrap().unwrap();
+        assert_eq!(
+            (sent.status.as_str(), sent.note_id.as_deref()),
+            ("sent", Some("n9"))
+        );
+        assert!(sent.sent_at.is_some());
+        let retry = get(&mut conn, "b").await.unwrap().unwrap();
+        assert_eq!(retry.status, "pending");
+        assert!(retry.maybe_sent);
+        assert!(retry.next_attempt_at > Utc::now() + chrono::Duration::seconds(30));
+        assert_eq!(retry.last_error.as_deref(), Some("transient: 503"));
+        assert_eq!(get(&mut conn, "c").await.unwrap().unwrap().status, "failed");
+        assert_eq!(pending(&mut conn, 1).await.unwrap().len(), 1);
+        assert_eq!(for_issue(&mut conn, 1).await.unwrap().len(), 3);
+        assert!(get(&mut conn, "zzz").await.unwrap().is_none());
+    }
+}
