@@ -8,6 +8,8 @@ use std::collections::BTreeMap;
 use relay_tracker::AuthorRole;
 use serde::Deserialize;
 
+use crate::explore::ExploreConfig;
+
 /// Planner turns per cycle (each turn is one LLM call).
 pub const DEFAULT_PLANNER_MAX_ITERATIONS: u32 = 8;
 /// Re-plans after the validator refused a batch.
@@ -20,13 +22,11 @@ pub const DEFAULT_CYCLES_PER_JOB: u32 = 3;
 pub const DEFAULT_CONTEXT_MAX_TOKENS: usize = 12_000;
 /// Tokens one issue may spend across all its jobs before Relay stops engaging.
 pub const DEFAULT_ISSUE_TOKEN_BUDGET: u64 = 500_000;
-/// Parallel explore agents one planner turn may run.
-pub const DEFAULT_MAX_PARALLEL_EXPLORES: usize = 4;
 /// Spec writer turns (explore calls plus the final answer).
 pub const DEFAULT_SPEC_MAX_ITERATIONS: u32 = 6;
 
 /// `[agent]`.
-#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct AgentSettings {
     /// LLM turns per planning cycle.
@@ -41,12 +41,13 @@ pub struct AgentSettings {
     pub context_max_tokens: usize,
     /// Tokens per issue across jobs; past it Relay posts one note and waits for a new mention.
     pub issue_token_budget: u64,
-    /// Explore agents run at once by one planner turn.
-    pub max_parallel_explores: usize,
     /// Spec writer turns.
     pub spec_max_iterations: u32,
     /// Who may engage Relay, by default and per tracker name.
     pub engage_roles: EngageRoles,
+    /// `[agent.explore]`: the ExploreAgent's budgets (its `max_parallel_explores` also bounds the
+    /// explorations one planner turn runs).
+    pub explore: ExploreConfig,
 }
 
 impl Default for AgentSettings {
@@ -58,7 +59,7 @@ impl Default for AgentSettings {
             cycles_per_job: DEFAULT_CYCLES_PER_JOB,
             context_max_tokens: DEFAULT_CONTEXT_MAX_TOKENS,
             issue_token_budget: DEFAULT_ISSUE_TOKEN_BUDGET,
-            max_parallel_explores: DEFAULT_MAX_PARALLEL_EXPLORES,
+            explore: ExploreConfig::default(),
             spec_max_iterations: DEFAULT_SPEC_MAX_ITERATIONS,
             engage_roles: EngageRoles::default(),
         }

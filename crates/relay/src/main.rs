@@ -49,6 +49,9 @@ enum Command {
     Index(cmd::index::IndexArgs),
     /// Ask the code graph of a checkout: search, callers, callees, implementations, usages, resolve.
     Codegraph(cmd::codegraph::CodegraphArgs),
+    /// Dry run: one planner cycle on an issue from a JSON file against a local checkout; prints
+    /// the actions and the Validator's verdicts and writes nothing.
+    Plan(cmd::plan::PlanArgs),
     /// Load-test a running gateway with signed GitHub deliveries and compare with the raw
     /// Postgres INSERT ceiling.
     BenchIntake(cmd::bench_intake::BenchIntakeArgs),
@@ -108,6 +111,7 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
         Command::Tool(args) => cmd::tool::run(config, &args),
         Command::Index(args) => cmd::index::run(&args),
         Command::Codegraph(args) => cmd::codegraph::run(config, args).await,
+        Command::Plan(args) => cmd::plan::run(config, &args).await,
     }
 }
 

@@ -198,7 +198,9 @@ impl LlmClient {
                 break Err(error);
             }
             let delay = self.retry.delay(attempts, &error);
-            if Instant::now() + delay >= deadline {
+            // Compare against what is left rather than computing `now + delay`: the delay comes
+            // from a response header and must not be able to overflow `Instant`.
+            if delay >= deadline.saturating_duration_since(Instant::now()) {
                 break Err(LlmError::DeadlineExceeded {
                     deadline: self.retry.deadline,
                     attempts,

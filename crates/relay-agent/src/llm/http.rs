@@ -148,7 +148,7 @@ pub fn retry_after(headers: &HeaderMap) -> Option<Duration> {
         && ms.is_finite()
         && ms >= 0.0
     {
-        return Some(Duration::from_secs_f64(ms / 1000.0));
+        return Some(clamped_secs(ms / 1000.0));
     }
     if let Some(value) = header("retry-after") {
         let value = value.trim();
@@ -156,7 +156,7 @@ pub fn retry_after(headers: &HeaderMap) -> Option<Duration> {
             && seconds.is_finite()
             && seconds >= 0.0
         {
-            return Some(Duration::from_secs_f64(seconds));
+            return Some(clamped_secs(seconds));
         }
         if let Ok(date) = chrono::DateTime::parse_from_rfc2822(value) {
             return until(date.with_timezone(&chrono::Utc));
@@ -185,10 +185,26 @@ pub fn retry_after(headers: &HeaderMap) -> Option<Duration> {
     longest
 }
 
+/// Longest delay a response header can ask for. Headers are input from the network: a huge value
+/// (`retry-after: 1e20`) would overflow `Duration` and `Instant` arithmetic; anything past this is
+/// far beyond every call's deadline anyway, so the caller gives up instead of waiting.
+pub const MAX_HEADER_DELAY: Duration = Duration::from_secs(24 * 60 * 60);
+
+/// `seconds` as a duration, clamped to `0..=MAX_HEADER_DELAY` (NaN counts as zero).
+fn clamped_secs(seconds: f64) -> Duration {
+    if seconds.is_nan() || seconds <= 0.0 {
+        return Duration::ZERO;
+    }
+    Duration::try_from_secs_f64(seconds)
+        .unwrap_or(MAX_HEADER_DELAY)
+        .min(MAX_HEADER_DELAY)
+}
+
 fn until(time: chrono::DateTime<chrono::Utc>) -> Option<Duration> {
     (time - chrono::Utc::now())
         .to_std()
         .ok()
+        .map(|delay| delay.min(MAX_HEADER_DELAY))
         .or(Some(Duration::ZERO))
 }
 
@@ -220,7 +236,7 @@ pub fn parse_go_duration(text: &str) -> Option<Duration> {
         total += number * factor;
         rest = &rest[unit_len..];
     }
-    Some(Duration::from_secs_f64(total))
+    Some(clamped_secs(total))
 }
 
 fn truncate(text: &str, max: usize) -> String {
@@ -240,7 +256,7 @@ mod tests {
 
     use reqwest::header::{HeaderMap, HeaderValue};
 
-    use super::{classify, parse_go_duration, retry_after};
+    use super::{MAX_HEADER_DELAY, classify, parse_go_duration, retry_after};
     use crate::llm::error::ErrorKind;
 
     #[track_caller]
@@ -347,6 +363,27 @@ mod tests {
     }
 
     #[test]
+    fn huge_retry_after_values_are_clamped_not_a_panic() {
+        for (name, value) in [
+            ("retry-after", "1e20"),
+            ("retry-after", "1e308"),
+            ("retry-after-ms", "1e300"),
+            ("retry-after", "18446744073709551616"),
+        ] {
+            let mut headers = HeaderMap::new();
+            headers.insert(name, HeaderValue::from_static(value));
+            assert_eq!(
+                retry_after(&headers),
+                Some(MAX_HEADER_DELAY),
+                "{name}: {value}"
+            );
+        }
+        let mut headers = HeaderMap::new();
+        headers.insert("retry-after", HeaderValue::from_static("inf"));
+        assert_eq!(retry_after(&headers), None, "non-finite values are ignored");
+    }
+
+    #[test]
     fn go_durations() {
         assert_eq!(parse_go_duration("12ms"), Some(Duration::from_millis(12)));
         assert_eq!(parse_go_duration("6m0s"), Some(Duration::from_secs(360)));
@@ -355,6 +392,10 @@ mod tests {
             Some(Duration::from_secs_f64(3723.5))
         );
         assert_eq!(parse_go_duration("soon"), None);
+        assert_eq!(
+            parse_go_duration("99999999999999999999999999h"),
+            Some(MAX_HEADER_DELAY)
+        );
         assert_eq!(parse_go_duration(""), None);
     }
 }

@@ -7,12 +7,14 @@
 //! explorations). The last allowed turn offers only `submit_actions`, so a cycle that runs out of
 //! turns still ends with a decision when the model can give one.
 
+pub mod adapters;
 pub mod explore_calls;
 pub mod run;
 pub mod seams;
 pub mod tools;
 
 pub use run::Planner;
+
 pub use seams::{
     BatchValidator, ExploreFailure, ExploreOutcome, ExploreRequest, Explorer, Thoroughness, Verdict,
 };
@@ -41,7 +43,7 @@ impl From<&AgentSettings> for PlannerLimits {
             max_iterations: settings.planner_max_iterations,
             max_replans: settings.planner_max_replans,
             cycle_token_budget: settings.cycle_token_budget,
-            max_parallel_explores: settings.max_parallel_explores,
+            max_parallel_explores: settings.explore.max_parallel_explores,
         }
     }
 }
@@ -90,6 +92,15 @@ pub struct TokenSplit {
     pub tool_results: usize,
 }
 
+/// One `submit_actions` call and what became of it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SubmissionRecord {
+    /// The batch, when the arguments matched the Action contract.
+    pub batch: Option<ActionBatch>,
+    /// `None` when accepted; otherwise the failure text the model received.
+    pub refusal: Option<String>,
+}
+
 /// The outcome of one planning cycle.
 #[derive(Debug)]
 pub struct PlanOutcome {
@@ -106,6 +117,8 @@ pub struct PlanOutcome {
     pub explore_tokens: u64,
     /// Estimated token split of the requests.
     pub split: TokenSplit,
+    /// Every submission of the cycle, in order (what `relay plan` prints as verdicts).
+    pub submissions: Vec<SubmissionRecord>,
 }
 
 impl PlanOutcome {

@@ -7,7 +7,10 @@ use relay_core::ActionBatch;
 use super::explore_calls::answer_explores;
 use super::seams::{BatchValidator, Explorer, Verdict};
 use super::tools::{EXPLORE, SUBMIT_ACTIONS, explore_tool, submit_actions_tool};
-use super::{PLANNER_PROMPT, PlanOutcome, PlanResult, PlannerLimits, StopReason, TokenSplit};
+use super::{
+    PLANNER_PROMPT, PlanOutcome, PlanResult, PlannerLimits, StopReason, SubmissionRecord,
+    TokenSplit,
+};
 use crate::context::BuiltContext;
 use crate::context::render::message_tokens;
 use crate::context::tokens::estimate_tokens;
@@ -46,6 +49,7 @@ struct Cycle {
     explores: u32,
     replans: u32,
     split: TokenSplit,
+    submissions: Vec<SubmissionRecord>,
 }
 
 impl Cycle {
@@ -64,7 +68,7 @@ impl Cycle {
 /// What one turn's `submit_actions` call came to.
 enum Submission {
     Accepted(ActionBatch),
-    Refused(ToolResult),
+    Refused(Option<ActionBatch>, ToolResult),
 }
 
 impl Planner {
@@ -92,6 +96,7 @@ impl Planner {
             explore_tokens: 0,
             explores: 0,
             replans: 0,
+            submissions: Vec::new(),
             split: TokenSplit {
                 context: estimate_tokens(PLANNER_PROMPT)
                     + context.messages.iter().map(message_tokens).sum::<usize>(),
@@ -165,6 +170,7 @@ impl Planner {
             usage: cycle.usage,
             explore_tokens: cycle.explore_tokens,
             split: cycle.split,
+            submissions: cycle.submissions,
         }
     }
 
@@ -181,8 +187,18 @@ impl Planner {
                 continue;
             }
             match self.submit(call).await {
-                Submission::Accepted(batch) => return Ok(Some(batch)),
-                Submission::Refused(result) => {
+                Submission::Accepted(batch) => {
+                    cycle.submissions.push(SubmissionRecord {
+                        batch: Some(batch.clone()),
+                        refusal: None,
+                    });
+                    return Ok(Some(batch));
+                }
+                Submission::Refused(batch, result) => {
+                    cycle.submissions.push(SubmissionRecord {
+                        batch,
+                        refusal: Some(result.content.clone()),
+                    });
                     cycle.replans += 1;
                     if cycle.replans > self.limits.max_replans {
                         return Err(StopReason::RepeatedValidationFailures {
@@ -220,17 +236,20 @@ impl Planner {
     async fn submit(&self, call: &ToolCall) -> Submission {
         let batch = match submit_actions_tool().parse_call::<ActionBatch>(call) {
             Ok(batch) => batch,
-            Err(error) => return Submission::Refused(error),
+            Err(error) => return Submission::Refused(None, error),
         };
         match self.validator.validate(&batch).await {
             Verdict::Accepted => Submission::Accepted(batch),
-            Verdict::Rejected { failures } => Submission::Refused(ToolResult::error(
-                &call.id,
-                format!(
-                    "{failures}\nNothing was written. Fix exactly these actions and call \
+            Verdict::Rejected { failures } => Submission::Refused(
+                Some(batch),
+                ToolResult::error(
+                    &call.id,
+                    format!(
+                        "{failures}\nNothing was written. Fix exactly these actions and call \
                      `{SUBMIT_ACTIONS}` again with the whole batch."
+                    ),
                 ),
-            )),
+            ),
         }
     }
 }

@@ -6,6 +6,7 @@ pub mod config;
 pub mod index;
 pub mod llm;
 pub mod migrate;
+pub mod plan;
 pub mod serve;
 pub mod tool;
 

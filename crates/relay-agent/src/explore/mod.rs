@@ -1,0 +1,280 @@
+//! The ExploreAgent: answers one question about a repository at one commit with an answer and
+//! verified `path:start-end` citations, inside a bounded tool loop.
+//!
+//! Invariants:
+//! - a fresh context per question: the system prompt ([`SYSTEM_PROMPT`]), the question, then the
+//!   loop's own turns — nothing from other explores;
+//! - every run ends in an [`ExploreReport`]: the model's `submit_report`, a forced synthesis (one
+//!   last call without tools) or an "insufficient evidence" report listing what was tried. Only an
+//!   LLM that cannot be used at all (unreachable, key refused) is an [`ExploreError`];
+//! - the report holds only citations that passed [`relay_tools::citation::verify`]; an answer
+//!   without any is at most `low` confidence;
+//! - bounded: iterations, this explore's tokens (soft → one nudge, hard → forced synthesis), a
+//!   wall-clock limit, loop detection, and observation masking keeps each prompt bounded.
+//!
+//! Layout: [`report`] (the `submit_report` contract and citation checks), `run` (the loop),
+//! `context` (messages and masking), `guard` (loop detection), `budget` (limits by thoroughness).
+
+mod budget;
+mod context;
+mod guard;
+pub mod report;
+mod run;
+mod synthesis;
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use serde::{Deserialize, Serialize};
+
+use crate::llm::{LlmClient, LlmError};
+use crate::toolbox::{ToolCallRecord, Toolbox};
+
+pub use budget::{ExploreBudget, Thoroughness};
+pub use report::{Confidence, SUBMIT_REPORT_TOOL, SubmitReport};
+
+/// The system prompt (its own file so it can be read and reviewed as prose).
+pub const SYSTEM_PROMPT: &str = include_str!("prompt.md");
+
+/// Default wall-clock limit of one explore.
+pub const DEFAULT_TIME_LIMIT: Duration = Duration::from_secs(5 * 60);
+/// Default time granted to the forced-synthesis call after the time limit.
+pub const DEFAULT_SYNTHESIS_TIME: Duration = Duration::from_secs(60);
+/// Default tool calls of one turn run at once.
+pub const DEFAULT_MAX_PARALLEL_TOOLS: usize = 4;
+/// Default explores run at once by [`ExploreAgent::explore_all`] (the planner's fan-out).
+pub const DEFAULT_MAX_PARALLEL_EXPLORES: usize = 4;
+/// Default number of recent assistant turns whose tool outputs stay verbatim in the prompt.
+pub const DEFAULT_KEEP_TURNS: usize = 6;
+
+/// Settings of the ExploreAgent (the `[agent]` configuration section).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct ExploreConfig {
+    /// Budget of a `quick` explore.
+    pub quick: ExploreBudget,
+    /// Budget of a `medium` explore (`thorough` is twice this until the multi-stage mode lands).
+    pub medium: ExploreBudget,
+    /// Wall-clock limit of one explore.
+    #[serde(with = "humantime_secs")]
+    pub time_limit: Duration,
+    /// Time granted to the forced-synthesis call when the time limit is hit.
+    #[serde(with = "humantime_secs")]
+    pub synthesis_time: Duration,
+    /// Tool calls of one turn run at once.
+    pub max_parallel_tools: usize,
+    /// Explores run at once by [`ExploreAgent::explore_all`].
+    pub max_parallel_explores: usize,
+    /// Tool outputs of the last this-many assistant turns stay verbatim; older ones are replaced by
+    /// a one-line summary. `0` turns masking off (benchmarks only).
+    pub keep_turns: usize,
+}
+
+impl Default for ExploreConfig {
+    fn default() -> Self {
+        Self {
+            quick: Thoroughness::Quick.default_budget(),
+            medium: Thoroughness::Medium.default_budget(),
+            time_limit: DEFAULT_TIME_LIMIT,
+            synthesis_time: DEFAULT_SYNTHESIS_TIME,
+            max_parallel_tools: DEFAULT_MAX_PARALLEL_TOOLS,
+            max_parallel_explores: DEFAULT_MAX_PARALLEL_EXPLORES,
+            keep_turns: DEFAULT_KEEP_TURNS,
+        }
+    }
+}
+
+impl ExploreConfig {
+    /// The budget of one explore at `thoroughness`.
+    pub fn budget(&self, thoroughness: Thoroughness) -> ExploreBudget {
+        match thoroughness {
+            Thoroughness::Quick => self.quick,
+            Thoroughness::Medium => self.medium,
+            // Until the multi-stage mode lands: medium with twice the budget.
+            Thoroughness::Thorough => self.medium.doubled(),
+        }
+    }
+}
+
+/// Durations in configuration files are whole seconds.
+mod humantime_secs {
+    use std::time::Duration;
+
+    use serde::{Deserialize, Deserializer, Serializer};
+
+    pub fn serialize<S: Serializer>(value: &Duration, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.serialize_f64(value.as_secs_f64())
+    }
+
+    pub fn deserialize<'de, D: Deserializer<'de>>(deserializer: D) -> Result<Duration, D::Error> {
+        let seconds = f64::deserialize(deserializer)?;
+        Duration::try_from_secs_f64(seconds).map_err(serde::de::Error::custom)
+    }
+}
+
+/// One question.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ExploreRequest {
+    /// The question, e.g. "who calls `Planner.Plan`?".
+    pub question: String,
+    /// How much effort to spend.
+    pub thoroughness: Thoroughness,
+}
+
+impl ExploreRequest {
+    /// A question at `thoroughness`.
+    pub fn new(question: impl Into<String>, thoroughness: Thoroughness) -> Self {
+        Self {
+            question: question.into(),
+            thoroughness,
+        }
+    }
+}
+
+/// Why the loop ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+#[non_exhaustive]
+pub enum StopReason {
+    /// The model called `submit_report`.
+    Submitted,
+    /// This explore's hard token limit.
+    TokenLimit,
+    /// The iteration cap.
+    IterationCap,
+    /// The wall-clock limit.
+    TimeLimit,
+    /// The same call or the same result kept coming back after the nudge.
+    LoopDetected,
+    /// The model kept replying without a usable tool call (empty replies, text, unknown tools).
+    NoProgress,
+    /// The job's token budget (shared by all its LLM calls) is spent.
+    JobBudget,
+    /// The LLM failed mid-run (after retries); the kind is in `llm_error`.
+    LlmError,
+}
+
+impl StopReason {
+    /// Stable snake_case name.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Submitted => "submitted",
+            Self::TokenLimit => "token_limit",
+            Self::IterationCap => "iteration_cap",
+            Self::TimeLimit => "time_limit",
+            Self::LoopDetected => "loop_detected",
+            Self::NoProgress => "no_progress",
+            Self::JobBudget => "job_budget",
+            Self::LlmError => "llm_error",
+        }
+    }
+}
+
+impl std::fmt::Display for StopReason {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// Where the report came from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ReportOrigin {
+    /// The model's own `submit_report` in the loop.
+    Submitted,
+    /// The forced-synthesis call (tools removed).
+    ForcedSynthesis,
+    /// Relay's "insufficient evidence" report: no usable report could be obtained.
+    InsufficientEvidence,
+}
+
+/// The outcome of one explore.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ExploreReport {
+    /// The answer.
+    pub answer: String,
+    /// Verified citations only, paths normalised relative to the snapshot root.
+    pub evidence: Vec<relay_core::Citation>,
+    /// The model's confidence, downgraded to `low` when no citation survived.
+    pub confidence: Confidence,
+    /// Parts of the question left open.
+    pub unanswered: Vec<String>,
+    /// Citations of the final report that failed verification and were dropped.
+    pub dropped_citations: usize,
+    /// Why the loop ended.
+    pub stop: StopReason,
+    /// Where the report came from.
+    pub origin: ReportOrigin,
+    /// LLM calls made (including the forced synthesis).
+    pub iterations: u32,
+    /// Prompt tokens over all calls.
+    pub tokens_in: u64,
+    /// Completion tokens over all calls.
+    pub tokens_out: u64,
+    /// The classified LLM error when `stop` is `llm_error`.
+    pub llm_error: Option<String>,
+    /// Every tool call, in order.
+    pub tool_calls: Vec<ToolCallRecord>,
+}
+
+/// An explore that could not run at all.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum ExploreError {
+    /// The LLM cannot be used: unreachable, key refused, model unknown, misconfigured.
+    #[error("llm unavailable ({kind}): {source}", kind = source.kind().as_str())]
+    Llm {
+        /// The classified error.
+        #[source]
+        source: LlmError,
+    },
+}
+
+/// Runs explores over one toolbox. Cheap to clone; clones share the client and toolbox.
+#[derive(Debug, Clone)]
+pub struct ExploreAgent {
+    llm: LlmClient,
+    toolbox: Arc<Toolbox>,
+    config: ExploreConfig,
+}
+
+impl ExploreAgent {
+    /// An agent asking `llm` and using `toolbox` (share one toolbox across a job's explores).
+    pub fn new(llm: LlmClient, toolbox: Arc<Toolbox>, config: ExploreConfig) -> Self {
+        Self {
+            llm,
+            toolbox,
+            config,
+        }
+    }
+
+    /// The configuration.
+    pub fn config(&self) -> &ExploreConfig {
+        &self.config
+    }
+
+    /// The toolbox.
+    pub fn toolbox(&self) -> &Arc<Toolbox> {
+        &self.toolbox
+    }
+
+    /// Answers one question. Errors only when the LLM cannot be used at all; every other ending
+    /// (budgets, loops, malformed replies, mid-run LLM failures) is a report.
+    pub async fn explore(&self, request: ExploreRequest) -> Result<ExploreReport, ExploreError> {
+        run::Run::new(self, &request).execute().await
+    }
+
+    /// Answers several questions, at most `max_parallel_explores` at once, each with its own
+    /// budget; results are in request order.
+    pub async fn explore_all(
+        &self,
+        requests: Vec<ExploreRequest>,
+    ) -> Vec<Result<ExploreReport, ExploreError>> {
+        use futures::StreamExt;
+        futures::stream::iter(requests)
+            .map(|request| self.explore(request))
+            .buffered(self.config.max_parallel_explores.max(1))
+            .collect()
+            .await
+    }
+}

@@ -1,0 +1,224 @@
+//! The agents' toolbox: one async surface over the code tools (`grep`, `read`, `glob`, `tree` from
+//! relay-tools) and the `codegraph` tool (relay-codegraph ops, over any [`GraphStore`]).
+//!
+//! Invariants:
+//! - one definition per tool, rendered through the LLM layer's [`ToolDefinition`];
+//! - arguments are validated against that definition's schema before the tool runs, so a model's
+//!   malformed call becomes an error result it can read, never a failure of the loop;
+//! - every call, including failed ones, charges the job's tool budget (shared by every explore of
+//!   the job through the `Arc<Toolbox>`) and yields a [`ToolCallRecord`] for the run trace.
+
+mod record;
+
+use std::path::Path;
+use std::sync::Arc;
+use std::time::Instant;
+
+use relay_codegraph::ops::GraphScope;
+use relay_codegraph::store::GraphStore;
+use relay_tools::output::estimate_tokens;
+use relay_tools::sandbox::Sandbox;
+use relay_tools::{JobBudget, ToolContext, ToolLimits, ToolRegistry};
+
+use crate::llm::{ToolCall, ToolDefinition, ToolResult};
+
+pub use record::{CallStatus, MAX_RECORDED_ARGUMENT_CHARS, ToolCallRecord};
+
+/// Name of the code graph tool.
+pub const CODEGRAPH_TOOL: &str = relay_codegraph::ops::TOOL_NAME;
+
+/// Failures building a toolbox.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum ToolboxError {
+    /// The snapshot root cannot be sandboxed (missing, not a directory...).
+    #[error("cannot open the snapshot: {0}")]
+    Snapshot(#[from] relay_tools::ToolError),
+}
+
+/// Which code graph the `codegraph` tool reads: a store (the in-memory graph for the CLI, the
+/// configured store in the worker) and the repository/commit inside it.
+#[derive(Clone)]
+pub struct GraphAccess {
+    /// The store.
+    pub store: Arc<dyn GraphStore>,
+    /// The repository and commit to query.
+    pub scope: GraphScope,
+}
+
+impl std::fmt::Debug for GraphAccess {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("GraphAccess")
+            .field("scope", &self.scope)
+            .finish_non_exhaustive()
+    }
+}
+
+/// What one call produced: the result for the model and the record for the trace.
+#[derive(Debug, Clone)]
+pub struct ToolOutcome {
+    /// The result sent back to the model (an error result when the call failed).
+    pub result: ToolResult,
+    /// The trace record.
+    pub record: ToolCallRecord,
+}
+
+/// The tools of one job over one snapshot. Share it with `Arc`: every explore of the job charges
+/// the same tool budget.
+pub struct Toolbox {
+    registry: Arc<ToolRegistry>,
+    context: ToolContext,
+    graph: Option<GraphAccess>,
+    definitions: Vec<ToolDefinition>,
+}
+
+impl std::fmt::Debug for Toolbox {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Toolbox")
+            .field("root", &self.context.sandbox().root())
+            .field("tools", &self.names())
+            .field("graph", &self.graph)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Toolbox {
+    /// A toolbox over the checkout at `snapshot_root`. Without `graph` the `codegraph` tool is not
+    /// offered (the agent falls back to grep). `limits` are the per-call caps and the job totals.
+    pub fn new(
+        snapshot_root: &Path,
+        graph: Option<GraphAccess>,
+        limits: ToolLimits,
+    ) -> Result<Self, ToolboxError> {
+        let registry = ToolRegistry::standard();
+        let context = ToolContext::new(snapshot_root, limits)?;
+        let mut definitions: Vec<ToolDefinition> = registry
+            .definitions()
+            .into_iter()
+            .map(|definition| ToolDefinition {
+                name: definition.name,
+                description: definition.description,
+                parameters: definition.parameters,
+            })
+            .collect();
+        if graph.is_some() {
+            definitions.push(ToolDefinition::from_schema::<
+                relay_codegraph::ops::CodegraphArgs,
+            >(
+                CODEGRAPH_TOOL, relay_codegraph::ops::TOOL_DESCRIPTION
+            ));
+        }
+        Ok(Self {
+            registry: Arc::new(registry),
+            context,
+            graph,
+            definitions,
+        })
+    }
+
+    /// The definitions offered to the model, in a stable order.
+    pub fn definitions(&self) -> &[ToolDefinition] {
+        &self.definitions
+    }
+
+    /// The tool names.
+    pub fn names(&self) -> Vec<&str> {
+        self.definitions.iter().map(|d| d.name.as_str()).collect()
+    }
+
+    /// The sandbox over the snapshot (citations are verified through it).
+    pub fn sandbox(&self) -> &Sandbox {
+        self.context.sandbox()
+    }
+
+    /// The job's tool totals so far (all explores of the job together).
+    pub fn job_usage(&self) -> JobBudget {
+        self.context.job().budget.clone()
+    }
+
+    /// Runs one call. Never fails: unknown tools, malformed arguments, budget exhaustion and tool
+    /// errors all become an error [`ToolResult`] the model can read.
+    pub async fn call(&self, call: &ToolCall) -> ToolOutcome {
+        let started = Instant::now();
+        let call = normalise_empty_arguments(call);
+        let (result, status) = match self.run(&call).await {
+            Ok(text) => (ToolResult::ok(&call.id, text), CallStatus::Ok),
+            Err(result) => {
+                let status = CallStatus::Error {
+                    message: first_line(&result.content),
+                };
+                (result, status)
+            }
+        };
+        let record = ToolCallRecord::new(&call, started.elapsed(), status, &result.content);
+        ToolOutcome { result, record }
+    }
+
+    async fn run(&self, call: &ToolCall) -> Result<String, ToolResult> {
+        let Some(definition) = self.definitions.iter().find(|d| d.name == call.name) else {
+            return Err(ToolResult::error(
+                &call.id,
+                format!(
+                    "unknown tool `{}`; the tools are: {}, and submit_report to finish",
+                    call.name,
+                    self.names().join(", ")
+                ),
+            ));
+        };
+        let arguments = definition.check_call(call)?;
+        if call.name == CODEGRAPH_TOOL {
+            return self.codegraph(call, &arguments).await;
+        }
+        self.registry
+            .clone()
+            .call_async(
+                self.context.clone(),
+                call.name.clone(),
+                arguments.to_string(),
+            )
+            .await
+            .map_err(|error| ToolResult::error(&call.id, error.to_string()))
+    }
+
+    async fn codegraph(
+        &self,
+        call: &ToolCall,
+        arguments: &serde_json::Value,
+    ) -> Result<String, ToolResult> {
+        let Some(graph) = &self.graph else {
+            return Err(ToolResult::error(
+                &call.id,
+                "the code graph is not available",
+            ));
+        };
+        // Same job budget as the code tools: the check before, the charge after.
+        self.context
+            .job()
+            .budget
+            .check(self.context.limits(), false)
+            .map_err(|error| ToolResult::error(&call.id, error.to_string()))?;
+        let text =
+            relay_codegraph::ops::execute_json(Some(graph.store.as_ref()), &graph.scope, arguments)
+                .await;
+        let text = relay_tools::output::finish(text);
+        self.context
+            .job()
+            .budget
+            .charge(estimate_tokens(&text), false);
+        Ok(text)
+    }
+}
+
+/// Small models send `""` (or whitespace) as the arguments of a call; treat that as `{}` so the
+/// schema check can say which argument is missing instead of "not valid JSON".
+fn normalise_empty_arguments(call: &ToolCall) -> ToolCall {
+    let mut call = call.clone();
+    if call.arguments.trim().is_empty() || call.arguments.trim() == "null" {
+        call.arguments = "{}".to_owned();
+    }
+    call
+}
+
+fn first_line(text: &str) -> String {
+    text.lines().next().unwrap_or_default().to_owned()
+}

@@ -1,0 +1,75 @@
+//! [`ToolCallRecord`]: what the run trace keeps of one tool call.
+
+use std::time::Duration;
+
+use serde::Serialize;
+
+use crate::llm::ToolCall;
+
+/// Characters of the raw arguments kept in a record (the trace must stay small).
+pub const MAX_RECORDED_ARGUMENT_CHARS: usize = 200;
+
+/// How a call ended.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(tag = "status", rename_all = "snake_case")]
+pub enum CallStatus {
+    /// The tool answered.
+    Ok,
+    /// The call failed; `message` is the first line of what the model was told.
+    Error {
+        /// First line of the error text.
+        message: String,
+    },
+}
+
+/// One tool call as the run trace records it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct ToolCallRecord {
+    /// The tool name as the model sent it (unknown names included).
+    pub tool: String,
+    /// Top-level argument names, sorted (empty when the arguments were not an object).
+    pub argument_keys: Vec<String>,
+    /// The raw arguments, cut at [`MAX_RECORDED_ARGUMENT_CHARS`] characters.
+    pub arguments: String,
+    /// Relay's own time for the call (no LLM time).
+    #[serde(serialize_with = "as_millis")]
+    pub duration: Duration,
+    /// Ok or error.
+    #[serde(flatten)]
+    pub status: CallStatus,
+    /// Estimated tokens of the result the model received.
+    pub result_tokens: usize,
+}
+
+impl ToolCallRecord {
+    /// The record of `call`, which took `duration` and answered `result`.
+    pub fn new(call: &ToolCall, duration: Duration, status: CallStatus, result: &str) -> Self {
+        let mut argument_keys: Vec<String> =
+            serde_json::from_str::<serde_json::Value>(&call.arguments)
+                .ok()
+                .and_then(|value| value.as_object().map(|o| o.keys().cloned().collect()))
+                .unwrap_or_default();
+        argument_keys.sort();
+        Self {
+            tool: call.name.clone(),
+            argument_keys,
+            arguments: call
+                .arguments
+                .chars()
+                .take(MAX_RECORDED_ARGUMENT_CHARS)
+                .collect(),
+            duration,
+            status,
+            result_tokens: relay_tools::output::estimate_tokens(result),
+        }
+    }
+
+    /// Whether the call succeeded.
+    pub fn is_ok(&self) -> bool {
+        self.status == CallStatus::Ok
+    }
+}
+
+fn as_millis<S: serde::Serializer>(duration: &Duration, serializer: S) -> Result<S::Ok, S::Error> {
+    serializer.serialize_f64(duration.as_secs_f64() * 1000.0)
+}
