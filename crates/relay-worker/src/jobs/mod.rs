@@ -1,5 +1,6 @@
 //! One module per job kind.
 
+pub mod orchestrator;
 pub mod process_issue;
 pub mod reindex;
 pub mod update_checkout;

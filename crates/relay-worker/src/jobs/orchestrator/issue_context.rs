@@ -1,0 +1,310 @@
+//! The ContextBuilder's input for one issue, from the store and the tracker's thread.
+
+use relay_agent::context::{
+    ClosedGapView, FindingView, IssueContext, LearningView, OpenGapView, SpecView, ThreadNoteView,
+    TriggerView,
+};
+use relay_core::Citation;
+use relay_core::action::{CloseReason, LearningKind, Respondent, Severity};
+use relay_store::PgConnection;
+use relay_store::findings::FindingRow;
+use relay_store::gaps::GapRow;
+use relay_store::issues::{IssueEventRow, IssueRow, NoteRow};
+use relay_store::learnings::LearningRow;
+use relay_store::specs::SpecRow;
+use relay_tracker::{AuthorRole, ThreadNote};
+
+/// Everything the context is made of, as the store and tracker return it.
+#[derive(Debug, Clone)]
+pub struct IssueState {
+    pub issue: IssueRow,
+    pub gaps: Vec<GapRow>,
+    pub findings: Vec<FindingRow>,
+    pub learnings: Vec<LearningRow>,
+    pub spec: Option<SpecRow>,
+    pub events: Vec<IssueEventRow>,
+}
+
+/// One thread note with what is known of its author.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Note {
+    pub note_id: String,
+    pub discussion_id: Option<String>,
+    pub author: String,
+    pub author_role: Option<AuthorRole>,
+    pub by_bot: bool,
+    pub body: String,
+    pub created_at: chrono::DateTime<chrono::Utc>,
+}
+
+impl From<&ThreadNote> for Note {
+    fn from(note: &ThreadNote) -> Self {
+        Note {
+            note_id: note.note.note_id.clone(),
+            discussion_id: note.note.discussion_id.clone(),
+            author: note.note.author.clone(),
+            author_role: note.author_role,
+            by_bot: note.by_bot,
+            body: note.note.body.clone(),
+            created_at: note.note.created_at,
+        }
+    }
+}
+
+impl Note {
+    /// A cached note (`issue_notes`): the bot is recognised by its username.
+    pub fn cached(row: &NoteRow, bot_username: &str) -> Self {
+        Note {
+            note_id: row.note_id.clone(),
+            discussion_id: row.discussion_id.clone(),
+            author: row.author.clone(),
+            author_role: None,
+            by_bot: row.author.eq_ignore_ascii_case(bot_username),
+            body: row.body.clone(),
+            created_at: row.created_at,
+        }
+    }
+}
+
+/// Loads the issue's state (one connection, no transaction needed: the planner reads a
+/// consistent-enough view, and the Validator re-checks everything before a write).
+pub async fn load(conn: &mut PgConnection, issue_id: i64) -> anyhow::Result<Option<IssueState>> {
+    let Some(issue) = relay_store::issues::get(conn, issue_id).await? else {
+        return Ok(None);
+    };
+    let gaps = relay_store::gaps::list(conn, issue_id).await?;
+    let findings = relay_store::findings::live(conn, issue_id).await?;
+    let learnings =
+        relay_store::learnings::for_project(conn, &issue.tracker, &issue.project_id).await?;
+    let spec = relay_store::specs::current(conn, issue_id).await?;
+    let events = relay_store::issues::pending_events(conn, issue_id).await?;
+    Ok(Some(IssueState {
+        issue,
+        gaps,
+        findings,
+        learnings,
+        spec,
+        events,
+    }))
+}
+
+/// The ContextBuilder's input. Rows with values outside the schema's CHECKs cannot exist; they
+/// are skipped rather than trusted if they ever do.
+pub fn build(state: &IssueState, thread: &[Note]) -> IssueContext {
+    let issue = &state.issue;
+    let mut open_gaps = Vec::new();
+    let mut closed_gaps = Vec::new();
+    for gap in &state.gaps {
+        if gap.status == "open" {
+            let (Some(severity), Some(respondent)) = (
+                Severity::parse(&gap.severity),
+                Respondent::parse(&gap.respondent),
+            ) else {
+                continue;
+            };
+            open_gaps.push(OpenGapView {
+                number: gap.number,
+                question: gap.question.clone(),
+                severity,
+                respondent,
+                evidence: gap.evidence.clone(),
+            });
+        } else if let Some(reason) = gap.close_reason.as_deref().and_then(CloseReason::parse) {
+            closed_gaps.push(ClosedGapView {
+                number: gap.number,
+                question: gap.question.clone(),
+                reason,
+                note: gap.close_note.clone().unwrap_or_default(),
+            });
+        }
+    }
+    IssueContext {
+        title: issue.title.clone(),
+        body: issue.body.clone(),
+        labels: issue.labels.clone(),
+        reporter: (!issue.author.is_empty()).then(|| issue.author.clone()),
+        assignees: issue.assignees.clone(),
+        open_gaps,
+        closed_gaps,
+        findings: state
+            .findings
+            .iter()
+            .map(|f| FindingView {
+                id: f.number,
+                synthesis: f.synthesis.clone(),
+                sources: f
+                    .sources
+                    .iter()
+                    .map(|s| Citation {
+                        path: s.path.clone(),
+                        start_line: u32::try_from(s.start_line).unwrap_or(0),
+                        end_line: u32::try_from(s.end_line).unwrap_or(0),
+                        quote: s.quote.clone(),
+                    })
+                    .collect(),
+            })
+            .collect(),
+        learnings: state
+            .learnings
+            .iter()
+            .filter_map(|l| {
+                Some(LearningView {
+                    kind: LearningKind::parse(&l.kind)?,
+                    content: l.content.clone(),
+                })
+            })
+            .collect(),
+        spec: state.spec.as_ref().map(|s| SpecView {
+            version: s.version,
+            status: s.status.clone(),
+            body: s.body.clone(),
+        }),
+        thread: thread
+            .iter()
+            .map(|n| ThreadNoteView {
+                note_id: n.note_id.clone(),
+                discussion_id: n.discussion_id.clone(),
+                author: n.author.clone(),
+                author_role: n.author_role.map(role_name),
+                by_bot: n.by_bot,
+                body: n.body.clone(),
+                created_at: Some(n.created_at),
+            })
+            .collect(),
+        triggers: state
+            .events
+            .iter()
+            .map(|e| TriggerView {
+                kind: e.kind.clone(),
+                actor: if e.actor.is_empty() {
+                    "unknown".into()
+                } else {
+                    e.actor.clone()
+                },
+                note_id: e.note_id.clone(),
+            })
+            .collect(),
+    }
+}
+
+/// The role as shown to the model.
+pub fn role_name(role: AuthorRole) -> String {
+    match role {
+        AuthorRole::Owner => "owner",
+        AuthorRole::Member => "member",
+        AuthorRole::Collaborator => "collaborator",
+        AuthorRole::Contributor => "contributor",
+        AuthorRole::None => "no role",
+    }
+    .to_owned()
+}
+
+#[cfg(test)]
+mod tests {
+    use chrono::{TimeZone, Utc};
+    use relay_store::findings::SourceRow;
+
+    use super::*;
+
+    fn at() -> chrono::DateTime<Utc> {
+        Utc.with_ymd_and_hms(2026, 11, 2, 9, 0, 0).unwrap()
+    }
+
+    fn gap(number: i32, status: &str, reason: Option<&str>) -> GapRow {
+        GapRow {
+            id: i64::from(number),
+            issue_id: 1,
+            number,
+            question: format!("q{number}?"),
+            severity: "blocking".into(),
+            respondent: "reporter".into(),
+            evidence: None,
+            status: status.into(),
+            close_reason: reason.map(str::to_owned),
+            close_note: reason.map(|_| "yes".to_owned()),
+            opened_by_run: None,
+            closed_by_run: None,
+            created_at: at(),
+            closed_at: None,
+        }
+    }
+
+    #[test]
+    fn store_rows_and_thread_become_the_context_input() {
+        let state = IssueState {
+            issue: IssueRow {
+                id: 1,
+                tracker: "github".into(),
+                project_id: "42".into(),
+                project_path: "acme/app".into(),
+                number: 7,
+                title: "t".into(),
+                body: "b".into(),
+                state: "open".into(),
+                labels: vec!["bug".into()],
+                author: "alice".into(),
+                assignees: vec![],
+                url: "https://example.test/7".into(),
+                confidential: false,
+                updated_at: at(),
+            },
+            gaps: vec![gap(1, "closed", Some("answered")), gap(2, "open", None)],
+            findings: vec![FindingRow {
+                id: 1,
+                issue_id: 1,
+                number: 3,
+                synthesis: "s".into(),
+                created_by_run: None,
+                created_at: at(),
+                sources: vec![SourceRow {
+                    path: "a.go".into(),
+                    start_line: 1,
+                    end_line: 2,
+                    quote: None,
+                    commit_sha: "abc".into(),
+                }],
+            }],
+            learnings: vec![],
+            spec: None,
+            events: vec![IssueEventRow {
+                id: 9,
+                kind: "mention".into(),
+                actor: "alice".into(),
+                note_id: Some("5".into()),
+                created_at: at(),
+            }],
+        };
+        let thread = vec![
+            Note::cached(
+                &NoteRow {
+                    note_id: "5".into(),
+                    discussion_id: None,
+                    author: "Relay-Bot".into(),
+                    body: "hello".into(),
+                    internal: false,
+                    created_at: at(),
+                },
+                "relay-bot",
+            ),
+            Note {
+                note_id: "6".into(),
+                discussion_id: None,
+                author: "alice".into(),
+                author_role: Some(AuthorRole::Member),
+                by_bot: false,
+                body: "hi".into(),
+                created_at: at(),
+            },
+        ];
+        let context = build(&state, &thread);
+        assert_eq!(context.reporter.as_deref(), Some("alice"));
+        assert_eq!(context.open_gaps.len(), 1);
+        assert_eq!(context.open_gaps[0].number, 2);
+        assert_eq!(context.closed_gaps[0].reason, CloseReason::Answered);
+        assert_eq!(context.findings[0].id, 3);
+        assert_eq!(context.findings[0].sources[0].to_string(), "a.go:1-2");
+        assert!(context.thread[0].by_bot);
+        assert_eq!(context.thread[1].author_role.as_deref(), Some("member"));
+        assert_eq!(context.triggers[0].note_id.as_deref(), Some("5"));
+    }
+}
