@@ -8,6 +8,7 @@ pub mod llm;
 pub mod migrate;
 pub mod serve;
 pub mod tool;
+pub mod tracker;
 
 use std::path::Path;
 
