@@ -5,28 +5,20 @@ use std::sync::{Arc, Mutex};
 
 use axum::body::Bytes;
 use axum::extract::State as AxumState;
-use axum::http::{HeaderMap, HeaderValue, Method, StatusCode, Uri};
-use axum::response::{IntoResponse, Response};
+use axum::http::{HeaderMap, Method, StatusCode, Uri};
+use axum::response::Response;
 use chrono::Utc;
 use serde_json::{Value, json};
 
 use super::github::{FakeComment, FakeReaction, InstallationToken, State};
-use super::{Failure, json_response, lock, page_params};
+use super::github_json::{
+    comment_json, error, failure_response, invalid_body, issue_json, list_comments,
+};
+use super::{Failure, json_response, lock};
 
-const DOCS: &str = "https://docs.github.com/rest";
-const MAX_BODY_CHARS: usize = 65_536;
 const REACTIONS: [&str; 8] = [
     "+1", "-1", "laugh", "confused", "heart", "hooray", "rocket", "eyes",
 ];
-const COMMENT_FIXTURE: &str = include_str!(concat!(
-    env!("CARGO_MANIFEST_DIR"),
-    "/../../../shared/fixtures/api/github/issue_comment.get.response.json"
-));
-const ISSUE_FIXTURE: &str = include_str!(concat!(
-    env!("CARGO_MANIFEST_DIR"),
-    "/../../../shared/fixtures/webhooks/github/issues.opened.json"
-));
-
 type Shared = Arc<Mutex<State>>;
 
 pub(crate) fn router(state: Shared) -> axum::Router {
@@ -38,63 +30,6 @@ enum Caller {
     User(String),
     Installation(i64, String),
     App,
-}
-
-fn error(status: u16, message: &str) -> Response {
-    json_response(
-        StatusCode::from_u16(status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR),
-        json!({ "message": message, "documentation_url": DOCS }),
-    )
-}
-
-fn failure_response(failure: &Failure) -> Response {
-    match failure {
-        Failure::Validation(text) => json_response(
-            StatusCode::UNPROCESSABLE_ENTITY,
-            json!({"message": "Validation Failed", "errors": [{"resource": "IssueComment", "code": "custom", "field": "body", "message": text}], "documentation_url": DOCS}),
-        ),
-        Failure::SecondaryRateLimit { retry_after } => {
-            let mut r = error(
-                403,
-                "You have exceeded a secondary rate limit. Please wait a few minutes before you try again. If you reach out to GitHub Support for help, please include the request ID.",
-            );
-            if let Some(s) = retry_after {
-                r.headers_mut().insert("retry-after", HeaderValue::from(*s));
-            }
-            r
-        }
-        Failure::PrimaryRateLimit { reset_in_secs } => {
-            let mut r = error(403, "API rate limit exceeded for installation ID 1.");
-            let reset =
-                Utc::now().timestamp() + i64::try_from(*reset_in_secs).unwrap_or(i64::MAX / 2);
-            let h = r.headers_mut();
-            h.insert("x-ratelimit-limit", HeaderValue::from(5000));
-            h.insert("x-ratelimit-remaining", HeaderValue::from(0));
-            h.insert("x-ratelimit-reset", HeaderValue::from(reset));
-            r
-        }
-        Failure::TooManyRequests { retry_after } => {
-            let mut r = error(429, "Too Many Requests");
-            if let Some(s) = retry_after {
-                r.headers_mut().insert("retry-after", HeaderValue::from(*s));
-            }
-            r
-        }
-        Failure::Status(status) => error(*status, status_text(*status)),
-        Failure::Delay(_) => error(500, "unreachable"),
-    }
-}
-
-fn status_text(status: u16) -> &'static str {
-    match status {
-        401 => "Bad credentials",
-        403 => "Resource not accessible by integration",
-        404 => "Not Found",
-        410 => "Gone",
-        502 => "Server Error",
-        503 => "Service Unavailable",
-        _ => "Internal Server Error",
-    }
 }
 
 async fn handle(
@@ -400,17 +335,6 @@ fn route(s: &mut State, req: &Request<'_>) -> Response {
     }
 }
 
-fn invalid_body(text: &str) -> Option<Response> {
-    let message = if text.is_empty() {
-        "Body cannot be blank".to_owned()
-    } else if text.chars().count() > MAX_BODY_CHARS {
-        format!("Body is too long (maximum is {MAX_BODY_CHARS} characters)")
-    } else {
-        return None;
-    };
-    Some(failure_response(&Failure::Validation(message)))
-}
-
 fn react(
     s: &mut State,
     caller: &Caller,
@@ -439,94 +363,4 @@ fn react(
     }
     s.reactions.push(reaction);
     json_response(StatusCode::CREATED, answer)
-}
-
-fn list_comments(s: &State, base_url: &str, repo: &str, n: &str, query: Option<&str>) -> Response {
-    let Ok(number) = n.parse::<i64>() else {
-        return error(404, "Not Found");
-    };
-    if !s
-        .issues
-        .iter()
-        .any(|i| i.repo == repo && i.number == number)
-    {
-        return error(404, "Not Found");
-    }
-    let all: Vec<&FakeComment> = s
-        .comments
-        .iter()
-        .filter(|c| c.repo == repo && c.issue == number)
-        .collect();
-    let (page, per_page) = page_params(query, 30);
-    let pages = all.len().div_ceil(per_page).max(1);
-    let items: Vec<Value> = all
-        .iter()
-        .skip((page - 1) * per_page)
-        .take(per_page)
-        .map(|c| comment_json(c, base_url))
-        .collect();
-    let mut response = json_response(StatusCode::OK, Value::Array(items));
-    let base = format!("{base_url}/repos/{repo}/issues/{number}/comments?per_page={per_page}");
-    let mut links = Vec::new();
-    if page < pages {
-        links.push(format!("<{base}&page={}>; rel=\"next\"", page + 1));
-        links.push(format!("<{base}&page={pages}>; rel=\"last\""));
-    }
-    if page > 1 {
-        links.push(format!("<{base}&page={}>; rel=\"prev\"", page - 1));
-        links.push(format!("<{base}&page=1>; rel=\"first\""));
-    }
-    if !links.is_empty() {
-        let header = links.join(", ");
-        if let Ok(v) = HeaderValue::from_str(&header) {
-            response.headers_mut().insert("link", v);
-        }
-    }
-    response.into_response()
-}
-
-pub(crate) fn comment_json(c: &FakeComment, api: &str) -> Value {
-    let mut v: Value = serde_json::from_str(COMMENT_FIXTURE).expect("comment fixture is JSON");
-    v["id"] = json!(c.id);
-    v["node_id"] = json!(format!("IC_fake{}", c.id));
-    v["url"] = json!(format!("{api}/repos/{}/issues/comments/{}", c.repo, c.id));
-    v["html_url"] = json!(format!(
-        "https://github.com/{}/issues/{}#issuecomment-{}",
-        c.repo, c.issue, c.id
-    ));
-    v["issue_url"] = json!(format!("{api}/repos/{}/issues/{}", c.repo, c.issue));
-    v["user"]["login"] = json!(c.author);
-    v["user"]["type"] = json!(c.author_type);
-    v["body"] = json!(c.body);
-    v["author_association"] = json!(c.author_association);
-    v["created_at"] = json!(
-        c.created_at
-            .to_rfc3339_opts(chrono::SecondsFormat::Secs, true)
-    );
-    v["updated_at"] = json!(
-        c.updated_at
-            .to_rfc3339_opts(chrono::SecondsFormat::Secs, true)
-    );
-    v
-}
-
-fn issue_json(i: &super::github::FakeIssue) -> Value {
-    let payload: Value = serde_json::from_str(ISSUE_FIXTURE).expect("issue fixture is JSON");
-    let mut v = payload["issue"].clone();
-    v["number"] = json!(i.number);
-    v["title"] = json!(i.title);
-    v["body"] = json!(i.body);
-    v["state"] = json!(i.state);
-    v["labels"] = json!(
-        i.labels
-            .iter()
-            .map(|l| json!({"name": l, "color": "ededed"}))
-            .collect::<Vec<_>>()
-    );
-    v["user"]["login"] = json!(i.author);
-    v["assignees"] = json!([]);
-    v["assignee"] = Value::Null;
-    v["html_url"] = json!(format!("https://github.com/{}/issues/{}", i.repo, i.number));
-    v["updated_at"] = json!(Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Secs, true));
-    v
 }
