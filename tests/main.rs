@@ -6,6 +6,7 @@
 //! shutdown), `process_issue` (the issue job's bookkeeping).
 
 mod engagement;
+mod fuzz;
 mod gateway;
 mod helpers;
 mod nul;
