@@ -5,7 +5,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use futures::future::BoxFuture;
-use relay_store::queue::{self, NewJob};
+use relay_store::queue::{self, FailureKind, NewJob};
 use relay_worker::{JobContext, JobError, JobHandler, Outcome, Registry, Worker, WorkerSettings};
 use serde_json::{Value, json};
 use sqlx::PgPool;
@@ -126,7 +126,7 @@ async fn a_dead_workers_job_runs_again_and_completes_once(pool: PgPool) {
     );
     let backoff = settings().backoff();
     assert_eq!(
-        queue::fail(&pool, &dead, "late", true, backoff)
+        queue::fail(&pool, &dead, "late", FailureKind::Retryable, backoff)
             .await
             .unwrap(),
         queue::Failed::LeaseLost
@@ -407,9 +407,15 @@ async fn a_failed_retry_folds_into_the_queued_follow_up(pool: PgPool) {
         enqueue(&pool, "flaky", json!({ "n": 3 }), Some("issue:1"), 3).await,
         follow_up
     );
-    let failed = queue::fail(&pool, &claimed, "nope", true, settings().backoff())
-        .await
-        .unwrap();
+    let failed = queue::fail(
+        &pool,
+        &claimed,
+        "nope",
+        FailureKind::Retryable,
+        settings().backoff(),
+    )
+    .await
+    .unwrap();
     assert_eq!(failed, queue::Failed::FoldedInto { job_id: follow_up });
     let (state, attempts, _) = status(&pool, follow_up).await;
     assert_eq!(

@@ -516,7 +516,7 @@ async fn server_errors_become_store_errors() {
         json!({"code": 400, "error": true, "errorMessage": "AQL: syntax error, unexpected identifier near 'x' at position 1:1 (while parsing)", "errorNum": 1501}),
     );
     let error = store.latest_commit("acme/app").await.unwrap_err();
-    assert!(matches!(error, StoreError::Arango(_)), "{error:?}");
+    assert!(matches!(error, StoreError::Arango { .. }), "{error:?}");
     let message = error.to_string();
     assert!(
         message.contains("syntax error") && message.contains("1501"),

@@ -77,8 +77,8 @@ pub struct IssueDelivery<'a> {
     pub note: Option<&'a NoteSnapshot>,
     /// `Some` when the delivery engages the bot.
     pub engage: Option<Engagement<'a>>,
-    /// The reason recorded when it does not engage.
-    pub ignore_reason: &'a str,
+    /// The reason recorded when it does not engage (`None` when it engages).
+    pub ignore_reason: Option<&'a str>,
 }
 
 /// The work an engaging delivery creates.

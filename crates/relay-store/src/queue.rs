@@ -263,22 +263,31 @@ pub enum Failed {
     LeaseLost,
 }
 
+/// Whether a failed attempt may be tried again.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FailureKind {
+    /// Transient (network, rate limit, lease lost to a slow machine): retry with backoff until
+    /// `max_attempts`, then dead-letter.
+    Retryable,
+    /// Retrying cannot help (bad input, missing repository): fail now.
+    Permanent,
+}
+
 /// Records a failed attempt: retry with exponential backoff and jitter (computed in SQL), or
-/// dead-letter once attempts are exhausted, or fail permanently when `retryable` is false.
+/// dead-letter once attempts are exhausted, or fail at once when the failure is
+/// [`FailureKind::Permanent`].
 pub async fn fail(
     pool: &PgPool,
     job: &ClaimedJob,
     error: &str,
-    retryable: bool,
+    kind: FailureKind,
     backoff: Backoff,
 ) -> Result<Failed> {
     let mut tx = pool.begin().await?;
-    let terminal = if !retryable {
-        Some("failed")
-    } else if job.attempt >= job.max_attempts {
-        Some("dead")
-    } else {
-        None
+    let terminal = match kind {
+        FailureKind::Permanent => Some("failed"),
+        FailureKind::Retryable if job.attempt >= job.max_attempts => Some("dead"),
+        FailureKind::Retryable => None,
     };
 
     if let Some(status) = terminal {
