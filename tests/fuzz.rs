@@ -253,11 +253,20 @@ struct Seed {
     payload: Value,
 }
 
+/// File names in a fixture folder, sorted: directory order differs between machines and the cases
+/// must not.
+fn fixture_names(folder: &str) -> Vec<String> {
+    let mut names: Vec<String> = std::fs::read_dir(fixtures_dir().join(folder))
+        .unwrap()
+        .map(|entry| entry.unwrap().file_name().into_string().unwrap())
+        .collect();
+    names.sort();
+    names
+}
+
 fn seeds() -> Vec<Seed> {
     let mut seeds = Vec::new();
-    for entry in std::fs::read_dir(fixtures_dir().join("webhooks/github")).unwrap() {
-        let path = entry.unwrap().path();
-        let name = path.file_name().unwrap().to_str().unwrap().to_owned();
+    for name in fixture_names("webhooks/github") {
         let event = match name.split('.').next().unwrap() {
             "issues" => "issues",
             "issue_comment" => "issue_comment",
@@ -270,9 +279,7 @@ fn seeds() -> Vec<Seed> {
             payload: fixture_json(&format!("webhooks/github/{name}")),
         });
     }
-    for entry in std::fs::read_dir(fixtures_dir().join("webhooks/gitlab")).unwrap() {
-        let path = entry.unwrap().path();
-        let name = path.file_name().unwrap().to_str().unwrap().to_owned();
+    for name in fixture_names("webhooks/gitlab") {
         let event = match name.split('.').next().unwrap() {
             "issue_hook" => "Issue Hook",
             "note_hook" => "Note Hook",
@@ -286,7 +293,6 @@ fn seeds() -> Vec<Seed> {
             payload: fixture_json(&format!("webhooks/gitlab/{name}")),
         });
     }
-    seeds.sort_by(|a, b| a.payload.to_string().cmp(&b.payload.to_string()));
     // No push fixture is recorded; these follow the providers' documented shape.
     seeds.push(Seed {
         provider: Provider::GitHub,
@@ -505,11 +511,11 @@ async fn signed_mutated_payloads_never_fail_the_server(pool: PgPool) {
         // A redelivery of a stored delivery is a duplicate; of a rejected one, rejected again.
         if *i >= first_round {
             let before: u16 = first_status[&case.delivery];
-            let expected_duplicate = before == 200 || before == 202;
-            let is_duplicate = outcome.body["outcome"] == "duplicate";
-            if expected_duplicate != is_duplicate
-                && !(before == outcome.status && !expected_duplicate)
-            {
+            let as_expected = match before {
+                200 | 202 => outcome.status == 200 && outcome.body["outcome"] == "duplicate",
+                rejected => outcome.status == rejected,
+            };
+            if !as_expected {
                 failures.push(format!("redelivery after {before}: {}", describe()));
             }
         } else {
