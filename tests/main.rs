@@ -9,6 +9,7 @@ mod engagement;
 mod fuzz;
 mod gateway;
 mod helpers;
+mod llm_usage;
 mod nul;
 mod outage;
 mod process_issue;
