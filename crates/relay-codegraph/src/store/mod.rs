@@ -3,7 +3,7 @@
 //! One async trait, [`GraphStore`], three backends:
 //! - [`memory::MemoryStore`]: in-process, indexed by qname, lowercase name, file and adjacency lists
 //!   (the default for the CLI and tests);
-//! - [`postgres::PostgresStore`]: rows in Postgres through `relay_store::codegraph`, traversals with
+//! - [`postgres::PostgresStore`]: rows in Postgres (its SQL in `postgres::sql`), traversals with
 //!   recursive CTEs (the default for the service);
 //! - [`arangodb::ArangoStore`]: document and edge collections in ArangoDB, AQL traversals with bind variables.
 //!

@@ -1,10 +1,10 @@
-//! The Postgres graph store: maps the model onto `relay_store::codegraph` rows (the SQL lives there).
+//! The Postgres graph store: maps the model onto the rows of [`sql`], where its SQL lives.
+
+pub mod sql;
 
 use async_trait::async_trait;
 use relay_store::PgPool;
-use relay_store::codegraph::{
-    self as sql, EdgeDirection, EdgeRow, SearchColumn, SymbolRow, SymbolSearch,
-};
+use sql::{EdgeDirection, EdgeRow, SearchColumn, SymbolRow, SymbolSearch};
 
 use super::pattern::Glob;
 use super::{
