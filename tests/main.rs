@@ -2,13 +2,16 @@
 //!
 //! Layout: `helpers` (test app, signing, fixtures, a TCP proxy to cut the database), `gateway`
 //! (every recorded webhook, authentication, redelivery, limits), `engagement` (mention and thread
-//! rules end to end), `outage` (database down mid-test), `queue` (leases, concurrency, retries,
+//! rules end to end), `nul` (NULs in payloads stored replaced, never 5xx), `outage` (database down mid-test), `queue` (leases, concurrency, retries,
 //! shutdown), `process_issue` (the issue job's bookkeeping).
 
 mod engagement;
+mod fuzz;
 mod gateway;
 mod helpers;
 mod installation;
+mod llm_usage;
+mod nul;
 mod outage;
 mod process_issue;
 mod push;

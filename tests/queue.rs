@@ -5,7 +5,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use futures::future::BoxFuture;
-use relay_store::queue::{self, NewJob};
+use relay_store::queue::{self, FailureKind, NewJob};
 use relay_worker::{JobContext, JobError, JobHandler, Outcome, Registry, Worker, WorkerSettings};
 use serde_json::{Value, json};
 use sqlx::PgPool;
@@ -80,6 +80,47 @@ async fn make_due(pool: &PgPool) {
         .unwrap();
 }
 
+/// Moves a running job's lease into the past, as if its worker had been silent for longer than the
+/// lease: tests drive expiry with this instead of sleeping past a short lease (which flakes on a
+/// loaded machine).
+async fn expire_lease(pool: &PgPool, job_id: i64) {
+    let moved = sqlx::query(
+        "UPDATE jobs SET lease_expires_at = now() - interval '1 second'
+         WHERE id = $1 AND status = 'running'",
+    )
+    .bind(job_id)
+    .execute(pool)
+    .await
+    .unwrap()
+    .rows_affected();
+    assert_eq!(moved, 1, "job {job_id} is running");
+}
+
+async fn lease_expires_at(pool: &PgPool, job_id: i64) -> (chrono::DateTime<chrono::Utc>, bool) {
+    sqlx::query_as("SELECT lease_expires_at, lease_expires_at > now() FROM jobs WHERE id = $1")
+        .bind(job_id)
+        .fetch_one(pool)
+        .await
+        .unwrap()
+}
+
+/// Polls `check` until it holds. Not a timing assertion: the deadline only turns a hang into a
+/// failure.
+async fn eventually<F, Fut>(what: &str, mut check: F)
+where
+    F: FnMut() -> Fut,
+    Fut: std::future::Future<Output = bool>,
+{
+    let deadline = std::time::Instant::now() + Duration::from_secs(60);
+    while !check().await {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "never happened: {what}"
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+}
+
 #[sqlx::test(migrator = "relay_store::MIGRATOR")]
 async fn a_dead_workers_job_runs_again_and_completes_once(pool: PgPool) {
     let runs = Arc::new(Mutex::new(0));
@@ -96,8 +137,8 @@ async fn a_dead_workers_job_runs_again_and_completes_once(pool: PgPool) {
     );
     let job_id = enqueue(&pool, "test", json!({}), None, 3).await;
 
-    // Worker A claims with a 1 s lease and dies (never heartbeats, never completes).
-    let dead = queue::claim(&pool, "worker-a", Duration::from_secs(1))
+    // Worker A claims and dies (never heartbeats, never completes).
+    let dead = queue::claim(&pool, "worker-a", Duration::from_secs(30))
         .await
         .unwrap()
         .unwrap();
@@ -107,7 +148,7 @@ async fn a_dead_workers_job_runs_again_and_completes_once(pool: PgPool) {
         Outcome::Empty,
         "the lease is still live"
     );
-    tokio::time::sleep(Duration::from_millis(1200)).await;
+    expire_lease(&pool, job_id).await;
     assert_eq!(
         worker_b.run_next_job().await.unwrap(),
         Outcome::Succeeded { job_id }
@@ -126,7 +167,7 @@ async fn a_dead_workers_job_runs_again_and_completes_once(pool: PgPool) {
     );
     let backoff = settings().backoff();
     assert_eq!(
-        queue::fail(&pool, &dead, "late", true, backoff)
+        queue::fail(&pool, &dead, "late", FailureKind::Retryable, backoff)
             .await
             .unwrap(),
         queue::Failed::LeaseLost
@@ -147,14 +188,23 @@ async fn a_dead_workers_job_runs_again_and_completes_once(pool: PgPool) {
 
 #[sqlx::test(migrator = "relay_store::MIGRATOR")]
 async fn a_live_long_job_keeps_its_lease(pool: PgPool) {
+    // The job runs until the test releases it, however slow the machine.
+    let release = Arc::new(tokio::sync::Notify::new());
     let registry = Registry::new().register(
         "slow",
-        FnHandler::new(|_| async {
-            tokio::time::sleep(Duration::from_millis(2500)).await;
-            Ok(json!({}))
+        FnHandler::new({
+            let release = release.clone();
+            move |_| {
+                let release = release.clone();
+                async move {
+                    release.notified().await;
+                    Ok(json!({}))
+                }
+            }
         }),
     );
     let job_id = enqueue(&pool, "slow", json!({}), None, 3).await;
+    // A 1 s lease: the heartbeat renews it every third of a second.
     let worker = Worker::new(
         pool.clone(),
         registry,
@@ -167,18 +217,30 @@ async fn a_live_long_job_keeps_its_lease(pool: PgPool) {
         let worker = worker.clone();
         async move { worker.run_next_job().await.unwrap() }
     });
-    // Throughout the run, nobody else can claim it although the lease is only 1 s.
-    for _ in 0..8 {
-        tokio::time::sleep(Duration::from_millis(250)).await;
-        assert!(
-            queue::claim(&pool, "thief", Duration::from_secs(1))
-                .await
-                .unwrap()
-                .is_none()
-        );
+    eventually("the job runs", || async {
+        status(&pool, job_id).await.0 == "running"
+    })
+    .await;
+
+    // Twice: the lease is made to look expired, and the heartbeat of the live worker moves it
+    // back into the future (same token, so the job is still this worker's).
+    for _ in 0..2 {
+        expire_lease(&pool, job_id).await;
+        let (expired_at, live) = lease_expires_at(&pool, job_id).await;
+        assert!(!live);
+        eventually("the heartbeat renews the lease", || async {
+            let (at, live) = lease_expires_at(&pool, job_id).await;
+            live && at > expired_at
+        })
+        .await;
     }
+    release.notify_one();
     assert_eq!(running.await.unwrap(), Outcome::Succeeded { job_id });
-    assert_eq!(status(&pool, job_id).await.1, 1);
+    assert_eq!(
+        status(&pool, job_id).await.1,
+        1,
+        "one attempt, never stolen"
+    );
 }
 
 #[sqlx::test(migrator = "relay_store::MIGRATOR")]
@@ -407,9 +469,15 @@ async fn a_failed_retry_folds_into_the_queued_follow_up(pool: PgPool) {
         enqueue(&pool, "flaky", json!({ "n": 3 }), Some("issue:1"), 3).await,
         follow_up
     );
-    let failed = queue::fail(&pool, &claimed, "nope", true, settings().backoff())
-        .await
-        .unwrap();
+    let failed = queue::fail(
+        &pool,
+        &claimed,
+        "nope",
+        FailureKind::Retryable,
+        settings().backoff(),
+    )
+    .await
+    .unwrap();
     assert_eq!(failed, queue::Failed::FoldedInto { job_id: follow_up });
     let (state, attempts, _) = status(&pool, follow_up).await;
     assert_eq!(

@@ -2,20 +2,19 @@
 //! bench_parse -- PATH [THREADS]`.
 //!
 //! Reads and parses (then drops) every Go and Python file the indexer would index under PATH
-//! (same skipped directories), with one tree-sitter parser per thread and nothing else, and
+//! (the walker's own filter, `index::indexed_files`), with one tree-sitter parser per thread and nothing else, and
 //! prints the wall time. Compare with `bench_index` on the same tree: the difference is what
 //! extraction and resolution cost on top of tree-sitter.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
+
+use relay_codegraph::index::IndexOptions;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Instant;
 
 // As in `bench_index` and the `relay` binary.
 #[global_allocator]
 static GLOBAL: tikv_jemallocator::Jemalloc = tikv_jemallocator::Jemalloc;
-
-const SKIPPED_DIRS: &[&str] = &["testdata", "node_modules", "__pycache__", "site-packages"];
-const MAX_FILE_BYTES: u64 = 4 * 1024 * 1024;
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let args: Vec<String> = std::env::args().skip(1).collect();
@@ -27,7 +26,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         None => std::thread::available_parallelism().map_or(1, |n| n.get()),
     };
     let started = Instant::now();
-    let files = discover(Path::new(root))?;
+    let files = relay_codegraph::index::indexed_files(Path::new(root), &IndexOptions::default())?;
     let next = AtomicUsize::new(0);
     let nodes = AtomicUsize::new(0);
     std::thread::scope(|s| {
@@ -64,33 +63,4 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     println!("threads:   {threads}");
     println!("wall time: {:.3} s", started.elapsed().as_secs_f64());
     Ok(())
-}
-
-fn discover(root: &Path) -> Result<Vec<PathBuf>, ignore::Error> {
-    let walker = ignore::WalkBuilder::new(root)
-        .hidden(true)
-        .parents(false)
-        .filter_entry(|entry| {
-            let is_dir = entry.file_type().is_some_and(|t| t.is_dir());
-            !(is_dir
-                && entry.depth() > 0
-                && entry
-                    .file_name()
-                    .to_str()
-                    .is_some_and(|n| SKIPPED_DIRS.contains(&n)))
-        })
-        .build();
-    let mut files = Vec::new();
-    for entry in walker {
-        let entry = entry?;
-        let path = entry.path();
-        let wanted = entry.file_type().is_some_and(|t| t.is_file())
-            && path.extension().is_some_and(|e| e == "go" || e == "py")
-            && entry.metadata().is_ok_and(|m| m.len() <= MAX_FILE_BYTES);
-        if wanted {
-            files.push(path.to_path_buf());
-        }
-    }
-    files.sort();
-    Ok(files)
 }

@@ -1,6 +1,6 @@
 //! Golden tests of the indexer on the fixture projects in `tests/fixtures/`.
 //!
-//! The whole graph is compared with a committed JSON file (regenerate with `UPDATE_GOLDEN=1`),
+//! The whole graph is compared with a committed insta snapshot (`tests/snapshots/`),
 //! and the important edges, plus known-wrong edges that must not exist, are asserted explicitly.
 
 use std::path::{Path, PathBuf};
@@ -20,20 +20,13 @@ fn index(name: &str) -> Graph {
         .graph
 }
 
+/// Compares the whole graph with its committed insta snapshot (`tests/snapshots/`), which shows a
+/// readable diff on failure. Review changes with `cargo insta review`, or accept them with
+/// `INSTA_UPDATE=always cargo test -p relay-codegraph --test index_golden`; with `CI=true` a missing
+/// snapshot fails.
 fn check_golden(name: &str, graph: &Graph) {
-    let path = fixture(&format!("{name}.golden.json"));
     let actual = serde_json::to_string_pretty(graph).expect("serialize") + "\n";
-    if std::env::var_os("UPDATE_GOLDEN").is_some() {
-        std::fs::write(&path, &actual).expect("write golden");
-        return;
-    }
-    let expected = std::fs::read_to_string(&path)
-        .unwrap_or_else(|e| panic!("read {}: {e} (run with UPDATE_GOLDEN=1)", path.display()));
-    assert!(
-        expected == actual,
-        "{name} graph differs from {} (run with UPDATE_GOLDEN=1 and review the diff)",
-        path.display()
-    );
+    insta::assert_snapshot!(format!("{name}_graph"), actual);
 }
 
 fn has_edge(g: &Graph, kind: EdgeKind, from: &str, to: &str, conf: Confidence) -> bool {

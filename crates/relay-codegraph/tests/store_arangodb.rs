@@ -516,8 +516,12 @@ async fn server_errors_become_store_errors() {
         json!({"code": 400, "error": true, "errorMessage": "AQL: syntax error, unexpected identifier near 'x' at position 1:1 (while parsing)", "errorNum": 1501}),
     );
     let error = store.latest_commit("acme/app").await.unwrap_err();
-    assert!(matches!(error, StoreError::Arango(_)), "{error:?}");
-    let message = error.to_string();
+    assert!(matches!(error, StoreError::Arango { .. }), "{error:?}");
+    assert!(
+        !error.is_unavailable(),
+        "a bad query is not a database that is down"
+    );
+    let message = relay_core::error::cause_chain(&error);
     assert!(
         message.contains("syntax error") && message.contains("1501"),
         "{message}"
@@ -535,10 +539,7 @@ async fn connecting_to_something_else_fails_clearly() {
         url,
         ..ArangoSettings::default()
     };
-    let error = ArangoStore::connect(&settings)
-        .await
-        .unwrap_err()
-        .to_string();
+    let error = relay_core::error::cause_chain(&ArangoStore::connect(&settings).await.unwrap_err());
     assert!(error.contains("Server is not ArangoDB"), "{error}");
     assert!(!error.contains("user:pw"), "credentials leaked: {error}");
 }
@@ -601,6 +602,11 @@ async fn the_codegraph_tool_over_arangodb_matches_the_memory_store() {
 #[tokio::test]
 async fn arangodb_store_conforms_on_a_real_server() {
     let Ok(url) = std::env::var("RELAY_TEST_ARANGO_URL") else {
+        assert!(
+            std::env::var_os("RELAY_TEST_ARANGO_REQUIRED").is_none(),
+            "RELAY_TEST_ARANGO_REQUIRED is set but RELAY_TEST_ARANGO_URL is not: \
+             start `docker compose --profile arangodb up -d arangodb` and set the URL"
+        );
         // Written to stderr directly: libtest captures `eprintln!` of passing tests.
         use std::io::Write as _;
         let _ = writeln!(
@@ -608,7 +614,8 @@ async fn arangodb_store_conforms_on_a_real_server() {
             "\n==================================================================\n\
              SKIPPED: ArangoDB conformance suite (RELAY_TEST_ARANGO_URL is not set).\n\
              Only the fake-server tests ran. Set RELAY_TEST_ARANGO_URL (and optionally\n\
-             RELAY_TEST_ARANGO_DATABASE, _USERNAME, _PASSWORD) to run it.\n\
+             RELAY_TEST_ARANGO_DATABASE, _USERNAME, _PASSWORD) to run it; README.md\n\
+             says how, against `docker compose --profile arangodb`.\n\
              ==================================================================\n"
         );
         return;

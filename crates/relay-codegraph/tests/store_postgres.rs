@@ -89,3 +89,27 @@ async fn operations_match_the_memory_store(pool: PgPool) {
         assert_eq!(got, expected, "{args}");
     }
 }
+
+/// A database that cannot be reached is told apart from a failing query, and the cause is kept.
+#[tokio::test]
+async fn an_unreachable_database_is_unavailable_with_its_cause() {
+    // Port 1 on loopback: nothing listens there, the connection is refused at once.
+    let pool = sqlx::postgres::PgPoolOptions::new()
+        .acquire_timeout(std::time::Duration::from_secs(1))
+        .connect_lazy("postgres://postgres@127.0.0.1:1/postgres")
+        .unwrap();
+    let error = PostgresStore::new(pool)
+        .latest_commit("acme/app")
+        .await
+        .unwrap_err();
+    assert!(error.is_unavailable(), "{error:?}");
+    assert!(
+        std::error::Error::source(&error).is_some(),
+        "the database error is kept as the source: {error:?}"
+    );
+    let chain = relay_core::error::cause_chain(&error);
+    assert!(
+        chain.starts_with("code graph postgres query failed: database unavailable"),
+        "{chain}"
+    );
+}

@@ -2,10 +2,11 @@
 //!
 //! Layout: [`tracker`] (providers and tracker names), [`issue`] (issue and note snapshots),
 //! [`job`] (job kinds and payloads), [`action`] (the planner's Action contract),
-//! [`citation`] (`path:start-end` citations of code).
+//! [`citation`] (`path:start-end` citations of code), [`error`] (the one cause-chain formatter).
 
 pub mod action;
 pub mod citation;
+pub mod error;
 pub mod issue;
 pub mod job;
 pub mod tracker;

@@ -3,7 +3,10 @@
 use axum::Json;
 use axum::http::{HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
+use relay_core::error::cause_chain;
 use serde_json::json;
+
+use crate::intake::IntakeError;
 
 /// Errors a handler can answer with. 4xx carry a useful message; 5xx are generic and the cause is
 /// logged once, here.
@@ -19,7 +22,7 @@ pub enum ApiError {
     #[error("temporarily unavailable")]
     Unavailable(#[source] Option<relay_store::Error>),
     #[error("internal error")]
-    Internal(#[source] relay_store::Error),
+    Internal(#[source] IntakeError),
 }
 
 impl ApiError {
@@ -36,10 +39,17 @@ impl ApiError {
 
 impl From<relay_store::Error> for ApiError {
     fn from(error: relay_store::Error) -> Self {
-        if error.is_unavailable() {
-            ApiError::Unavailable(Some(error))
-        } else {
-            ApiError::Internal(error)
+        ApiError::from(IntakeError::Store(error))
+    }
+}
+
+impl From<IntakeError> for ApiError {
+    fn from(error: IntakeError) -> Self {
+        match error {
+            IntakeError::Store(error) if error.is_unavailable() => {
+                ApiError::Unavailable(Some(error))
+            }
+            other => ApiError::Internal(other),
         }
     }
 }
@@ -50,12 +60,12 @@ impl IntoResponse for ApiError {
             ApiError::Unavailable(cause) => {
                 let cause = cause
                     .as_ref()
-                    .map(|e| error_chain(e))
+                    .map(|e| cause_chain(e))
                     .unwrap_or_else(|| "timed out".into());
                 tracing::warn!(error.message = %self, error.cause_chain = %cause, "answering 503");
             }
             ApiError::Internal(cause) => {
-                tracing::error!(error.message = %self, error.cause_chain = %error_chain(cause), "request failed");
+                tracing::error!(error.message = %self, error.cause_chain = %cause_chain(cause), "request failed");
             }
             _ => {}
         }
@@ -68,16 +78,4 @@ impl IntoResponse for ApiError {
         }
         response
     }
-}
-
-/// `error: cause: cause` on one line.
-pub fn error_chain(error: &dyn std::error::Error) -> String {
-    let mut out = error.to_string();
-    let mut source = error.source();
-    while let Some(cause) = source {
-        out.push_str(": ");
-        out.push_str(&cause.to_string());
-        source = cause.source();
-    }
-    out
 }

@@ -41,7 +41,19 @@ pub struct Delivery<'a> {
     pub max_attempts: i32,
 }
 
-pub async fn record(pool: &PgPool, delivery: &Delivery<'_>) -> relay_store::Result<Recorded> {
+/// Why a delivery could not be recorded.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum IntakeError {
+    #[error(transparent)]
+    Store(#[from] relay_store::Error),
+    /// The intake statement recorded an engaging delivery but returned no job: a broken invariant
+    /// of the statement, answered 500 rather than a panic in the request.
+    #[error("intake recorded engaging delivery {delivery_id} without a job")]
+    JobMissing { delivery_id: i64 },
+}
+
+pub async fn record(pool: &PgPool, delivery: &Delivery<'_>) -> Result<Recorded, IntakeError> {
     let tracker = delivery.tracker.name.as_str();
     let action = delivery
         .payload
@@ -113,9 +125,9 @@ pub async fn record(pool: &PgPool, delivery: &Delivery<'_>) -> relay_store::Resu
                         job_kind: JobKind::ProcessIssue.as_str(),
                         max_attempts: delivery.max_attempts,
                     }),
-                    "",
+                    None,
                 ),
-                Decision::Ignore(reason) => (None, reason),
+                Decision::Ignore(reason) => (None, Some(reason)),
             };
             let recorded = store::record_issue_delivery(
                 pool,
@@ -138,9 +150,9 @@ pub async fn record(pool: &PgPool, delivery: &Delivery<'_>) -> relay_store::Resu
                 (Some(r), Decision::Engage(kind)) => Recorded::Accepted {
                     delivery_id: r.delivery_id,
                     issue_id: Some(r.issue_id),
-                    job_id: r
-                        .job_id
-                        .expect("an engaging delivery creates or joins a job"),
+                    job_id: r.job_id.ok_or(IntakeError::JobMissing {
+                        delivery_id: r.delivery_id,
+                    })?,
                     reason: kind,
                 },
                 (Some(r), Decision::Ignore(reason)) => Recorded::Ignored {

@@ -4,6 +4,7 @@
 //! - [`settings`]: `ServerSettings` (`[server]`).
 //! - [`routes`]: one module per route (`webhook`, `health`, `metrics`).
 //! - [`providers`]: GitHub and GitLab authentication, delivery identity and payload parsing.
+//! - [`payload`]: the body as storable JSON (NULs replaced).
 //! - [`event`]: the provider-neutral event; [`mention`] and [`engage`]: engagement rules.
 //! - [`intake`]: the transaction that records a delivery and enqueues work.
 //! - [`error`]: `ApiError`, the only place errors become HTTP statuses.
@@ -13,6 +14,7 @@ pub mod error;
 pub mod event;
 pub mod intake;
 pub mod mention;
+pub mod payload;
 pub mod providers;
 pub mod routes;
 pub mod settings;

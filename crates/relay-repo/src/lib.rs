@@ -6,6 +6,7 @@
 //! - [`spec`]: [`RepoSpec`] and [`Provider`] — clone URLs and credentials.
 //! - [`settings`]: the [`RepoSettings`] struct.
 //! - [`error`]: the [`Error`] enum.
+//! - [`worktree`]: HEAD and cleanliness of a local working tree (for the CLI commands).
 //! - `git`: running the git CLI (isolated, non-interactive, redacted errors).
 //! - `lock`: in-process and cross-process locks.
 
@@ -16,6 +17,7 @@ pub mod manager;
 pub mod settings;
 pub mod snapshot;
 pub mod spec;
+pub mod worktree;
 
 pub use error::{Error, Result};
 pub use manager::{Checkout, RepoManager};

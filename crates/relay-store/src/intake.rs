@@ -19,6 +19,7 @@ use sqlx::PgPool;
 
 use crate::Result;
 use crate::error::is_unique_violation;
+use crate::queue::enqueue_or_join;
 
 /// What the store knows about an issue before a delivery changes it.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -80,8 +81,8 @@ pub struct IssueDelivery<'a> {
     pub note: Option<&'a NoteSnapshot>,
     /// `Some` when the delivery engages the bot.
     pub engage: Option<Engagement<'a>>,
-    /// The reason recorded when it does not engage.
-    pub ignore_reason: &'a str,
+    /// The reason recorded when it does not engage (`None` when it engages).
+    pub ignore_reason: Option<&'a str>,
 }
 
 /// The work an engaging delivery creates.
@@ -131,7 +132,7 @@ async fn record_issue_delivery_once(
     let issue = delivery.issue;
     let note = delivery.note;
     let engage = delivery.engage.as_ref();
-    let result: std::result::Result<(i64, i64, Option<i64>), sqlx::Error> = sqlx::query_as(
+    let result: std::result::Result<(i64, i64, Option<i64>), sqlx::Error> = sqlx::query_as(concat!(
         "WITH upserted AS (
              INSERT INTO issues (tracker, project_id, project_path, number, title, body, state, labels,
                                  author, assignees, url, confidential, updated_at, installation_id)
@@ -158,13 +159,12 @@ async fn record_issue_delivery_once(
                  body = EXCLUDED.body, internal = EXCLUDED.internal, url = EXCLUDED.url,
                  updated_at = EXCLUDED.updated_at
              WHERE issue_notes.updated_at <= EXCLUDED.updated_at
-         ), job AS (
-             INSERT INTO jobs (kind, payload, concurrency_key, max_attempts)
-             SELECT $27, jsonb_build_object('issue_id', issue.id), 'issue:' || issue.id, $28
-             FROM issue WHERE $26::text IS NOT NULL
-             ON CONFLICT (concurrency_key) WHERE status = 'queued'
-             DO UPDATE SET payload = EXCLUDED.payload, updated_at = now()
-             RETURNING id
+         ), job AS (",
+        enqueue_or_join!(
+            "SELECT $27, jsonb_build_object('issue_id', issue.id), 'issue:' || issue.id, $28
+             FROM issue WHERE $26::text IS NOT NULL"
+        ),
+        " RETURNING id
          ), delivery AS (
              INSERT INTO deliveries (tracker, event_type, action, delivery_key, outcome, reason, payload,
                                      issue_id, job_id, actor, note_id)
@@ -174,8 +174,8 @@ async fn record_issue_delivery_once(
              FROM issue
              RETURNING id, issue_id, job_id
          )
-         SELECT id, issue_id, job_id FROM delivery",
-    )
+         SELECT id, issue_id, job_id FROM delivery"
+    ))
     .bind(delivery.tracker) // $1
     .bind(delivery.event_type) // $2
     .bind(delivery.action) // $3
@@ -265,18 +265,15 @@ pub async fn record_job_delivery(
     payload: &Value,
     job: &crate::queue::NewJob<'_>,
 ) -> Result<Option<(i64, i64)>> {
-    let result: std::result::Result<(i64, i64), sqlx::Error> = sqlx::query_as(
-        "WITH job AS (
-             INSERT INTO jobs (kind, payload, concurrency_key, max_attempts)
-             VALUES ($7, $8, $9, $10)
-             ON CONFLICT (concurrency_key) WHERE status = 'queued'
-             DO UPDATE SET payload = EXCLUDED.payload, updated_at = now()
-             RETURNING id
+    let result: std::result::Result<(i64, i64), sqlx::Error> = sqlx::query_as(concat!(
+        "WITH job AS (",
+        enqueue_or_join!("VALUES ($7, $8, $9, $10)"),
+        " RETURNING id
          )
          INSERT INTO deliveries (tracker, event_type, action, delivery_key, outcome, reason, payload, job_id)
          SELECT $1, $2, $3, $4, 'accepted', $5, $6, job.id FROM job
-         RETURNING id, job_id",
-    )
+         RETURNING id, job_id"
+    ))
     .bind(tracker)
     .bind(event_type)
     .bind(action)

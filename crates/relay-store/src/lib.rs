@@ -5,11 +5,11 @@
 //! - [`deliveries`]: the webhook delivery log (dedupe by delivery identity).
 //! - [`issues`]: the issue mirror, its thread cache and pending issue events.
 //! - [`queue`]: the job queue: enqueue, claim with leases, heartbeat, complete, retry, dead-letter.
-//! - [`llm_usage`], [`codegraph`]: tables owned by the LLM layer and the code graph.
+//! - [`llm_usage`]: the table owned by the LLM layer. (The code graph's tables are read and written by
+//!   `relay_codegraph::store::postgres::sql`; their migration is here with the others.)
 //! - [`gaps`], [`findings`], [`learnings`], [`specs`], [`outbox`]: write-back state (migration 0006).
 
 pub mod bench;
-pub mod codegraph;
 pub mod deliveries;
 mod error;
 pub mod findings;

@@ -53,19 +53,33 @@ impl Enqueued {
     }
 }
 
+/// Enqueue-or-join, the one copy of this SQL: inserts a job (`rows` is the `VALUES (..)` or
+/// `SELECT ..` giving kind, payload, concurrency key, max attempts), or, when a job with the same
+/// concurrency key is already queued, joins it (its payload becomes the new one). A running job with
+/// the key does not conflict (the unique index is partial on `status = 'queued'`): the new job is the
+/// follow-up that runs after it. Callers append their own `RETURNING`.
+macro_rules! enqueue_or_join {
+    ($rows:literal) => {
+        concat!(
+            "INSERT INTO jobs (kind, payload, concurrency_key, max_attempts) ",
+            $rows,
+            " ON CONFLICT (concurrency_key) WHERE status = 'queued'
+              DO UPDATE SET payload = EXCLUDED.payload, updated_at = now()"
+        )
+    };
+}
+pub(crate) use enqueue_or_join;
+
 /// Enqueues a job (or joins the queued job with the same concurrency key).
 ///
 /// This does not wake workers: call [`notify_workers`] after the transaction commits. (A `NOTIFY`
 /// inside the transaction would hold Postgres' global notify lock across the commit's WAL flush and
 /// serialize every concurrent intake transaction.)
 pub async fn enqueue(conn: &mut PgConnection, job: &NewJob<'_>) -> Result<Enqueued> {
-    let (id, inserted): (i64, bool) = sqlx::query_as(
-        "INSERT INTO jobs (kind, payload, concurrency_key, max_attempts)
-         VALUES ($1, $2, $3, $4)
-         ON CONFLICT (concurrency_key) WHERE status = 'queued'
-         DO UPDATE SET payload = EXCLUDED.payload, updated_at = now()
-         RETURNING id, (xmax = 0) AS inserted",
-    )
+    let (id, inserted): (i64, bool) = sqlx::query_as(concat!(
+        enqueue_or_join!("VALUES ($1, $2, $3, $4)"),
+        " RETURNING id, (xmax = 0) AS inserted"
+    ))
     .bind(job.kind)
     .bind(job.payload)
     .bind(job.concurrency_key)
@@ -263,22 +277,31 @@ pub enum Failed {
     LeaseLost,
 }
 
+/// Whether a failed attempt may be tried again.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FailureKind {
+    /// Transient (network, rate limit, lease lost to a slow machine): retry with backoff until
+    /// `max_attempts`, then dead-letter.
+    Retryable,
+    /// Retrying cannot help (bad input, missing repository): fail now.
+    Permanent,
+}
+
 /// Records a failed attempt: retry with exponential backoff and jitter (computed in SQL), or
-/// dead-letter once attempts are exhausted, or fail permanently when `retryable` is false.
+/// dead-letter once attempts are exhausted, or fail at once when the failure is
+/// [`FailureKind::Permanent`].
 pub async fn fail(
     pool: &PgPool,
     job: &ClaimedJob,
     error: &str,
-    retryable: bool,
+    kind: FailureKind,
     backoff: Backoff,
 ) -> Result<Failed> {
     let mut tx = pool.begin().await?;
-    let terminal = if !retryable {
-        Some("failed")
-    } else if job.attempt >= job.max_attempts {
-        Some("dead")
-    } else {
-        None
+    let terminal = match kind {
+        FailureKind::Permanent => Some("failed"),
+        FailureKind::Retryable if job.attempt >= job.max_attempts => Some("dead"),
+        FailureKind::Retryable => None,
     };
 
     if let Some(status) = terminal {

@@ -8,6 +8,7 @@
 
 pub mod handler;
 pub mod jobs;
+pub mod llm_usage;
 pub mod runner;
 pub mod settings;
 

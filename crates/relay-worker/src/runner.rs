@@ -4,7 +4,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use relay_store::PgPool;
-use relay_store::queue::{self, ClaimedJob, Failed, Notifications};
+use relay_store::queue::{self, ClaimedJob, Failed, FailureKind, Notifications};
 use relay_telemetry::metrics::{JOB_DURATION_SECONDS, JOBS_RUNNING, JOBS_TOTAL};
 use serde_json::Value;
 use tokio::sync::Semaphore;
@@ -151,7 +151,9 @@ impl Worker {
 
         let Some(handler) = self.registry.get(&job.kind) else {
             let error = format!("no handler for job kind {:?}", job.kind);
-            return self.finish_failed(&job, &error, false, started).await;
+            return self
+                .finish_failed(&job, &error, FailureKind::Permanent, started)
+                .await;
         };
         let cancel = CancellationToken::new();
         let context = JobContext {
@@ -236,11 +238,11 @@ impl Worker {
                 }
             }
             Err(JobError::Retryable(error)) => {
-                self.finish_failed(&job, &format!("{error:#}"), true, started)
+                self.finish_failed(&job, &format!("{error:#}"), FailureKind::Retryable, started)
                     .await
             }
             Err(JobError::Permanent(error)) => {
-                self.finish_failed(&job, &format!("{error:#}"), false, started)
+                self.finish_failed(&job, &format!("{error:#}"), FailureKind::Permanent, started)
                     .await
             }
         }
@@ -250,12 +252,11 @@ impl Worker {
         &self,
         job: &ClaimedJob,
         error: &str,
-        retryable: bool,
+        kind: FailureKind,
         started: Instant,
     ) -> relay_store::Result<Outcome> {
         let job_id = job.id;
-        let failed =
-            queue::fail(&self.pool, job, error, retryable, self.settings.backoff()).await?;
+        let failed = queue::fail(&self.pool, job, error, kind, self.settings.backoff()).await?;
         let outcome = match failed {
             Failed::Retried { run_after } => {
                 tracing::warn!(error.message = %error, retry_at = %run_after, "job failed; will retry");

@@ -214,6 +214,7 @@ impl LlmClient {
                 retry.delay_ms = u64::try_from(delay.as_millis()).unwrap_or(u64::MAX),
                 error.kind = error.kind().as_str(),
                 error.message = %error,
+                error.cause_chain = %relay_core::error::cause_chain(&error),
                 "llm request failed, retrying"
             );
             tokio::time::sleep(delay).await;

@@ -38,8 +38,8 @@ pub enum LlmError {
     #[error("request timed out after {0:?}")]
     Timeout(Duration),
     /// Connection failure (refused, reset, DNS); retried.
-    #[error("network error: {0}")]
-    Network(String),
+    #[error("network error")]
+    Network(#[source] reqwest::Error),
     /// 400: the request is malformed; not retried.
     #[error("invalid request (status {status}): {message}")]
     InvalidRequest {
@@ -84,7 +84,10 @@ pub enum LlmError {
     #[error("unexpected response from provider: {0}")]
     InvalidResponse(String),
     /// The overall per-call deadline passed before a retry could succeed.
-    #[error("deadline of {deadline:?} exceeded after {attempts} attempts; last error: {last}")]
+    #[error(
+        "deadline of {deadline:?} exceeded after {attempts} attempts; last error: {}",
+        relay_core::error::cause_chain(last.as_ref())
+    )]
     DeadlineExceeded {
         /// The configured deadline.
         deadline: Duration,

@@ -37,13 +37,13 @@ pub async fn send_text(
     let response = request
         .send()
         .await
-        .map_err(|error| from_reqwest(&error, timeout))?;
+        .map_err(|error| from_reqwest(error, timeout))?;
     let status = response.status();
     let headers = response.headers().clone();
     let body = response
         .text()
         .await
-        .map_err(|error| from_reqwest(&error, timeout))?;
+        .map_err(|error| from_reqwest(error, timeout))?;
     if !status.is_success() {
         return Err(classify(status.as_u16(), &headers, &body));
     }
@@ -51,23 +51,17 @@ pub async fn send_text(
 }
 
 /// Classifies a transport error.
-pub fn from_reqwest(error: &reqwest::Error, timeout: Duration) -> LlmError {
+pub fn from_reqwest(error: reqwest::Error, timeout: Duration) -> LlmError {
     if error.is_timeout() {
         LlmError::Timeout(timeout)
     } else if error.is_decode() {
-        LlmError::InvalidResponse(error.to_string())
+        LlmError::InvalidResponse(relay_core::error::cause_chain(&error))
     } else if error.is_builder() {
-        LlmError::Config(error.to_string())
+        LlmError::Config(relay_core::error::cause_chain(&error))
     } else {
-        // Include the source chain: reqwest's own message ("error sending request") says nothing.
-        let mut message = error.to_string();
-        let mut source = std::error::Error::source(error);
-        while let Some(cause) = source {
-            message.push_str(": ");
-            message.push_str(&cause.to_string());
-            source = cause.source();
-        }
-        LlmError::Network(message)
+        // Kept whole: reqwest's own message ("error sending request") says nothing; the cause
+        // (refused, reset, DNS) is in the source chain.
+        LlmError::Network(error)
     }
 }
 

@@ -56,7 +56,7 @@ pub use types::{
     AssistantMessage, ChatRequest, ChatResponse, FinishReason, Message, ResponseFormat, ToolChoice,
     Usage,
 };
-pub use usage::{NoopUsageSink, StoreUsageSink, UsageContext, UsageRecord, UsageSink};
+pub use usage::{NoopUsageSink, UsageContext, UsageRecord, UsageSink};
 
 /// Result alias for the LLM layer.
 pub type Result<T, E = LlmError> = std::result::Result<T, E>;

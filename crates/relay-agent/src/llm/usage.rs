@@ -1,5 +1,6 @@
 //! Usage accounting: every call on every model becomes a [`UsageRecord`], emitted as metrics and
-//! handed to a [`UsageSink`] (Postgres in the worker, nothing in `relay llm ping`).
+//! handed to a [`UsageSink`] (Postgres in the worker: `relay_worker::llm_usage::StoreUsageSink`;
+//! nothing in `relay llm ping`). The agent knows the seam, not the store.
 //!
 //! Metrics (Prometheus names):
 //! - `relay_llm_tokens_total{role,model,kind}` counter, `kind` ∈ `prompt`, `completion`, `cached`;
@@ -94,46 +95,4 @@ pub struct NoopUsageSink;
 #[async_trait]
 impl UsageSink for NoopUsageSink {
     async fn record(&self, _record: &UsageRecord) {}
-}
-
-/// Writes records to the `llm_usage` table.
-#[derive(Debug, Clone)]
-pub struct StoreUsageSink {
-    pool: relay_store::PgPool,
-}
-
-impl StoreUsageSink {
-    /// A sink writing through `pool`.
-    pub fn new(pool: relay_store::PgPool) -> Self {
-        Self { pool }
-    }
-}
-
-#[async_trait]
-impl UsageSink for StoreUsageSink {
-    async fn record(&self, record: &UsageRecord) {
-        let clamp = |tokens: u64| i64::try_from(tokens).unwrap_or(i64::MAX);
-        let row = relay_store::llm_usage::NewLlmUsage {
-            job_id: record.context.job_id,
-            issue_id: record.context.issue_id,
-            role: record.role.as_str(),
-            provider: record.provider.as_str(),
-            model: &record.model,
-            prompt_tokens: clamp(record.usage.prompt_tokens),
-            completion_tokens: clamp(record.usage.completion_tokens),
-            cached_tokens: clamp(record.usage.cached_tokens),
-            latency_ms: i64::try_from(record.latency.as_millis()).unwrap_or(i64::MAX),
-            attempts: i32::try_from(record.attempts).unwrap_or(i32::MAX),
-            outcome: record.outcome(),
-            error_kind: record.error.map(ErrorKind::as_str),
-        };
-        if let Err(error) = relay_store::llm_usage::insert(&self.pool, &row).await {
-            tracing::warn!(
-                error.message = %error,
-                error.cause_chain = ?error,
-                llm.model = %record.model,
-                "failed to record llm usage"
-            );
-        }
-    }
 }

@@ -187,6 +187,11 @@ impl<'a> Wanted<'a> {
     }
 }
 
+/// How deep a chain of embedded types is followed before a type is assumed to reach a changed one.
+/// Real Go code embeds a few levels at most; the bound stops pathological or generated chains, and
+/// assuming "reaches" errs towards re-resolving a file, never towards a stale edge.
+const MAX_EMBEDDING_DEPTH: u32 = 16;
+
 /// Whether lookups on type `q` can pass through one of `changed` (itself, or a type it
 /// aliases, embeds, or is defined as).
 fn reaches_changed(
@@ -202,7 +207,7 @@ fn reaches_changed(
     if let Some(&known) = memo.get(q) {
         return known;
     }
-    if depth > 16 {
+    if depth > MAX_EMBEDDING_DEPTH {
         // Too deep to tell: assume it does.
         return true;
     }

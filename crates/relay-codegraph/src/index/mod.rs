@@ -41,6 +41,7 @@ use serde::Serialize;
 use crate::model::{Confidence, Edge, EdgeKind, Graph};
 
 pub use incremental::{GraphDelta, Indexer};
+pub use walk::indexed_files;
 
 /// Errors of the indexer. Unparsable source is not an error (it is indexed as far as it parses).
 #[derive(Debug, thiserror::Error)]

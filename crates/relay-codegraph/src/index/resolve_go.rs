@@ -7,6 +7,16 @@ use super::facts::FileFacts;
 use super::go::{GBind, GExpr, GRefKind, GType, GoBody, GoFile, GoTypeKind};
 use crate::model::{Confidence, Edge, EdgeKind, Language, Symbol, SymbolKind};
 
+/// Levels of embedding searched for a field or method (Go's promotion rule: the shallowest level
+/// wins). Deeper promotion is rare in real code; past this the member is left unresolved rather
+/// than guessed.
+const MAX_EMBEDDED_LOOKUP_DEPTH: usize = 6;
+
+/// Nesting depth of one expression's evaluation (calls in arguments in selectors …). Bounds the
+/// recursion on generated or adversarial code so the indexer's stack cannot overflow; deeper
+/// sub-expressions evaluate to "unknown" (no edge) instead.
+const MAX_EXPRESSION_DEPTH: u32 = 24;
+
 /// Predeclared types.
 const BUILTIN_TYPES: &[&str] = &[
     "bool",
@@ -513,7 +523,7 @@ impl GoIndex {
             TypeR::Named(q) => vec![q.clone()],
             _ => return None,
         };
-        for _depth in 0..6 {
+        for _depth in 0..MAX_EMBEDDED_LOOKUP_DEPTH {
             let mut found: Option<Found> = None;
             let mut ambiguous = false;
             let mut next = Vec::new();
@@ -772,7 +782,7 @@ impl<'a> Eval<'a> {
 
     fn eval(&mut self, id: u32, record: bool) -> Val {
         self.depth += 1;
-        let v = if self.depth > 24 {
+        let v = if self.depth > MAX_EXPRESSION_DEPTH {
             Val::Unknown
         } else {
             self.eval_inner(id, record)

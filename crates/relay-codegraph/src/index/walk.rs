@@ -93,6 +93,13 @@ pub(crate) fn discover(root: &Path, opts: &IndexOptions) -> Result<(Vec<SourceFi
     Ok((files, GoModules::new(go_mods)))
 }
 
+/// The files the indexer reads under `root` with `opts` (absolute paths, sorted): the walk's own
+/// filter, for tools such as the parse-only benchmark that must read exactly what the index reads.
+pub fn indexed_files(root: &Path, opts: &IndexOptions) -> Result<Vec<std::path::PathBuf>> {
+    let (files, _) = discover(root, opts)?;
+    Ok(files.into_iter().map(|file| root.join(file.rel)).collect())
+}
+
 /// A path relative to the root as a `/`-separated string (`None` if not UTF-8).
 pub(crate) fn rel_string(rel: &Path) -> Option<String> {
     let mut out = String::new();

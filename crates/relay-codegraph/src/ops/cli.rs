@@ -116,7 +116,7 @@ pub async fn load_checkout(
             source,
         })?;
     let repo = root.to_string_lossy().into_owned();
-    let git = git_state(&root).await;
+    let git = relay_repo::worktree::state(&root, INDEXED_PATHSPECS).await;
     let commit = git
         .as_ref()
         .map(|g| g.head.clone())
@@ -150,46 +150,8 @@ pub async fn load_checkout(
     Ok(GraphScope::at(repo, commit))
 }
 
-struct GitState {
-    head: String,
-    /// No uncommitted or untracked Go/Python files.
-    clean: bool,
-}
-
-async fn git(root: &Path, args: &[&str]) -> Option<String> {
-    let output = tokio::process::Command::new("git")
-        .arg("-C")
-        .arg(root)
-        .args(args)
-        .output()
-        .await
-        .ok()?;
-    output
-        .status
-        .success()
-        .then(|| String::from_utf8_lossy(&output.stdout).into_owned())
-}
-
-async fn git_state(root: &Path) -> Option<GitState> {
-    let head = git(root, &["rev-parse", "--verify", "HEAD"]).await?;
-    let status = git(
-        root,
-        &[
-            "status",
-            "--porcelain",
-            "--untracked-files=all",
-            "--",
-            "*.go",
-            "*.py",
-            "go.mod",
-        ],
-    )
-    .await?;
-    Some(GitState {
-        head: head.trim().to_owned(),
-        clean: status.trim().is_empty(),
-    })
-}
+/// Changes to these paths make a checkout "dirty": only they change the graph.
+const INDEXED_PATHSPECS: &[&str] = &["*.go", "*.py", "go.mod"];
 
 /// `$XDG_CACHE_HOME/relay/codegraph` or `~/.cache/relay/codegraph`.
 pub fn default_cache_dir() -> Option<PathBuf> {

@@ -14,10 +14,9 @@ use crate::store::{
 type OpResult<T> = Result<T, OpError>;
 
 fn store_error(error: StoreError) -> OpError {
-    tracing::warn!(error = %error, "codegraph store query failed");
-    OpError::Store {
-        message: error.to_string(),
-    }
+    let message = relay_core::error::cause_chain(&error);
+    tracing::warn!(error.message = %error, error.cause_chain = %message, "codegraph store query failed");
+    OpError::Store { message }
 }
 
 fn non_empty(value: &Option<String>) -> Option<&str> {

@@ -3,7 +3,7 @@
 //! One async trait, [`GraphStore`], three backends:
 //! - [`memory::MemoryStore`]: in-process, indexed by qname, lowercase name, file and adjacency lists
 //!   (the default for the CLI and tests);
-//! - [`postgres::PostgresStore`]: rows in Postgres through `relay_store::codegraph`, traversals with
+//! - [`postgres::PostgresStore`]: rows in Postgres (its SQL in `postgres::sql`), traversals with
 //!   recursive CTEs (the default for the service);
 //! - [`arangodb::ArangoStore`]: document and edge collections in ArangoDB, AQL traversals with bind variables.
 //!
@@ -32,8 +32,10 @@ use crate::model::{Confidence, Edge, EdgeKind, Graph, Symbol, SymbolKind};
 
 pub use settings::{ArangoSettings, CodegraphSettings, StoreBackend};
 
-/// Errors from a graph store.
+/// Errors from a graph store. Backend errors keep their source: "the database is down" and "the
+/// query is wrong" are different failures ([`StoreError::is_unavailable`]).
 #[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
 pub enum StoreError {
     /// No graph is stored for this repository at this commit.
     #[error("no code graph stored for repository {repo} at commit {commit}")]
@@ -45,11 +47,29 @@ pub enum StoreError {
     #[error("code graph store misconfigured: {0}")]
     Config(String),
     /// Postgres failed.
-    #[error("code graph postgres query failed: {0}")]
-    Postgres(String),
+    #[error("code graph postgres query failed")]
+    Postgres(#[source] relay_store::Error),
     /// ArangoDB failed (connection, HTTP, or an error document from the server).
-    #[error("code graph arangodb request failed: {0}")]
-    Arango(String),
+    #[error("code graph arangodb request failed{context}")]
+    Arango {
+        /// What was being done, with a leading `: ` (empty for a plain query).
+        context: String,
+        #[source]
+        source: arangors::ClientError,
+    },
+}
+
+impl StoreError {
+    /// Whether the backend could not be reached, rather than the request being wrong.
+    pub fn is_unavailable(&self) -> bool {
+        match self {
+            StoreError::Postgres(error) => error.is_unavailable(),
+            StoreError::Arango { source, .. } => {
+                matches!(source, arangors::ClientError::HttpClient(_))
+            }
+            _ => false,
+        }
+    }
 }
 
 /// Result alias for store operations.

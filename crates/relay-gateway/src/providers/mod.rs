@@ -59,9 +59,18 @@ pub(crate) fn i64_at(value: &Value, pointer: &str) -> Option<i64> {
     }
 }
 
+/// The years a timestamp may fall in: what RFC 3339 can write. chrono also reads signed years far
+/// outside it (`-10000-01-01 00:00:00 +0000`), which Postgres' `timestamptz` rejects; a time outside
+/// this range is treated like a missing one.
+const STORABLE_YEARS: std::ops::RangeInclusive<i32> = 1..=9999;
+
 /// Parses the timestamp formats trackers use: RFC 3339 and GitLab's `2015-05-17 17:06:40 UTC`.
 pub(crate) fn parse_time(raw: Option<&str>) -> Option<DateTime<Utc>> {
-    let raw = raw?.trim();
+    use chrono::Datelike;
+    parse_any_time(raw?.trim()).filter(|time| STORABLE_YEARS.contains(&time.year()))
+}
+
+fn parse_any_time(raw: &str) -> Option<DateTime<Utc>> {
     if let Ok(t) = DateTime::parse_from_rfc3339(raw) {
         return Some(t.with_timezone(&Utc));
     }
@@ -127,5 +136,17 @@ mod tests {
             );
         }
         assert_eq!(parse_time(Some("yesterday")), None);
+    }
+
+    #[test]
+    fn times_postgres_cannot_store_are_treated_as_missing() {
+        for raw in [
+            "-10000-01-01 00:00:00 +0000",
+            "-4713-01-01 00:00:00",
+            "0000-01-01T00:00:00Z",
+        ] {
+            assert_eq!(parse_time(Some(raw)), None, "{raw}");
+        }
+        assert!(parse_time(Some("9999-12-31T23:59:59Z")).is_some());
     }
 }

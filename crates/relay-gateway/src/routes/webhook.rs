@@ -55,7 +55,8 @@ pub async fn receive(
     span.record("event", delivery.event.as_str());
     let event_label = delivery.event.clone();
 
-    let payload: Value = serde_json::from_slice(&body).map_err(|e| {
+    // NULs are replaced here, before parsing, so every stored copy agrees (see `crate::payload`).
+    let payload: Value = crate::payload::parse(&body).map_err(|e| {
         count(tracker.name.as_str(), &event_label, "rejected");
         ApiError::BadRequest(format!("body is not valid JSON: {e}"))
     })?;

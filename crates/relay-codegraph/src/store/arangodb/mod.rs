@@ -44,7 +44,10 @@ pub struct ArangoStore {
 }
 
 fn arango(error: ClientError) -> StoreError {
-    StoreError::Arango(error.to_string())
+    StoreError::Arango {
+        context: String::new(),
+        source: error,
+    }
 }
 
 /// Monotonic microsecond sequence for "latest snapshot" ordering and unique snapshot keys.
@@ -173,18 +176,17 @@ impl ArangoStore {
             settings.password.expose_secret(),
         )
         .await
-        .map_err(|e| {
-            StoreError::Arango(format!(
-                "failed to connect to {}: {e}",
-                redact_url(&settings.url)
-            ))
+        .map_err(|source| StoreError::Arango {
+            context: format!(": failed to connect to {}", redact_url(&settings.url)),
+            source,
         })?;
-        let db = connection.db(&settings.database).await.map_err(|e| {
-            StoreError::Arango(format!(
-                "failed to open database {}: {e}",
-                settings.database
-            ))
-        })?;
+        let db = connection
+            .db(&settings.database)
+            .await
+            .map_err(|source| StoreError::Arango {
+                context: format!(": failed to open database {}", settings.database),
+                source,
+            })?;
         Ok(ArangoStore { db })
     }
 

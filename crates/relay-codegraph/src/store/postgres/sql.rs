@@ -1,14 +1,14 @@
 //! The code graph tables (`codegraph_snapshots`, `codegraph_symbols`, `codegraph_edges`, migration
-//! `0003_codegraph.sql`), used by `relay_codegraph::store::postgres`.
+//! `0003_codegraph.sql` at the workspace root): the SQL of the Postgres backend, its one home.
 //!
-//! Plain row structs only: this crate knows nothing about the graph model. Graphs are namespaced by a
+//! Plain row structs only; the parent module maps them onto the graph model. Graphs are namespaced by a
 //! snapshot (repository + commit); bulk loads use multi-row `UNNEST` inserts in chunks; caller and callee
 //! traversals are recursive CTEs over the edge indexes.
 
 use chrono::{DateTime, Utc};
 use sqlx::{AssertSqlSafe, PgConnection, PgPool};
 
-use crate::Result;
+use relay_store::Result;
 
 /// Rows per `UNNEST` insert statement.
 const CHUNK: usize = 10_000;

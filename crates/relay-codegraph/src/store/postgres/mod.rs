@@ -1,10 +1,10 @@
-//! The Postgres graph store: maps the model onto `relay_store::codegraph` rows (the SQL lives there).
+//! The Postgres graph store: maps the model onto the rows of [`sql`], where its SQL lives.
+
+pub mod sql;
 
 use async_trait::async_trait;
 use relay_store::PgPool;
-use relay_store::codegraph::{
-    self as sql, EdgeDirection, EdgeRow, SearchColumn, SymbolRow, SymbolSearch,
-};
+use sql::{EdgeDirection, EdgeRow, SearchColumn, SymbolRow, SymbolSearch};
 
 use super::pattern::Glob;
 use super::{
@@ -37,15 +37,7 @@ impl PostgresStore {
 }
 
 fn pg(error: relay_store::Error) -> StoreError {
-    // Keep the whole source chain: the top-level message alone hides the database's reason.
-    let mut message = error.to_string();
-    let mut source = std::error::Error::source(&error);
-    while let Some(s) = source {
-        message.push_str(": ");
-        message.push_str(&s.to_string());
-        source = s.source();
-    }
-    StoreError::Postgres(message)
+    StoreError::Postgres(error)
 }
 
 fn enum_str<T: serde::Serialize>(value: T) -> String {
