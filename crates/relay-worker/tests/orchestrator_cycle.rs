@@ -233,3 +233,58 @@ async fn a_dead_llm_leaves_the_events_pending_and_posts_one_status_comment(pool:
         1
     );
 }
+
+#[sqlx::test(migrator = "relay_store::MIGRATOR")]
+async fn go_ahead_writes_stores_and_posts_the_spec(pool: PgPool) {
+    let github = FakeGitHub::start().await;
+    let issue = seed(&pool, &github).await;
+    let long_change = "Read the retry count from the config and pass it down. ".repeat(1_400);
+    let llm = ScriptedLlm::start(vec![
+        ScriptedReply::tool_calls(vec![(
+            "submit_actions",
+            json!({"actions": [
+                {"type": "update_findings", "add": [{"synthesis": "Retries is a Config field.", "sources": [{"path": "config.go", "start_line": 4, "end_line": 4}]}]},
+                {"type": "ready_for_spec_generation", "proceed_signal": "go ahead", "context_summary": "configurable retries", "closed_gaps": [], "finding_ids": []}
+            ]}),
+        )]),
+        ScriptedReply::tool_calls(vec![(
+            "submit_spec",
+            json!({"title": "Configurable retries", "goal": "Let operators set retries.",
+                   "context": "Config.Retries exists (config.go:4).", "decisions": ["Assumption: default 3."],
+                   "changes": [{"path": "config.go", "change": long_change}],
+                   "test_plan": ["retries = 0 disables retrying"], "risks": ["none"]}),
+        )]),
+    ])
+    .await;
+    let (_dir, snapshot) = checkout();
+    let deps = deps(&pool, &github, &llm, snapshot);
+    let end = run_cycle(&deps, issue, 9, 0).await.unwrap();
+    let CycleEnd::Applied {
+        spec_version,
+        drain,
+        ..
+    } = end
+    else {
+        panic!("{end:?}");
+    };
+    assert_eq!(spec_version, Some(1));
+    assert!(drain.failures.is_empty(), "{:?}", drain.failures);
+    let mut conn = pool.acquire().await.unwrap();
+    let spec = relay_store::specs::current(&mut conn, issue)
+        .await
+        .unwrap()
+        .unwrap();
+    assert!(spec.body.contains("### Test plan"));
+    assert_eq!(spec.status, "posted");
+    let parts: Vec<_> = github
+        .comments(REPO, NUMBER)
+        .into_iter()
+        .filter(|c| c.author == BOT)
+        .collect();
+    assert!(
+        parts.len() >= 2,
+        "a spec over the comment limit is posted in parts"
+    );
+    assert_eq!(spec.note_ids.len(), parts.len());
+    assert!(parts.iter().all(|p| p.body.chars().count() <= 65_536));
+}
