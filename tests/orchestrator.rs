@@ -41,8 +41,10 @@ fn git(dir: &Path, args: &[&str]) {
     assert!(status.success(), "git {args:?}");
 }
 
-#[sqlx::test(migrator = "relay_store::MIGRATOR")]
-async fn a_mention_is_explored_asked_and_recorded(pool: PgPool) {
+/// Sends the signed mention through the gateway and drains the worker with the orchestrator;
+/// returns the job id.
+async fn run_mention(pool: &PgPool, github: &FakeGitHub, llm: &ScriptedLlm) -> i64 {
+    let pool = pool.clone();
     let upstream = tempfile::tempdir().unwrap();
     git(upstream.path(), &["init", "-q"]);
     std::fs::write(
@@ -53,13 +55,6 @@ async fn a_mention_is_explored_asked_and_recorded(pool: PgPool) {
     git(upstream.path(), &["add", "."]);
     git(upstream.path(), &["commit", "-qm", "config"]);
 
-    let github = FakeGitHub::start().await;
-    github.seed_issue(
-        REPO,
-        1,
-        "Spelling error in the README file",
-        "It is broken.",
-    );
     let comment = github.seed_comment(
         REPO,
         1,
@@ -67,27 +62,6 @@ async fn a_mention_is_explored_asked_and_recorded(pool: PgPool) {
         "@relay-bot can retries be configured?",
     );
     let tracker_settings = github.settings(TOKEN, "relay-bot");
-
-    let llm = ScriptedLlm::start(vec![
-        ScriptedReply::tool_calls(vec![(
-            "explore",
-            json!({"query": "where is the retry count defined?", "thoroughness": "quick"}),
-        )]),
-        ScriptedReply::tool_calls(vec![("grep", json!({"pattern": "Retries"}))]),
-        ScriptedReply::tool_calls(vec![(
-            "submit_report",
-            json!({"answer": "Config.Retries in config.go", "confidence": "high",
-                   "evidence": [{"path": "config.go", "start_line": 4, "end_line": 4, "quote": "Retries int"}]}),
-        )]),
-        ScriptedReply::tool_calls(vec![(
-            "submit_actions",
-            json!({"actions": [
-                {"type": "post_comment", "content": "`Config.Retries` exists (config.go:4). Which calls should use it? (gap 1)"},
-                {"type": "update_gaps", "add": [{"question": "Which calls should use the retry count?", "severity": "blocking", "respondent": "reporter"}]}
-            ]}),
-        )]),
-    ])
-    .await;
     let llm_settings: LlmSettings = toml::from_str(&format!(
         "[default]\nprovider = \"openai\"\nbase_url = \"{}\"\nmodel = \"m\"\napi_key = \"{LLM_KEY}\"\nmax_retries = 0\n",
         llm.base_url()
@@ -142,6 +116,44 @@ async fn a_mention_is_explored_asked_and_recorded(pool: PgPool) {
         vec![Outcome::Succeeded { job_id: job }]
     );
 
+    job
+}
+
+fn happy_script() -> Vec<ScriptedReply> {
+    vec![
+        ScriptedReply::tool_calls(vec![(
+            "explore",
+            json!({"query": "where is the retry count defined?", "thoroughness": "quick"}),
+        )]),
+        ScriptedReply::tool_calls(vec![("grep", json!({"pattern": "Retries"}))]),
+        ScriptedReply::tool_calls(vec![(
+            "submit_report",
+            json!({"answer": "Config.Retries in config.go", "confidence": "high",
+                   "evidence": [{"path": "config.go", "start_line": 4, "end_line": 4, "quote": "Retries int"}]}),
+        )]),
+        ScriptedReply::tool_calls(vec![(
+            "submit_actions",
+            json!({"actions": [
+                {"type": "post_comment", "content": "`Config.Retries` exists (config.go:4). Which calls should use it? (gap 1)"},
+                {"type": "update_gaps", "add": [{"question": "Which calls should use the retry count?", "severity": "blocking", "respondent": "reporter"}]}
+            ]}),
+        )]),
+    ]
+}
+
+#[sqlx::test(migrator = "relay_store::MIGRATOR")]
+async fn a_mention_is_explored_asked_and_recorded(pool: PgPool) {
+    let github = FakeGitHub::start().await;
+    github.seed_issue(
+        REPO,
+        1,
+        "Spelling error in the README file",
+        "It is broken.",
+    );
+    github.set_permission(REPO, "Codertocat", "admin");
+    let llm = ScriptedLlm::start(happy_script()).await;
+    run_mention(&pool, &github, &llm).await;
+
     let bot: Vec<_> = github
         .comments(REPO, 1)
         .into_iter()
@@ -173,4 +185,42 @@ async fn a_mention_is_explored_asked_and_recorded(pool: PgPool) {
     for request in github.requests() {
         assert!(!format!("{request:?}").contains(LLM_KEY));
     }
+}
+
+#[sqlx::test(migrator = "relay_store::MIGRATOR")]
+async fn a_mention_by_someone_without_a_role_is_ignored_without_an_llm_call(pool: PgPool) {
+    let github = FakeGitHub::start().await;
+    github.seed_issue(
+        REPO,
+        1,
+        "Spelling error in the README file",
+        "It is broken.",
+    );
+    let llm = ScriptedLlm::start(happy_script()).await;
+    let job = run_mention(&pool, &github, &llm).await;
+    assert!(llm.requests().is_empty(), "no LLM call");
+    assert!(
+        github
+            .comments(REPO, 1)
+            .iter()
+            .all(|c| c.author != "relay-bot")
+    );
+    let detail: serde_json::Value = sqlx::query_scalar(
+        "SELECT detail FROM job_runs WHERE job_id = $1 AND outcome = 'succeeded'",
+    )
+    .bind(job)
+    .fetch_one(&pool)
+    .await
+    .unwrap();
+    let reason = detail["ignored"][0].as_str().unwrap();
+    assert!(
+        reason.contains("@Codertocat: author role none may not engage relay"),
+        "{reason}"
+    );
+    assert_eq!(
+        relay_store::issues::count_pending_events(&pool)
+            .await
+            .unwrap(),
+        0
+    );
 }

@@ -5,7 +5,7 @@ use std::sync::Arc;
 
 use anyhow::Context as _;
 use relay_actions::Snapshot;
-use relay_agent::agent_settings::AgentSettings;
+use relay_agent::agent_settings::{AgentSettings, EngageDecision, Visibility};
 use relay_agent::explore::ExploreAgent;
 use relay_agent::llm::{LlmClient, LlmSettings, Role};
 use relay_agent::toolbox::Toolbox;
@@ -64,6 +64,46 @@ impl Brain {
             .ok_or_else(|| anyhow::anyhow!("tracker {:?} has no client", issue.tracker))
             .map_err(JobError::Permanent)?;
 
+        let issue_ref = IssueRef {
+            project_id: issue.project_id.clone(),
+            project_path: issue.project_path.clone(),
+            number: issue.number,
+            installation_id: None,
+        };
+
+        // Who may make Relay spend: the actors of the pending events, by their role on the
+        // project. Nobody allowed → the events are consumed as ignored, with the reasons, and no
+        // LLM is called.
+        let mut reasons = Vec::new();
+        let mut engage = false;
+        let mut actors: Vec<&str> = events.iter().map(|e| e.actor.as_str()).collect();
+        actors.dedup();
+        for actor in actors {
+            let role = if actor.is_empty() {
+                None
+            } else {
+                tracker.author_role(&issue_ref, actor).await.ok()
+            };
+            // The project's visibility is not stored yet: the stricter public rule applies.
+            match self
+                .agent
+                .engage_roles
+                .decide(&issue.tracker, Visibility::Public, role)
+            {
+                EngageDecision::Engage => engage = true,
+                EngageDecision::Ignore { reason } => reasons.push(format!("@{actor}: {reason}")),
+            }
+        }
+        if !engage {
+            let last = events.last().map_or(0, |e| e.id);
+            let mut conn = pool.acquire().await.context("no database connection")?;
+            relay_store::issues::mark_events_handled(&mut conn, issue_id, last)
+                .await
+                .context("failed to mark ignored events handled")?;
+            tracing::info!(issue.id = issue_id, reasons = ?reasons, "mention ignored");
+            return Ok(json!({ "cycles": 0, "ignored": reasons }));
+        }
+
         // The default branch as it is now (cloned on first use when no push has arrived yet).
         let spec = specs
             .spec(&issue.tracker, &issue.project_path)
@@ -85,12 +125,7 @@ impl Brain {
         let deps = CycleDeps {
             pool: pool.clone(),
             tracker,
-            issue_ref: IssueRef {
-                project_id: issue.project_id.clone(),
-                project_path: issue.project_path.clone(),
-                number: issue.number,
-                installation_id: None,
-            },
+            issue_ref,
             planner: LlmClient::from_settings(&self.llm, Role::Planner)
                 .map_err(|e| JobError::Permanent(e.into()))?,
             spec: LlmClient::from_settings(&self.llm, Role::Spec)
