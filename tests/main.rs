@@ -8,6 +8,7 @@
 mod engagement;
 mod gateway;
 mod helpers;
+mod installation;
 mod orchestrator;
 mod outage;
 mod process_issue;

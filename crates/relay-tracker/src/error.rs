@@ -45,6 +45,20 @@ impl TrackerError {
         )
     }
 
+    /// A stable name of the kind, for logs, outbox rows and CLI output.
+    pub fn kind(&self) -> &'static str {
+        match self {
+            TrackerError::Unauthorized(_) => "unauthorized",
+            TrackerError::Forbidden(_) => "forbidden",
+            TrackerError::NotFound(_) => "not_found",
+            TrackerError::Validation(_) => "validation",
+            TrackerError::RateLimited { .. } => "rate_limited",
+            TrackerError::Transient(_) => "transient",
+            TrackerError::Protocol(_) => "protocol",
+            TrackerError::Config(_) => "config",
+        }
+    }
+
     /// The wait the tracker asked for, if any.
     pub fn retry_after(&self) -> Option<Duration> {
         match self {

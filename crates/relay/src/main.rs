@@ -41,6 +41,10 @@ enum Command {
     /// Talk to the configured LLM (e.g. `relay llm ping --role planner`).
     #[command(subcommand)]
     Llm(cmd::llm::LlmCommand),
+    /// Check a configured issue tracker's credentials (e.g. `relay tracker check github
+    /// --issue octo-org/hello#12`).
+    #[command(subcommand)]
+    Tracker(cmd::tracker::TrackerCommand),
     /// Run one code tool on a checkout and print exactly what an agent would receive:
     /// `relay tool grep --repo . '{"pattern": "fn main"}'`.
     Tool(cmd::tool::ToolArgs),
@@ -109,6 +113,7 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
         Command::BenchIntake(args) => cmd::bench_intake::run(args).await,
         Command::Llm(command) => cmd::llm::run(config, command).await,
         Command::Tool(args) => cmd::tool::run(config, &args),
+        Command::Tracker(command) => cmd::tracker::run(config, command).await,
         Command::Index(args) => cmd::index::run(&args),
         Command::Codegraph(args) => cmd::codegraph::run(config, args).await,
         Command::Plan(args) => cmd::plan::run(config, &args).await,

@@ -319,7 +319,14 @@ fn validate(settings: &Settings) -> Result<(), ConfigError> {
 }
 
 /// Keys whose values are secrets wherever they appear.
-const SECRET_KEYS: &[&str] = &["token", "webhook_secret", "password", "api_key", "secret"];
+const SECRET_KEYS: &[&str] = &[
+    "token",
+    "webhook_secret",
+    "password",
+    "api_key",
+    "secret",
+    "private_key",
+];
 
 /// The document with every secret replaced by `[REDACTED]` and passwords removed from URLs.
 pub fn redacted(document: &Value) -> Value {

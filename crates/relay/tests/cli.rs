@@ -179,3 +179,186 @@ async fn llm_ping_reports_usage_or_the_classified_error() {
         "the API key leaked: {stderr}"
     );
 }
+
+fn tracker_config(dir: &Path, entries: &str) -> PathBuf {
+    let path = dir.join("trackers.toml");
+    std::fs::write(&path, entries).unwrap();
+    path
+}
+
+fn tracker_entry(name: &str, provider: &str, base_url: &str, auth: &str, bot: &str) -> String {
+    format!(
+        "[[trackers]]\nname = \"{name}\"\nprovider = \"{provider}\"\nbase_url = \"{base_url}\"\n{auth}\nwebhook_secret = \"hook-secret\"\nbot_username = \"{bot}\"\n\n"
+    )
+}
+
+async fn relay_async(args: Vec<String>, config: PathBuf) -> Output {
+    tokio::task::spawn_blocking(move || {
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        relay(&args, Some(&config))
+    })
+    .await
+    .unwrap()
+}
+
+fn args(list: &[&str]) -> Vec<String> {
+    list.iter().map(|s| (*s).to_owned()).collect()
+}
+
+#[tokio::test]
+async fn tracker_check_against_local_github_and_gitlab() {
+    use relay_tracker::fake::{
+        FakeGitHub, FakeGitLab, TEST_APP_PRIVATE_KEY_PEM, TEST_APP_PUBLIC_KEY_PEM,
+    };
+
+    let dir = tempfile::tempdir().unwrap();
+    let gh = FakeGitHub::start().await;
+    gh.add_token("ghp_cli_secret", "relay-bot");
+    gh.seed_issue("octo-org/hello", 1, "Crash on save", "b");
+    gh.seed_comment("octo-org/hello", 1, "alice", "me too");
+    gh.enable_app(
+        77,
+        "relay-app",
+        TEST_APP_PUBLIC_KEY_PEM,
+        std::time::Duration::from_secs(3600),
+    );
+    gh.install("octo-org/hello", 9001);
+    let key = dir.path().join("app.pem");
+    std::fs::write(&key, TEST_APP_PRIVATE_KEY_PEM).unwrap();
+    let gl = FakeGitLab::start_with_prefix("/gitlab").await;
+    gl.add_token("glpat-cli-secret", "relay");
+    gl.seed_issue(42, "group/project", 7, "Broken login", "d");
+
+    let config = tracker_config(
+        dir.path(),
+        &[
+            tracker_entry(
+                "gh",
+                "github",
+                &gh.base_url(),
+                "token = \"ghp_cli_secret\"",
+                "relay-bot",
+            ),
+            tracker_entry(
+                "gh-wrong",
+                "github",
+                &gh.base_url(),
+                "token = \"ghp_wrong_secret\"",
+                "relay-bot",
+            ),
+            tracker_entry(
+                "gh-other-bot",
+                "github",
+                &gh.base_url(),
+                "token = \"ghp_cli_secret\"",
+                "someone-else",
+            ),
+            tracker_entry(
+                "gh-app",
+                "github",
+                &gh.base_url(),
+                &format!("app_id = 77\nprivate_key_path = \"{}\"", key.display()),
+                "relay-app",
+            ),
+            tracker_entry(
+                "gl",
+                "gitlab",
+                &gl.base_url(),
+                "token = \"glpat-cli-secret\"",
+                "relay",
+            ),
+        ]
+        .concat(),
+    );
+
+    let ok = relay_async(
+        args(&["tracker", "check", "gh", "--issue", "octo-org/hello#1"]),
+        config.clone(),
+    )
+    .await;
+    let text = stdout(&ok);
+    assert!(
+        ok.status.success(),
+        "{text}{}",
+        String::from_utf8_lossy(&ok.stderr)
+    );
+    assert!(text.contains("authenticated as relay-bot"), "{text}");
+    assert!(
+        text.contains("bot_username \"relay-bot\" matches"),
+        "{text}"
+    );
+    assert!(
+        text.contains("can read octo-org/hello#1: \"Crash on save\" (open), 1 comments"),
+        "{text}"
+    );
+    assert!(!text.contains("ghp_cli_secret"));
+
+    let wrong = relay_async(args(&["tracker", "check", "gh-wrong"]), config.clone()).await;
+    let stderr = String::from_utf8_lossy(&wrong.stderr);
+    assert!(!wrong.status.success());
+    assert!(
+        stderr.contains("unauthorized") && stderr.contains("[unauthorized, permanent]"),
+        "{stderr}"
+    );
+    assert!(!stderr.contains("ghp_wrong_secret") && !stdout(&wrong).contains("ghp_wrong_secret"));
+
+    let other = relay_async(args(&["tracker", "check", "gh-other-bot"]), config.clone()).await;
+    assert!(!other.status.success());
+    assert!(String::from_utf8_lossy(&other.stderr).contains("does not match \"relay-bot\""));
+
+    let app = relay_async(
+        args(&["tracker", "check", "gh-app", "--issue", "octo-org/hello#1"]),
+        config.clone(),
+    )
+    .await;
+    let text = stdout(&app);
+    assert!(
+        app.status.success(),
+        "{text}{}",
+        String::from_utf8_lossy(&app.stderr)
+    );
+    assert!(
+        text.contains("authenticated as GitHub App relay-app (comments appear as relay-app[bot])"),
+        "{text}"
+    );
+    assert!(text.contains("can read octo-org/hello#1"), "{text}");
+    assert_eq!(
+        gh.token_exchanges(),
+        vec![9001],
+        "the installation was found and its token exchanged"
+    );
+
+    let lab = relay_async(
+        args(&["tracker", "check", "gl", "--issue", "group/project#7"]),
+        config.clone(),
+    )
+    .await;
+    let text = stdout(&lab);
+    assert!(
+        lab.status.success(),
+        "{text}{}",
+        String::from_utf8_lossy(&lab.stderr)
+    );
+    assert!(
+        text.contains("authenticated as relay")
+            && text.contains("can read group/project#7: \"Broken login\" (open), 0 comments"),
+        "{text}"
+    );
+
+    let missing = relay_async(
+        args(&["tracker", "check", "gl", "--issue", "group/project#99"]),
+        config.clone(),
+    )
+    .await;
+    let stderr = String::from_utf8_lossy(&missing.stderr);
+    assert!(!missing.status.success());
+    assert!(
+        stderr.contains("cannot read issue group/project#99")
+            && stderr.contains("[not_found, permanent]"),
+        "{stderr}"
+    );
+
+    let unknown = relay_async(args(&["tracker", "check", "nope"]), config).await;
+    assert!(!unknown.status.success());
+    assert!(String::from_utf8_lossy(&unknown.stderr).contains("no tracker named \"nope\""));
+}

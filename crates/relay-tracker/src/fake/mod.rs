@@ -3,7 +3,7 @@
 //! shapes taken from `shared/fixtures/api`. They keep issues, comments/discussions and reactions
 //! in memory, record every request, and fail on script.
 //!
-//! ```ignore
+//! ```text
 //! let gh = FakeGitHub::start().await;
 //! gh.add_token("ghp_test", "relay-bot");
 //! gh.seed_issue("octo/hello", 1, "Title", "Body");

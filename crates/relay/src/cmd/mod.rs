@@ -9,6 +9,7 @@ pub mod migrate;
 pub mod plan;
 pub mod serve;
 pub mod tool;
+pub mod tracker;
 
 use std::path::Path;
 

@@ -213,3 +213,24 @@ fn trackers_can_come_entirely_from_the_environment() {
         .unwrap();
     assert!(error.to_string().contains("trackers.3.name"), "{error}");
 }
+
+#[test]
+fn github_app_private_keys_are_redacted() {
+    let file = write(
+        r#"
+[[trackers]]
+name = "app"
+provider = "github"
+base_url = "https://api.github.com"
+app_id = 42
+private_key = "-----BEGIN RSA PRIVATE KEY-----app-key-material"
+webhook_secret = "hook-secret"
+bot_username = "relay-app"
+"#,
+    );
+    let loaded = load_with(Some(file.path()), &[]).unwrap();
+    let printed = toml::to_string_pretty(&redacted(&loaded.document)).unwrap();
+    assert!(!printed.contains("app-key-material"), "{printed}");
+    assert!(!format!("{:?}", loaded.settings).contains("app-key-material"));
+    assert_eq!(loaded.settings.trackers[0].app_id, Some(42));
+}
