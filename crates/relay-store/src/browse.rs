@@ -108,7 +108,7 @@ const JOB_COLUMNS: &str = "id, kind, payload, status, attempts, max_attempts, ru
 pub async fn jobs_of_issue(pool: &PgPool, issue_id: i64) -> Result<Vec<JobSummary>> {
     Ok(sqlx::query_as(sqlx::AssertSqlSafe(format!(
         "SELECT {JOB_COLUMNS} FROM jobs
-         WHERE kind = 'process_issue' AND (payload->>'issue_id')::bigint = $1
+         WHERE kind = 'process_issue' AND payload->>'issue_id' = $1::bigint::text
          ORDER BY id DESC LIMIT {MAX_PAGE}"
     )))
     .bind(issue_id)
