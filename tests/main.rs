@@ -8,6 +8,7 @@
 mod engagement;
 mod gateway;
 mod helpers;
+mod installation;
 mod outage;
 mod process_issue;
 mod push;

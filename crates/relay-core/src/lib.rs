@@ -14,4 +14,4 @@ pub use action::{Action, ActionBatch};
 pub use citation::Citation;
 pub use issue::{IssueSnapshot, NoteSnapshot};
 pub use job::{JobKind, ProcessIssue, UpdateCheckout};
-pub use tracker::{Provider, TrackerName, TrackerSettings};
+pub use tracker::{Provider, TokenAuth, TrackerName, TrackerSettings};

@@ -87,6 +87,42 @@ mod tests {
     }
 }
 
+/// Default pacing of tracker writes: at most one write per second…
+pub const DEFAULT_WRITE_RATE_PER_SEC: f64 = 1.0;
+/// …after a burst of five.
+pub const DEFAULT_WRITE_BURST: u32 = 5;
+/// Default timeout of one tracker HTTP request.
+pub const DEFAULT_TRACKER_REQUEST_TIMEOUT_SECS: u64 = 30;
+/// Longest accepted request timeout: a hung tracker must not hold a job lease for long.
+pub const MAX_TRACKER_REQUEST_TIMEOUT_SECS: u64 = 600;
+
+/// How a token is sent to GitLab (GitHub always uses `Authorization: Bearer`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum TokenAuth {
+    /// `PRIVATE-TOKEN: <token>` (personal, project and group access tokens).
+    #[default]
+    Token,
+    /// `Authorization: Bearer <token>` (OAuth2 access tokens).
+    Bearer,
+}
+
+fn empty_secret() -> secrecy::SecretString {
+    secrecy::SecretString::from("")
+}
+
+fn default_write_rate() -> f64 {
+    DEFAULT_WRITE_RATE_PER_SEC
+}
+
+fn default_write_burst() -> u32 {
+    DEFAULT_WRITE_BURST
+}
+
+fn default_request_timeout() -> u64 {
+    DEFAULT_TRACKER_REQUEST_TIMEOUT_SECS
+}
+
 /// One `[[trackers]]` entry: a GitHub or GitLab instance Relay receives webhooks from and writes to.
 #[derive(Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -98,8 +134,9 @@ pub struct TrackerSettings {
     /// API base URL: `https://api.github.com`, `https://ghe.example.com/api/v3`, or the GitLab
     /// instance root such as `https://gitlab.example.com` (self-managed instances are first-class).
     pub base_url: String,
-    /// API token used to read issues and write comments (GitHub PAT or installation token,
-    /// GitLab personal/project/group access token).
+    /// API token used to read issues and write comments (GitHub PAT, GitLab personal/project/group
+    /// access token). Empty when a GitHub App authenticates instead (`app_id`).
+    #[serde(default = "empty_secret")]
     pub token: secrecy::SecretString,
     /// The webhook secret: GitHub's HMAC key, or GitLab's `X-Gitlab-Token` value.
     pub webhook_secret: secrecy::SecretString,
@@ -109,6 +146,28 @@ pub struct TrackerSettings {
     /// Adding one of these labels to an issue engages Relay.
     #[serde(default)]
     pub trigger_labels: Vec<String>,
+    /// GitHub App id: with a private key, Relay authenticates as the App (installation tokens)
+    /// instead of with `token`.
+    #[serde(default)]
+    pub app_id: Option<u64>,
+    /// File holding the GitHub App's private key (PEM).
+    #[serde(default)]
+    pub private_key_path: Option<std::path::PathBuf>,
+    /// The GitHub App's private key (PEM) inline; prefer `private_key_path` or the environment.
+    #[serde(default)]
+    pub private_key: Option<secrecy::SecretString>,
+    /// GitLab only: how `token` is sent.
+    #[serde(default)]
+    pub auth: TokenAuth,
+    /// Tracker writes (POST/PUT/PATCH) per second, sustained; 0 disables pacing.
+    #[serde(default = "default_write_rate")]
+    pub write_rate_per_sec: f64,
+    /// Writes allowed back to back before pacing applies.
+    #[serde(default = "default_write_burst")]
+    pub write_burst: u32,
+    /// Timeout of one tracker HTTP request, in seconds.
+    #[serde(default = "default_request_timeout")]
+    pub request_timeout_secs: u64,
 }
 
 impl fmt::Debug for TrackerSettings {
@@ -121,6 +180,16 @@ impl fmt::Debug for TrackerSettings {
             .field("webhook_secret", &"[REDACTED]")
             .field("bot_username", &self.bot_username)
             .field("trigger_labels", &self.trigger_labels)
+            .field("app_id", &self.app_id)
+            .field("private_key_path", &self.private_key_path)
+            .field(
+                "private_key",
+                &self.private_key.as_ref().map(|_| "[REDACTED]"),
+            )
+            .field("auth", &self.auth)
+            .field("write_rate_per_sec", &self.write_rate_per_sec)
+            .field("write_burst", &self.write_burst)
+            .field("request_timeout_secs", &self.request_timeout_secs)
             .finish()
     }
 }
@@ -145,11 +214,139 @@ impl TrackerSettings {
         if !(self.base_url.starts_with("https://") || self.base_url.starts_with("http://")) {
             return Err(("base_url".into(), "must be an http(s) URL".into()));
         }
+        self.validate_auth()?;
+        if !self.write_rate_per_sec.is_finite() || self.write_rate_per_sec < 0.0 {
+            return Err((
+                "write_rate_per_sec".into(),
+                "must be a number >= 0 (0 disables pacing)".into(),
+            ));
+        }
+        if self.write_burst == 0 {
+            return Err(("write_burst".into(), "must be at least 1".into()));
+        }
+        if !(1..=MAX_TRACKER_REQUEST_TIMEOUT_SECS).contains(&self.request_timeout_secs) {
+            return Err((
+                "request_timeout_secs".into(),
+                format!("must be between 1 and {MAX_TRACKER_REQUEST_TIMEOUT_SECS}"),
+            ));
+        }
         Ok(())
+    }
+
+    fn validate_auth(&self) -> Result<(), (String, String)> {
+        use secrecy::ExposeSecret;
+        let has_token = !self.token.expose_secret().is_empty();
+        let has_key = self.private_key.is_some() || self.private_key_path.is_some();
+        if self.private_key.is_some() && self.private_key_path.is_some() {
+            return Err((
+                "private_key".into(),
+                "set private_key or private_key_path, not both".into(),
+            ));
+        }
+        match (self.provider, self.app_id) {
+            (Provider::GitLab, Some(_)) => {
+                Err(("app_id".into(), "GitHub App auth is for GitHub only".into()))
+            }
+            (Provider::GitLab, None) if has_key => Err((
+                "private_key".into(),
+                "GitHub App auth is for GitHub only".into(),
+            )),
+            (Provider::GitLab, None) if !has_token => {
+                Err(("token".into(), "must not be empty".into()))
+            }
+            (Provider::GitHub, Some(_)) if has_token => Err((
+                "token".into(),
+                "set either token or app_id (GitHub App), not both".into(),
+            )),
+            (Provider::GitHub, Some(_)) if !has_key => Err((
+                "private_key_path".into(),
+                "a GitHub App (app_id) needs private_key_path or private_key".into(),
+            )),
+            (Provider::GitHub, None) if has_key => Err((
+                "app_id".into(),
+                "a private key needs the GitHub App's app_id".into(),
+            )),
+            (Provider::GitHub, None) if !has_token => Err((
+                "token".into(),
+                "must not be empty (or configure a GitHub App with app_id)".into(),
+            )),
+            _ => Ok(()),
+        }
     }
 
     /// The bot username without a leading `@`.
     pub fn bot(&self) -> &str {
         self.bot_username.trim_start_matches('@')
+    }
+}
+
+#[cfg(test)]
+mod settings_tests {
+    use super::*;
+
+    fn parse(extra: &str, provider: &str) -> TrackerSettings {
+        let text = format!(
+            "name = \"t\"\nprovider = \"{provider}\"\nbase_url = \"https://example.com\"\n\
+             webhook_secret = \"s\"\nbot_username = \"relay\"\n{extra}"
+        );
+        toml::from_str(&text).unwrap()
+    }
+
+    #[test]
+    fn defaults_keep_old_configs_valid() {
+        let t = parse("token = \"x\"", "github");
+        assert_eq!(t.validate(), Ok(()));
+        assert_eq!(t.write_rate_per_sec, DEFAULT_WRITE_RATE_PER_SEC);
+        assert_eq!(t.write_burst, DEFAULT_WRITE_BURST);
+        assert_eq!(t.request_timeout_secs, DEFAULT_TRACKER_REQUEST_TIMEOUT_SECS);
+        assert_eq!(t.auth, TokenAuth::Token);
+    }
+
+    #[test]
+    fn auth_combinations() {
+        let cases = [
+            ("github", "app_id = 1\nprivate_key_path = \"k.pem\"", None),
+            ("github", "", Some("token")),
+            (
+                "github",
+                "token = \"x\"\napp_id = 1\nprivate_key = \"k\"",
+                Some("token"),
+            ),
+            ("github", "app_id = 1", Some("private_key_path")),
+            (
+                "github",
+                "token = \"x\"\nprivate_key = \"k\"",
+                Some("app_id"),
+            ),
+            ("gitlab", "token = \"x\"\nauth = \"bearer\"", None),
+            ("gitlab", "", Some("token")),
+            ("gitlab", "token = \"x\"\napp_id = 1", Some("app_id")),
+            (
+                "github",
+                "token = \"x\"\nwrite_rate_per_sec = -1.0",
+                Some("write_rate_per_sec"),
+            ),
+            (
+                "github",
+                "token = \"x\"\nwrite_burst = 0",
+                Some("write_burst"),
+            ),
+            (
+                "github",
+                "token = \"x\"\nrequest_timeout_secs = 0",
+                Some("request_timeout_secs"),
+            ),
+            ("github", "token = \"x\"\nwrite_rate_per_sec = 0.0", None),
+        ];
+        for (provider, extra, key) in cases {
+            let got = parse(extra, provider).validate().err().map(|(k, _)| k);
+            assert_eq!(got.as_deref(), key, "{provider}: {extra}");
+        }
+    }
+
+    #[test]
+    fn debug_redacts_private_key() {
+        let t = parse("app_id = 1\nprivate_key = \"-----BEGIN SECRET\"", "github");
+        assert!(!format!("{t:?}").contains("BEGIN SECRET"));
     }
 }

@@ -45,6 +45,8 @@ pub struct IssueEvent {
     pub assignees_added: Vec<String>,
     /// A comment or note created or edited by this event.
     pub note: Option<NoteEvent>,
+    /// GitHub App deliveries: `installation.id`, stored with the issue for write-back auth.
+    pub installation_id: Option<i64>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -77,6 +79,7 @@ impl IssueEvent {
             labels_added: Vec::new(),
             assignees_added: Vec::new(),
             note: None,
+            installation_id: None,
         }
     }
 }

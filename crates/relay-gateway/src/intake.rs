@@ -126,6 +126,7 @@ pub async fn record(pool: &PgPool, delivery: &Delivery<'_>) -> relay_store::Resu
                     delivery_key: delivery.delivery_key,
                     payload: delivery.payload,
                     issue: &event.issue,
+                    installation_id: event.installation_id,
                     note,
                     engage,
                     ignore_reason,

@@ -74,6 +74,9 @@ pub struct IssueDelivery<'a> {
     pub delivery_key: &'a str,
     pub payload: &'a Value,
     pub issue: &'a IssueSnapshot,
+    /// The GitHub App installation that delivered it (`installation.id`); `None` keeps the
+    /// stored one.
+    pub installation_id: Option<i64>,
     pub note: Option<&'a NoteSnapshot>,
     /// `Some` when the delivery engages the bot.
     pub engage: Option<Engagement<'a>>,
@@ -131,14 +134,15 @@ async fn record_issue_delivery_once(
     let result: std::result::Result<(i64, i64, Option<i64>), sqlx::Error> = sqlx::query_as(
         "WITH upserted AS (
              INSERT INTO issues (tracker, project_id, project_path, number, title, body, state, labels,
-                                 author, assignees, url, confidential, updated_at)
-             VALUES ($1, $6, $7, $8, $9, $10, $11, $12, COALESCE($13, ''), COALESCE($14, '{}'), $15, $16, $17)
+                                 author, assignees, url, confidential, updated_at, installation_id)
+             VALUES ($1, $6, $7, $8, $9, $10, $11, $12, COALESCE($13, ''), COALESCE($14, '{}'), $15, $16, $17, $31)
              ON CONFLICT (tracker, project_id, number) DO UPDATE SET
                  project_path = EXCLUDED.project_path, title = EXCLUDED.title, body = EXCLUDED.body,
                  state = EXCLUDED.state, labels = EXCLUDED.labels,
                  author = COALESCE($13, issues.author), assignees = COALESCE($14, issues.assignees),
                  url = EXCLUDED.url, confidential = EXCLUDED.confidential,
-                 updated_at = EXCLUDED.updated_at, synced_at = now()
+                 updated_at = EXCLUDED.updated_at, synced_at = now(),
+                 installation_id = COALESCE($31, issues.installation_id)
              WHERE issues.updated_at <= EXCLUDED.updated_at
              RETURNING id
          ), issue AS (
@@ -202,6 +206,7 @@ async fn record_issue_delivery_once(
     .bind(engage.map(|e| e.max_attempts.max(1)).unwrap_or(1)) // $28
     .bind(delivery.ignore_reason) // $29
     .bind(engage.map(|e| e.actor).unwrap_or("")) // $30
+    .bind(delivery.installation_id) // $31
     .fetch_one(pool)
     .await;
     match result {

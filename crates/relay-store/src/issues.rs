@@ -23,12 +23,14 @@ pub struct IssueRow {
     pub url: String,
     pub confidential: bool,
     pub updated_at: DateTime<Utc>,
+    /// The GitHub App installation that delivered the issue's webhooks (migration 0005).
+    pub installation_id: Option<i64>,
 }
 
 pub async fn get(conn: &mut PgConnection, issue_id: i64) -> Result<Option<IssueRow>> {
     Ok(sqlx::query_as(
         "SELECT id, tracker, project_id, project_path, number, title, body, state, labels, author,
-                assignees, url, confidential, updated_at
+                assignees, url, confidential, updated_at, installation_id
          FROM issues WHERE id = $1",
     )
     .bind(issue_id)

@@ -4,14 +4,34 @@
 //! - [`types`]: provider-neutral requests and answers ([`IssueRef`], [`CommentTarget`], …).
 //! - [`error`]: [`TrackerError`], classified once at the client boundary.
 //! - the [`IssueTracker`] trait (this file).
+//! - [`GitHubClient`] ([`github`]) and [`GitLabClient`] ([`gitlab`]): the implementations.
+//! - [`build`] and [`Trackers`] ([`registry`]): clients from configuration, by tracker name.
+//! - [`pacing`]: the per-installation write token bucket; `classify`: error classification.
+//! - `fake` (feature `test-support`): local GitHub and GitLab servers for tests.
 
+mod classify;
 pub mod error;
+pub mod github;
+pub mod gitlab;
+mod http;
+pub mod pacing;
+pub mod pagination;
+pub mod registry;
 pub mod types;
 
+#[cfg(feature = "test-support")]
+pub mod fake;
+
+pub use classify::{DEFAULT_RATE_LIMIT_WAIT, MAX_RETRY_AFTER};
 pub use error::{Result, TrackerError};
+pub use github::GitHubClient;
+pub use gitlab::GitLabClient;
+pub use http::{USER_AGENT, http_client};
+pub use pacing::WritePacing;
+pub use registry::{Trackers, build, build_with};
 pub use types::{
-    AuthorRole, CommentTarget, IssueRef, NoteRef, PostedComment, Reaction, ReactionTarget,
-    ThreadNote,
+    AuthorRole, BotIdentity, CommentTarget, IssueRef, NoteRef, PostedComment, Reaction,
+    ReactionTarget, ThreadNote, is_bot_login,
 };
 
 use relay_core::{IssueSnapshot, Provider};
@@ -64,4 +84,12 @@ pub trait IssueTracker: Send + Sync {
 
     /// What `username` may do on the issue's project (for who-may-trigger rules).
     async fn author_role(&self, issue: &IssueRef, username: &str) -> Result<AuthorRole>;
+
+    /// Who the configured credential acts as (`relay tracker check`). The default says the
+    /// implementation cannot tell, so test doubles need not implement it.
+    async fn whoami(&self) -> Result<BotIdentity> {
+        Err(TrackerError::Config(
+            "this tracker client cannot report its identity".into(),
+        ))
+    }
 }

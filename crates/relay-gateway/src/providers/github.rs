@@ -203,6 +203,7 @@ fn issue_event(payload: &Value) -> Option<IssueEvent> {
     let actor = str_at(payload, "/sender/login")?.to_owned();
     let mut event = IssueEvent::new(snapshot, actor);
     event.actor_is_bot_account = str_at(payload, "/sender/type") == Some("Bot");
+    event.installation_id = i64_at(payload, "/installation/id");
     Some(event)
 }
 
@@ -293,5 +294,32 @@ mod tests {
             delivery(&headers, b"{}").unwrap().delivery_key,
             "hook:7:abc"
         );
+    }
+
+    #[test]
+    fn app_deliveries_carry_their_installation() {
+        let fixture = |name: &str| -> Value {
+            let path = format!(
+                "{}/../../../shared/fixtures/webhooks/github/{name}",
+                env!("CARGO_MANIFEST_DIR")
+            );
+            serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
+        };
+        let installation = |event: &str, name: &str| match parse(event, &fixture(name)) {
+            ParsedEvent::Issue(e) => e.installation_id,
+            other => panic!("{name}: {other:?}"),
+        };
+        assert_eq!(
+            installation(
+                "issue_comment",
+                "issue_comment.created.app-installation.json"
+            ),
+            Some(35217443)
+        );
+        assert_eq!(
+            installation("issues", "issues.assigned.with-installation.json"),
+            Some(1)
+        );
+        assert_eq!(installation("issues", "issues.opened.json"), None);
     }
 }

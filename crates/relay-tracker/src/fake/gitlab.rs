@@ -1,0 +1,207 @@
+//! [`FakeGitLab`]: the state and the test-facing API. The routes are in `gitlab_routes.rs`.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+
+use chrono::{DateTime, Utc};
+
+use super::{Failure, RecordedRequest, Recorder, Server, lock};
+
+/// A note (comment) of a discussion.
+#[derive(Debug, Clone, PartialEq)]
+pub struct FakeNote {
+    pub id: i64,
+    pub author: String,
+    pub body: String,
+    /// System notes ("changed the label…") are listed by GitLab; clients must skip them.
+    pub system: bool,
+    pub created_at: DateTime<Utc>,
+    pub updated_at: DateTime<Utc>,
+}
+
+/// A discussion (thread) of an issue.
+#[derive(Debug, Clone, PartialEq)]
+pub struct FakeDiscussion {
+    /// 40 hex characters.
+    pub id: String,
+    pub project: i64,
+    pub issue: i64,
+    pub individual_note: bool,
+    pub notes: Vec<FakeNote>,
+}
+
+/// An award emoji on an issue (`note: None`) or a note.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FakeAward {
+    pub project: i64,
+    pub issue: i64,
+    pub note: Option<i64>,
+    pub name: String,
+    pub user: String,
+}
+
+#[derive(Debug, Clone)]
+pub(crate) struct Issue {
+    pub project: i64,
+    pub iid: i64,
+    pub title: String,
+    pub description: String,
+}
+
+#[derive(Debug, Default)]
+pub(crate) struct State {
+    pub recorder: Recorder,
+    /// The path prefix of the instance (`/gitlab`), empty for a root install.
+    pub prefix: String,
+    pub tokens: HashMap<String, String>,
+    /// Project id → `group/project`.
+    pub projects: HashMap<i64, String>,
+    pub issues: Vec<Issue>,
+    pub discussions: Vec<FakeDiscussion>,
+    pub awards: Vec<FakeAward>,
+    /// (project, username) → access level.
+    pub members: HashMap<(i64, String), u32>,
+    /// Send `x-next-page` (true, GitLab's default) or only `Link`.
+    pub next_page_header: bool,
+    pub next_id: i64,
+}
+
+impl State {
+    pub(crate) fn next_id(&mut self) -> i64 {
+        self.next_id += 1;
+        2_000_000 + self.next_id
+    }
+
+    pub(crate) fn new_discussion_id(&mut self) -> String {
+        format!("{:040x}", self.next_id())
+    }
+}
+
+/// A local GitLab v4 server, optionally under a path prefix.
+pub struct FakeGitLab {
+    pub(crate) state: Arc<Mutex<State>>,
+    server: Server,
+}
+
+impl FakeGitLab {
+    /// A root install (`base_url` = `http://127.0.0.1:PORT`).
+    pub async fn start() -> FakeGitLab {
+        FakeGitLab::start_with_prefix("").await
+    }
+
+    /// An install under `prefix` (e.g. `/gitlab`): the API is at `<prefix>/api/v4`.
+    pub async fn start_with_prefix(prefix: &str) -> FakeGitLab {
+        let state = Arc::new(Mutex::new(State {
+            prefix: prefix.trim_end_matches('/').to_owned(),
+            next_page_header: true,
+            ..State::default()
+        }));
+        let server = Server::start(super::gitlab_routes::router(state.clone())).await;
+        FakeGitLab { state, server }
+    }
+
+    /// The instance root to configure as `base_url` (with the prefix).
+    pub fn base_url(&self) -> String {
+        format!("http://{}{}", self.server.addr, lock(&self.state).prefix)
+    }
+
+    /// Settings for a client of this server (pacing off); the token is registered for
+    /// `bot_username`.
+    pub fn settings(&self, token: &str, bot_username: &str) -> relay_core::TrackerSettings {
+        self.add_token(token, bot_username);
+        super::tracker_settings(
+            relay_core::Provider::GitLab,
+            self.base_url(),
+            token,
+            bot_username,
+        )
+    }
+
+    /// Accepts `token` (as `PRIVATE-TOKEN` or `Bearer`) for `username`.
+    pub fn add_token(&self, token: &str, username: &str) {
+        lock(&self.state)
+            .tokens
+            .insert(token.into(), username.into());
+    }
+
+    /// Only `Link` headers, no `x-next-page` (as GitLab does for some large lists).
+    pub fn link_pagination_only(&self) {
+        lock(&self.state).next_page_header = false;
+    }
+
+    /// Adds a project and an issue on it.
+    pub fn seed_issue(&self, project: i64, path: &str, iid: i64, title: &str, description: &str) {
+        let mut s = lock(&self.state);
+        s.projects.insert(project, path.into());
+        s.issues.push(Issue {
+            project,
+            iid,
+            title: title.into(),
+            description: description.into(),
+        });
+    }
+
+    /// Adds a one-note discussion (a plain comment, or a system note); returns (discussion id,
+    /// note id).
+    pub fn seed_note(
+        &self,
+        project: i64,
+        issue: i64,
+        author: &str,
+        body: &str,
+        system: bool,
+    ) -> (String, i64) {
+        let mut s = lock(&self.state);
+        let id = s.new_discussion_id();
+        let note = s.next_id();
+        let now = Utc::now();
+        s.discussions.push(FakeDiscussion {
+            id: id.clone(),
+            project,
+            issue,
+            individual_note: true,
+            notes: vec![FakeNote {
+                id: note,
+                author: author.into(),
+                body: body.into(),
+                system,
+                created_at: now,
+                updated_at: now,
+            }],
+        });
+        (id, note)
+    }
+
+    /// Gives `username` an access level (10 guest … 50 owner) on `project`.
+    pub fn set_member(&self, project: i64, username: &str, access_level: u32) {
+        lock(&self.state)
+            .members
+            .insert((project, username.into()), access_level);
+    }
+
+    /// The discussions of an issue, in creation order.
+    pub fn discussions(&self, project: i64, issue: i64) -> Vec<FakeDiscussion> {
+        lock(&self.state)
+            .discussions
+            .iter()
+            .filter(|d| d.project == project && d.issue == issue)
+            .cloned()
+            .collect()
+    }
+
+    pub fn awards(&self) -> Vec<FakeAward> {
+        lock(&self.state).awards.clone()
+    }
+
+    pub fn requests(&self) -> Vec<RecordedRequest> {
+        lock(&self.state).recorder.requests.clone()
+    }
+
+    /// Fails the next `times` requests `METHOD path` (the full path as sent, including the
+    /// prefix and `/api/v4`, without the query).
+    pub fn fail_next(&self, method: &str, path: &str, times: usize, failure: Failure) {
+        lock(&self.state)
+            .recorder
+            .script(method, path, times, failure);
+    }
+}

@@ -1,0 +1,61 @@
+//! Reading the issue and a user's standing on the repository.
+
+use relay_core::IssueSnapshot;
+use reqwest::Method;
+
+use super::model::{self, Issue, Permission};
+use super::{GitHubClient, repo_path};
+use crate::http::json;
+use crate::{AuthorRole, IssueRef, Result, TrackerError};
+
+impl GitHubClient {
+    pub(crate) async fn fetch_issue(&self, issue: &IssueRef) -> Result<IssueSnapshot> {
+        let path = format!(
+            "/repos/{}/issues/{}",
+            repo_path(&issue.project_path)?,
+            issue.number
+        );
+        let response = self.call(Method::GET, &path, issue, None).await?;
+        let got: Issue = json(response, &format!("GET {path}")).await?;
+        Ok(IssueSnapshot {
+            project_id: issue.project_id.clone(),
+            project_path: issue.project_path.clone(),
+            number: got.number,
+            title: got.title,
+            body: got.body.unwrap_or_default(),
+            state: got.state,
+            labels: got.labels.into_iter().map(|l| l.name).collect(),
+            author: got.user.map(|u| u.login),
+            assignees: Some(got.assignees.into_iter().map(|u| u.login).collect()),
+            url: got.html_url,
+            confidential: false,
+            updated_at: got.updated_at,
+        })
+    }
+
+    /// The collaborator permission of `username`; not a collaborator (404) is
+    /// [`AuthorRole::None`].
+    pub(crate) async fn role_of(&self, issue: &IssueRef, username: &str) -> Result<AuthorRole> {
+        let valid = !username.is_empty()
+            && username
+                .bytes()
+                .all(|b| b.is_ascii_alphanumeric() || b"-_[]".contains(&b));
+        if !valid {
+            return Err(TrackerError::Validation(format!(
+                "{username:?} is not a GitHub login"
+            )));
+        }
+        let path = format!(
+            "/repos/{}/collaborators/{username}/permission",
+            repo_path(&issue.project_path)?
+        );
+        match self.call(Method::GET, &path, issue, None).await {
+            Ok(response) => {
+                let got: Permission = json(response, &format!("GET {path}")).await?;
+                Ok(model::permission_role(&got.permission))
+            }
+            Err(TrackerError::NotFound(_)) => Ok(AuthorRole::None),
+            Err(e) => Err(e),
+        }
+    }
+}

@@ -1,0 +1,113 @@
+//! The HTTP plumbing both clients share: one `reqwest::Client`, per-request timeout, write
+//! pacing, and classification of every failure before it leaves the crate.
+
+use std::time::Duration;
+
+use reqwest::{Method, RequestBuilder, Response};
+use serde::de::DeserializeOwned;
+
+use crate::classify::{self, Failure};
+use crate::pacing::{PaceKey, Pacer, WritePacing};
+use crate::{Result, TrackerError};
+
+/// `User-Agent` of every tracker request (GitHub refuses requests without one).
+pub const USER_AGENT: &str = concat!("relay/", env!("CARGO_PKG_VERSION"));
+/// Connecting is fast or broken: fail early and let the caller retry.
+const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// A `reqwest::Client` for tracker clients: our `User-Agent`, a connect timeout, no proxy
+/// surprises. Share one across trackers (`Trackers` does); request timeouts are per tracker.
+pub fn http_client() -> Result<reqwest::Client> {
+    reqwest::Client::builder()
+        .user_agent(USER_AGENT)
+        .connect_timeout(CONNECT_TIMEOUT)
+        .build()
+        .map_err(|e| TrackerError::Config(format!("cannot build the HTTP client: {e}")))
+}
+
+/// Whether a request changes something on the tracker (and is therefore paced).
+pub(crate) fn is_write(method: &Method) -> bool {
+    *method == Method::POST || *method == Method::PUT || *method == Method::PATCH
+}
+
+/// Classifies a non-success answer.
+pub(crate) type Classifier = fn(&Failure<'_>) -> TrackerError;
+
+pub(crate) struct Http {
+    client: reqwest::Client,
+    timeout: Duration,
+    pacer: Pacer,
+    classify: Classifier,
+}
+
+impl Http {
+    pub(crate) fn new(
+        client: reqwest::Client,
+        timeout: Duration,
+        pacing: WritePacing,
+        classify: Classifier,
+    ) -> Http {
+        Http {
+            client,
+            timeout,
+            pacer: Pacer::new(pacing),
+            classify,
+        }
+    }
+
+    pub(crate) fn request(&self, method: Method, url: &str) -> RequestBuilder {
+        self.client.request(method, url).timeout(self.timeout)
+    }
+
+    /// Sends `request` (paced on `pace` when it is a write) and returns the successful answer;
+    /// every failure is classified. `what` is `METHOD /path` for messages.
+    pub(crate) async fn send(
+        &self,
+        method: &Method,
+        request: RequestBuilder,
+        what: &str,
+        pace: PaceKey,
+    ) -> Result<Response> {
+        if is_write(method) {
+            self.pacer.acquire(pace).await;
+        }
+        self.send_unpaced(request, what).await
+    }
+
+    /// Sends without pacing (token exchanges, identity checks).
+    pub(crate) async fn send_unpaced(
+        &self,
+        request: RequestBuilder,
+        what: &str,
+    ) -> Result<Response> {
+        let response = request
+            .send()
+            .await
+            .map_err(|e| classify::transport(what, e))?;
+        let status = response.status();
+        if status.is_success() {
+            return Ok(response);
+        }
+        let headers = response.headers().clone();
+        let body = response
+            .text()
+            .await
+            .map_err(|e| classify::transport(what, e))?;
+        Err((self.classify)(&Failure {
+            what,
+            status,
+            headers: &headers,
+            body: &body,
+        }))
+    }
+}
+
+/// Reads and decodes a JSON answer.
+pub(crate) async fn json<T: DeserializeOwned>(response: Response, what: &str) -> Result<T> {
+    let body = response
+        .bytes()
+        .await
+        .map_err(|e| classify::transport(what, e))?;
+    serde_json::from_slice(&body)
+        .map_err(|e| TrackerError::Protocol(format!("unexpected answer to {what}: {e}")))
+}

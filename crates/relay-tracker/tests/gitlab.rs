@@ -1,0 +1,363 @@
+//! GitLabClient against the local fake GitLab (under a path prefix) over real HTTP.
+
+use std::time::Duration;
+
+use relay_core::TokenAuth;
+use relay_tracker::fake::{Failure, FakeGitLab};
+use relay_tracker::{
+    AuthorRole, CommentTarget, GitLabClient, IssueRef, IssueTracker, NoteRef, Reaction,
+    ReactionTarget, TrackerError, http_client,
+};
+
+const PROJECT: i64 = 42;
+const PATH: &str = "group/sub/project";
+const TOKEN: &str = "glpat-test";
+const BOT: &str = "relay";
+
+fn issue() -> IssueRef {
+    IssueRef {
+        project_id: PROJECT.to_string(),
+        project_path: PATH.into(),
+        number: 7,
+        installation_id: None,
+    }
+}
+
+async fn setup() -> (FakeGitLab, GitLabClient) {
+    let gl = FakeGitLab::start_with_prefix("/gitlab").await;
+    gl.seed_issue(PROJECT, PATH, 7, "Broken login", "Steps…");
+    let settings = gl.settings(TOKEN, BOT);
+    assert!(settings.base_url.ends_with("/gitlab"));
+    (
+        gl,
+        GitLabClient::new(&settings, http_client().unwrap()).unwrap(),
+    )
+}
+
+#[tokio::test]
+async fn create_reply_edit_award_under_a_path_prefix() {
+    let (gl, client) = setup().await;
+    let (human_discussion, human_note) = gl.seed_note(PROJECT, 7, "alice", "Any idea?", false);
+
+    let got = client.get_issue(&issue()).await.unwrap();
+    assert_eq!(
+        (got.number, got.state.as_str(), got.project_id.as_str()),
+        (7, "open", "42")
+    );
+
+    let thread = client
+        .post_comment(&issue(), "New thread", &CommentTarget::NewThread)
+        .await
+        .unwrap();
+    let discussion = thread.discussion_id.clone().unwrap();
+    let reply = client
+        .post_comment(
+            &issue(),
+            "In the thread",
+            &CommentTarget::Reply(NoteRef {
+                note_id: thread.note_id.clone(),
+                discussion_id: Some(discussion.clone()),
+            }),
+        )
+        .await
+        .unwrap();
+    assert_eq!(reply.discussion_id.as_deref(), Some(discussion.as_str()));
+    // A reply to a note given without its discussion: the client finds the discussion.
+    let answer = client
+        .post_comment(
+            &issue(),
+            "Yes",
+            &CommentTarget::Reply(NoteRef {
+                note_id: human_note.to_string(),
+                discussion_id: None,
+            }),
+        )
+        .await
+        .unwrap();
+    assert_eq!(
+        answer.discussion_id.as_deref(),
+        Some(human_discussion.as_str())
+    );
+
+    client
+        .edit_comment(
+            &issue(),
+            &NoteRef {
+                note_id: reply.note_id.clone(),
+                discussion_id: Some(discussion.clone()),
+            },
+            "Edited in thread",
+        )
+        .await
+        .unwrap();
+    client
+        .edit_comment(
+            &issue(),
+            &NoteRef {
+                note_id: thread.note_id.clone(),
+                discussion_id: None,
+            },
+            "Edited plain",
+        )
+        .await
+        .unwrap();
+
+    client
+        .add_reaction(&issue(), &ReactionTarget::Issue, Reaction::Eyes)
+        .await
+        .unwrap();
+    client
+        .add_reaction(&issue(), &ReactionTarget::Issue, Reaction::Eyes)
+        .await
+        .expect("already awarded is success");
+    let on_note = ReactionTarget::Note(NoteRef {
+        note_id: human_note.to_string(),
+        discussion_id: None,
+    });
+    client
+        .add_reaction(&issue(), &on_note, Reaction::ThumbsUp)
+        .await
+        .unwrap();
+    client
+        .add_reaction(&issue(), &on_note, Reaction::ThumbsUp)
+        .await
+        .unwrap();
+    assert_eq!(gl.awards().len(), 2);
+    assert_eq!(gl.awards()[1].name, "thumbsup");
+
+    let discussions = gl.discussions(PROJECT, 7);
+    assert_eq!(discussions.len(), 2);
+    let human = &discussions[0];
+    assert_eq!(human.notes[1].body, "Yes");
+    assert!(
+        !human.individual_note,
+        "replying turned the comment into a thread"
+    );
+    let ours = &discussions[1];
+    assert_eq!(
+        ours.notes
+            .iter()
+            .map(|n| n.body.as_str())
+            .collect::<Vec<_>>(),
+        ["Edited plain", "Edited in thread"]
+    );
+    assert_eq!(ours.notes[0].author, BOT);
+
+    let requests = gl.requests();
+    assert!(
+        requests
+            .iter()
+            .all(|r| r.path.starts_with("/gitlab/api/v4/"))
+    );
+    assert!(
+        requests
+            .iter()
+            .all(|r| r.header("private-token") == Some(TOKEN))
+    );
+    assert!(requests.iter().any(|r| r.method == "POST"
+        && r.path
+            == format!("/gitlab/api/v4/projects/42/issues/7/discussions/{discussion}/notes")));
+    assert!(requests.iter().any(|r| {
+        r.method == "PUT"
+            && r.path
+                .ends_with(&format!("/issues/7/notes/{}", thread.note_id))
+    }));
+}
+
+#[tokio::test]
+async fn lists_three_pages_skipping_system_notes() {
+    let (gl, client) = setup().await;
+    for i in 0..250 {
+        gl.seed_note(
+            PROJECT,
+            7,
+            if i % 5 == 0 { BOT } else { "bob" },
+            &format!("note {i}"),
+            false,
+        );
+    }
+    gl.seed_note(PROJECT, 7, "bob", "added ~bug label", true);
+    let thread = client.list_thread(&issue()).await.unwrap();
+    assert_eq!(thread.len(), 250);
+    assert!(thread.iter().all(|n| n.note.body.starts_with("note ")));
+    assert_eq!(thread.iter().filter(|n| n.by_bot).count(), 50);
+    let pages = gl
+        .requests()
+        .into_iter()
+        .filter(|r| r.path.ends_with("/discussions"))
+        .count();
+    assert_eq!(pages, 3);
+
+    // Without x-next-page, the Link header is followed.
+    gl.link_pagination_only();
+    assert_eq!(client.list_thread(&issue()).await.unwrap().len(), 250);
+    assert_eq!(
+        gl.requests()
+            .into_iter()
+            .filter(|r| r.path.ends_with("/discussions"))
+            .count(),
+        6
+    );
+}
+
+#[tokio::test]
+async fn finds_only_the_bots_marked_note() {
+    let (gl, client) = setup().await;
+    let marker = "<!-- relay:write:x -->";
+    gl.seed_note(PROJECT, 7, "mallory", marker, false);
+    assert_eq!(
+        client.find_marked_comment(&issue(), marker).await.unwrap(),
+        None
+    );
+    let (d, n) = gl.seed_note(PROJECT, 7, BOT, &format!("done {marker}"), false);
+    let found = client
+        .find_marked_comment(&issue(), marker)
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(
+        (found.note_id, found.discussion_id),
+        (n.to_string(), Some(d))
+    );
+}
+
+#[tokio::test]
+async fn roles_bearer_auth_path_ids_and_identity() {
+    let (gl, _) = setup().await;
+    let mut settings = gl.settings(TOKEN, BOT);
+    settings.auth = TokenAuth::Bearer;
+    let client = GitLabClient::new(&settings, http_client().unwrap()).unwrap();
+    gl.set_member(PROJECT, "ann", 20);
+    gl.set_member(PROJECT, "anna", 50);
+    gl.set_member(PROJECT, "mo", 40);
+    gl.set_member(PROJECT, "gus", 10);
+    assert_eq!(
+        client.author_role(&issue(), "ann").await.unwrap(),
+        AuthorRole::Member,
+        "exact match, not anna"
+    );
+    assert_eq!(
+        client.author_role(&issue(), "mo").await.unwrap(),
+        AuthorRole::Owner
+    );
+    assert_eq!(
+        client.author_role(&issue(), "gus").await.unwrap(),
+        AuthorRole::Contributor
+    );
+    assert_eq!(
+        client.author_role(&issue(), "zed").await.unwrap(),
+        AuthorRole::None
+    );
+    let by_path = IssueRef {
+        project_id: String::new(),
+        ..issue()
+    };
+    assert_eq!(client.get_issue(&by_path).await.unwrap().project_id, "42");
+    assert_eq!(client.whoami().await.unwrap().login, BOT);
+    let requests = gl.requests();
+    assert!(
+        requests
+            .iter()
+            .any(|r| r.path == "/gitlab/api/v4/projects/group%2Fsub%2Fproject/issues/7")
+    );
+    assert!(
+        requests
+            .iter()
+            .all(|r| r.header("authorization") == Some("Bearer glpat-test")
+                && r.header("private-token").is_none())
+    );
+}
+
+#[tokio::test]
+async fn failures_are_classified() {
+    let (gl, client) = setup().await;
+    let path = "/gitlab/api/v4/projects/42/issues/7/discussions";
+    let one = issue();
+    let post = || client.post_comment(&one, "hello", &CommentTarget::NewThread);
+
+    gl.fail_next(
+        "POST",
+        path,
+        1,
+        Failure::TooManyRequests {
+            retry_after: Some(12),
+        },
+    );
+    assert_eq!(
+        post().await.unwrap_err().retry_after(),
+        Some(Duration::from_secs(12))
+    );
+    gl.fail_next(
+        "POST",
+        path,
+        1,
+        Failure::TooManyRequests { retry_after: None },
+    );
+    assert_eq!(
+        post().await.unwrap_err().retry_after(),
+        Some(Duration::from_secs(60))
+    );
+    gl.fail_next(
+        "POST",
+        path,
+        1,
+        Failure::Validation("Note can't be blank".into()),
+    );
+    assert!(
+        matches!(post().await, Err(TrackerError::Validation(m)) if m.contains("can't be blank"))
+    );
+    gl.fail_next("POST", path, 1, Failure::Status(503));
+    assert!(post().await.unwrap_err().is_retryable());
+    gl.fail_next("POST", path, 1, Failure::Status(403));
+    assert!(matches!(post().await, Err(TrackerError::Forbidden(_))));
+    gl.fail_next("POST", path, 1, Failure::Delay(Duration::from_secs(5)));
+    let mut settings = gl.settings(TOKEN, BOT);
+    settings.request_timeout_secs = 1;
+    let impatient = GitLabClient::new(&settings, http_client().unwrap()).unwrap();
+    let e = impatient
+        .post_comment(&issue(), "x", &CommentTarget::NewThread)
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(&e, TrackerError::Transient(m) if m.contains("timed out")),
+        "{e:?}"
+    );
+
+    let stranger = GitLabClient::new(
+        &relay_tracker::fake::tracker_settings(
+            relay_core::Provider::GitLab,
+            gl.base_url(),
+            "wrong",
+            BOT,
+        ),
+        http_client().unwrap(),
+    )
+    .unwrap();
+    assert!(
+        matches!(stranger.get_issue(&issue()).await, Err(TrackerError::Unauthorized(m)) if m.contains("401 Unauthorized"))
+    );
+    let missing = IssueRef {
+        number: 99,
+        ..issue()
+    };
+    assert!(matches!(
+        client.get_issue(&missing).await,
+        Err(TrackerError::NotFound(_))
+    ));
+    let foreign = NoteRef {
+        note_id: "1".into(),
+        discussion_id: Some("abc".into()),
+    };
+    assert!(matches!(
+        client.edit_comment(&issue(), &foreign, "x").await,
+        Err(TrackerError::NotFound(_))
+    ));
+    let bad = NoteRef {
+        note_id: "1".into(),
+        discussion_id: Some("../../x".into()),
+    };
+    assert!(matches!(
+        client.edit_comment(&issue(), &bad, "x").await,
+        Err(TrackerError::Validation(_))
+    ));
+}
