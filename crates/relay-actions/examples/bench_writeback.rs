@@ -4,8 +4,11 @@
 //!    verified citation, apply it with the watermark raise, commit), p50/p99, as a ratio to a bare
 //!    single-row autocommit INSERT measured in the same run;
 //! 2. outbox drain of N writes through the in-process tracker double (no HTTP): the outbox's own
-//!    cost per write (attempt bookkeeping + sent record), as a ratio to the same bare INSERT.
-//!    The GitHub fake server (pacing on/off) is not on this branch yet.
+//!    cost per write (attempt bookkeeping + sent record), as a ratio to the same bare INSERT;
+//! 3. outbox drain of N writes against the local GitHub server (`relay_tracker::fake`) with the
+//!    real GitHub client, pacing off: writes/s;
+//! 4. the same with pacing on (`PACED_RATE` writes/s, burst `PACED_BURST`, `PACED_WRITES` writes):
+//!    the measured rate against the configured one.
 //!
 //! `DATABASE_URL=postgres://postgres@127.0.0.1:5432/postgres cargo run --release -p relay-actions --example bench_writeback [-- BATCHES WRITES]`
 //! Runs in a throwaway database it creates and drops.
@@ -171,7 +174,82 @@ async fn run(url: &str, batches: usize, writes: usize) -> anyhow::Result<()> {
         ms(per_write),
         ratio(per_write, i50)
     );
+
+    // Against the local GitHub server, with the real client: pacing off, then on.
+    let github = relay_tracker::fake::FakeGitHub::start().await;
+    github.add_token("ghp_bench", "relay-bot");
+    github.seed_issue("octo/bench", 1, "Bench", "body");
+    let unpaced = github.settings("ghp_bench", "relay-bot");
+    let (rate, elapsed) = drain_github(&pool, &unpaced, 2_000_000, writes).await?;
+    println!(
+        "outbox drain, {writes} writes to the local GitHub server, pacing off: {rate:.0} writes/s ({:.2} s)",
+        elapsed.as_secs_f64()
+    );
+    let mut paced = unpaced.clone();
+    paced.write_rate_per_sec = PACED_RATE;
+    paced.write_burst = PACED_BURST;
+    let (rate, elapsed) = drain_github(&pool, &paced, 3_000_000, PACED_WRITES).await?;
+    // After the burst, writes are released at the configured rate.
+    let steady = (PACED_WRITES - PACED_BURST as usize) as f64 / elapsed.as_secs_f64();
+    println!(
+        "outbox drain, {PACED_WRITES} writes, pacing on ({PACED_RATE}/s, burst {PACED_BURST}): {rate:.1} writes/s overall, \
+         {steady:.1} writes/s after the burst ({:.2} s) = {:.3} of the configured rate",
+        elapsed.as_secs_f64(),
+        steady / PACED_RATE
+    );
     Ok(())
+}
+
+/// Pacing-on figure: configured rate, burst, and how many writes.
+const PACED_RATE: f64 = 50.0;
+const PACED_BURST: u32 = 5;
+const PACED_WRITES: usize = 250;
+
+/// Records `writes` comments for a new issue (`number` on the fake's `octo/bench#1`) and drains
+/// them through a real GitHub client built from `settings`. Returns writes/s and the drain time.
+async fn drain_github(
+    pool: &sqlx::PgPool,
+    settings: &relay_core::TrackerSettings,
+    number: i64,
+    writes: usize,
+) -> anyhow::Result<(f64, Duration)> {
+    let issue = support::insert_issue(pool, number, &[]).await;
+    let mut tx = pool.begin().await?;
+    for i in 0..writes {
+        let key = format!("gh-{number}-{i}");
+        relay_store::outbox::enqueue(
+            &mut tx,
+            &relay_store::outbox::NewWrite {
+                idempotency_key: &key,
+                issue_id: issue,
+                job_id: None,
+                kind: relay_store::outbox::WriteKind::Comment,
+                body: &relay_actions::keys::with_marker("benchmark comment", &key),
+                target_note_id: None,
+                target_discussion_id: None,
+            },
+        )
+        .await?;
+    }
+    tx.commit().await?;
+    let tracker = relay_tracker::registry::build(settings)?;
+    let executor = Executor::new(pool.clone(), tracker).with_retry(RetryPolicy::immediate());
+    let target = relay_tracker::IssueRef {
+        project_id: "1".into(),
+        project_path: "octo/bench".into(),
+        number: 1,
+        installation_id: None,
+    };
+    let started = Instant::now();
+    let report = executor.drain_outbox(issue, &target).await?;
+    let elapsed = started.elapsed();
+    anyhow::ensure!(
+        report.sent.len() == writes,
+        "drained {} of {writes}: {:?}",
+        report.sent.len(),
+        report.failures
+    );
+    Ok((writes as f64 / elapsed.as_secs_f64(), elapsed))
 }
 
 fn percentiles(samples: &mut [Duration]) -> (Duration, Duration) {
