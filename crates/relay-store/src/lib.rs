@@ -7,8 +7,10 @@
 //! - [`queue`]: the job queue: enqueue, claim with leases, heartbeat, complete, retry, dead-letter.
 //! - [`llm_usage`], [`codegraph`]: tables owned by the LLM layer and the code graph.
 //! - [`gaps`], [`findings`], [`learnings`], [`specs`], [`outbox`]: write-back state (migration 0006).
+//! - [`browse`]: read-only listings for the read API.
 
 pub mod bench;
+pub mod browse;
 pub mod codegraph;
 pub mod deliveries;
 mod error;

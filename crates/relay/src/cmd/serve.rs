@@ -43,7 +43,8 @@ pub async fn run(config: Option<&Path>, roles: Roles) -> anyhow::Result<()> {
         trackers,
         settings.server.clone(),
         settings.worker.max_attempts,
-    );
+    )
+    .with_api(settings.api.clone());
     {
         let shutdown = shutdown.clone();
         tasks.spawn(async move {
