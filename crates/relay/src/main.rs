@@ -47,6 +47,9 @@ enum Command {
     /// Index a checkout's Go and Python code and print a summary, or the whole graph with
     /// `--format json` (the documented export format).
     Index(cmd::index::IndexArgs),
+    /// Answer a question about a checkout with the ExploreAgent (no database needed):
+    /// `relay explore --repo . "who calls Planner.Plan?"`.
+    Explore(cmd::explore::ExploreArgs),
     /// Ask the code graph of a checkout: search, callers, callees, implementations, usages, resolve.
     Codegraph(cmd::codegraph::CodegraphArgs),
     /// Load-test a running gateway with signed GitHub deliveries and compare with the raw
@@ -108,6 +111,7 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
         Command::Tool(args) => cmd::tool::run(config, &args),
         Command::Index(args) => cmd::index::run(&args),
         Command::Codegraph(args) => cmd::codegraph::run(config, args).await,
+        Command::Explore(args) => cmd::explore::run(config, args).await,
     }
 }
 

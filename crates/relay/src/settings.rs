@@ -38,6 +38,9 @@ pub struct Settings {
     /// `[llm]`: providers and models per role.
     #[serde(default)]
     pub llm: relay_agent::llm::LlmSettings,
+    /// `[agent]`: the agents' budgets and limits.
+    #[serde(default)]
+    pub agent: relay_agent::explore::AgentSettings,
 }
 
 /// A configuration problem, naming the key.
