@@ -223,3 +223,25 @@ async fn a_huge_retry_after_mid_run_ends_cleanly() {
         report.llm_error
     );
 }
+
+#[tokio::test]
+async fn tool_calls_written_as_text_are_run() {
+    let repo = checkout();
+    let server = ScriptedLlm::start(vec![
+        ScriptedReply::text(r#"Let me look: {"name": "read", "arguments": {"path": "pkg/planner/plan.go"}}"#),
+        ScriptedReply::text(format!(
+            "Done. {}",
+            json!({"answer": "Plan is in plan.go.", "evidence": [good_citation()], "confidence": "high"})
+        )),
+    ])
+    .await;
+    let agent = agent(&server, repo.path(), ExploreConfig::default()).await;
+    let report = explore(&agent).await;
+    assert_eq!(report.stop, StopReason::Submitted);
+    assert_eq!(report.tool_calls.len(), 1);
+    assert!(report.tool_calls[0].is_ok());
+    let request = &server.requests()[1];
+    let assistant = &messages(request)[2];
+    assert_eq!(assistant["tool_calls"][0]["function"]["name"], "read");
+    assert!(tool_results(request)[0].contains("func (p *Planner) Plan() error"));
+}
