@@ -202,14 +202,14 @@ async fn transcript(toolbox: &Toolbox, go: bool) -> Vec<ScriptedReply> {
         .into_iter()
         .map(|(name, arguments)| ScriptedReply::tool_calls(vec![(name, arguments)]))
         .collect();
-    let (path, quote) = if go {
-        ("net/http/request.go", "func NewRequest(")
+    let path = if go {
+        "net/http/request.go"
     } else {
-        ("json/__init__.py", "def dumps(")
+        "json/__init__.py"
     };
     script.push(ScriptedReply::tool_calls(vec![(
         "submit_report",
-        json!({"answer": "see evidence", "evidence": [{"path": path, "start_line": 1, "end_line": 1, "quote": quote}], "confidence": "low"}),
+        json!({"answer": "see evidence", "evidence": [{"path": path, "start_line": 1, "end_line": 1}], "confidence": "low"}),
     )]));
     script
 }
