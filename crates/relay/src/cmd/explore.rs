@@ -71,9 +71,6 @@ pub async fn run(config: Option<&Path>, args: ExploreArgs) -> anyhow::Result<()>
     let toolbox = Toolbox::new(&root, Some(graph), settings.tools)
         .with_context(|| format!("cannot open {}", root.display()))?;
     let agent = ExploreAgent::new(llm, Arc::new(toolbox), settings.agent.explore);
-    if let Some(bar) = &bar {
-        bar.set_message("exploring");
-    }
     let report = agent
         .explore(ExploreRequest::new(
             args.question.clone(),
