@@ -68,7 +68,7 @@ impl Brain {
             project_id: issue.project_id.clone(),
             project_path: issue.project_path.clone(),
             number: issue.number,
-            installation_id: None,
+            installation_id: issue.installation_id,
         };
 
         // Who may make Relay spend: the actors of the pending events, by their role on the
