@@ -117,3 +117,8 @@ CREATE TABLE outbox (
     sent_at           TIMESTAMPTZ
 );
 CREATE INDEX outbox_pending_idx ON outbox (issue_id, id) WHERE status = 'pending';
+
+-- The read API lists an issue's jobs. `payload` is never updated, so this index keeps the job
+-- row's frequent status/lease updates HOT. Indexed as text: a cast could make a malformed payload
+-- fail its enqueue instead of its job.
+CREATE INDEX jobs_issue_idx ON jobs ((payload->>'issue_id')) WHERE kind = 'process_issue';

@@ -12,6 +12,7 @@ mod helpers;
 mod installation;
 mod llm_usage;
 mod nul;
+mod orchestrator;
 mod outage;
 mod process_issue;
 mod push;

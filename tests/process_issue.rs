@@ -23,7 +23,7 @@ struct Paused {
 #[async_trait::async_trait]
 impl JobHandler for Paused {
     async fn run(&self, context: JobContext) -> Result<Value, JobError> {
-        let result = relay_worker::jobs::process_issue::ProcessIssueJob
+        let result = relay_worker::jobs::process_issue::ProcessIssueJob::default()
             .run(context)
             .await;
         self.reached.notify_one();

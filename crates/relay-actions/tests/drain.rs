@@ -385,3 +385,53 @@ async fn a_long_spec_is_posted_in_numbered_parts(pool: PgPool) {
     assert_eq!(posted.status, "posted");
     assert_eq!(posted.note_ids.len(), 3);
 }
+
+#[sqlx::test(migrator = "relay_store::MIGRATOR")]
+async fn reactions_go_through_the_outbox_too(pool: PgPool) {
+    let issue = insert_issue(&pool, NUMBER, &[]).await;
+    let mut conn = pool.acquire().await.unwrap();
+    let id = BatchId {
+        job_id: 4,
+        cycle: 0,
+    };
+    let note = relay_tracker::NoteRef {
+        note_id: "501".into(),
+        discussion_id: None,
+    };
+    let key = relay_actions::execute::enqueue_reaction(
+        &mut conn,
+        issue,
+        id,
+        Some(&note),
+        relay_tracker::Reaction::Eyes,
+    )
+    .await
+    .unwrap();
+    let again = relay_actions::execute::enqueue_reaction(
+        &mut conn,
+        issue,
+        id,
+        Some(&note),
+        relay_tracker::Reaction::Eyes,
+    )
+    .await
+    .unwrap();
+    assert_eq!(key, again);
+    let tracker = Arc::new(MemoryTracker::default());
+    tracker.fail_with([TrackerError::Transient("502 bad gateway".into())]);
+    let report = executor(&pool, &tracker)
+        .drain_outbox(issue, &issue_ref(NUMBER))
+        .await
+        .unwrap();
+    assert_eq!(report.sent.len(), 1);
+    assert_eq!(
+        tracker.reactions.lock().unwrap().clone(),
+        vec![(
+            NUMBER,
+            Some("501".to_string()),
+            relay_tracker::Reaction::Eyes
+        )]
+    );
+    // Reactions are idempotent on the tracker: no marker lookup.
+    assert_eq!(tracker.lookups.load(Ordering::SeqCst), 0);
+}

@@ -120,7 +120,7 @@ async fn callers_depth_three_labels_dynamic_edges() {
     signature: func main()
     call site: cmd/main.go:12 (calls example.com/app/cmd.run)
 
-Use read(file_path, offset) to see the code."#
+Use read(path, offset) to see the code."#
     );
 }
 
@@ -178,7 +178,7 @@ async fn callees_show_external_and_unresolved_targets() {
   Exit (unresolved)
     call site: cmd/main.go:14
 
-Use read(file_path, offset) to see the code."#
+Use read(path, offset) to see the code."#
     );
     let deeper =
         run(json!({"operation": "callees", "qname": "example.com/app/cmd.main", "depth": 2})).await;
@@ -245,7 +245,7 @@ Implemented by - 2 results:
     signature: type StubPlanner struct{}
     method: example.com/app/brain.StubPlanner.Plan (brain/stub.go:9)
 
-Use read(file_path, offset) to see the code."#
+Use read(path, offset) to see the code."#
     );
 }
 
@@ -265,7 +265,7 @@ Implements - 1 result:
     file: brain/planner.go:10
     signature: type Planner interface
 
-Use read(file_path, offset) to see the code."#
+Use read(path, offset) to see the code."#
     );
     let method =
         run(json!({"operation": "implementations", "qname": "example.com/app/brain.Planner.Plan"}))
@@ -295,7 +295,7 @@ Base classes - 1 result:
     file: pkg/mod.py:4
     signature: class Base:
 
-Use read(file_path, offset) to see the code."#
+Use read(path, offset) to see the code."#
     );
     let function =
         run(json!({"operation": "implementations", "qname": "example.com/app/cmd.main"})).await;
@@ -318,7 +318,7 @@ async fn usages_of_a_type() {
   brain/planner.go:25  in example.com/app/brain.NewLLMPlanner (function) [uses]
   brain/planner.go:50  in example.com/app/brain.helper (function) [uses]
 
-Use read(file_path, offset) to see the code."#
+Use read(path, offset) to see the code."#
     );
     let constant =
         run(json!({"operation": "usages", "qname": "example.com/app/brain.MaxSteps"})).await;

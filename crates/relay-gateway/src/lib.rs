@@ -2,7 +2,7 @@
 //!
 //! Layout:
 //! - [`settings`]: `ServerSettings` (`[server]`).
-//! - [`routes`]: one module per route (`webhook`, `health`, `metrics`).
+//! - [`routes`]: one module per route (`webhook`, `health`, `metrics`, `api/*`).
 //! - [`providers`]: GitHub and GitLab authentication, delivery identity and payload parsing.
 //! - [`payload`]: the body as storable JSON (NULs replaced).
 //! - [`event`]: the provider-neutral event; [`mention`] and [`engage`]: engagement rules.
@@ -34,7 +34,7 @@ use tokio::net::TcpListener;
 use tokio_util::sync::CancellationToken;
 use tower_http::trace::TraceLayer;
 
-pub use settings::ServerSettings;
+pub use settings::{ApiSettings, ServerSettings};
 
 /// Everything handlers need, cheap to clone.
 #[derive(Clone)]
@@ -42,6 +42,8 @@ pub struct AppState {
     pub pool: PgPool,
     pub trackers: Arc<HashMap<String, Arc<TrackerSettings>>>,
     pub settings: Arc<ServerSettings>,
+    /// `[api]`: the read API's token (none: `/api` answers 404).
+    pub api: Arc<ApiSettings>,
     pub metrics: PrometheusHandle,
     /// `max_attempts` given to the jobs webhooks create.
     pub job_max_attempts: i32,
@@ -65,10 +67,17 @@ impl AppState {
             pool,
             trackers: Arc::new(trackers),
             settings: Arc::new(settings),
+            api: Arc::new(ApiSettings::default()),
             metrics: relay_telemetry::metrics::install(),
             job_max_attempts,
             wake_workers,
         }
+    }
+
+    /// Enables the read API with these settings.
+    pub fn with_api(mut self, api: ApiSettings) -> AppState {
+        self.api = Arc::new(api);
+        self
     }
 
     pub(crate) fn db_timeout(&self) -> Duration {
@@ -94,12 +103,13 @@ fn spawn_notifier(pool: PgPool) -> tokio::sync::mpsc::Sender<()> {
     sender
 }
 
-/// The gateway's router: webhooks and the ops endpoints.
+/// The gateway's router: webhooks, the read API and the ops endpoints.
 pub fn app(state: AppState) -> Router {
     let body_limit = state.settings.body_limit_bytes;
     let router = Router::new()
         .route("/webhooks/{tracker}", post(routes::webhook::receive))
-        .layer(DefaultBodyLimit::max(body_limit));
+        .layer(DefaultBodyLimit::max(body_limit))
+        .merge(routes::api::router(&state));
     with_ops(router, state)
 }
 

@@ -38,3 +38,13 @@ fn default_body_limit() -> usize {
 fn default_db_timeout_ms() -> u64 {
     2000
 }
+
+/// `[api]`: the read API (`/api/...`).
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ApiSettings {
+    /// Bearer token the read API requires. Without one the whole `/api` answers 404, so an
+    /// unconfigured deployment exposes nothing.
+    #[serde(default)]
+    pub token: Option<secrecy::SecretString>,
+}

@@ -8,8 +8,10 @@
 //! - [`llm_usage`]: the table owned by the LLM layer. (The code graph's tables are read and written by
 //!   `relay_codegraph::store::postgres::sql`; their migration is here with the others.)
 //! - [`gaps`], [`findings`], [`learnings`], [`specs`], [`outbox`]: write-back state (migration 0006).
+//! - [`browse`]: read-only listings for the read API.
 
 pub mod bench;
+pub mod browse;
 pub mod deliveries;
 mod error;
 pub mod findings;

@@ -51,6 +51,9 @@ enum Command {
     /// Index a checkout's Go and Python code and print a summary, or the whole graph with
     /// `--format json` (the documented export format).
     Index(cmd::index::IndexArgs),
+    /// Answer a question about a checkout with the ExploreAgent (no database needed):
+    /// `relay explore --repo . "who calls Planner.Plan?"`.
+    Explore(cmd::explore::ExploreArgs),
     /// Ask the code graph of a checkout: search, callers, callees, implementations, usages, resolve.
     Codegraph(cmd::codegraph::CodegraphArgs),
     /// Dry run: one planner cycle on an issue from a JSON file against a local checkout; prints
@@ -117,6 +120,7 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
         Command::Index(args) => cmd::index::run(&args),
         Command::Codegraph(args) => cmd::codegraph::run(config, args).await,
         Command::Plan(args) => cmd::plan::run(config, &args).await,
+        Command::Explore(args) => cmd::explore::run(config, args).await,
     }
 }
 

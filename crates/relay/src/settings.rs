@@ -20,6 +20,9 @@ pub const DEFAULT_CONFIG: &str = include_str!("../../../config/relay.toml");
 #[serde(deny_unknown_fields)]
 pub struct Settings {
     pub server: ServerSettings,
+    /// `[api]`: the read API (no token: `/api` answers 404).
+    #[serde(default)]
+    pub api: relay_gateway::ApiSettings,
     pub database: DatabaseSettings,
     #[serde(default)]
     pub trackers: Vec<TrackerSettings>,

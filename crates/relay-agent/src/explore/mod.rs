@@ -55,11 +55,11 @@ pub struct ExploreConfig {
     pub quick: ExploreBudget,
     /// Budget of a `medium` explore (`thorough` is twice this until the multi-stage mode lands).
     pub medium: ExploreBudget,
-    /// Wall-clock limit of one explore.
-    #[serde(with = "humantime_secs")]
+    /// Wall-clock limit of one explore (`time_limit_secs`).
+    #[serde(rename = "time_limit_secs", with = "seconds")]
     pub time_limit: Duration,
-    /// Time granted to the forced-synthesis call when the time limit is hit.
-    #[serde(with = "humantime_secs")]
+    /// Time granted to the forced-synthesis call (`synthesis_secs`).
+    #[serde(rename = "synthesis_secs", with = "seconds")]
     pub synthesis_time: Duration,
     /// Tool calls of one turn run at once.
     pub max_parallel_tools: usize,
@@ -96,8 +96,8 @@ impl ExploreConfig {
     }
 }
 
-/// Durations in configuration files are whole seconds.
-mod humantime_secs {
+/// Durations in configuration files are seconds.
+mod seconds {
     use std::time::Duration;
 
     use serde::{Deserialize, Deserializer, Serializer};
@@ -110,6 +110,14 @@ mod humantime_secs {
         let seconds = f64::deserialize(deserializer)?;
         Duration::try_from_secs_f64(seconds).map_err(serde::de::Error::custom)
     }
+}
+
+/// The `[agent]` configuration section.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct AgentSettings {
+    /// `[agent.explore]`: the ExploreAgent.
+    pub explore: ExploreConfig,
 }
 
 /// One question.

@@ -150,6 +150,38 @@ pub fn report_in_text(text: &str) -> Option<SubmitReport> {
     None
 }
 
+/// Tool calls written as JSON text (`{"name": "grep", "arguments": {...}}`, also with
+/// `parameters`/`input`, or arguments as a JSON string) for tools in `known`. Small local models
+/// often do this instead of a real tool call; running them beats ignoring them.
+pub fn tool_calls_in_text(text: &str, known: &[&str]) -> Vec<crate::llm::ToolCall> {
+    json_objects(text)
+        .into_iter()
+        .filter_map(|candidate| {
+            let name = candidate.get("name")?.as_str()?;
+            if !known.contains(&name) {
+                return None;
+            }
+            let arguments = candidate
+                .get("arguments")
+                .or_else(|| candidate.get("parameters"))
+                .or_else(|| candidate.get("input"))
+                .cloned()
+                .unwrap_or_else(|| serde_json::json!({}));
+            let arguments = match arguments {
+                serde_json::Value::String(text) => text,
+                other => other.to_string(),
+            };
+            Some((name.to_owned(), arguments))
+        })
+        .enumerate()
+        .map(|(index, (name, arguments))| crate::llm::ToolCall {
+            id: format!("text_call_{index}"),
+            name,
+            arguments,
+        })
+        .collect()
+}
+
 /// Every top-level JSON object embedded in `text`, in order.
 fn json_objects(text: &str) -> Vec<serde_json::Value> {
     let mut found = Vec::new();
@@ -186,5 +218,22 @@ mod tests {
         assert_eq!(report_in_text(stringly).unwrap().answer, "c");
         assert!(report_in_text("no json { here").is_none());
         assert!(report_in_text(r#"{"pattern": "x"}"#).is_none());
+    }
+
+    #[test]
+    fn tool_calls_are_found_in_text() {
+        let text = r#"I will search. {"name": "grep", "arguments": {"pattern": "Plan"}} then
+            {"name": "read", "parameters": "{\"path\": \"a.go\"}"} and {"name": "fly", "arguments": {}}"#;
+        let calls = tool_calls_in_text(text, &["grep", "read"]);
+        assert_eq!(calls.len(), 2);
+        assert_eq!(
+            (calls[0].name.as_str(), calls[0].arguments.as_str()),
+            ("grep", r#"{"pattern":"Plan"}"#)
+        );
+        assert_eq!(
+            (calls[1].name.as_str(), calls[1].arguments.as_str()),
+            ("read", r#"{"path": "a.go"}"#)
+        );
+        assert_ne!(calls[0].id, calls[1].id);
     }
 }

@@ -50,6 +50,8 @@ pub(super) struct Run<'a> {
     soft_nudged: bool,
     citations_warned: bool,
     idle_turns: u32,
+    /// Whether the model has answered at least once (an error before that means unreachable).
+    answered: bool,
 }
 
 impl<'a> Run<'a> {
@@ -79,6 +81,7 @@ impl<'a> Run<'a> {
             soft_nudged: false,
             citations_warned: false,
             idle_turns: 0,
+            answered: false,
         }
     }
 
@@ -117,7 +120,20 @@ impl<'a> Run<'a> {
 
     /// Handles one reply.
     async fn turn(&mut self, response: ChatResponse) -> Turn {
-        let message = response.message;
+        let mut message = response.message;
+        if message.tool_calls.is_empty() {
+            // Tool calls written as JSON text become real calls (echoed back as such, so the
+            // results pair with them in either protocol).
+            let text = message.text.clone().unwrap_or_default();
+            let names: Vec<&str> = self.tools.iter().map(|tool| tool.name.as_str()).collect();
+            let calls = report::tool_calls_in_text(&text, &names);
+            if !calls.is_empty() {
+                message = crate::llm::AssistantMessage {
+                    text: None,
+                    tool_calls: calls,
+                };
+            }
+        }
         if message.tool_calls.is_empty() {
             let text = message.text.clone().unwrap_or_default();
             if !text.trim().is_empty() {
@@ -274,6 +290,7 @@ impl<'a> Run<'a> {
             Err(_) => Err(None),
             Ok(Err(error)) => Err(Some(error)),
             Ok(Ok(response)) => {
+                self.answered = true;
                 self.usage.add(&response.usage);
                 Ok(response)
             }

@@ -102,6 +102,14 @@ pub enum ScriptedReply {
         #[serde(default)]
         headers: BTreeMap<String, String>,
     },
+    /// Another reply, sent after a delay (to exercise time limits; the test's time limit must be
+    /// shorter than the delay, never a timing assertion).
+    Delayed {
+        /// Milliseconds to wait before answering.
+        delay_ms: u64,
+        /// The reply.
+        reply: Box<ScriptedReply>,
+    },
     /// A verbatim response, e.g. a recorded fixture body.
     Raw {
         /// HTTP status.
@@ -367,7 +375,7 @@ async fn openai(
     headers: HeaderMap,
     body: Bytes,
 ) -> Response {
-    respond(&state, Protocol::OpenAi, &uri, &headers, &body)
+    respond(&state, Protocol::OpenAi, &uri, &headers, &body).await
 }
 
 async fn anthropic(
@@ -376,10 +384,10 @@ async fn anthropic(
     headers: HeaderMap,
     body: Bytes,
 ) -> Response {
-    respond(&state, Protocol::Anthropic, &uri, &headers, &body)
+    respond(&state, Protocol::Anthropic, &uri, &headers, &body).await
 }
 
-fn respond(
+async fn respond(
     state: &Shared,
     protocol: Protocol,
     uri: &Uri,
@@ -410,10 +418,18 @@ fn respond(
         });
         (state.replies.pop_front(), state.requests.len())
     };
-    let Some(reply) = reply else {
+    let Some(mut reply) = reply else {
         let message = format!("scripted llm: no reply scripted for request #{index}");
         return render_error(protocol, 400, Some(&message), None, None, &BTreeMap::new());
     };
+    while let ScriptedReply::Delayed {
+        delay_ms,
+        reply: inner,
+    } = reply
+    {
+        tokio::time::sleep(std::time::Duration::from_millis(delay_ms)).await;
+        reply = *inner;
+    }
     let render = Render {
         protocol,
         index,

@@ -8,6 +8,7 @@
 //! - every call, including failed ones, charges the job's tool budget (shared by every explore of
 //!   the job through the `Arc<Toolbox>`) and yields a [`ToolCallRecord`] for the run trace.
 
+mod graph;
 mod record;
 
 use std::path::Path;
@@ -22,6 +23,7 @@ use relay_tools::{JobBudget, ToolContext, ToolLimits, ToolRegistry};
 
 use crate::llm::{ToolCall, ToolDefinition, ToolResult};
 
+pub use graph::index_in_memory;
 pub use record::{CallStatus, MAX_RECORDED_ARGUMENT_CHARS, ToolCallRecord};
 
 /// Name of the code graph tool.
@@ -34,6 +36,12 @@ pub enum ToolboxError {
     /// The snapshot root cannot be sandboxed (missing, not a directory...).
     #[error("cannot open the snapshot: {0}")]
     Snapshot(#[from] relay_tools::ToolError),
+    /// Indexing the checkout for the in-memory code graph failed.
+    #[error("cannot index the checkout")]
+    Index(#[source] relay_codegraph::index::Error),
+    /// The graph store refused the graph.
+    #[error("cannot store the code graph")]
+    Store(#[source] relay_codegraph::store::StoreError),
 }
 
 /// Which code graph the `codegraph` tool reads: a store (the in-memory graph for the CLI, the

@@ -291,3 +291,18 @@ async fn connection_refused_is_a_network_error() {
     let error = client.complete(&request()).await.unwrap_err();
     assert_eq!(error.kind(), ErrorKind::Network, "{error}");
 }
+
+#[tokio::test]
+async fn a_huge_retry_after_header_is_clamped_to_the_deadline_not_a_panic() {
+    for (header, value) in [("retry-after", "1e20"), ("retry-after-ms", "1e300")] {
+        let mut reply = ScriptedReply::error(429);
+        if let ScriptedReply::Error { headers, .. } = &mut reply {
+            headers.insert(header.to_owned(), value.to_owned());
+        }
+        let server = ScriptedLlm::start(vec![reply, ScriptedReply::text("never")]).await;
+        let client = client_for("openai", &server.base_url(), "gpt-4o");
+        let error = client.complete(&request()).await.unwrap_err();
+        assert_eq!(error.kind(), ErrorKind::Deadline, "{header}: {error}");
+        assert_eq!(server.requests().len(), 1, "{header}: no wait, no retry");
+    }
+}

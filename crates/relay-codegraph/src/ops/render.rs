@@ -6,7 +6,8 @@ use super::args::Operation;
 use super::outcome::*;
 use crate::model::{Confidence, Symbol};
 
-const READ_HINT: &str = "Use read(file_path, offset) to see the code.";
+// Names `read`'s real arguments (`path`, `offset`): a model follows hints literally.
+const READ_HINT: &str = "Use read(path, offset) to see the code.";
 const QNAME_HINT: &str = "Use qname with callers/callees/implementations/usages operations.";
 const VALID_KINDS: &str =
     "function, method, struct, interface, class, type, const, var, field, module, package";

@@ -1,5 +1,6 @@
 //! One module per route.
 
+pub mod api;
 pub mod health;
 pub mod metrics;
 pub mod webhook;

@@ -20,6 +20,8 @@ pub struct JobDeps {
     pub specs: Arc<RepoSpecs>,
     /// Re-indexes the code graph after each checkout update (`None`: no graph is kept).
     pub codegraph: Option<Arc<reindex::CodegraphIndexing>>,
+    /// The orchestrator (`None`: no LLM configured; `process_issue` only does its bookkeeping).
+    pub brain: Option<Arc<orchestrator::brain::Brain>>,
 }
 
 /// The registry with every built-in job handler.
@@ -27,7 +29,13 @@ pub fn registry(deps: &JobDeps) -> Registry {
     Registry::new()
         .register(
             JobKind::ProcessIssue.as_str(),
-            process_issue::ProcessIssueJob,
+            process_issue::ProcessIssueJob {
+                orchestrator: deps.brain.clone().map(|brain| process_issue::Orchestrator {
+                    brain,
+                    repos: deps.repos.clone(),
+                    specs: deps.specs.clone(),
+                }),
+            },
         )
         .register(
             JobKind::UpdateCheckout.as_str(),

@@ -12,7 +12,18 @@ use serde_json::{Value, json};
 
 use crate::handler::{JobContext, JobError, JobHandler};
 
-pub struct ProcessIssueJob;
+#[derive(Default)]
+pub struct ProcessIssueJob {
+    /// When present, the job orchestrates planning cycles instead of bookkeeping only.
+    pub orchestrator: Option<Orchestrator>,
+}
+
+/// The orchestrator and the checkouts it explores.
+pub struct Orchestrator {
+    pub brain: std::sync::Arc<super::orchestrator::brain::Brain>,
+    pub repos: std::sync::Arc<relay_repo::RepoManager>,
+    pub specs: std::sync::Arc<super::RepoSpecs>,
+}
 
 #[async_trait::async_trait]
 impl JobHandler for ProcessIssueJob {
@@ -21,6 +32,18 @@ impl JobHandler for ProcessIssueJob {
             .context("process_issue payload is malformed")
             .map_err(JobError::Permanent)?;
         tracing::Span::current().record("issue.id", payload.issue_id);
+        if let Some(orchestrator) = &self.orchestrator {
+            return orchestrator
+                .brain
+                .orchestrate(
+                    &context.pool,
+                    &orchestrator.repos,
+                    &orchestrator.specs,
+                    context.job.id,
+                    payload.issue_id,
+                )
+                .await;
+        }
 
         let mut tx = context
             .pool

@@ -3,6 +3,7 @@
 pub mod bench_intake;
 pub mod codegraph;
 pub mod config;
+pub mod explore;
 pub mod index;
 pub mod llm;
 pub mod migrate;

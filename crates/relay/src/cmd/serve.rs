@@ -43,7 +43,8 @@ pub async fn run(config: Option<&Path>, roles: Roles) -> anyhow::Result<()> {
         trackers,
         settings.server.clone(),
         settings.worker.max_attempts,
-    );
+    )
+    .with_api(settings.api.clone());
     {
         let shutdown = shutdown.clone();
         tasks.spawn(async move {
@@ -68,6 +69,7 @@ pub async fn run(config: Option<&Path>, roles: Roles) -> anyhow::Result<()> {
             codegraph: Some(std::sync::Arc::new(
                 relay_worker::jobs::reindex::CodegraphIndexing::new(store, 4),
             )),
+            brain: brain(&settings)?,
         };
         let worker = relay_worker::Worker::new(
             pool.clone(),
@@ -113,4 +115,30 @@ async fn wait_for_signal(shutdown: CancellationToken) {
     }
     tracing::info!("shutdown requested");
     shutdown.cancel();
+}
+
+/// The orchestrator's dependencies when an LLM is configured for every role; otherwise
+/// `process_issue` keeps to its bookkeeping (and says so in the log).
+fn brain(
+    settings: &crate::settings::Settings,
+) -> anyhow::Result<Option<std::sync::Arc<relay_worker::jobs::orchestrator::brain::Brain>>> {
+    use relay_agent::llm::Role;
+    if let Some(error) = Role::ALL
+        .iter()
+        .find_map(|role| settings.llm.resolve(*role).err())
+    {
+        tracing::warn!(error.message = %error, "no usable [llm] configuration: issues are recorded but not planned");
+        return Ok(None);
+    }
+    let trackers = relay_tracker::Trackers::from_settings(&settings.trackers)
+        .context("failed to build the tracker clients ([[trackers]])")?;
+    Ok(Some(std::sync::Arc::new(
+        relay_worker::jobs::orchestrator::brain::Brain {
+            trackers,
+            tracker_settings: settings.trackers.clone(),
+            llm: settings.llm.clone(),
+            agent: settings.agent.clone(),
+            tools: settings.tools.clone(),
+        },
+    )))
 }

@@ -125,7 +125,9 @@ impl Render<'_> {
                     .collect();
                 (text, None, calls, "tool_calls", usage)
             }
-            ScriptedReply::Error { .. } | ScriptedReply::Raw { .. } => {
+            ScriptedReply::Error { .. }
+            | ScriptedReply::Raw { .. }
+            | ScriptedReply::Delayed { .. } => {
                 unreachable!("rendered elsewhere")
             }
         };
@@ -196,7 +198,9 @@ impl Render<'_> {
                 }
                 (blocks, "tool_use", usage)
             }
-            ScriptedReply::Error { .. } | ScriptedReply::Raw { .. } => {
+            ScriptedReply::Error { .. }
+            | ScriptedReply::Raw { .. }
+            | ScriptedReply::Delayed { .. } => {
                 unreachable!("rendered elsewhere")
             }
         };

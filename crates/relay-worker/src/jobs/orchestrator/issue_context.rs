@@ -247,6 +247,7 @@ mod tests {
                 url: "https://example.test/7".into(),
                 confidential: false,
                 updated_at: at(),
+                installation_id: None,
             },
             gaps: vec![gap(1, "closed", Some("answered")), gap(2, "open", None)],
             findings: vec![FindingRow {

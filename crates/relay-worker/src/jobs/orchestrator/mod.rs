@@ -6,5 +6,7 @@
 //! Not wired yet: the cycle loop itself (planner → validator → executor with the watermark raise,
 //! the spec step, the acknowledgement reaction, the per-issue budget) — see ARCHITECTURE.md.
 
+pub mod brain;
+pub mod cycle;
 pub mod issue_context;
 pub mod status;

@@ -1,0 +1,105 @@
+use std::sync::Arc;
+
+use relay_agent::explore::{ExploreConfig, StopReason};
+use relay_agent::llm::ToolCall;
+use relay_agent::llm::scripted::ScriptedLlm;
+use relay_agent::toolbox::{GraphAccess, Toolbox};
+use relay_codegraph::index::{IndexOptions, index_repository};
+use relay_codegraph::ops::GraphScope;
+use relay_codegraph::store::GraphStore;
+use relay_codegraph::store::postgres::PostgresStore;
+use serde_json::json;
+
+use crate::support::*;
+
+fn codegraph_call(arguments: serde_json::Value) -> ToolCall {
+    ToolCall {
+        id: "call_1".to_owned(),
+        name: "codegraph".to_owned(),
+        arguments: arguments.to_string(),
+    }
+}
+
+#[tokio::test]
+async fn codegraph_answers_from_the_in_memory_graph() {
+    let repo = checkout();
+    let graph = relay_agent::toolbox::index_in_memory(repo.path(), None)
+        .await
+        .unwrap();
+    let toolbox = Toolbox::new(repo.path(), Some(graph), Default::default()).unwrap();
+    let search = toolbox
+        .call(&codegraph_call(
+            json!({"operation": "search", "name": "Plan", "kind": "method"}),
+        ))
+        .await;
+    assert!(search.record.is_ok(), "{}", search.result.content);
+    let qname = search
+        .result
+        .content
+        .lines()
+        .find_map(|line| {
+            line.split_whitespace()
+                .next()
+                .filter(|q| q.ends_with("Planner.Plan"))
+        })
+        .unwrap_or_else(|| panic!("no qname in {}", search.result.content))
+        .to_owned();
+    let callers = toolbox
+        .call(&codegraph_call(
+            json!({"operation": "callers", "qname": qname}),
+        ))
+        .await;
+    assert!(
+        callers.result.content.contains("cmd/relay/main.go"),
+        "{}",
+        callers.result.content
+    );
+    assert!(
+        toolbox.job_usage().tokens_returned > 0,
+        "codegraph output charges the job budget"
+    );
+}
+
+#[tokio::test]
+async fn without_a_graph_the_codegraph_tool_is_not_offered() {
+    let repo = checkout();
+    let toolbox = Toolbox::new(repo.path(), None, Default::default()).unwrap();
+    assert_eq!(toolbox.names(), ["grep", "read", "glob", "tree"]);
+    let outcome = toolbox
+        .call(&codegraph_call(
+            json!({"operation": "search", "name": "Plan"}),
+        ))
+        .await;
+    assert!(outcome.result.is_error);
+    assert!(outcome.result.content.contains("unknown tool `codegraph`"));
+}
+
+#[sqlx::test(migrator = "relay_store::MIGRATOR")]
+async fn codegraph_answers_from_the_postgres_store_in_an_explore(pool: sqlx::PgPool) {
+    let repo = checkout();
+    let graph = index_repository(repo.path(), &IndexOptions::default())
+        .unwrap()
+        .graph;
+    let store = PostgresStore::new(pool);
+    store
+        .replace_graph("acme/relay", "c0ffee", &graph)
+        .await
+        .unwrap();
+    let access = GraphAccess {
+        store: Arc::new(store),
+        scope: GraphScope::at("acme/relay", "c0ffee"),
+    };
+    let server = ScriptedLlm::start(vec![
+        call(
+            "codegraph",
+            json!({"operation": "search", "name": "helper"}),
+        ),
+        submit("helper is in plan.go.", json!([good_citation()]), "medium"),
+    ])
+    .await;
+    let agent = agent_with_graph(&server, repo.path(), Some(access), ExploreConfig::default());
+    let report = explore(&agent).await;
+    assert_eq!(report.stop, StopReason::Submitted);
+    let result = tool_results(&server.requests()[1]).pop().unwrap();
+    assert!(result.contains("pkg/planner/plan.go:11"), "{result}");
+}

@@ -1,0 +1,11 @@
+//! Tests of the ExploreAgent and the toolbox against the scripted LLM server over real HTTP, on
+//! temporary checkouts (and the Postgres graph store in one test).
+
+mod citations;
+mod codegraph;
+mod happy;
+mod hints;
+mod limits;
+mod masking;
+mod robustness;
+mod support;

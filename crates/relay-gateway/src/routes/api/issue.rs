@@ -1,0 +1,78 @@
+//! `GET /api/issues/{id}`: one issue with everything Relay keeps about it: gaps, findings, the
+//! repository's learnings, the spec, a status, token spend by role, and its jobs.
+
+use axum::Json;
+use axum::extract::{Path, State};
+use axum::response::{IntoResponse, Response};
+use serde_json::json;
+
+use crate::AppState;
+use crate::error::ApiError;
+
+pub async fn show(
+    State(state): State<AppState>,
+    Path(id): Path<i64>,
+) -> Result<Response, ApiError> {
+    super::with_timeout(&state, async {
+        let mut conn = state
+            .pool
+            .acquire()
+            .await
+            .map_err(relay_store::Error::from)?;
+        let Some(issue) = relay_store::issues::get(&mut conn, id).await? else {
+            return Ok(super::not_found("issue"));
+        };
+        let gaps = relay_store::gaps::list(&mut conn, id).await?;
+        let findings = relay_store::findings::live(&mut conn, id).await?;
+        let learnings =
+            relay_store::learnings::for_project(&mut conn, &issue.tracker, &issue.project_id)
+                .await?;
+        let spec = relay_store::specs::current(&mut conn, id).await?;
+        drop(conn);
+        let spend = relay_store::browse::spend_by_role(&state.pool, id).await?;
+        let jobs = relay_store::browse::jobs_of_issue(&state.pool, id).await?;
+        let open_gaps = gaps.iter().filter(|g| g.is_open()).count();
+        let status = status(
+            spec.as_ref().map(|s| s.status.as_str()),
+            open_gaps,
+            jobs.len(),
+        );
+        Ok(Json(json!({
+            "issue": {
+                "id": issue.id,
+                "tracker": issue.tracker,
+                "project_id": issue.project_id,
+                "project_path": issue.project_path,
+                "number": issue.number,
+                "title": issue.title,
+                "state": issue.state,
+                "labels": issue.labels,
+                "author": issue.author,
+                "assignees": issue.assignees,
+                "url": issue.url,
+                "updated_at": issue.updated_at,
+            },
+            "status": status,
+            "gaps": gaps,
+            "findings": findings,
+            "learnings": learnings,
+            "spec": spec,
+            "spend_by_role": spend,
+            "jobs": jobs,
+        }))
+        .into_response())
+    })
+    .await
+}
+
+/// Where the issue stands, in one word: the spec's status once there is one
+/// (`spec_draft`, `spec_posted`, `spec_approved`, `spec_rejected`), else `waiting_for_answers`
+/// while gaps are open, `in_progress` once a job ran, `new` before.
+fn status(spec: Option<&str>, open_gaps: usize, jobs: usize) -> String {
+    match spec {
+        Some(spec) => format!("spec_{spec}"),
+        None if open_gaps > 0 => "waiting_for_answers".into(),
+        None if jobs > 0 => "in_progress".into(),
+        None => "new".into(),
+    }
+}

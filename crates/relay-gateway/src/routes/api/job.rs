@@ -1,0 +1,23 @@
+//! `GET /api/jobs/{id}`: one job and the outcome of each of its attempts.
+
+use axum::Json;
+use axum::extract::{Path, State};
+use axum::response::{IntoResponse, Response};
+use serde_json::json;
+
+use crate::AppState;
+use crate::error::ApiError;
+
+pub async fn show(
+    State(state): State<AppState>,
+    Path(id): Path<i64>,
+) -> Result<Response, ApiError> {
+    super::with_timeout(&state, async {
+        let Some(job) = relay_store::browse::job(&state.pool, id).await? else {
+            return Ok(super::not_found("job"));
+        };
+        let runs = relay_store::browse::job_runs(&state.pool, id).await?;
+        Ok(Json(json!({ "job": job, "runs": runs })).into_response())
+    })
+    .await
+}

@@ -1,0 +1,166 @@
+//! What the orchestrating `process_issue` needs beyond the queue: trackers, LLM and agent
+//! settings, tool limits. Built by the binary when an LLM is configured.
+
+use std::sync::Arc;
+
+use anyhow::Context as _;
+use relay_actions::Snapshot;
+use relay_agent::agent_settings::{AgentSettings, EngageDecision, Visibility};
+use relay_agent::explore::ExploreAgent;
+use relay_agent::llm::{LlmClient, LlmSettings, Role};
+use relay_agent::toolbox::Toolbox;
+use relay_core::TrackerSettings;
+use relay_repo::RepoManager;
+use relay_store::PgPool;
+use relay_tracker::{IssueRef, Trackers};
+use serde_json::{Value, json};
+
+use super::cycle::{CycleDeps, CycleEnd, enqueue_acknowledgement, run_cycle};
+use crate::handler::JobError;
+use crate::jobs::RepoSpecs;
+
+/// The orchestrator's dependencies.
+pub struct Brain {
+    pub trackers: Trackers,
+    pub tracker_settings: Vec<TrackerSettings>,
+    pub llm: LlmSettings,
+    pub agent: AgentSettings,
+    pub tools: relay_tools::ToolLimits,
+}
+
+impl Brain {
+    /// Runs up to `cycles_per_job` cycles on the issue. A stopped cycle (after its status
+    /// comment) fails the job retryably so the queue backs off; its events stay pending.
+    pub async fn orchestrate(
+        &self,
+        pool: &PgPool,
+        repos: &RepoManager,
+        specs: &RepoSpecs,
+        job_id: i64,
+        issue_id: i64,
+    ) -> Result<Value, JobError> {
+        let mut conn = pool.acquire().await.context("no database connection")?;
+        let issue = relay_store::issues::get(&mut conn, issue_id)
+            .await
+            .context("failed to load the issue")?
+            .ok_or_else(|| anyhow::anyhow!("issue {issue_id} does not exist"))
+            .map_err(JobError::Permanent)?;
+        let events = relay_store::issues::pending_events(&mut conn, issue_id)
+            .await
+            .context("failed to load pending events")?;
+        drop(conn);
+        if events.is_empty() {
+            return Ok(json!({ "cycles": 0, "reason": "nothing pending" }));
+        }
+        let settings = self
+            .tracker_settings
+            .iter()
+            .find(|t| t.name.as_str() == issue.tracker)
+            .ok_or_else(|| anyhow::anyhow!("tracker {:?} is not configured", issue.tracker))
+            .map_err(JobError::Permanent)?;
+        let tracker = self
+            .trackers
+            .get_str(&issue.tracker)
+            .ok_or_else(|| anyhow::anyhow!("tracker {:?} has no client", issue.tracker))
+            .map_err(JobError::Permanent)?;
+
+        let issue_ref = IssueRef {
+            project_id: issue.project_id.clone(),
+            project_path: issue.project_path.clone(),
+            number: issue.number,
+            installation_id: issue.installation_id,
+        };
+
+        // Who may make Relay spend: the actors of the pending events, by their role on the
+        // project. Nobody allowed → the events are consumed as ignored, with the reasons, and no
+        // LLM is called.
+        let mut reasons = Vec::new();
+        let mut engage = false;
+        let mut actors: Vec<&str> = events.iter().map(|e| e.actor.as_str()).collect();
+        actors.dedup();
+        for actor in actors {
+            let role = if actor.is_empty() {
+                None
+            } else {
+                tracker.author_role(&issue_ref, actor).await.ok()
+            };
+            // The project's visibility is not stored yet: the stricter public rule applies.
+            match self
+                .agent
+                .engage_roles
+                .decide(&issue.tracker, Visibility::Public, role)
+            {
+                EngageDecision::Engage => engage = true,
+                EngageDecision::Ignore { reason } => reasons.push(format!("@{actor}: {reason}")),
+            }
+        }
+        if !engage {
+            let last = events.last().map_or(0, |e| e.id);
+            let mut conn = pool.acquire().await.context("no database connection")?;
+            relay_store::issues::mark_events_handled(&mut conn, issue_id, last)
+                .await
+                .context("failed to mark ignored events handled")?;
+            tracing::info!(issue.id = issue_id, reasons = ?reasons, "mention ignored");
+            return Ok(json!({ "cycles": 0, "ignored": reasons }));
+        }
+
+        // The default branch as it is now (cloned on first use when no push has arrived yet).
+        let spec = specs
+            .spec(&issue.tracker, &issue.project_path)
+            .map_err(JobError::Permanent)?;
+        let snapshot = repos
+            .snapshot(&spec, None)
+            .await
+            .context("failed to snapshot the default branch")?;
+        let toolbox = Toolbox::new(snapshot.path(), None, self.tools.clone())
+            .map_err(|e| anyhow::anyhow!("{e}"))?;
+        let explorer = ExploreAgent::new(
+            LlmClient::from_settings(&self.llm, Role::Explore)
+                .map_err(|e| JobError::Permanent(e.into()))?,
+            Arc::new(toolbox),
+            self.agent.explore.clone(),
+        );
+        let sandbox = relay_tools::sandbox::Sandbox::new(snapshot.path())
+            .map_err(|e| anyhow::anyhow!("{e}"))?;
+        let deps = CycleDeps {
+            pool: pool.clone(),
+            tracker,
+            issue_ref,
+            planner: LlmClient::from_settings(&self.llm, Role::Planner)
+                .map_err(|e| JobError::Permanent(e.into()))?,
+            spec: LlmClient::from_settings(&self.llm, Role::Spec)
+                .map_err(|e| JobError::Permanent(e.into()))?,
+            explorer: Arc::new(explorer),
+            snapshot: Some(Snapshot {
+                sandbox,
+                commit_sha: snapshot.commit().to_owned(),
+            }),
+            settings: self.agent.clone(),
+            bot_username: settings.bot_username.clone(),
+            redactions: self
+                .tracker_settings
+                .iter()
+                .map(|t| t.token.clone())
+                .collect(),
+        };
+
+        // First contact: one reaction per issue, sent with the cycle's drain.
+        enqueue_acknowledgement(pool, issue_id, job_id, events[0].note_id.as_deref()).await?;
+
+        let mut cycles = 0;
+        for cycle in 0..self.agent.cycles_per_job {
+            let cycle = i32::try_from(cycle).unwrap_or(i32::MAX);
+            match run_cycle(&deps, issue_id, job_id, cycle).await? {
+                CycleEnd::NothingPending => break,
+                CycleEnd::Applied { .. } => cycles += 1,
+                CycleEnd::Stopped { .. } => {
+                    return Err(JobError::Retryable(anyhow::anyhow!(
+                        "planning cycle {cycle} stopped without a decision"
+                    )));
+                }
+            }
+        }
+        drop(snapshot);
+        Ok(json!({ "cycles": cycles }))
+    }
+}

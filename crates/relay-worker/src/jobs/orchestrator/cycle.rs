@@ -1,0 +1,206 @@
+//! One orchestrator cycle: ContextBuilder → Planner → Validator → Executor (the watermark raise in
+//! the executor's transaction) → outbox drain, plus the spec step and the acknowledgement.
+//!
+//! A cycle that stops without a decision posts one status comment (keyed by job and cycle, so a
+//! retried job never posts it twice) and leaves its events pending.
+
+use std::sync::Arc;
+
+use anyhow::Context as _;
+use relay_actions::{
+    BatchId, DrainReport, Executor, Snapshot, ThreadRef, ValidationContext, WatermarkRaise,
+};
+use relay_agent::agent_settings::AgentSettings;
+use relay_agent::context::ContextBuilder;
+use relay_agent::llm::LlmClient;
+use relay_agent::planner::adapters::ActionsValidator;
+use relay_agent::planner::{Explorer, PlanOutcome, PlanResult, Planner, PlannerLimits};
+use relay_agent::spec::SpecWriter;
+use relay_core::action::PostComment;
+use relay_core::{Action, ActionBatch};
+use relay_store::PgPool;
+use relay_store::outbox::{NewWrite, WriteKind};
+use relay_tracker::{IssueRef, IssueTracker};
+use secrecy::SecretString;
+
+use super::issue_context::{self, Note};
+use super::status::status_comment;
+
+/// What a cycle needs; built once per job.
+#[derive(Clone)]
+pub struct CycleDeps {
+    pub pool: PgPool,
+    pub tracker: Arc<dyn IssueTracker>,
+    pub issue_ref: IssueRef,
+    pub planner: LlmClient,
+    pub spec: LlmClient,
+    pub explorer: Arc<dyn Explorer>,
+    /// The explored checkout (`None`: findings cannot be verified and are refused).
+    pub snapshot: Option<Snapshot>,
+    pub settings: AgentSettings,
+    pub bot_username: String,
+    /// Secret values never to appear in a prompt.
+    pub redactions: Vec<SecretString>,
+}
+
+/// How a cycle ended.
+#[derive(Debug)]
+pub enum CycleEnd {
+    /// No event above the watermark.
+    NothingPending,
+    /// A batch was applied (events consumed) and the outbox drained.
+    Applied {
+        outcome: PlanOutcome,
+        drain: DrainReport,
+        spec_version: Option<i32>,
+    },
+    /// No decision; the status comment was queued and sent; the events stay pending.
+    Stopped {
+        outcome: PlanOutcome,
+        drain: DrainReport,
+    },
+}
+
+/// Runs cycle `cycle` of job `job_id` on `issue_id`.
+pub async fn run_cycle(
+    deps: &CycleDeps,
+    issue_id: i64,
+    job_id: i64,
+    cycle: i32,
+) -> anyhow::Result<CycleEnd> {
+    let mut conn = deps
+        .pool
+        .acquire()
+        .await
+        .context("no database connection")?;
+    let state = issue_context::load(&mut conn, issue_id)
+        .await?
+        .with_context(|| format!("issue {issue_id} does not exist"))?;
+    let Some(last_event) = state.events.last().map(|e| e.id) else {
+        return Ok(CycleEnd::NothingPending);
+    };
+    let thread: Vec<Note> = deps
+        .tracker
+        .list_thread(&deps.issue_ref)
+        .await
+        .context("failed to list the thread")?
+        .iter()
+        .map(Note::from)
+        .collect();
+    let input = issue_context::build(&state, &thread);
+    let context = ContextBuilder::new(deps.settings.context_max_tokens)
+        .with_redactions(deps.redactions.clone())
+        .build(&input);
+
+    let mut validation = ValidationContext::load(&mut conn, issue_id, deps.snapshot.clone())
+        .await
+        .context("failed to load the validation context")?;
+    // The thread just listed is fresher than the cache.
+    validation.thread = thread
+        .iter()
+        .map(|n| ThreadRef {
+            note_id: n.note_id.clone(),
+            discussion_id: n.discussion_id.clone(),
+        })
+        .collect();
+    drop(conn);
+
+    let planner = Planner::new(
+        deps.planner.clone(),
+        deps.explorer.clone(),
+        Arc::new(ActionsValidator {
+            context: validation.clone(),
+        }),
+        PlannerLimits::from(&deps.settings),
+    );
+    let outcome = planner.plan(&context).await;
+    let executor = Executor::new(deps.pool.clone(), deps.tracker.clone());
+    let batch_id = BatchId { job_id, cycle };
+    let batch = match &outcome.result {
+        PlanResult::Submitted(batch) => batch.clone(),
+        PlanResult::Stopped(reason) => {
+            tracing::warn!(issue.id = issue_id, reason = %reason, "planning cycle stopped");
+            // Never silent: one status comment, keyed by (job, cycle); the events stay pending.
+            let status = ActionBatch {
+                actions: vec![Action::PostComment(PostComment {
+                    content: status_comment(&outcome, reason, &deps.bot_username),
+                    reply_to: None,
+                })],
+            };
+            let validated = relay_actions::validate(&validation, &status)
+                .map_err(|report| anyhow::anyhow!("status comment refused: {report}"))?;
+            executor.execute(&validated, batch_id, None).await?;
+            let drain = executor.drain_outbox(issue_id, &deps.issue_ref).await?;
+            return Ok(CycleEnd::Stopped { outcome, drain });
+        }
+    };
+    // The planner's validator accepted it against the same context; validating again yields the
+    // typed batch the executor takes.
+    let validated = relay_actions::validate(&validation, &batch)
+        .map_err(|report| anyhow::anyhow!("accepted batch no longer validates: {report}"))?;
+    let applied = executor
+        .execute(
+            &validated,
+            batch_id,
+            Some(WatermarkRaise {
+                issue_id,
+                through_delivery: last_event,
+            }),
+        )
+        .await?;
+
+    let mut spec_version = None;
+    let mut spec_keys = None;
+    if let Some(handover) = &applied.spec_requested {
+        let writer = SpecWriter::new(
+            deps.spec.clone(),
+            deps.explorer.clone(),
+            deps.settings.spec_max_iterations,
+            deps.settings.explore.max_parallel_explores,
+        );
+        let draft = writer.write(&context, handover).await?;
+        let mut tx = deps.pool.begin().await?;
+        let row =
+            relay_store::specs::insert_draft(&mut tx, issue_id, &draft.markdown, None).await?;
+        let keys = relay_actions::execute::enqueue_spec(&mut tx, &row, batch_id).await?;
+        tx.commit().await?;
+        spec_version = Some(row.version);
+        spec_keys = Some((row.id, keys));
+    }
+    let drain = executor.drain_outbox(issue_id, &deps.issue_ref).await?;
+    if let Some((spec_id, keys)) = spec_keys {
+        let mut conn = deps.pool.acquire().await?;
+        relay_actions::execute::record_spec_posted(&mut conn, spec_id, &keys).await?;
+    }
+    Ok(CycleEnd::Applied {
+        outcome,
+        drain,
+        spec_version,
+    })
+}
+
+/// Queues the first-contact acknowledgement (an "eyes" reaction on the triggering comment, or the
+/// issue): keyed per issue, so it is sent once whatever happens to the job.
+pub async fn enqueue_acknowledgement(
+    pool: &PgPool,
+    issue_id: i64,
+    job_id: i64,
+    note_id: Option<&str>,
+) -> anyhow::Result<()> {
+    let key = format!("ack:{issue_id}");
+    let mut conn = pool.acquire().await?;
+    relay_store::outbox::enqueue(
+        &mut conn,
+        &NewWrite {
+            idempotency_key: &key,
+            issue_id,
+            job_id: Some(job_id),
+            kind: WriteKind::Reaction,
+            body: relay_actions::drain::REACTION_EYES,
+            target_note_id: note_id,
+            target_discussion_id: None,
+        },
+    )
+    .await?;
+    Ok(())
+}

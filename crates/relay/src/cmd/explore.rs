@@ -1,0 +1,158 @@
+//! `relay explore --repo PATH "question"`: one ExploreAgent run on a plain checkout — no Postgres,
+//! no tracker. The code graph is built in memory (with a progress bar on a terminal); the LLM is
+//! `[llm.explore]` over `[llm.default]`, with `--base-url`, `--model`, `--api-key-env` on top.
+
+use std::io::IsTerminal;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use anyhow::Context as _;
+use clap::{Args, ValueEnum};
+use relay_agent::explore::{ExploreAgent, ExploreReport, ExploreRequest, Thoroughness};
+use relay_agent::llm::{LlmClient, LlmSettings, ProviderSettings, Role};
+use relay_agent::toolbox::{Toolbox, index_in_memory};
+use relay_codegraph::index::{Phase, Progress, ProgressFn};
+
+#[derive(Debug, Args)]
+pub struct ExploreArgs {
+    /// The checkout to explore.
+    #[arg(long, value_name = "PATH")]
+    repo: PathBuf,
+    /// Effort: quick (15 turns, ~25k tokens) or medium (30 turns, ~60k tokens).
+    #[arg(long, default_value = "quick")]
+    thoroughness: Thoroughness,
+    /// `text` for people, `json` for scripts (the whole report, tool calls included).
+    #[arg(long, value_enum, default_value_t = Format::Text)]
+    format: Format,
+    /// Overrides the LLM base URL (e.g. `http://localhost:11434/v1` for Ollama).
+    #[arg(long, value_name = "URL")]
+    base_url: Option<String>,
+    /// Overrides the model.
+    #[arg(long)]
+    model: Option<String>,
+    /// Reads the API key from this environment variable.
+    #[arg(long, value_name = "NAME")]
+    api_key_env: Option<String>,
+    /// The question, e.g. "who calls Planner.Plan?".
+    question: String,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+enum Format {
+    Text,
+    Json,
+}
+
+pub async fn run(config: Option<&Path>, args: ExploreArgs) -> anyhow::Result<()> {
+    let loaded = crate::settings::load(config)?;
+    let settings = loaded.settings;
+    let llm = LlmClient::from_settings(&overridden(settings.llm, &args), Role::Explore)
+        .map_err(|error| anyhow::anyhow!("{error} [{}]", error.kind().as_str()))?;
+    let root = std::fs::canonicalize(&args.repo)
+        .with_context(|| format!("repository path {} is not accessible", args.repo.display()))?;
+
+    let bar = (std::io::stderr().is_terminal() && args.format == Format::Text).then(progress_bar);
+    let progress = bar.clone().map(|bar| {
+        Arc::new(move |p: Progress| {
+            bar.set_length(p.total as u64);
+            bar.set_position(p.done as u64);
+            bar.set_message(match p.phase {
+                Phase::Parsing => "parsing",
+                Phase::Resolving => "resolving",
+            });
+        }) as ProgressFn
+    });
+    let graph = index_in_memory(&root, progress)
+        .await
+        .with_context(|| format!("failed to build the code graph of {}", root.display()))?;
+    if let Some(bar) = &bar {
+        bar.finish_and_clear();
+    }
+    let toolbox = Toolbox::new(&root, Some(graph), settings.tools)
+        .with_context(|| format!("cannot open {}", root.display()))?;
+    let agent = ExploreAgent::new(llm, Arc::new(toolbox), settings.agent.explore);
+    let report = agent
+        .explore(ExploreRequest::new(
+            args.question.clone(),
+            args.thoroughness,
+        ))
+        .await
+        .map_err(|error| match &error {
+            relay_agent::explore::ExploreError::Llm { source } => {
+                anyhow::anyhow!("{source} [{}]", source.kind().as_str())
+            }
+            other => anyhow::anyhow!("{other}"),
+        })?;
+    match args.format {
+        Format::Json => println!("{}", serde_json::to_string_pretty(&report)?),
+        Format::Text => print!("{}", render(&report)),
+    }
+    Ok(())
+}
+
+fn progress_bar() -> indicatif::ProgressBar {
+    let bar = indicatif::ProgressBar::new(0);
+    bar.set_style(
+        indicatif::ProgressStyle::with_template(
+            "{msg:>10} [{bar:40}] {pos}/{len} files ({elapsed})",
+        )
+        .expect("the template is valid")
+        .progress_chars("=> "),
+    );
+    bar
+}
+
+/// `[llm.explore]` with the command-line overrides on top.
+fn overridden(mut llm: LlmSettings, args: &ExploreArgs) -> LlmSettings {
+    let explore = llm.explore.get_or_insert_with(ProviderSettings::default);
+    if let Some(url) = &args.base_url {
+        explore.base_url = Some(url.clone());
+    }
+    if let Some(model) = &args.model {
+        explore.model = Some(model.clone());
+    }
+    if let Some(name) = &args.api_key_env {
+        // The flag names the key to use: a literal key configured anywhere must not win over it.
+        explore.api_key_env = Some(name.clone());
+        explore.api_key = None;
+        llm.default.api_key = None;
+    }
+    llm
+}
+
+/// The report for people: the answer, the verified citations, then the run's figures.
+fn render(report: &ExploreReport) -> String {
+    let mut out = format!("{}\n", report.answer.trim_end());
+    if !report.evidence.is_empty() {
+        out.push_str("\nEvidence:\n");
+        for citation in &report.evidence {
+            out.push_str(&format!("  {citation}\n"));
+        }
+    }
+    if !report.unanswered.is_empty() {
+        out.push_str("\nUnanswered:\n");
+        for item in &report.unanswered {
+            out.push_str(&format!("  - {item}\n"));
+        }
+    }
+    out.push_str(&format!(
+        "\nconfidence: {} · stopped: {} · iterations: {} · tokens in/out: {}/{} · tool calls: {}",
+        report.confidence.as_str(),
+        report.stop,
+        report.iterations,
+        report.tokens_in,
+        report.tokens_out,
+        report.tool_calls.len()
+    ));
+    if report.dropped_citations > 0 {
+        out.push_str(&format!(
+            " · citations dropped: {}",
+            report.dropped_citations
+        ));
+    }
+    if let Some(error) = &report.llm_error {
+        out.push_str(&format!(" · llm error: {error}"));
+    }
+    out.push('\n');
+    out
+}

@@ -1,0 +1,226 @@
+//! A mention, end to end with the orchestrator: signed GitHub webhook → gateway → job → planner
+//! explores → explorer greps, reports with a citation → planner submits `post_comment` +
+//! `update_gaps` → one comment on the local GitHub server, the gap stored, the watermark raised.
+
+use std::path::Path;
+use std::process::Command;
+use std::sync::Arc;
+
+use relay_agent::agent_settings::AgentSettings;
+use relay_agent::llm::LlmSettings;
+use relay_agent::llm::scripted::{ScriptedLlm, ScriptedReply};
+use relay_tracker::Trackers;
+use relay_tracker::fake::FakeGitHub;
+use relay_worker::jobs::orchestrator::brain::Brain;
+use relay_worker::jobs::{JobDeps, RepoSpecs};
+use relay_worker::{Outcome, Worker};
+use serde_json::json;
+use sqlx::PgPool;
+
+use crate::helpers::*;
+use crate::queue::settings;
+
+const REPO: &str = "Codertocat/Hello-World";
+const TOKEN: &str = "ghs_e2e_orchestrator_token";
+const LLM_KEY: &str = "sk-e2e-llm-key";
+
+fn git(dir: &Path, args: &[&str]) {
+    let status = Command::new("git")
+        .args([
+            "-c",
+            "user.name=t",
+            "-c",
+            "user.email=t@t",
+            "-c",
+            "init.defaultBranch=main",
+        ])
+        .args(args)
+        .current_dir(dir)
+        .status()
+        .unwrap();
+    assert!(status.success(), "git {args:?}");
+}
+
+/// Sends the signed mention through the gateway and drains the worker with the orchestrator;
+/// returns the job id.
+async fn run_mention(pool: &PgPool, github: &FakeGitHub, llm: &ScriptedLlm) -> i64 {
+    let pool = pool.clone();
+    let upstream = tempfile::tempdir().unwrap();
+    git(upstream.path(), &["init", "-q"]);
+    std::fs::write(
+        upstream.path().join("config.go"),
+        "package main\n\ntype Config struct {\n\tRetries int\n}\n",
+    )
+    .unwrap();
+    git(upstream.path(), &["add", "."]);
+    git(upstream.path(), &["commit", "-qm", "config"]);
+
+    let comment = github.seed_comment(
+        REPO,
+        1,
+        "Codertocat",
+        "@relay-bot can retries be configured?",
+    );
+    let tracker_settings = github.settings(TOKEN, "relay-bot");
+    let llm_settings: LlmSettings = toml::from_str(&format!(
+        "[default]\nprovider = \"openai\"\nbase_url = \"{}\"\nmodel = \"m\"\napi_key = \"{LLM_KEY}\"\nmax_retries = 0\n",
+        llm.base_url()
+    ))
+    .unwrap();
+    let mut clients = Trackers::default();
+    clients.insert(
+        tracker_settings.name.clone(),
+        relay_tracker::build(&tracker_settings).unwrap(),
+    );
+
+    // The webhook, signed, through the gateway.
+    let app = relay_gateway::app(state(pool.clone()));
+    let mut payload = fixture_json("webhooks/github/issue_comment.created.on-issue.json");
+    payload["comment"]["id"] = json!(comment);
+    payload["comment"]["body"] = json!("@relay-bot can retries be configured?");
+    let answer = call(
+        &app,
+        github_request(
+            "issue_comment",
+            "e2e-1",
+            serde_json::to_vec(&payload).unwrap(),
+        ),
+    )
+    .await;
+    assert_eq!(answer.outcome(), "accepted", "{:?}", answer.body);
+    let job = answer.body["job"].as_i64().unwrap();
+
+    let data = tempfile::tempdir().unwrap();
+    let repos = relay_repo::RepoManager::new(relay_repo::RepoSettings {
+        data_dir: data.path().to_path_buf(),
+        ..Default::default()
+    })
+    .unwrap();
+    let specs =
+        RepoSpecs::new(&trackers()).with_local("github", REPO, upstream.path().to_path_buf());
+    let registry = relay_worker::jobs::registry(&JobDeps {
+        repos: Arc::new(repos),
+        specs: Arc::new(specs),
+        codegraph: None,
+        brain: Some(Arc::new(Brain {
+            trackers: clients,
+            tracker_settings: vec![tracker_settings],
+            llm: llm_settings,
+            agent: AgentSettings::default(),
+            tools: Default::default(),
+        })),
+    });
+    let worker = Worker::new(pool.clone(), registry, settings());
+    assert_eq!(
+        worker.drain().await.unwrap(),
+        vec![Outcome::Succeeded { job_id: job }]
+    );
+
+    job
+}
+
+fn happy_script() -> Vec<ScriptedReply> {
+    vec![
+        ScriptedReply::tool_calls(vec![(
+            "explore",
+            json!({"query": "where is the retry count defined?", "thoroughness": "quick"}),
+        )]),
+        ScriptedReply::tool_calls(vec![("grep", json!({"pattern": "Retries"}))]),
+        ScriptedReply::tool_calls(vec![(
+            "submit_report",
+            json!({"answer": "Config.Retries in config.go", "confidence": "high",
+                   "evidence": [{"path": "config.go", "start_line": 4, "end_line": 4, "quote": "Retries int"}]}),
+        )]),
+        ScriptedReply::tool_calls(vec![(
+            "submit_actions",
+            json!({"actions": [
+                {"type": "post_comment", "content": "`Config.Retries` exists (config.go:4). Which calls should use it? (gap 1)"},
+                {"type": "update_gaps", "add": [{"question": "Which calls should use the retry count?", "severity": "blocking", "respondent": "reporter"}]}
+            ]}),
+        )]),
+    ]
+}
+
+#[sqlx::test(migrator = "relay_store::MIGRATOR")]
+async fn a_mention_is_explored_asked_and_recorded(pool: PgPool) {
+    let github = FakeGitHub::start().await;
+    github.seed_issue(
+        REPO,
+        1,
+        "Spelling error in the README file",
+        "It is broken.",
+    );
+    github.set_permission(REPO, "Codertocat", "admin");
+    let llm = ScriptedLlm::start(happy_script()).await;
+    run_mention(&pool, &github, &llm).await;
+
+    let bot: Vec<_> = github
+        .comments(REPO, 1)
+        .into_iter()
+        .filter(|c| c.author == "relay-bot")
+        .collect();
+    assert_eq!(bot.len(), 1, "exactly one comment");
+    assert!(bot[0].body.contains("Config.Retries"));
+    assert_eq!(github.reactions().len(), 1, "the first-contact reaction");
+
+    let issue_id: i64 = sqlx::query_scalar("SELECT id FROM issues")
+        .fetch_one(&pool)
+        .await
+        .unwrap();
+    let mut conn = pool.acquire().await.unwrap();
+    let gaps = relay_store::gaps::list(&mut conn, issue_id).await.unwrap();
+    assert_eq!(gaps.len(), 1);
+    assert!(
+        relay_store::issues::pending_events(&mut conn, issue_id)
+            .await
+            .unwrap()
+            .is_empty(),
+        "the watermark was raised"
+    );
+    assert_eq!(llm.requests().len(), 4);
+    for request in llm.requests() {
+        let body = request.body.to_string();
+        assert!(!body.contains(TOKEN) && !body.contains(LLM_KEY));
+    }
+    for request in github.requests() {
+        assert!(!format!("{request:?}").contains(LLM_KEY));
+    }
+}
+
+#[sqlx::test(migrator = "relay_store::MIGRATOR")]
+async fn a_mention_by_someone_without_a_role_is_ignored_without_an_llm_call(pool: PgPool) {
+    let github = FakeGitHub::start().await;
+    github.seed_issue(
+        REPO,
+        1,
+        "Spelling error in the README file",
+        "It is broken.",
+    );
+    let llm = ScriptedLlm::start(happy_script()).await;
+    let job = run_mention(&pool, &github, &llm).await;
+    assert!(llm.requests().is_empty(), "no LLM call");
+    assert!(
+        github
+            .comments(REPO, 1)
+            .iter()
+            .all(|c| c.author != "relay-bot")
+    );
+    let detail: serde_json::Value = sqlx::query_scalar(
+        "SELECT detail FROM job_runs WHERE job_id = $1 AND outcome = 'succeeded'",
+    )
+    .bind(job)
+    .fetch_one(&pool)
+    .await
+    .unwrap();
+    let reason = detail["ignored"][0].as_str().unwrap();
+    assert!(
+        reason.contains("@Codertocat: author role none may not engage relay"),
+        "{reason}"
+    );
+    assert_eq!(
+        relay_store::issues::count_pending_events(&pool)
+            .await
+            .unwrap(),
+        0
+    );
+}
