@@ -53,7 +53,7 @@ impl JobHandler for Watched {
         let issue_id = context.job.payload["issue_id"].as_i64().unwrap();
         let pool = context.pool.clone();
         let before = watermark(&pool, issue_id).await;
-        let result = relay_worker::jobs::process_issue::ProcessIssueJob
+        let result = relay_worker::jobs::process_issue::ProcessIssueJob::default()
             .run(context)
             .await;
         let after = watermark(&pool, issue_id).await;
