@@ -16,7 +16,7 @@
 //!    back as [`DrainReport::reschedule_after`] for the job queue; nothing sleeps that long.
 //!
 //! Layout: [`context`], [`validate`](mod@validate), [`report`], [`execute`](mod@execute),
-//! [`drain`], [`retry`], [`keys`], [`spec`], [`error`].
+//! [`validated`], [`drain`], [`retry`], [`keys`], [`spec`], [`error`].
 
 pub mod context;
 pub mod drain;
@@ -27,6 +27,7 @@ pub mod report;
 pub mod retry;
 pub mod spec;
 pub mod validate;
+pub mod validated;
 
 pub use context::{GapState, Snapshot, SpecState, ThreadRef, ValidationContext};
 pub use drain::{DrainReport, SentWrite};

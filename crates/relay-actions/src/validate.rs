@@ -7,17 +7,16 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use relay_core::Citation;
 use relay_core::action::{
-    Action, ActionBatch, CloseReason, GapNumber, MAX_ACTIONS_PER_BATCH, MAX_COMMENT_CHARS,
-    MAX_FINDINGS_PER_ISSUE, NewGap, ProposedLearning, ReadyForSpecGeneration, Severity,
-    SpecVerdict,
+    Action, ActionBatch, GapNumber, MAX_ACTIONS_PER_BATCH, MAX_COMMENT_CHARS,
+    MAX_FINDINGS_PER_ISSUE, ReadyForSpecGeneration, Severity,
 };
 use relay_tracker::{CommentTarget, NoteRef};
 
 use crate::context::ValidationContext;
 use crate::keys::MARKER_PREFIX;
 use crate::report::{Failure, ValidationReport};
+pub use crate::validated::{ValidatedAction, ValidatedBatch};
 
 /// Longest gap question, close note, evidence or finding synthesis, in characters.
 pub const MAX_TEXT_CHARS: usize = 4_000;
@@ -25,54 +24,6 @@ pub const MAX_TEXT_CHARS: usize = 4_000;
 pub const MAX_LEARNING_CHARS: usize = 1_000;
 /// Most sources of one finding.
 pub const MAX_SOURCES_PER_FINDING: usize = 10;
-
-/// A batch that passed every rule, resolved against the issue: only [`validate`] builds one, so
-/// the executor cannot be handed an unchecked batch.
-#[derive(Debug, Clone)]
-pub struct ValidatedBatch {
-    pub(crate) issue_id: i64,
-    pub(crate) tracker: String,
-    pub(crate) project_id: String,
-    pub(crate) commit_sha: Option<String>,
-    pub(crate) actions: Vec<ValidatedAction>,
-}
-
-impl ValidatedBatch {
-    pub fn issue_id(&self) -> i64 {
-        self.issue_id
-    }
-
-    pub fn actions(&self) -> &[ValidatedAction] {
-        &self.actions
-    }
-}
-
-/// One action, resolved: gap numbers parsed, reply targets resolved to this issue's notes,
-/// citations normalised.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum ValidatedAction {
-    PostComment {
-        content: String,
-        target: CommentTarget,
-    },
-    UpdateGaps {
-        add: Vec<NewGap>,
-        close: Vec<(GapNumber, CloseReason, String)>,
-    },
-    UpdateFindings {
-        add: Vec<(String, Vec<Citation>)>,
-        remove: Vec<i32>,
-    },
-    UpdateLearnings {
-        propose: Vec<ProposedLearning>,
-    },
-    ReadyForSpecGeneration(ReadyForSpecGeneration),
-    SetSpecStatus {
-        spec_id: i64,
-        status: SpecVerdict,
-        note: Option<String>,
-    },
-}
 
 /// The issue's state as the batch changes it.
 struct Working {

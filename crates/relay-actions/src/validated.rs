@@ -1,0 +1,56 @@
+//! What the validator hands the executor: a batch resolved against the issue. Only
+//! [`crate::validate`] constructs one.
+
+use relay_core::Citation;
+use relay_core::action::{
+    CloseReason, GapNumber, NewGap, ProposedLearning, ReadyForSpecGeneration, SpecVerdict,
+};
+use relay_tracker::CommentTarget;
+
+/// A batch that passed every rule, resolved against the issue: only [`validate`] builds one, so
+/// the executor cannot be handed an unchecked batch.
+#[derive(Debug, Clone)]
+pub struct ValidatedBatch {
+    pub(crate) issue_id: i64,
+    pub(crate) tracker: String,
+    pub(crate) project_id: String,
+    pub(crate) commit_sha: Option<String>,
+    pub(crate) actions: Vec<ValidatedAction>,
+}
+
+impl ValidatedBatch {
+    pub fn issue_id(&self) -> i64 {
+        self.issue_id
+    }
+
+    pub fn actions(&self) -> &[ValidatedAction] {
+        &self.actions
+    }
+}
+
+/// One action, resolved: gap numbers parsed, reply targets resolved to this issue's notes,
+/// citations normalised.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ValidatedAction {
+    PostComment {
+        content: String,
+        target: CommentTarget,
+    },
+    UpdateGaps {
+        add: Vec<NewGap>,
+        close: Vec<(GapNumber, CloseReason, String)>,
+    },
+    UpdateFindings {
+        add: Vec<(String, Vec<Citation>)>,
+        remove: Vec<i32>,
+    },
+    UpdateLearnings {
+        propose: Vec<ProposedLearning>,
+    },
+    ReadyForSpecGeneration(ReadyForSpecGeneration),
+    SetSpecStatus {
+        spec_id: i64,
+        status: SpecVerdict,
+        note: Option<String>,
+    },
+}
