@@ -5,7 +5,7 @@
 
 use std::collections::BTreeMap;
 
-use relay_tracker::AuthorRole;
+use relay_core::AuthorRole;
 use serde::Deserialize;
 
 use crate::explore::ExploreConfig;

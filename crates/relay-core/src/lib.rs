@@ -15,4 +15,4 @@ pub use action::{Action, ActionBatch};
 pub use citation::Citation;
 pub use issue::{IssueSnapshot, NoteSnapshot};
 pub use job::{JobKind, ProcessIssue, UpdateCheckout};
-pub use tracker::{Provider, TokenAuth, TrackerName, TrackerSettings};
+pub use tracker::{AuthorRole, Provider, TokenAuth, TrackerName, TrackerSettings};

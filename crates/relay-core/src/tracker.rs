@@ -350,3 +350,18 @@ mod settings_tests {
         assert!(!format!("{t:?}").contains("BEGIN SECRET"));
     }
 }
+
+/// A user's standing on a project, from most to least trusted.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum AuthorRole {
+    /// GitHub OWNER; GitLab Owner (50) or Maintainer (40).
+    Owner,
+    /// GitHub MEMBER; GitLab Developer (30) or Reporter (20).
+    Member,
+    /// GitHub COLLABORATOR.
+    Collaborator,
+    /// GitHub CONTRIBUTOR / FIRST_TIME_CONTRIBUTOR / FIRST_TIMER; GitLab Guest (10) and below.
+    Contributor,
+    /// No relationship with the project.
+    None,
+}

@@ -1,11 +1,9 @@
-//! The real implementations of the planner's seams: the [`ExploreAgent`] answers `explore`, and
-//! `relay_actions::validate` judges `submit_actions` against a [`ValidationContext`].
-
-use relay_actions::ValidationContext;
-use relay_core::ActionBatch;
+//! The ExploreAgent as the planner's [`Explorer`] seam. (The [`BatchValidator`] over the write-back
+//! Validator lives in `relay_worker::jobs::orchestrator::validator`, so the agent depends on neither
+//! the store nor the tracker.)
 
 use super::seams::{
-    BatchValidator, ExploreFailure, ExploreOutcome, ExploreRequest, Explorer, Thoroughness, Verdict,
+    ExploreFailure, ExploreOutcome, ExploreRequest, Explorer, Thoroughness,
 };
 use crate::explore::{self, ExploreAgent};
 
@@ -36,24 +34,6 @@ impl Explorer for ExploreAgent {
                 message: error.to_string(),
                 tokens: 0,
             }),
-        }
-    }
-}
-
-/// The write-back Validator over one issue's state and the explored snapshot.
-#[derive(Debug, Clone)]
-pub struct ActionsValidator {
-    pub context: ValidationContext,
-}
-
-#[async_trait::async_trait]
-impl BatchValidator for ActionsValidator {
-    async fn validate(&self, batch: &ActionBatch) -> Verdict {
-        match relay_actions::validate(&self.context, batch) {
-            Ok(_) => Verdict::Accepted,
-            Err(report) => Verdict::Rejected {
-                failures: report.to_string(),
-            },
         }
     }
 }

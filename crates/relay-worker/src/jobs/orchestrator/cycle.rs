@@ -13,7 +13,7 @@ use relay_actions::{
 use relay_agent::agent_settings::AgentSettings;
 use relay_agent::context::ContextBuilder;
 use relay_agent::llm::LlmClient;
-use relay_agent::planner::adapters::ActionsValidator;
+use super::validator::ActionsValidator;
 use relay_agent::planner::{Explorer, PlanOutcome, PlanResult, Planner, PlannerLimits};
 use relay_agent::spec::SpecWriter;
 use relay_core::action::PostComment;

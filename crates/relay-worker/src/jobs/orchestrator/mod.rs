@@ -10,3 +10,4 @@ pub mod brain;
 pub mod cycle;
 pub mod issue_context;
 pub mod status;
+pub mod validator;
