@@ -14,11 +14,11 @@
 //!   docstrings and the bindings of other function scopes (e.g. a renamed parameter) are its
 //!   own. When the part others read is the same (expressions compared by structure, so a new
 //!   call statement in a body, which renumbers the expressions, still qualifies), the kept
-//!   Python tables ([`super::resolve_python::PyTables`]) are reused and only the changed file is
+//!   Python tables ([`super::python::PyTables`]) are reused and only the changed file is
 //!   re-resolved.
 //!
 //! Other edits take the slow path: Go tables patched per package (`go_patch`), Python tables
-//! rebuilt, and the files that can see a changed name re-resolved (`go_patch`, `py_names`).
+//! rebuilt, and the files that can see a changed name re-resolved (`go_patch`, `python::changed_names`).
 
 use std::collections::{BTreeSet, HashSet};
 

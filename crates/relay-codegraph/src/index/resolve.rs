@@ -7,8 +7,8 @@ use rustc_hash::FxHashMap as HashMap;
 
 use super::facts::{FileFacts, LangFacts};
 use super::parallel::par_map;
+use super::python::{self as resolve_python, PyIndex, PyTables};
 use super::resolve_go::{self, GoIndex};
-use super::resolve_python::{self, PyIndex, PyTables};
 use super::{IndexOptions, Phase};
 use crate::model::{Confidence, Edge, EdgeKind, Language, Symbol};
 

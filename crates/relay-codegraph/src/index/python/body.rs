@@ -4,11 +4,11 @@ use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
 
 use tree_sitter::Node;
 
-use super::facts::{end_line, field, header, line, py_kind, text};
-use super::python::{
+use super::{
     DefKind, PBind, PExpr, PRef, PRefKind, PyDef, PyFile, PyImport, PyScope, PyVar, ScopeKind,
     is_constant_name,
 };
+use crate::index::facts::{end_line, field, header, line, py_kind, text};
 
 /// Per-method context for `self.x = ...` tracking.
 #[derive(Clone)]
@@ -75,7 +75,7 @@ impl<'s> PyBuilder<'s> {
             expr,
             line,
             owner: self.owner,
-            name: super::facts::collapse(name, 120),
+            name: crate::index::facts::collapse(name, 120),
         });
     }
 
@@ -308,7 +308,10 @@ impl<'s> PyBuilder<'s> {
                 name,
                 line: line(stmt),
                 end_line: end_line(stmt),
-                signature: super::facts::collapse(self.t(stmt).lines().next().unwrap_or(""), 240),
+                signature: crate::index::facts::collapse(
+                    self.t(stmt).lines().next().unwrap_or(""),
+                    240,
+                ),
             });
         }
     }

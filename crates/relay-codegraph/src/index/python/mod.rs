@@ -1,5 +1,17 @@
 //! Python extraction: one module into [`PyFile`] facts (definitions, scopes, references).
 
+pub(crate) mod body;
+mod builtins;
+pub(crate) mod changed_names;
+mod edges;
+mod eval;
+mod symbols;
+mod tables;
+
+pub(crate) use edges::resolve_file;
+pub(crate) use symbols::file_symbols;
+pub(crate) use tables::{PyIndex, PyTables};
+
 use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
 
 use tree_sitter::Node;
@@ -147,7 +159,7 @@ pub(crate) struct PyFile {
 
 /// Extracts the facts of one parsed Python module.
 pub(crate) fn extract(root: Node<'_>, src: &[u8], module: String, is_package: bool) -> PyFile {
-    let mut builder = super::python_body::PyBuilder::new(src, module, is_package);
+    let mut builder = body::PyBuilder::new(src, module, is_package);
     builder.module(root);
     builder.finish()
 }
