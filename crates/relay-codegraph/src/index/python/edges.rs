@@ -1,6 +1,7 @@
 //! Edge emission: each module's imports and references resolved into [`Edge`]s.
 
-use super::eval::{Eval, Val};
+use super::PArg;
+use super::eval::{Eval, Val, Vals};
 use super::tables::PyIndex;
 use super::{PExpr, PRefKind, PyFile};
 use crate::index::facts::FileFacts;
@@ -49,7 +50,7 @@ pub(crate) fn resolve_file(
             confidence: Confidence::Exact,
         });
     }
-    let mut eval = Eval::new(index);
+    let mut eval = Eval::new(index, &index.flow);
     for r in &p.refs {
         eval.touched.clear();
         eval.depth = 0;
@@ -71,30 +72,41 @@ pub(crate) fn resolve_file(
                     Some(PExpr::Call(c)) => *c,
                     _ => continue,
                 };
-                match eval.expr(fi, callee, true) {
-                    Val::Func(f, inf) => out(EdgeKind::Calls, Some(f), conf(inf)),
-                    Val::Class(c, inf) => {
-                        out(EdgeKind::Calls, Some(c.clone()), conf(inf));
-                        let mut init_eval = Eval::new(index);
-                        if let Val::Func(init, _) =
-                            init_eval.class_attr(&c, "__init__", 0, inf, false)
-                        {
-                            out(EdgeKind::Calls, Some(init), conf(inf));
+                let vals = eval.expr(fi, callee, true);
+                let targets = call_targets(&mut eval, fi, r.expr, &vals);
+                emit(&targets, &vals, &mut out);
+            }
+            PRefKind::Iter => {
+                let vals = eval.expr(fi, r.expr, true);
+                let mut targets = Vec::new();
+                for v in &vals {
+                    if let Val::Instance(c, inf) = v {
+                        let iters = eval.class_attr(c, "__iter__", 0, *inf, true);
+                        targets.extend(functions(&iters));
+                        for it in eval.call_result(usize::MAX, 0, &iters) {
+                            if let Val::Instance(d, inf) = it {
+                                let next = eval.class_attr(&d, "__next__", 0, inf, true);
+                                targets.extend(functions(&next));
+                            }
                         }
                     }
-                    Val::Builtin => {}
-                    _ => out(EdgeKind::Calls, None, Confidence::Exact),
+                }
+                targets.sort();
+                targets.dedup();
+                let several = targets.len() > 1;
+                for (t, inf) in targets {
+                    out(EdgeKind::Calls, Some(t), conf(inf || several));
                 }
             }
             PRefKind::Use => {
-                if let Val::Class(c, inf) = eval.expr(fi, r.expr, true) {
-                    out(EdgeKind::Uses, Some(c), conf(inf));
+                let vals = eval.expr(fi, r.expr, true);
+                if let [Val::Class(c, inf)] = vals.as_slice() {
+                    out(EdgeKind::Uses, Some(c.clone()), conf(*inf));
                 }
             }
-            PRefKind::Inherit => match eval.expr(fi, r.expr, true) {
-                Val::Class(c, inf) => out(EdgeKind::Inherits, Some(c), conf(inf)),
+            PRefKind::Inherit => match eval.expr(fi, r.expr, true).as_slice() {
+                [Val::Class(c, inf)] => out(EdgeKind::Inherits, Some(c.clone()), conf(*inf)),
                 _ if r.name == "object" => {}
-                Val::Builtin => out(EdgeKind::Inherits, None, Confidence::Exact),
                 _ => out(EdgeKind::Inherits, None, Confidence::Exact),
             },
         }
@@ -109,5 +121,89 @@ pub(crate) fn resolve_file(
                 confidence: Confidence::Exact,
             });
         }
+    }
+}
+
+/// A resolved call target: qname and whether it was inferred.
+type Target = (String, bool);
+
+/// The functions (and external names) among `vals`.
+fn functions(vals: &[Val]) -> Vec<Target> {
+    vals.iter()
+        .filter_map(|v| match v {
+            Val::Func(f, inf) | Val::Bound(f, inf) => Some((f.clone(), *inf)),
+            _ => None,
+        })
+        .collect()
+}
+
+/// What calling `vals` at call expression `call` of file `fi` reaches: functions and methods,
+/// a class and its `__init__`, an instance's `__call__`, external names, and the callbacks that
+/// `map`/`filter`/`sorted(key=)`/`min`/`max` call.
+fn call_targets(eval: &mut Eval<'_, '_>, fi: usize, call: u32, vals: &Vals) -> Vec<Target> {
+    let mut targets = Vec::new();
+    for v in vals {
+        match v {
+            Val::Func(f, inf) | Val::Bound(f, inf) => targets.push((f.clone(), *inf)),
+            Val::Class(c, inf) => {
+                targets.push((c.clone(), *inf));
+                let init = eval.class_attr(c, "__init__", 0, *inf, true);
+                targets.extend(functions(&init));
+            }
+            Val::Instance(c, inf) => {
+                let call = eval.class_attr(c, "__call__", 0, *inf, true);
+                targets.extend(functions(&call));
+            }
+            Val::External(q) => targets.push((q.clone(), false)),
+            Val::Builtin(name) => {
+                let file = eval.index.files[fi];
+                let args = file.args(call);
+                let callback = match (name.as_str(), args) {
+                    ("map" | "filter", [PArg::Pos(f), ..]) => Some(*f),
+                    ("sorted" | "min" | "max", _) => args.iter().find_map(|a| match a {
+                        PArg::Kw(k, e) if k == "key" => Some(*e),
+                        _ => None,
+                    }),
+                    _ => None,
+                };
+                if let Some(e) = callback {
+                    let fs = eval.expr(fi, e, false);
+                    let mut inner = Vec::new();
+                    for f in &fs {
+                        if matches!(
+                            f,
+                            Val::Func(..) | Val::Bound(..) | Val::Class(..) | Val::Instance(..)
+                        ) {
+                            inner.extend(call_targets(eval, fi, u32::MAX, &vec![f.clone()]));
+                        }
+                    }
+                    targets.extend(inner.into_iter().map(|(t, _)| (t, true)));
+                }
+            }
+            _ => {}
+        }
+    }
+    targets.sort();
+    targets.dedup();
+    targets
+}
+
+/// Emits the call edges of one site: one per target (`inferred` when one of several, or when
+/// the value could also be something unknown), or an unresolved edge when there is none.
+fn emit(
+    targets: &[Target],
+    vals: &Vals,
+    out: &mut impl FnMut(EdgeKind, Option<String>, Confidence),
+) {
+    if targets.is_empty() {
+        let builtin_only = !vals.is_empty() && vals.iter().all(|v| matches!(v, Val::Builtin(_)));
+        if !builtin_only {
+            out(EdgeKind::Calls, None, Confidence::Exact);
+        }
+        return;
+    }
+    let uncertain = targets.len() > 1 || vals.contains(&Val::Unknown);
+    for (t, inf) in targets {
+        out(EdgeKind::Calls, Some(t.clone()), conf(*inf || uncertain));
     }
 }

@@ -1,57 +1,108 @@
-//! Expression evaluation against the [`PyIndex`] tables: what a name, attribute or call denotes.
+//! Expression evaluation against the [`PyIndex`] tables and the value-flow table ([`PyFlow`]):
+//! the set of values a name, attribute, call, subscript or iteration can denote.
 
 use rustc_hash::FxHashMap as HashMap;
 
 use super::builtins::BUILTINS;
+use super::flow::PyFlow;
 use super::tables::PyIndex;
-use super::{PBind, PExpr, PyFile, ScopeKind};
+use super::{PArg, PBind, PExpr, ParamKind, PyFile, ScopeKind};
+
+/// At most this many values are tracked for one expression; a larger set becomes unknown
+/// (precision first: a call through it produces an unresolved edge, not a guess).
+pub(crate) const MAX_VALUES: usize = 12;
+/// Evaluation depth limit (nested lookups through bindings, attributes and calls).
+const MAX_DEPTH: u32 = 24;
+/// Memoized values are only kept when computed this far below the depth limit (deeper ones
+/// may be truncated).
+const MEMO_DEPTH: u32 = 12;
 
 /// What an expression denotes.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub(super) enum Val {
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub(crate) enum Val {
     Module(String),
+    /// A class (`true`: inferred, not declared).
     Class(String, bool),
     Instance(String, bool),
     Func(String, bool),
+    /// A method bound to an instance (or a classmethod to its class): its first parameter is
+    /// taken.
+    Bound(String, bool),
     Super(String),
-    Builtin,
+    Builtin(String),
+    /// A name of a module that is not in the repository (`requests.get`).
+    External(String),
+    /// A container literal or comprehension: (file, expression).
+    Container(u32, u32),
+    /// The `*args` tuple / `**kwargs` dict of a function.
+    Args(String),
+    Kwargs(String),
+    /// The generator a generator function returns.
+    Gen(String),
     Unknown,
 }
 
+/// A sorted, deduplicated set of values.
+pub(crate) type Vals = Vec<Val>;
+
 impl Val {
-    pub(super) fn inferred(self) -> Val {
+    pub(crate) fn inferred(self) -> Val {
         match self {
             Val::Class(c, _) => Val::Class(c, true),
             Val::Instance(c, _) => Val::Instance(c, true),
             Val::Func(f, _) => Val::Func(f, true),
+            Val::Bound(f, _) => Val::Bound(f, true),
             other => other,
         }
     }
 }
 
+/// Adds `more` to `into` (bounded by [`MAX_VALUES`]).
+pub(crate) fn join(into: &mut Vals, more: Vals) {
+    if more.is_empty() {
+        return;
+    }
+    into.extend(more);
+    into.sort();
+    into.dedup();
+    if into.len() > MAX_VALUES {
+        *into = vec![Val::Unknown];
+    }
+}
+
+fn one(v: Val) -> Vals {
+    vec![v]
+}
+
+fn unknown() -> Vals {
+    vec![Val::Unknown]
+}
+
 /// Evaluates expressions across modules.
-pub(super) struct Eval<'i, 'a> {
+pub(crate) struct Eval<'i, 'a> {
     pub(super) index: &'i PyIndex<'a>,
+    pub(super) flow: &'i PyFlow,
     pub(super) depth: u32,
     pub(super) touched: Vec<String>,
     /// Values of names bound in a scope: `(file, scope, name)`.
-    pub(super) memo: HashMap<(usize, u32, &'a str), Val>,
+    memo: HashMap<(usize, u32, &'a str), Vals>,
 }
 
 impl<'i, 'a> Eval<'i, 'a> {
-    pub(super) fn new(index: &'i PyIndex<'a>) -> Self {
+    pub(crate) fn new(index: &'i PyIndex<'a>, flow: &'i PyFlow) -> Self {
         Eval {
             index,
+            flow,
             depth: 0,
             touched: Vec::new(),
             memo: HashMap::default(),
         }
     }
 
-    pub(super) fn expr(&mut self, fi: usize, id: u32, record: bool) -> Val {
+    pub(crate) fn expr(&mut self, fi: usize, id: u32, record: bool) -> Vals {
         self.depth += 1;
-        let v = if self.depth > 16 {
-            Val::Unknown
+        let v = if self.depth > MAX_DEPTH {
+            unknown()
         } else {
             self.expr_inner(fi, id, record)
         };
@@ -59,28 +110,31 @@ impl<'i, 'a> Eval<'i, 'a> {
         v
     }
 
-    pub(super) fn expr_inner(&mut self, fi: usize, id: u32, record: bool) -> Val {
+    fn expr_inner(&mut self, fi: usize, id: u32, record: bool) -> Vals {
         let file = self.index.files[fi];
         let Some(e) = file.exprs.get(id as usize) else {
-            return Val::Unknown;
+            return unknown();
         };
         match e {
             PExpr::Name { scope, name } => self.name(fi, *scope, name, record),
             PExpr::Attr(obj, attr) => {
                 let base = self.expr(fi, *obj, record);
-                if record && let Val::Module(m) = &base {
-                    let q = format!("{m}.{attr}");
-                    if self.index.vars.contains(&q) {
-                        self.touched.push(q);
+                if record {
+                    for b in &base {
+                        if let Val::Module(m) = b {
+                            let q = format!("{m}.{attr}");
+                            if self.index.vars.contains(&q) {
+                                self.touched.push(q);
+                            }
+                        }
                     }
                 }
-                self.attr(base, attr)
+                self.attr(&base, attr)
             }
-            PExpr::Call(callee) => match self.expr(fi, *callee, false) {
-                Val::Class(c, inf) => Val::Instance(c, inf),
-                Val::Func(f, _) => self.returns(&f),
-                _ => Val::Unknown,
-            },
+            PExpr::Call(callee) => {
+                let callee_vals = self.expr(fi, *callee, false);
+                self.call_result(fi, id, &callee_vals)
+            }
             PExpr::Super { scope } => {
                 // The class of the enclosing method.
                 let mut s = Some(*scope);
@@ -90,32 +144,213 @@ impl<'i, 'a> Eval<'i, 'a> {
                         && let Some(cd) = file.scopes[parent as usize].class_def
                         && sc.kind == ScopeKind::Function
                     {
-                        return Val::Super(file.defs[cd as usize].qname.clone());
+                        return one(Val::Super(file.defs[cd as usize].qname.clone()));
                     }
                     s = sc.parent;
                 }
-                Val::Unknown
+                unknown()
             }
-            PExpr::Other => Val::Unknown,
+            PExpr::Lambda(q) => one(Val::Func(q.clone(), false)),
+            PExpr::Seq { .. } | PExpr::Dict(_) => one(Val::Container(fi as u32, id)),
+            PExpr::Subscript(obj, key) => {
+                let base = self.expr(fi, *obj, record);
+                self.items(&base, key.as_deref())
+            }
+            PExpr::Other => unknown(),
         }
     }
 
-    /// The instance type a function's return annotation names.
-    pub(super) fn returns(&mut self, f: &str) -> Val {
-        let Some(&(fi, di)) = self.index.funcs.get(f) else {
-            return Val::Unknown;
-        };
-        match self.index.files[fi].defs[di].returns {
-            Some(r) => match self.expr(fi, r, false) {
-                Val::Class(c, _) => Val::Instance(c, true),
-                _ => Val::Unknown,
-            },
-            None => Val::Unknown,
+    /// The values of the items of containers `base` under constant `key` (`None`: any).
+    pub(crate) fn items(&mut self, base: &[Val], key: Option<&str>) -> Vals {
+        let mut out = Vals::new();
+        for b in base {
+            match b {
+                Val::Container(cf, ce) => {
+                    let file: &'a PyFile = self.index.files[*cf as usize];
+                    match file.exprs.get(*ce as usize) {
+                        Some(PExpr::Seq { items, indexed }) => {
+                            let pick = match (key.and_then(|k| k.strip_prefix("i:")), indexed) {
+                                (Some(i), true) => i.parse::<i64>().ok().and_then(|i| {
+                                    let i = if i < 0 { items.len() as i64 + i } else { i };
+                                    usize::try_from(i).ok()
+                                }),
+                                _ => None,
+                            };
+                            match pick {
+                                Some(i) => {
+                                    if let Some(&e) = items.get(i) {
+                                        let v = self.expr(*cf as usize, e, false);
+                                        join(&mut out, v);
+                                    }
+                                }
+                                None => {
+                                    for &e in items {
+                                        let v = self.expr(*cf as usize, e, false);
+                                        join(&mut out, v);
+                                    }
+                                }
+                            }
+                        }
+                        Some(PExpr::Dict(entries)) => {
+                            for (k, e) in entries {
+                                if key.is_none() || k.is_none() || k.as_deref() == key {
+                                    let v = self.expr(*cf as usize, *e, false);
+                                    join(&mut out, v);
+                                }
+                            }
+                        }
+                        _ => {}
+                    }
+                    join(&mut out, self.flow.stored(b, key));
+                }
+                Val::Args(_) | Val::Kwargs(_) => join(&mut out, self.flow.stored(b, key)),
+                Val::Gen(_) | Val::Instance(..) => join(&mut out, self.iterate(&[b.clone()])),
+                _ => join(&mut out, unknown()),
+            }
         }
+        out
+    }
+
+    /// The values `for x in base` binds to `x`.
+    pub(crate) fn iterate(&mut self, base: &[Val]) -> Vals {
+        let mut out = Vals::new();
+        for b in base {
+            match b {
+                Val::Container(cf, ce) => {
+                    let is_dict = matches!(
+                        self.index.files[*cf as usize].exprs.get(*ce as usize),
+                        Some(PExpr::Dict(_))
+                    );
+                    // Iterating a dict yields its keys, which we do not track.
+                    let v = if is_dict {
+                        unknown()
+                    } else {
+                        self.items(&[b.clone()], None)
+                    };
+                    join(&mut out, v);
+                }
+                Val::Args(_) => join(&mut out, self.flow.stored(b, None)),
+                Val::Gen(f) => join(&mut out, self.flow.yields(f)),
+                Val::Instance(c, inf) => {
+                    let iters = self.class_attr(c, "__iter__", 0, *inf, true);
+                    let iterators = self.call_result(usize::MAX, 0, &iters);
+                    for it in iterators {
+                        match &it {
+                            Val::Instance(d, inf) => {
+                                let next = self.class_attr(d, "__next__", 0, *inf, true);
+                                let v = self.call_result(usize::MAX, 0, &next);
+                                join(&mut out, v);
+                            }
+                            Val::Gen(f) => join(&mut out, self.flow.yields(f)),
+                            _ => join(&mut out, unknown()),
+                        }
+                    }
+                }
+                _ => join(&mut out, unknown()),
+            }
+        }
+        if out.is_empty() { unknown() } else { out }
+    }
+
+    /// What calling `callee` returns; `fi`/`call` locate the call's arguments (`usize::MAX`:
+    /// an implicit call without arguments, e.g. `__iter__`).
+    pub(crate) fn call_result(&mut self, fi: usize, call: u32, callee: &[Val]) -> Vals {
+        let mut out = Vals::new();
+        for v in callee {
+            match v {
+                Val::Class(c, inf) => join(&mut out, one(Val::Instance(c.clone(), *inf))),
+                Val::Func(f, _) | Val::Bound(f, _) => join(&mut out, self.returns(f)),
+                Val::Instance(c, inf) => {
+                    let call = self.class_attr(c, "__call__", 0, *inf, true);
+                    for f in call {
+                        if let Val::Func(f, _) | Val::Bound(f, _) = f {
+                            join(&mut out, self.returns(&f));
+                        }
+                    }
+                }
+                Val::Builtin(name) if fi != usize::MAX => {
+                    let v = self.builtin_result(fi, call, name);
+                    join(&mut out, v);
+                }
+                Val::External(q) if q == "functools.partial" && fi != usize::MAX => {
+                    // `partial(f, ...)` calls `f` when called.
+                    let v = match self.index.files[fi].args(call).first() {
+                        Some(PArg::Pos(f)) => self.expr(fi, *f, false),
+                        _ => unknown(),
+                    };
+                    join(&mut out, v.into_iter().map(Val::inferred).collect());
+                }
+                _ => join(&mut out, unknown()),
+            }
+        }
+        if out.is_empty() { unknown() } else { out }
+    }
+
+    fn builtin_result(&mut self, fi: usize, call: u32, name: &str) -> Vals {
+        let file: &'a PyFile = self.index.files[fi];
+        let args = file.args(call);
+        match (name, args) {
+            ("getattr", [PArg::Pos(obj), PArg::Pos(attr), ..]) => {
+                let attr = match file.exprs.get(*attr as usize) {
+                    Some(PExpr::Other) => constant_string(file, *attr),
+                    _ => None,
+                };
+                match attr {
+                    Some(a) => {
+                        let base = self.expr(fi, *obj, false);
+                        self.attr(&base, &a)
+                    }
+                    None => unknown(),
+                }
+            }
+            // Copies keep the items.
+            ("list" | "tuple" | "set" | "sorted" | "reversed" | "iter", [PArg::Pos(x), ..]) => {
+                let v = self.expr(fi, *x, false);
+                if v.iter().all(|v| matches!(v, Val::Container(..))) {
+                    v
+                } else {
+                    unknown()
+                }
+            }
+            ("next", [PArg::Pos(x), ..]) => {
+                let v = self.expr(fi, *x, false);
+                self.iterate(&v)
+            }
+            _ => unknown(),
+        }
+    }
+
+    /// What calling function `f` returns: its return annotation's instance, the values its
+    /// `return` statements return, or its generator.
+    pub(crate) fn returns(&mut self, f: &str) -> Vals {
+        let Some(&(fi, di)) = self.index.funcs.get(f) else {
+            return unknown();
+        };
+        let def = &self.index.files[fi].defs[di];
+        if def.generator {
+            return one(Val::Gen(f.to_owned()));
+        }
+        let mut out = Vals::new();
+        if let Some(r) = def.returns {
+            for v in self.expr(fi, r, false) {
+                if let Val::Class(c, _) = v {
+                    join(&mut out, one(Val::Instance(c, true)));
+                }
+            }
+        }
+        join(
+            &mut out,
+            self.flow
+                .returns(f)
+                .into_iter()
+                .map(Val::inferred)
+                .collect(),
+        );
+        if out.is_empty() { unknown() } else { out }
     }
 
     /// LEGB lookup of `name` used in scope `scope` of file `fi`.
-    pub(super) fn name(&mut self, fi: usize, scope: u32, name: &str, record: bool) -> Val {
+    fn name(&mut self, fi: usize, scope: u32, name: &str, record: bool) -> Vals {
         let file = self.index.files[fi];
         let mut current = Some(scope);
         let mut first = true;
@@ -154,21 +389,21 @@ impl<'i, 'a> Eval<'i, 'a> {
             }
         }
         if BUILTINS.contains(&name) {
-            Val::Builtin
+            one(Val::Builtin(name.to_owned()))
         } else {
-            Val::Unknown
+            unknown()
         }
     }
 
     /// The value of `name` as bound in scope `si` of file `fi` (memoized).
-    pub(super) fn scope_value(&mut self, fi: usize, si: u32, name: &str) -> Val {
+    pub(crate) fn scope_value(&mut self, fi: usize, si: u32, name: &str) -> Vals {
         let file: &'a PyFile = self.index.files[fi];
         let Some((bound, binds)) = file
             .scopes
             .get(si as usize)
             .and_then(|s| s.bindings.get_key_value(name))
         else {
-            return Val::Unknown;
+            return unknown();
         };
         // Keyed by the bound name as stored in the facts: no allocation per lookup.
         let key = (fi, si, bound.as_str());
@@ -176,10 +411,17 @@ impl<'i, 'a> Eval<'i, 'a> {
             return v.clone();
         }
         // Cycle guard while evaluating.
-        self.memo.insert(key, Val::Unknown);
-        let v = self.bindings(fi, binds);
+        self.memo.insert(key, unknown());
+        let mut v = Vals::new();
+        for b in binds {
+            let more = self.binding(fi, b);
+            join(&mut v, more);
+        }
+        if v.is_empty() {
+            v = unknown();
+        }
         // Values computed under the depth limit may be truncated: only keep complete ones.
-        if self.depth < 8 {
+        if self.depth < MEMO_DEPTH {
             self.memo.insert(key, v.clone());
         } else {
             self.memo.remove(&key);
@@ -187,56 +429,114 @@ impl<'i, 'a> Eval<'i, 'a> {
         v
     }
 
-    pub(super) fn bindings(&mut self, fi: usize, binds: &[PBind]) -> Val {
-        let mut result: Option<Val> = None;
-        for b in binds {
-            let v = self.binding(fi, b);
-            match &result {
-                None => result = Some(v),
-                Some(r) if *r == v => {}
-                Some(_) => return Val::Unknown,
+    fn binding(&mut self, fi: usize, b: &PBind) -> Vals {
+        let file: &'a PyFile = self.index.files[fi];
+        match b {
+            PBind::Def(q) | PBind::Class(q) => match self.flow.decorated(q) {
+                Some(v) => v,
+                None if matches!(b, PBind::Def(_)) => one(Val::Func(q.clone(), false)),
+                None => one(Val::Class(q.clone(), false)),
+            },
+            PBind::Assign(e) => self
+                .expr(fi, *e, false)
+                .into_iter()
+                .map(|v| match v {
+                    v @ (Val::Module(_) | Val::Builtin(_)) => v,
+                    v => v.inferred(),
+                })
+                .collect(),
+            PBind::ImportFrom { module, name } => match self.module_member(module, name, false) {
+                Some(v) => v,
+                None if self.index.module_file(module).is_none()
+                    && !self.index.prefixes.contains(module) =>
+                {
+                    one(Val::External(format!("{module}.{name}")))
+                }
+                None => unknown(),
+            },
+            PBind::ImportModule(m) => match self.index.module_file(m) {
+                Some(i) => one(Val::Module(self.index.files[i].module.clone())),
+                // A namespace package (a directory without `__init__.py`).
+                None if self.index.prefixes.contains(m) => one(Val::Module(m.clone())),
+                None => one(Val::External(m.clone())),
+            },
+            PBind::SelfParam(c) => one(Val::Instance(c.clone(), false)),
+            PBind::ClsParam(c) => one(Val::Class(c.clone(), false)),
+            PBind::Annotated(Some(a)) => self.annotated(fi, *a),
+            PBind::Param {
+                def,
+                index,
+                annotation,
+            } => {
+                let Some(d) = file.defs.get(*def as usize) else {
+                    return unknown();
+                };
+                let Some(p) = d.params.get(*index as usize) else {
+                    return unknown();
+                };
+                match p.kind {
+                    ParamKind::Star => return one(Val::Args(d.qname.clone())),
+                    ParamKind::DoubleStar => return one(Val::Kwargs(d.qname.clone())),
+                    ParamKind::Plain | ParamKind::KeywordOnly => {}
+                }
+                let mut out = Vals::new();
+                if let Some(a) = annotation {
+                    let v = self.annotated(fi, *a);
+                    join(&mut out, v);
+                }
+                if let Some(default) = p.default {
+                    let v = self.expr(fi, default, false);
+                    join(&mut out, v.into_iter().map(Val::inferred).collect());
+                }
+                join(
+                    &mut out,
+                    self.flow
+                        .param(&d.qname, *index)
+                        .into_iter()
+                        .map(Val::inferred)
+                        .collect(),
+                );
+                // Callers we cannot see may pass anything.
+                join(&mut out, unknown());
+                out
             }
+            PBind::Unpack { expr, index } => {
+                let base = self.expr(fi, *expr, false);
+                self.items(&base, Some(&format!("i:{index}")))
+                    .into_iter()
+                    .map(Val::inferred)
+                    .collect()
+            }
+            PBind::Iter(e) => {
+                let base = self.expr(fi, *e, false);
+                self.iterate(&base).into_iter().map(Val::inferred).collect()
+            }
+            PBind::Annotated(None) | PBind::Other => unknown(),
         }
-        result.unwrap_or(Val::Unknown)
     }
 
-    pub(super) fn binding(&mut self, fi: usize, b: &PBind) -> Val {
-        match b {
-            PBind::Def(q) => Val::Func(q.clone(), false),
-            PBind::Class(q) => Val::Class(q.clone(), false),
-            PBind::Assign(e) => match self.expr(fi, *e, false) {
-                v @ (Val::Module(_) | Val::Builtin) => v,
-                v => v.inferred(),
-            },
-            PBind::ImportFrom { module, name } => self
-                .module_member(module, name, false)
-                .unwrap_or(Val::Unknown),
-            PBind::ImportModule(m) => match self.index.module_file(m) {
-                Some(i) => Val::Module(self.index.files[i].module.clone()),
-                // A namespace package (a directory without `__init__.py`).
-                None if self.index.prefixes.contains(m) => Val::Module(m.clone()),
-                None => Val::Unknown,
-            },
-            PBind::SelfParam(c) => Val::Instance(c.clone(), false),
-            PBind::ClsParam(c) => Val::Class(c.clone(), false),
-            PBind::Annotated(Some(a)) => match self.expr(fi, *a, false) {
-                Val::Class(c, _) => Val::Instance(c, true),
-                _ => Val::Unknown,
-            },
-            PBind::Annotated(None) | PBind::Other => Val::Unknown,
-        }
+    fn annotated(&mut self, fi: usize, a: u32) -> Vals {
+        let v: Vals = self
+            .expr(fi, a, false)
+            .into_iter()
+            .filter_map(|v| match v {
+                Val::Class(c, _) => Some(Val::Instance(c, true)),
+                _ => None,
+            })
+            .collect();
+        if v.is_empty() { unknown() } else { v }
     }
 
     /// A name from a module's namespace (submodules included).
-    pub(super) fn module_member(&mut self, module: &str, name: &str, star: bool) -> Option<Val> {
-        if self.depth > 16 {
+    pub(crate) fn module_member(&mut self, module: &str, name: &str, star: bool) -> Option<Vals> {
+        if self.depth > MAX_DEPTH {
             return None;
         }
         let mi = self.index.module_file(module);
         let canonical = mi.map_or(module.to_owned(), |i| self.index.files[i].module.clone());
         let sub = format!("{canonical}.{name}");
         if !star && let Some(si) = self.index.modules.get(sub.as_str()) {
-            return Some(Val::Module(self.index.files[*si].module.clone()));
+            return Some(one(Val::Module(self.index.files[*si].module.clone())));
         }
         let fi = mi?;
         let file = self.index.files[fi];
@@ -260,41 +560,63 @@ impl<'i, 'a> Eval<'i, 'a> {
         if star {
             return None;
         }
-        Some(Val::Unknown)
+        Some(unknown())
     }
 
-    pub(super) fn attr(&mut self, base: Val, attr: &str) -> Val {
-        match base {
-            Val::Module(m) => self.module_member(&m, attr, false).unwrap_or(Val::Unknown),
-            Val::Class(c, inf) => self.class_attr(&c, attr, 0, inf, false),
-            Val::Instance(c, inf) => self.class_attr(&c, attr, 0, inf, true),
-            Val::Super(c) => self.class_attr(&c, attr, 1, false, true),
-            _ => Val::Unknown,
+    pub(crate) fn attr(&mut self, base: &[Val], attr: &str) -> Vals {
+        let mut out = Vals::new();
+        for b in base {
+            let v = match b {
+                Val::Module(m) => self.module_member(m, attr, false).unwrap_or_else(unknown),
+                Val::Class(c, inf) => self.class_attr(c, attr, 0, *inf, false),
+                Val::Instance(c, inf) => self.class_attr(c, attr, 0, *inf, true),
+                Val::Super(c) => self.class_attr(c, attr, 1, false, true),
+                Val::External(q) => one(Val::External(format!("{q}.{attr}"))),
+                _ => unknown(),
+            };
+            join(&mut out, v);
         }
+        if out.is_empty() { unknown() } else { out }
     }
 
-    /// Looks `attr` up along the MRO of `class`, starting at position `skip`.
-    pub(super) fn class_attr(
+    /// Looks `attr` up along the MRO of `class`, starting at position `skip`; methods looked
+    /// up on an instance (and classmethods) come back bound.
+    pub(crate) fn class_attr(
         &mut self,
         class: &str,
         attr: &str,
         skip: usize,
         inferred: bool,
         instance: bool,
-    ) -> Val {
+    ) -> Vals {
         let Some(mro) = self.index.mro.get(class) else {
-            return Val::Unknown;
+            return unknown();
         };
+        let mut out = Vals::new();
         for entry in mro.iter().skip(skip) {
-            let Some(c) = entry else { return Val::Unknown };
+            let Some(c) = entry else {
+                join(&mut out, unknown());
+                break;
+            };
+            join(&mut out, self.flow.attr(c, attr));
             let Some(&(fi, di)) = self.index.classes.get(c.as_str()) else {
-                return Val::Unknown;
+                join(&mut out, unknown());
+                break;
             };
             let file = self.index.files[fi];
             let def = &file.defs[di];
             if file.scopes[def.scope as usize].bindings.contains_key(attr) {
                 let v = self.scope_value(fi, def.scope, attr);
-                return if inferred { v.inferred() } else { v };
+                let v = v.into_iter().map(|v| self.bind_method(v, instance));
+                join(
+                    &mut out,
+                    if inferred {
+                        v.map(Val::inferred).collect()
+                    } else {
+                        v.collect()
+                    },
+                );
+                return out;
             }
         }
         if instance {
@@ -309,21 +631,37 @@ impl<'i, 'a> Eval<'i, 'a> {
                     .filter(|(n, _)| n == attr)
                     .map(|(_, e)| *e)
                     .collect();
-                if values.is_empty() {
-                    continue;
-                }
-                let mut result: Option<Val> = None;
                 for e in values {
-                    let v = self.expr(fi, e, false).inferred();
-                    match &result {
-                        None => result = Some(v),
-                        Some(r) if *r == v => {}
-                        Some(_) => return Val::Unknown,
-                    }
+                    let v = self.expr(fi, e, false);
+                    join(&mut out, v.into_iter().map(Val::inferred).collect());
                 }
-                return result.unwrap_or(Val::Unknown);
             }
         }
-        Val::Unknown
+        if out.is_empty() { unknown() } else { out }
     }
+
+    /// A function found in a class namespace, as seen through an instance (bound unless
+    /// static) or the class (bound only for classmethods).
+    fn bind_method(&self, v: Val, instance: bool) -> Val {
+        let Val::Func(f, inf) = v else { return v };
+        let Some(&(fi, di)) = self.index.funcs.get(f.as_str()) else {
+            return Val::Func(f, inf);
+        };
+        let def = &self.index.files[fi].defs[di];
+        let method = def.kind == super::DefKind::Method;
+        if method && (def.is_classmethod || (instance && !def.is_static)) {
+            Val::Bound(f, inf)
+        } else {
+            Val::Func(f, inf)
+        }
+    }
+}
+
+/// The text of a plain string literal expression, when the facts kept it (see
+/// [`PyFile::strings`]).
+fn constant_string(file: &PyFile, e: u32) -> Option<String> {
+    file.strings
+        .binary_search_by_key(&e, |(id, _)| *id)
+        .ok()
+        .map(|i| file.strings[i].1.clone())
 }

@@ -6,6 +6,7 @@ use std::sync::Arc;
 use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
 
 use super::eval::{Eval, Val};
+use super::flow::PyFlow;
 use super::{DefKind, PExpr, PyFile};
 use crate::index::facts::{FileFacts, LangFacts};
 
@@ -15,6 +16,8 @@ pub(crate) struct PyIndex<'a> {
     /// Address of a file's facts → its index in `files`.
     pub(super) positions: HashMap<usize, usize>,
     pub(super) tables: Arc<PyTables>,
+    /// The value-flow fixpoint over these files.
+    pub(super) flow: Arc<PyFlow>,
 }
 
 impl std::ops::Deref for PyIndex<'_> {
@@ -110,6 +113,7 @@ impl<'a> PyIndex<'a> {
         if let Some(tables) = Arc::get_mut(&mut index.tables) {
             tables.mro = mro;
         }
+        index.compute_flow();
         index
     }
 
@@ -123,7 +127,24 @@ impl<'a> PyIndex<'a> {
                 _ => None,
             })
             .collect();
-        PyIndex::with_tables(files, tables)
+        let mut index = PyIndex::with_tables(files, tables);
+        index.compute_flow();
+        index
+    }
+
+    fn compute_flow(&mut self) {
+        let started = std::time::Instant::now();
+        let flow = PyFlow::compute(self);
+        tracing::debug!(
+            index.py_flow_ms = started.elapsed().as_millis() as u64,
+            "python value flow"
+        );
+        self.flow = Arc::new(flow);
+    }
+
+    /// The value-flow table, to compare with the previous update's.
+    pub(crate) fn flow(&self) -> Arc<PyFlow> {
+        Arc::clone(&self.flow)
     }
 
     pub(super) fn with_tables(files: Vec<&'a PyFile>, tables: Arc<PyTables>) -> PyIndex<'a> {
@@ -136,6 +157,7 @@ impl<'a> PyIndex<'a> {
             files,
             positions,
             tables,
+            flow: Arc::default(),
         }
     }
 
@@ -163,10 +185,12 @@ impl<'a> PyIndex<'a> {
         let def = &file.defs[di];
         let mut out = Vec::new();
         for &b in &def.bases {
-            let mut ev = Eval::new(self);
-            match ev.expr(fi, b, false) {
-                Val::Class(q, _) => out.push(Some(q)),
-                Val::Builtin if matches!(&file.exprs[b as usize], PExpr::Name { name, .. } if name == "object") =>
+            // Bases are evaluated without value flow: the MRO is part of the tables.
+            let no_flow = PyFlow::default();
+            let mut ev = Eval::new(self, &no_flow);
+            match ev.expr(fi, b, false).as_slice() {
+                [Val::Class(q, _)] => out.push(Some(q.clone())),
+                [Val::Builtin(_)] if matches!(&file.exprs[b as usize], PExpr::Name { name, .. } if name == "object") =>
                     {}
                 _ => out.push(None),
             }

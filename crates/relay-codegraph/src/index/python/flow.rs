@@ -1,0 +1,329 @@
+//! The value-flow table: a flow-insensitive fixpoint over the assignment graph of the whole
+//! repository. Arguments flow into parameters (positional, keyword, `*args`, `**kwargs`),
+//! returned and yielded values out of functions, decorated definitions become what their
+//! decorators return, and stores (`xs[k] = v`, `xs.append(v)`, `d.update(m)`, `obj.attr = v`)
+//! into containers and class attributes. Each round evaluates every module against the
+//! previous round's table; it stops when a round changes nothing or after
+//! [`MAX_FLOW_ROUNDS`]. Sets are bounded by [`super::eval::MAX_VALUES`].
+
+use std::collections::BTreeMap;
+
+use super::eval::{Eval, Val, Vals, join};
+use super::tables::PyIndex;
+use super::{DefKind, PArg, PStore, ParamKind, PyFile};
+
+/// Rounds of the fixpoint (each round lets values travel one more call/return/store step
+/// beyond what lazy evaluation already follows).
+pub(crate) const MAX_FLOW_ROUNDS: usize = 4;
+
+/// A container's items by constant key (`None`: any key).
+type Items = BTreeMap<Option<String>, Vals>;
+
+/// Values flowing between modules; compared between updates (a change re-resolves every
+/// Python module).
+#[derive(Debug, Default, Clone, PartialEq, Eq)]
+pub(crate) struct PyFlow {
+    params: BTreeMap<(String, u32), Vals>,
+    returns: BTreeMap<String, Vals>,
+    yields: BTreeMap<String, Vals>,
+    decorated: BTreeMap<String, Vals>,
+    stored: BTreeMap<Val, Items>,
+    attrs: BTreeMap<(String, String), Vals>,
+}
+
+impl PyFlow {
+    pub(crate) fn param(&self, f: &str, index: u32) -> Vals {
+        self.params
+            .get(&(f.to_owned(), index))
+            .cloned()
+            .unwrap_or_default()
+    }
+
+    pub(crate) fn returns(&self, f: &str) -> Vals {
+        self.returns.get(f).cloned().unwrap_or_default()
+    }
+
+    pub(crate) fn yields(&self, f: &str) -> Vals {
+        self.yields.get(f).cloned().unwrap_or_default()
+    }
+
+    pub(crate) fn decorated(&self, q: &str) -> Option<Vals> {
+        self.decorated.get(q).cloned()
+    }
+
+    pub(crate) fn attr(&self, class: &str, attr: &str) -> Vals {
+        self.attrs
+            .get(&(class.to_owned(), attr.to_owned()))
+            .cloned()
+            .unwrap_or_default()
+    }
+
+    /// Items stored into `container` under `key` (`None`: all).
+    pub(crate) fn stored(&self, container: &Val, key: Option<&str>) -> Vals {
+        let Some(items) = self.stored.get(container) else {
+            return Vals::new();
+        };
+        let mut out = Vals::new();
+        for (k, v) in items {
+            if key.is_none() || k.is_none() || k.as_deref() == key {
+                join(&mut out, v.clone());
+            }
+        }
+        out
+    }
+
+    /// Computes the fixpoint for all modules of `index`.
+    pub(crate) fn compute(index: &PyIndex<'_>) -> PyFlow {
+        let mut flow = PyFlow::default();
+        for _ in 0..MAX_FLOW_ROUNDS {
+            let mut next = PyFlow::default();
+            for fi in 0..index.files.len() {
+                let mut eval = Eval::new(index, &flow);
+                contribute(&mut eval, fi, &mut next);
+            }
+            if next == flow {
+                break;
+            }
+            flow = next;
+        }
+        flow
+    }
+}
+
+fn add<K: Ord>(map: &mut BTreeMap<K, Vals>, key: K, v: Vals) {
+    let known: Vals = v.into_iter().filter(|v| *v != Val::Unknown).collect();
+    if !known.is_empty() {
+        join(map.entry(key).or_default(), known);
+    }
+}
+
+fn add_item(out: &mut PyFlow, container: &Val, key: Option<String>, v: Vals) {
+    let known: Vals = v.into_iter().filter(|v| *v != Val::Unknown).collect();
+    if !known.is_empty() {
+        let items = out.stored.entry(container.clone()).or_default();
+        join(items.entry(key).or_default(), known);
+    }
+}
+
+/// What module `fi` contributes to the next round.
+fn contribute(eval: &mut Eval<'_, '_>, fi: usize, out: &mut PyFlow) {
+    let file: &PyFile = eval.index.files[fi];
+    for def in &file.defs {
+        if def.kind == DefKind::Class && def.decorators.is_empty() {
+            continue;
+        }
+        for &r in &def.returned {
+            let v = eval.expr(fi, r, false);
+            add(&mut out.returns, def.qname.clone(), v);
+        }
+        for &y in &def.yielded {
+            let v = eval.expr(fi, y, false);
+            add(&mut out.yields, def.qname.clone(), v);
+        }
+        if !def.decorators.is_empty() {
+            let mut value = vec![if def.kind == DefKind::Class {
+                Val::Class(def.qname.clone(), false)
+            } else {
+                Val::Func(def.qname.clone(), false)
+            }];
+            // The decorator nearest the definition applies first.
+            for &d in def.decorators.iter().rev() {
+                let callee = eval.expr(fi, d, false);
+                pass_args(eval, &callee, &[value.clone()], &[], out);
+                let mut result = Vals::new();
+                for c in &callee {
+                    if let Val::Func(f, _) = c {
+                        join(&mut result, eval.flow.returns(f));
+                    }
+                }
+                let callable = !result.is_empty()
+                    && result.iter().all(|v| {
+                        matches!(
+                            v,
+                            Val::Func(..) | Val::Bound(..) | Val::Class(..) | Val::Instance(..)
+                        )
+                    });
+                // A decorator we cannot follow (external, builtin such as `property`, or one
+                // returning something unknown) is assumed to return the function itself.
+                if callable {
+                    value = result;
+                }
+            }
+            add(&mut out.decorated, def.qname.clone(), value);
+        }
+    }
+    for call in &file.calls {
+        let Some(super::PExpr::Call(callee)) = file.exprs.get(call.call as usize) else {
+            continue;
+        };
+        let mut positional = Vec::new();
+        let mut keywords = Vec::new();
+        let mut worth = false;
+        for a in &call.args {
+            match a {
+                PArg::Pos(e) => {
+                    let v = eval.expr(fi, *e, false);
+                    worth |= v.iter().any(flows);
+                    positional.push(v);
+                }
+                PArg::Kw(n, e) => {
+                    let v = eval.expr(fi, *e, false);
+                    worth |= v.iter().any(flows);
+                    keywords.push((n.clone(), v));
+                }
+                // Unpacked arguments: positions and names unknown.
+                PArg::Star(_) | PArg::DoubleStar(_) => {}
+            }
+        }
+        if !worth {
+            continue;
+        }
+        let callee = eval.expr(fi, *callee, false);
+        pass_args(eval, &callee, &positional, &keywords, out);
+    }
+    for store in &file.stores {
+        match store {
+            PStore::Item { target, key, value } => {
+                let targets = eval.expr(fi, *target, false);
+                let v = eval.expr(fi, *value, false);
+                for t in targets.iter().filter(|t| is_container(t)) {
+                    add_item(out, t, key.clone(), v.clone());
+                }
+            }
+            PStore::Append { target, value } => {
+                let targets = eval.expr(fi, *target, false);
+                let v = eval.expr(fi, *value, false);
+                for t in targets.iter().filter(|t| is_container(t)) {
+                    add_item(out, t, None, v.clone());
+                }
+            }
+            PStore::Extend { target, value } => {
+                let targets = eval.expr(fi, *target, false);
+                let v = eval.expr(fi, *value, false);
+                let items = eval.items(&v, None);
+                for t in targets.iter().filter(|t| is_container(t)) {
+                    add_item(out, t, None, items.clone());
+                }
+            }
+            PStore::Attr {
+                target,
+                attr,
+                value,
+            } => {
+                let targets = eval.expr(fi, *target, false);
+                let v = eval.expr(fi, *value, false);
+                for t in targets {
+                    if let Val::Class(c, _) | Val::Instance(c, _) = t {
+                        add(&mut out.attrs, (c, attr.clone()), v.clone());
+                    }
+                }
+            }
+        }
+    }
+}
+
+fn is_container(v: &Val) -> bool {
+    matches!(v, Val::Container(..) | Val::Args(_) | Val::Kwargs(_))
+}
+
+/// Whether a value is worth propagating into a parameter (anything we can call or look into).
+fn flows(v: &Val) -> bool {
+    !matches!(v, Val::Unknown | Val::Builtin(_) | Val::Module(_))
+}
+
+/// Records the arguments of a call of `callee` into the parameters of the functions it can be.
+fn pass_args(
+    eval: &mut Eval<'_, '_>,
+    callee: &[Val],
+    positional: &[Vals],
+    keywords: &[(String, Vals)],
+    out: &mut PyFlow,
+) {
+    for c in callee {
+        let (f, offset) = match c {
+            Val::Func(f, _) => (f.clone(), 0),
+            Val::Bound(f, _) => (f.clone(), 1),
+            Val::Class(cls, inf) => {
+                for init in eval.class_attr(cls, "__init__", 0, *inf, true) {
+                    if let Val::Bound(f, _) = init {
+                        bind_params(eval, &f, 1, positional, keywords, out);
+                    }
+                }
+                continue;
+            }
+            Val::Instance(cls, inf) => {
+                for call in eval.class_attr(cls, "__call__", 0, *inf, true) {
+                    if let Val::Bound(f, _) = call {
+                        bind_params(eval, &f, 1, positional, keywords, out);
+                    }
+                }
+                continue;
+            }
+            Val::Builtin(name) if matches!(name.as_str(), "map" | "filter") => {
+                // `map(f, xs)` calls `f` with the items of `xs`.
+                if let (Some(fs), Some(xs)) = (positional.first(), positional.get(1)) {
+                    let items = eval.items(xs, None);
+                    for f in fs.clone() {
+                        pass_args(eval, &[f], &[items.clone()], &[], out);
+                    }
+                }
+                continue;
+            }
+            _ => continue,
+        };
+        bind_params(eval, &f, offset, positional, keywords, out);
+    }
+}
+
+fn bind_params(
+    eval: &Eval<'_, '_>,
+    f: &str,
+    offset: usize,
+    positional: &[Vals],
+    keywords: &[(String, Vals)],
+    out: &mut PyFlow,
+) {
+    let Some(&(fi, di)) = eval.index.funcs.get(f) else {
+        return;
+    };
+    let def = &eval.index.files[fi].defs[di];
+    let params = &def.params;
+    let star = params.iter().position(|p| p.kind == ParamKind::Star);
+    let double_star = params.iter().position(|p| p.kind == ParamKind::DoubleStar);
+    for (i, v) in positional.iter().enumerate() {
+        let slot = i + offset;
+        match params.get(slot) {
+            Some(p) if p.kind == ParamKind::Plain && star.is_none_or(|s| slot < s) => {
+                add(&mut out.params, (f.to_owned(), slot as u32), v.clone());
+            }
+            _ => {
+                if let Some(s) = star {
+                    let extra = slot.saturating_sub(s);
+                    add_item(
+                        out,
+                        &Val::Args(f.to_owned()),
+                        Some(format!("i:{extra}")),
+                        v.clone(),
+                    );
+                }
+            }
+        }
+    }
+    for (name, v) in keywords {
+        match params.iter().position(|p| {
+            &p.name == name && matches!(p.kind, ParamKind::Plain | ParamKind::KeywordOnly)
+        }) {
+            Some(slot) => add(&mut out.params, (f.to_owned(), slot as u32), v.clone()),
+            None => {
+                if double_star.is_some() {
+                    add_item(
+                        out,
+                        &Val::Kwargs(f.to_owned()),
+                        Some(format!("s:{name}")),
+                        v.clone(),
+                    );
+                }
+            }
+        }
+    }
+}
