@@ -1300,7 +1300,6 @@ fn collect_target_names(node: Node<'_>, src: &[u8], out: &mut Vec<String>) {
     }
 }
 
-
 /// First line of the docstring of a module or block.
 pub(crate) fn docstring(body: Node<'_>, src: &[u8]) -> Option<String> {
     let mut c = body.walk();

@@ -1,8 +1,10 @@
 //! Edge emission: each module's imports and references resolved into [`Edge`]s.
 
-use super::PArg;
+use std::collections::BTreeSet;
+
 use super::eval::{Eval, Val, Vals};
 use super::tables::PyIndex;
+use super::{FlowKey, PArg};
 use super::{PExpr, PRefKind, PyFile};
 use crate::index::facts::FileFacts;
 use crate::model::{Confidence, Edge, EdgeKind};
@@ -21,12 +23,12 @@ pub(crate) fn resolve_file(
     facts: &FileFacts,
     p: &PyFile,
     edges: &mut Vec<Edge>,
-) {
+) -> BTreeSet<FlowKey> {
     let Some(&fi) = index
         .positions
         .get(&(std::ptr::from_ref::<PyFile>(p) as usize))
     else {
-        return;
+        return BTreeSet::new();
     };
     let file = &facts.rel;
     for imp in &p.imports {
@@ -51,6 +53,7 @@ pub(crate) fn resolve_file(
         });
     }
     let mut eval = Eval::new(index, &index.flow);
+    eval.reads = Some(BTreeSet::new());
     for r in &p.refs {
         eval.touched.clear();
         eval.depth = 0;
@@ -122,6 +125,7 @@ pub(crate) fn resolve_file(
             });
         }
     }
+    eval.reads.take().unwrap_or_default()
 }
 
 /// A resolved call target: qname and whether it was inferred.
@@ -202,7 +206,12 @@ fn emit(
         }
         return;
     }
-    let uncertain = targets.len() > 1 || vals.contains(&Val::Unknown);
+    // One of several values (a class and its `__init__` are one value).
+    let values = vals
+        .iter()
+        .filter(|v| !matches!(v, Val::Builtin(_)))
+        .count();
+    let uncertain = values > 1 || vals.contains(&Val::Unknown);
     for (t, inf) in targets {
         out(EdgeKind::Calls, Some(t.clone()), conf(*inf || uncertain));
     }

@@ -4,7 +4,7 @@
 use rustc_hash::FxHashMap as HashMap;
 
 use super::builtins::BUILTINS;
-use super::flow::PyFlow;
+use super::flow::{FlowKey, PyFlow};
 use super::tables::PyIndex;
 use super::{PArg, PBind, PExpr, ParamKind, PyFile, ScopeKind};
 
@@ -84,6 +84,9 @@ pub(crate) struct Eval<'i, 'a> {
     pub(super) flow: &'i PyFlow,
     pub(super) depth: u32,
     pub(super) touched: Vec<String>,
+    /// The flow entries read, when recorded (resolution records them so that an update can
+    /// re-resolve exactly the modules that read a changed entry).
+    pub(super) reads: Option<std::collections::BTreeSet<FlowKey>>,
     /// Values of names bound in a scope: `(file, scope, name)`.
     memo: HashMap<(usize, u32, &'a str), Vals>,
 }
@@ -95,8 +98,45 @@ impl<'i, 'a> Eval<'i, 'a> {
             flow,
             depth: 0,
             touched: Vec::new(),
+            reads: None,
             memo: HashMap::default(),
         }
+    }
+
+    fn note(&mut self, key: impl FnOnce() -> FlowKey) {
+        if let Some(reads) = &mut self.reads {
+            reads.insert(key());
+        }
+    }
+
+    pub(crate) fn read_param(&mut self, f: &str, index: u32) -> Vals {
+        self.note(|| FlowKey::Param(f.to_owned(), index));
+        self.flow.param(f, index)
+    }
+
+    pub(crate) fn read_returns(&mut self, f: &str) -> Vals {
+        self.note(|| FlowKey::Returns(f.to_owned()));
+        self.flow.returns(f)
+    }
+
+    pub(crate) fn read_yields(&mut self, f: &str) -> Vals {
+        self.note(|| FlowKey::Yields(f.to_owned()));
+        self.flow.yields(f)
+    }
+
+    pub(crate) fn read_decorated(&mut self, q: &str) -> Option<Vals> {
+        self.note(|| FlowKey::Decorated(q.to_owned()));
+        self.flow.decorated(q)
+    }
+
+    pub(crate) fn read_attr(&mut self, class: &str, attr: &str) -> Vals {
+        self.note(|| FlowKey::Attr(class.to_owned(), attr.to_owned()));
+        self.flow.attr(class, attr)
+    }
+
+    pub(crate) fn read_stored(&mut self, container: &Val, key: Option<&str>) -> Vals {
+        self.note(|| FlowKey::Stored(container.clone()));
+        self.flow.stored(container, key)
     }
 
     pub(crate) fn expr(&mut self, fi: usize, id: u32, record: bool) -> Vals {
@@ -201,10 +241,12 @@ impl<'i, 'a> Eval<'i, 'a> {
                         }
                         _ => {}
                     }
-                    join(&mut out, self.flow.stored(b, key));
+                    join(&mut out, self.read_stored(b, key));
                 }
-                Val::Args(_) | Val::Kwargs(_) => join(&mut out, self.flow.stored(b, key)),
-                Val::Gen(_) | Val::Instance(..) => join(&mut out, self.iterate(&[b.clone()])),
+                Val::Args(_) | Val::Kwargs(_) => join(&mut out, self.read_stored(b, key)),
+                Val::Gen(_) | Val::Instance(..) => {
+                    join(&mut out, self.iterate(std::slice::from_ref(b)))
+                }
                 _ => join(&mut out, unknown()),
             }
         }
@@ -225,12 +267,12 @@ impl<'i, 'a> Eval<'i, 'a> {
                     let v = if is_dict {
                         unknown()
                     } else {
-                        self.items(&[b.clone()], None)
+                        self.items(std::slice::from_ref(b), None)
                     };
                     join(&mut out, v);
                 }
-                Val::Args(_) => join(&mut out, self.flow.stored(b, None)),
-                Val::Gen(f) => join(&mut out, self.flow.yields(f)),
+                Val::Args(_) => join(&mut out, self.read_stored(b, None)),
+                Val::Gen(f) => join(&mut out, self.read_yields(f)),
                 Val::Instance(c, inf) => {
                     let iters = self.class_attr(c, "__iter__", 0, *inf, true);
                     let iterators = self.call_result(usize::MAX, 0, &iters);
@@ -241,7 +283,7 @@ impl<'i, 'a> Eval<'i, 'a> {
                                 let v = self.call_result(usize::MAX, 0, &next);
                                 join(&mut out, v);
                             }
-                            Val::Gen(f) => join(&mut out, self.flow.yields(f)),
+                            Val::Gen(f) => join(&mut out, self.read_yields(f)),
                             _ => join(&mut out, unknown()),
                         }
                     }
@@ -340,8 +382,7 @@ impl<'i, 'a> Eval<'i, 'a> {
         }
         join(
             &mut out,
-            self.flow
-                .returns(f)
+            self.read_returns(f)
                 .into_iter()
                 .map(Val::inferred)
                 .collect(),
@@ -432,7 +473,7 @@ impl<'i, 'a> Eval<'i, 'a> {
     fn binding(&mut self, fi: usize, b: &PBind) -> Vals {
         let file: &'a PyFile = self.index.files[fi];
         match b {
-            PBind::Def(q) | PBind::Class(q) => match self.flow.decorated(q) {
+            PBind::Def(q) | PBind::Class(q) => match self.read_decorated(q) {
                 Some(v) => v,
                 None if matches!(b, PBind::Def(_)) => one(Val::Func(q.clone(), false)),
                 None => one(Val::Class(q.clone(), false)),
@@ -490,8 +531,7 @@ impl<'i, 'a> Eval<'i, 'a> {
                 }
                 join(
                     &mut out,
-                    self.flow
-                        .param(&d.qname, *index)
+                    self.read_param(&d.qname, *index)
                         .into_iter()
                         .map(Val::inferred)
                         .collect(),
@@ -598,7 +638,7 @@ impl<'i, 'a> Eval<'i, 'a> {
                 join(&mut out, unknown());
                 break;
             };
-            join(&mut out, self.flow.attr(c, attr));
+            join(&mut out, self.read_attr(c, attr));
             let Some(&(fi, di)) = self.index.classes.get(c.as_str()) else {
                 join(&mut out, unknown());
                 break;

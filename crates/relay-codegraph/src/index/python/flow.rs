@@ -15,9 +15,22 @@ use super::{DefKind, PArg, PStore, ParamKind, PyFile};
 /// Rounds of the fixpoint (each round lets values travel one more call/return/store step
 /// beyond what lazy evaluation already follows).
 pub(crate) const MAX_FLOW_ROUNDS: usize = 4;
+/// At most this many container literals are snapshotted into the table.
+const MAX_LITERAL_SNAPSHOTS: usize = 100_000;
 
 /// A container's items by constant key (`None`: any key).
 type Items = BTreeMap<Option<String>, Vals>;
+
+/// One entry of the flow table, as read by a module's resolution.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub(crate) enum FlowKey {
+    Param(String, u32),
+    Returns(String),
+    Yields(String),
+    Decorated(String),
+    Stored(Val),
+    Attr(String, String),
+}
 
 /// Values flowing between modules; compared between updates (a change re-resolves every
 /// Python module).
@@ -29,6 +42,9 @@ pub(crate) struct PyFlow {
     decorated: BTreeMap<String, Vals>,
     stored: BTreeMap<Val, Items>,
     attrs: BTreeMap<(String, String), Vals>,
+    /// The items of container literals that flow between functions, as written (compared
+    /// between updates only; evaluation reads the literal itself).
+    literals: BTreeMap<Val, Items>,
 }
 
 impl PyFlow {
@@ -72,6 +88,51 @@ impl PyFlow {
         out
     }
 
+    /// The entries whose values differ between `self` and `other`.
+    pub(crate) fn changed(&self, other: &PyFlow) -> std::collections::BTreeSet<FlowKey> {
+        fn diff<K: Ord + Clone, V: PartialEq>(
+            a: &BTreeMap<K, V>,
+            b: &BTreeMap<K, V>,
+            key: impl Fn(K) -> FlowKey,
+            out: &mut std::collections::BTreeSet<FlowKey>,
+        ) {
+            for (k, v) in a {
+                if b.get(k) != Some(v) {
+                    out.insert(key(k.clone()));
+                }
+            }
+            for k in b.keys() {
+                if !a.contains_key(k) {
+                    out.insert(key(k.clone()));
+                }
+            }
+        }
+        let mut out = std::collections::BTreeSet::new();
+        diff(
+            &self.params,
+            &other.params,
+            |(f, i)| FlowKey::Param(f, i),
+            &mut out,
+        );
+        diff(&self.returns, &other.returns, FlowKey::Returns, &mut out);
+        diff(&self.yields, &other.yields, FlowKey::Yields, &mut out);
+        diff(
+            &self.decorated,
+            &other.decorated,
+            FlowKey::Decorated,
+            &mut out,
+        );
+        diff(&self.stored, &other.stored, FlowKey::Stored, &mut out);
+        diff(
+            &self.attrs,
+            &other.attrs,
+            |(c, a)| FlowKey::Attr(c, a),
+            &mut out,
+        );
+        diff(&self.literals, &other.literals, FlowKey::Stored, &mut out);
+        out
+    }
+
     /// Computes the fixpoint for all modules of `index`.
     pub(crate) fn compute(index: &PyIndex<'_>) -> PyFlow {
         let mut flow = PyFlow::default();
@@ -86,7 +147,56 @@ impl PyFlow {
             }
             flow = next;
         }
+        flow.snapshot_literals(index);
         flow
+    }
+
+    /// Records the items of the container literals that flow between functions, so
+    /// that an edit of such a literal (`run([a, b])` → `run([a, c])`, same expression ids)
+    /// changes the table and reaches the modules that read the container.
+    fn snapshot_literals(&mut self, index: &PyIndex<'_>) {
+        let mut pending: Vec<Val> = self
+            .params
+            .values()
+            .chain(self.returns.values())
+            .chain(self.yields.values())
+            .chain(self.decorated.values())
+            .chain(self.attrs.values())
+            .chain(self.stored.values().flat_map(|items| items.values()))
+            .flatten()
+            .filter(|v| matches!(v, Val::Container(..)))
+            .cloned()
+            .collect();
+        let mut seen = std::collections::BTreeSet::new();
+        let no_flow = PyFlow::default();
+        let mut eval = Eval::new(index, &no_flow);
+        while let Some(c) = pending.pop() {
+            if seen.len() >= MAX_LITERAL_SNAPSHOTS || !seen.insert(c.clone()) {
+                continue;
+            }
+            let Val::Container(cf, ce) = c else { continue };
+            let file: &PyFile = index.files[cf as usize];
+            let entries: Vec<(Option<String>, u32)> = match file.exprs.get(ce as usize) {
+                Some(super::PExpr::Seq { items, indexed }) => items
+                    .iter()
+                    .enumerate()
+                    .map(|(i, e)| ((*indexed).then(|| format!("i:{i}")), *e))
+                    .collect(),
+                Some(super::PExpr::Dict(items)) => items.clone(),
+                _ => Vec::new(),
+            };
+            for (key, e) in entries {
+                let v = eval.expr(cf as usize, e, false);
+                pending.extend(
+                    v.iter()
+                        .filter(|v| matches!(v, Val::Container(..)))
+                        .cloned(),
+                );
+                // Unknown items are kept too: an item becoming unknown is a change.
+                let items = self.literals.entry(c.clone()).or_default();
+                join(items.entry(key).or_default(), v);
+            }
+        }
     }
 }
 
@@ -133,7 +243,7 @@ fn contribute(eval: &mut Eval<'_, '_>, fi: usize, out: &mut PyFlow) {
                 let mut result = Vals::new();
                 for c in &callee {
                     if let Val::Func(f, _) = c {
-                        join(&mut result, eval.flow.returns(f));
+                        join(&mut result, eval.read_returns(f));
                     }
                 }
                 let callable = !result.is_empty()
@@ -264,7 +374,7 @@ fn pass_args(
                 if let (Some(fs), Some(xs)) = (positional.first(), positional.get(1)) {
                     let items = eval.items(xs, None);
                     for f in fs.clone() {
-                        pass_args(eval, &[f], &[items.clone()], &[], out);
+                        pass_args(eval, &[f], std::slice::from_ref(&items), &[], out);
                     }
                 }
                 continue;
