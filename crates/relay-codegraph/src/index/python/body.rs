@@ -172,7 +172,9 @@ impl<'s> PyBuilder<'s> {
                 let children: Vec<Node<'_>> = node.named_children(&mut c).collect();
                 for child in children {
                     match py_kind(child) {
-                        "assignment" => self.assignment(child),
+                        "assignment" => {
+                            self.assignment(child);
+                        }
                         "augmented_assignment" => {
                             for side in [field!(child, "left"), field!(child, "right")]
                                 .into_iter()
@@ -300,13 +302,11 @@ impl<'s> PyBuilder<'s> {
         }
     }
 
-    fn assignment(&mut self, node: Node<'_>) {
+    /// An assignment; returns the assigned value (`a = b = f`: both are bound to `f`).
+    fn assignment(&mut self, node: Node<'_>) -> Option<u32> {
         let right = field!(node, "right");
         let value = match right {
-            Some(r) if py_kind(r) == "assignment" => {
-                self.assignment(r);
-                field!(r, "right").map(|_| self.push(PExpr::Other))
-            }
+            Some(r) if py_kind(r) == "assignment" => self.assignment(r),
             Some(r) => Some(self.expr(r, true)),
             None => None,
         };
@@ -327,6 +327,7 @@ impl<'s> PyBuilder<'s> {
             }
             self.bind_targets(left, bind_value);
         }
+        value
     }
 
     /// Records what an assignment of `value` stores into containers and attributes, and binds

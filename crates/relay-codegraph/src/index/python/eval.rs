@@ -172,6 +172,11 @@ impl<'i, 'a> Eval<'i, 'a> {
                 self.attr(&base, attr)
             }
             PExpr::Call(callee) => {
+                if let Some(PExpr::Attr(obj, method)) = file.exprs.get(*callee as usize)
+                    && let Some(v) = self.container_method(fi, id, *obj, method)
+                {
+                    return v;
+                }
                 let callee_vals = self.expr(fi, *callee, false);
                 self.call_result(fi, id, &callee_vals)
             }
@@ -251,6 +256,31 @@ impl<'i, 'a> Eval<'i, 'a> {
             }
         }
         out
+    }
+
+    /// `d.get(k)`, `d.pop(k)`, `d.setdefault(k, …)`, `xs.pop()`, `xs.copy()` on
+    /// containers: their items (`None` when `obj` is not only containers, or another method).
+    fn container_method(&mut self, fi: usize, call: u32, obj: u32, method: &str) -> Option<Vals> {
+        if !matches!(
+            method,
+            "get" | "pop" | "setdefault" | "copy" | "__getitem__"
+        ) {
+            return None;
+        }
+        let base = self.expr(fi, obj, false);
+        if base.is_empty() || !base.iter().all(|v| matches!(v, Val::Container(..))) {
+            return None;
+        }
+        if method == "copy" {
+            // A copy keeps the items: subscript or iterate it like the container.
+            return Some(base);
+        }
+        let file: &'a PyFile = self.index.files[fi];
+        let key = match file.args(call).first() {
+            Some(PArg::Pos(k)) => constant_string(file, *k).map(|s| format!("s:{s}")),
+            _ => None,
+        };
+        Some(self.items(&base, key.as_deref()))
     }
 
     /// The values `for x in base` binds to `x`.
