@@ -388,7 +388,7 @@ fn python_edges_are_resolved_without_guessing() {
     assert_edge(&g, Calls, "pkg.util.fetch", "pkg.util.helper", Exact);
     // Module-level code comes from the module.
     // `run` is what its decorator returned: `decorator` returns its argument.
-    assert_edge(&g, Calls, "pkg.sub.service", run, Inferred);
+    assert_edge(&g, Calls, "pkg.sub.service", run, Exact);
     assert_edge(&g, Uses, "pkg.sub.service.typed", "pkg.models.Model", Exact);
     // A module-level constant reached through `from ..util import *`.
     assert_edge(&g, Uses, run, "pkg.util.MAX", Exact);

@@ -119,6 +119,11 @@ impl<'i, 'a> Eval<'i, 'a> {
         self.flow.returns(f)
     }
 
+    pub(crate) fn read_returned_params(&mut self, f: &str) -> Vec<u32> {
+        self.note(|| FlowKey::Returns(f.to_owned()));
+        self.flow.returned_params(f)
+    }
+
     pub(crate) fn read_yields(&mut self, f: &str) -> Vals {
         self.note(|| FlowKey::Yields(f.to_owned()));
         self.flow.yields(f)
@@ -331,7 +336,12 @@ impl<'i, 'a> Eval<'i, 'a> {
         for v in callee {
             match v {
                 Val::Class(c, inf) => join(&mut out, one(Val::Instance(c.clone(), *inf))),
-                Val::Func(f, _) | Val::Bound(f, _) => join(&mut out, self.returns(f)),
+                Val::Func(f, _) | Val::Bound(f, _) => {
+                    let offset = usize::from(matches!(v, Val::Bound(..)));
+                    join(&mut out, self.returns(f));
+                    let v = self.returned_args(fi, call, f, offset);
+                    join(&mut out, v);
+                }
                 Val::Instance(c, inf) => {
                     let call = self.class_attr(c, "__call__", 0, *inf, true);
                     for f in call {
@@ -417,7 +427,58 @@ impl<'i, 'a> Eval<'i, 'a> {
                 .map(Val::inferred)
                 .collect(),
         );
-        if out.is_empty() { unknown() } else { out }
+        if out.is_empty() && self.read_returned_params(f).is_empty() {
+            unknown()
+        } else {
+            out
+        }
+    }
+
+    /// The arguments of call `call` in file `fi` for the parameters `f` returns as they are
+    /// (`offset`: 1 when `self` is bound); without a call site (`fi == usize::MAX`) or with
+    /// unpacked arguments, every value those parameters receive.
+    fn returned_args(&mut self, fi: usize, call: u32, f: &str, offset: usize) -> Vals {
+        let params = self.read_returned_params(f);
+        if params.is_empty() {
+            return Vals::new();
+        }
+        let Some(&(dfi, ddi)) = self.index.funcs.get(f) else {
+            return Vals::new();
+        };
+        let def: &'a super::PyDef = &self.index.files[dfi].defs[ddi];
+        let args: &'a [PArg] = if fi == usize::MAX {
+            &[]
+        } else {
+            self.index.files[fi].args(call)
+        };
+        let unpacked = fi == usize::MAX
+            || args
+                .iter()
+                .any(|a| matches!(a, PArg::Star(_) | PArg::DoubleStar(_)));
+        let mut out = Vals::new();
+        for i in params {
+            if unpacked {
+                let v = self.read_param(f, i);
+                join(&mut out, v.into_iter().map(Val::inferred).collect());
+                continue;
+            }
+            let name = def.params.get(i as usize).map(|p| p.name.as_str());
+            let positional = (i as usize)
+                .checked_sub(offset)
+                .and_then(|k| args.iter().filter(|a| matches!(a, PArg::Pos(_))).nth(k));
+            let keyword = args
+                .iter()
+                .find(|a| matches!(a, PArg::Kw(n, _) if Some(n.as_str()) == name));
+            let v = match (positional, keyword) {
+                (Some(PArg::Pos(e)), _) | (None, Some(PArg::Kw(_, e))) => self.expr(fi, *e, false),
+                _ => match def.params.get(i as usize).and_then(|p| p.default) {
+                    Some(d) => self.expr(dfi, d, false),
+                    None => Vals::new(),
+                },
+            };
+            join(&mut out, v.into_iter().map(Val::inferred).collect());
+        }
+        out
     }
 
     /// LEGB lookup of `name` used in scope `scope` of file `fi`.

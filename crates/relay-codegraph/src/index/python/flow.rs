@@ -38,6 +38,9 @@ pub(crate) enum FlowKey {
 pub(crate) struct PyFlow {
     params: BTreeMap<(String, u32), Vals>,
     returns: BTreeMap<String, Vals>,
+    /// Parameters a function returns as they are (`def dec(fn): return fn`): a call returns
+    /// the arguments of that call site, not every argument ever passed.
+    returned_params: BTreeMap<String, Vec<u32>>,
     yields: BTreeMap<String, Vals>,
     decorated: BTreeMap<String, Vals>,
     stored: BTreeMap<Val, Items>,
@@ -57,6 +60,10 @@ impl PyFlow {
 
     pub(crate) fn returns(&self, f: &str) -> Vals {
         self.returns.get(f).cloned().unwrap_or_default()
+    }
+
+    pub(crate) fn returned_params(&self, f: &str) -> Vec<u32> {
+        self.returned_params.get(f).cloned().unwrap_or_default()
     }
 
     pub(crate) fn yields(&self, f: &str) -> Vals {
@@ -115,6 +122,12 @@ impl PyFlow {
             &mut out,
         );
         diff(&self.returns, &other.returns, FlowKey::Returns, &mut out);
+        diff(
+            &self.returned_params,
+            &other.returned_params,
+            FlowKey::Returns,
+            &mut out,
+        );
         diff(&self.yields, &other.yields, FlowKey::Yields, &mut out);
         diff(
             &self.decorated,
@@ -223,6 +236,14 @@ fn contribute(eval: &mut Eval<'_, '_>, fi: usize, out: &mut PyFlow) {
             continue;
         }
         for &r in &def.returned {
+            if let Some(index) = returned_param(file, def, r) {
+                let params = out.returned_params.entry(def.qname.clone()).or_default();
+                if !params.contains(&index) {
+                    params.push(index);
+                    params.sort_unstable();
+                }
+                continue;
+            }
             let v = eval.expr(fi, r, false);
             add(&mut out.returns, def.qname.clone(), v);
         }
@@ -244,6 +265,9 @@ fn contribute(eval: &mut Eval<'_, '_>, fi: usize, out: &mut PyFlow) {
                 for c in &callee {
                     if let Val::Func(f, _) = c {
                         join(&mut result, eval.read_returns(f));
+                        if eval.read_returned_params(f).contains(&0) {
+                            join(&mut result, value.clone());
+                        }
                     }
                 }
                 let callable = !result.is_empty()
@@ -329,6 +353,33 @@ fn contribute(eval: &mut Eval<'_, '_>, fi: usize, out: &mut PyFlow) {
                 }
             }
         }
+    }
+}
+
+/// The parameter of `def` that return expression `r` names, when it is bound to nothing else.
+fn returned_param(file: &PyFile, def: &super::PyDef, r: u32) -> Option<u32> {
+    let Some(super::PExpr::Name { scope, name }) = file.exprs.get(r as usize) else {
+        return None;
+    };
+    if *scope != def.scope {
+        return None;
+    }
+    match file
+        .scopes
+        .get(*scope as usize)?
+        .bindings
+        .get(name)?
+        .as_slice()
+    {
+        [super::PBind::Param { index, .. }]
+            if def
+                .params
+                .get(*index as usize)
+                .is_some_and(|p| matches!(p.kind, ParamKind::Plain | ParamKind::KeywordOnly)) =>
+        {
+            Some(*index)
+        }
+        _ => None,
     }
 }
 
