@@ -112,3 +112,8 @@ fn lambda_symbols_are_functions_named_after_parent_and_position() {
     assert_eq!(lambda.kind, relay_codegraph::model::SymbolKind::Function);
     assert_eq!(lambda.parent.as_deref(), Some("main"));
 }
+
+#[test]
+fn files_that_do_not_parse_still_flow() {
+    check("tolerant");
+}
