@@ -15,6 +15,8 @@ use super::{DefKind, PArg, PStore, ParamKind, PyFile};
 /// Rounds of the fixpoint (each round lets values travel one more call/return/store step
 /// beyond what lazy evaluation already follows).
 pub(crate) const MAX_FLOW_ROUNDS: usize = 4;
+/// Modules per unit of parallel work in a round.
+const FLOW_CHUNK: usize = 32;
 /// At most this many container literals are snapshotted into the table.
 const MAX_LITERAL_SNAPSHOTS: usize = 100_000;
 
@@ -146,14 +148,59 @@ impl PyFlow {
         out
     }
 
+    /// Adds the entries of `other`.
+    fn merge(&mut self, other: PyFlow) {
+        fn all<K: Ord>(into: &mut BTreeMap<K, Vals>, from: BTreeMap<K, Vals>) {
+            for (k, v) in from {
+                join(into.entry(k).or_default(), v);
+            }
+        }
+        all(&mut self.params, other.params);
+        all(&mut self.returns, other.returns);
+        all(&mut self.yields, other.yields);
+        all(&mut self.decorated, other.decorated);
+        all(&mut self.attrs, other.attrs);
+        for (k, mut v) in other.returned_params {
+            let e = self.returned_params.entry(k).or_default();
+            e.append(&mut v);
+            e.sort_unstable();
+            e.dedup();
+        }
+        for (c, items) in other.stored {
+            let into = self.stored.entry(c).or_default();
+            for (k, v) in items {
+                join(into.entry(k).or_default(), v);
+            }
+        }
+    }
+
     /// Computes the fixpoint for all modules of `index`.
     pub(crate) fn compute(index: &PyIndex<'_>) -> PyFlow {
         let mut flow = PyFlow::default();
+        // Fixed chunks (not one per thread), merged in order: the result does not depend on
+        // the number of threads.
+        let chunks: Vec<std::ops::Range<usize>> = (0..index.files.len())
+            .step_by(FLOW_CHUNK)
+            .map(|start| start..(start + FLOW_CHUNK).min(index.files.len()))
+            .collect();
+        let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
         for _ in 0..MAX_FLOW_ROUNDS {
+            let parts = crate::index::parallel::par_map(
+                &chunks,
+                threads,
+                |range| {
+                    let mut part = PyFlow::default();
+                    for fi in range.clone() {
+                        let mut eval = Eval::new(index, &flow);
+                        contribute(&mut eval, fi, &mut part);
+                    }
+                    part
+                },
+                |_| {},
+            );
             let mut next = PyFlow::default();
-            for fi in 0..index.files.len() {
-                let mut eval = Eval::new(index, &flow);
-                contribute(&mut eval, fi, &mut next);
+            for part in parts {
+                next.merge(part);
             }
             if next == flow {
                 break;
