@@ -779,8 +779,8 @@ impl<'i, 'a> Eval<'i, 'a> {
             return Val::Func(f, inf);
         };
         let def = &self.index.files[fi].defs[di];
-        let method = def.kind == super::DefKind::Method;
-        if method && (def.is_classmethod || (instance && !def.is_static)) {
+        // Any function stored in a class namespace (a method, or `handler = func`) binds.
+        if def.is_classmethod || (instance && !def.is_static) {
             Val::Bound(f, inf)
         } else {
             Val::Func(f, inf)
