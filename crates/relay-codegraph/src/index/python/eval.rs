@@ -39,6 +39,12 @@ pub(crate) enum Val {
     Kwargs(String),
     /// The generator a generator function returns.
     Gen(String),
+    /// `d.values()` of a container: iterating yields its items.
+    Values(Box<Val>),
+    /// `d.items()` of a container: iterating yields [`Val::Entry`] pairs.
+    Entries(Box<Val>),
+    /// A `(key, value)` pair of a container: item 1 is any of its items.
+    Entry(Box<Val>),
     Unknown,
 }
 
@@ -254,6 +260,14 @@ impl<'i, 'a> Eval<'i, 'a> {
                     join(&mut out, self.read_stored(b, key));
                 }
                 Val::Args(_) | Val::Kwargs(_) => join(&mut out, self.read_stored(b, key)),
+                Val::Entry(c) if key == Some("i:1") => {
+                    let v = self.items(std::slice::from_ref(c.as_ref()), None);
+                    join(&mut out, v);
+                }
+                Val::Values(_) | Val::Entries(_) => {
+                    let v = self.iterate(std::slice::from_ref(b));
+                    join(&mut out, v);
+                }
                 Val::Gen(_) | Val::Instance(..) => {
                     join(&mut out, self.iterate(std::slice::from_ref(b)))
                 }
@@ -268,17 +282,32 @@ impl<'i, 'a> Eval<'i, 'a> {
     fn container_method(&mut self, fi: usize, call: u32, obj: u32, method: &str) -> Option<Vals> {
         if !matches!(
             method,
-            "get" | "pop" | "setdefault" | "copy" | "__getitem__"
+            "get" | "pop" | "setdefault" | "copy" | "__getitem__" | "values" | "items"
         ) {
             return None;
         }
         let base = self.expr(fi, obj, false);
-        if base.is_empty() || !base.iter().all(|v| matches!(v, Val::Container(..))) {
+        if base.is_empty()
+            || !base
+                .iter()
+                .all(|v| matches!(v, Val::Container(..) | Val::Kwargs(_)))
+        {
             return None;
         }
-        if method == "copy" {
+        match method {
             // A copy keeps the items: subscript or iterate it like the container.
-            return Some(base);
+            "copy" => return Some(base),
+            "values" => {
+                return Some(base.into_iter().map(|b| Val::Values(Box::new(b))).collect());
+            }
+            "items" => {
+                return Some(
+                    base.into_iter()
+                        .map(|b| Val::Entries(Box::new(b)))
+                        .collect(),
+                );
+            }
+            _ => {}
         }
         let file: &'a PyFile = self.index.files[fi];
         let key = match file.args(call).first() {
@@ -307,6 +336,11 @@ impl<'i, 'a> Eval<'i, 'a> {
                     join(&mut out, v);
                 }
                 Val::Args(_) => join(&mut out, self.read_stored(b, None)),
+                Val::Values(c) => {
+                    let v = self.items(std::slice::from_ref(c.as_ref()), None);
+                    join(&mut out, v);
+                }
+                Val::Entries(c) => join(&mut out, one(Val::Entry(c.clone()))),
                 Val::Gen(f) => join(&mut out, self.read_yields(f)),
                 Val::Instance(c, inf) => {
                     let iters = self.class_attr(c, "__iter__", 0, *inf, true);
