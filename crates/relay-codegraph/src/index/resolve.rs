@@ -19,7 +19,7 @@ pub(crate) struct FileOutput {
     pub edges: Vec<Edge>,
     /// Python: the value-flow entries the resolution read (an update re-resolves the modules
     /// that read a changed entry). Not part of the output's identity.
-    pub py_flow_reads: Option<Arc<std::collections::BTreeSet<super::python::FlowKey>>>,
+    pub py_flow_reads: Option<Arc<super::python::ReadSet>>,
 }
 
 /// Outputs are equal when their symbols and edges are: what a resolution read is bookkeeping.

@@ -103,7 +103,12 @@ impl Indexer {
     /// and `new` (all of them without a previous table; a module resolved without recording
     /// its reads counts as reading everything).
     fn flow_readers(&self, old: Option<&PyFlow>, new: &PyFlow) -> Vec<String> {
-        let changed = old.map(|old| old.changed(new));
+        let changed: Option<crate::index::python::ReadSet> = old.map(|old| {
+            old.changed(new)
+                .iter()
+                .map(crate::index::python::FlowKey::digest)
+                .collect()
+        });
         self.facts
             .iter()
             .filter(|(_, f)| matches!(f.lang, LangFacts::Python(_)))

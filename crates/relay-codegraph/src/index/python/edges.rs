@@ -1,10 +1,9 @@
 //! Edge emission: each module's imports and references resolved into [`Edge`]s.
 
-use std::collections::BTreeSet;
-
+use super::PArg;
 use super::eval::{Eval, Val, Vals};
+use super::flow::ReadSet;
 use super::tables::PyIndex;
-use super::{FlowKey, PArg};
 use super::{PExpr, PRefKind, PyFile};
 use crate::index::facts::FileFacts;
 use crate::model::{Confidence, Edge, EdgeKind};
@@ -23,12 +22,12 @@ pub(crate) fn resolve_file(
     facts: &FileFacts,
     p: &PyFile,
     edges: &mut Vec<Edge>,
-) -> BTreeSet<FlowKey> {
+) -> ReadSet {
     let Some(&fi) = index
         .positions
         .get(&(std::ptr::from_ref::<PyFile>(p) as usize))
     else {
-        return BTreeSet::new();
+        return ReadSet::default();
     };
     let file = &facts.rel;
     for imp in &p.imports {
@@ -53,7 +52,7 @@ pub(crate) fn resolve_file(
         });
     }
     let mut eval = Eval::new(index, &index.flow);
-    eval.reads = Some(BTreeSet::new());
+    eval.reads = Some(ReadSet::default());
     for r in &p.refs {
         eval.touched.clear();
         eval.depth = 0;

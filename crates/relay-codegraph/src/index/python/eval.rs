@@ -4,7 +4,7 @@
 use rustc_hash::FxHashMap as HashMap;
 
 use super::builtins::BUILTINS;
-use super::flow::{FlowKey, PyFlow};
+use super::flow::{PyFlow, ReadSet, digest, digest_stored};
 use super::tables::PyIndex;
 use super::{PArg, PBind, PExpr, ParamKind, PyFile, ScopeKind};
 
@@ -92,7 +92,7 @@ pub(crate) struct Eval<'i, 'a> {
     pub(super) touched: Vec<String>,
     /// The flow entries read, when recorded (resolution records them so that an update can
     /// re-resolve exactly the modules that read a changed entry).
-    pub(super) reads: Option<std::collections::BTreeSet<FlowKey>>,
+    pub(super) reads: Option<ReadSet>,
     /// Values of names bound in a scope: `(file, scope, name)`.
     memo: HashMap<(usize, u32, &'a str), Vals>,
 }
@@ -109,44 +109,44 @@ impl<'i, 'a> Eval<'i, 'a> {
         }
     }
 
-    fn note(&mut self, key: impl FnOnce() -> FlowKey) {
+    fn note(&mut self, key: impl FnOnce() -> u64) {
         if let Some(reads) = &mut self.reads {
             reads.insert(key());
         }
     }
 
     pub(crate) fn read_param(&mut self, f: &str, index: u32) -> Vals {
-        self.note(|| FlowKey::Param(f.to_owned(), index));
+        self.note(|| digest(0, f, "", index));
         self.flow.param(f, index)
     }
 
     pub(crate) fn read_returns(&mut self, f: &str) -> Vals {
-        self.note(|| FlowKey::Returns(f.to_owned()));
+        self.note(|| digest(1, f, "", 0));
         self.flow.returns(f)
     }
 
     pub(crate) fn read_returned_params(&mut self, f: &str) -> Vec<u32> {
-        self.note(|| FlowKey::Returns(f.to_owned()));
+        self.note(|| digest(1, f, "", 0));
         self.flow.returned_params(f)
     }
 
     pub(crate) fn read_yields(&mut self, f: &str) -> Vals {
-        self.note(|| FlowKey::Yields(f.to_owned()));
+        self.note(|| digest(2, f, "", 0));
         self.flow.yields(f)
     }
 
     pub(crate) fn read_decorated(&mut self, q: &str) -> Option<Vals> {
-        self.note(|| FlowKey::Decorated(q.to_owned()));
+        self.note(|| digest(3, q, "", 0));
         self.flow.decorated(q)
     }
 
     pub(crate) fn read_attr(&mut self, class: &str, attr: &str) -> Vals {
-        self.note(|| FlowKey::Attr(class.to_owned(), attr.to_owned()));
+        self.note(|| digest(4, class, attr, 0));
         self.flow.attr(class, attr)
     }
 
     pub(crate) fn read_stored(&mut self, container: &Val, key: Option<&str>) -> Vals {
-        self.note(|| FlowKey::Stored(container.clone()));
+        self.note(|| digest_stored(container));
         self.flow.stored(container, key)
     }
 

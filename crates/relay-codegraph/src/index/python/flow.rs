@@ -6,7 +6,7 @@
 //! previous round's table; it stops when a round changes nothing or after
 //! [`MAX_FLOW_ROUNDS`]. Sets are bounded by [`super::eval::MAX_VALUES`].
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
 use super::eval::{Eval, Val, Vals, join};
 use super::tables::PyIndex;
@@ -32,6 +32,43 @@ pub(crate) enum FlowKey {
     Decorated(String),
     Stored(Val),
     Attr(String, String),
+}
+
+/// The digests of the flow entries a module's evaluation read ([`FlowKey::digest`]; a
+/// collision can only make a module look like a reader, which costs a re-resolution).
+pub(crate) type ReadSet = rustc_hash::FxHashSet<u64>;
+
+/// The digest of a flow entry, computed from borrowed parts (no allocation per read).
+pub(crate) fn digest(tag: u8, a: &str, b: &str, index: u32) -> u64 {
+    use std::hash::{Hash, Hasher};
+    let mut h = rustc_hash::FxHasher::default();
+    tag.hash(&mut h);
+    a.hash(&mut h);
+    b.hash(&mut h);
+    index.hash(&mut h);
+    h.finish()
+}
+
+/// The digest of a container's entry.
+pub(crate) fn digest_stored(container: &Val) -> u64 {
+    use std::hash::{Hash, Hasher};
+    let mut h = rustc_hash::FxHasher::default();
+    5u8.hash(&mut h);
+    container.hash(&mut h);
+    h.finish()
+}
+
+impl FlowKey {
+    pub(crate) fn digest(&self) -> u64 {
+        match self {
+            FlowKey::Param(f, i) => digest(0, f, "", *i),
+            FlowKey::Returns(f) => digest(1, f, "", 0),
+            FlowKey::Yields(f) => digest(2, f, "", 0),
+            FlowKey::Decorated(q) => digest(3, q, "", 0),
+            FlowKey::Attr(c, a) => digest(4, c, a, 0),
+            FlowKey::Stored(v) => digest_stored(v),
+        }
+    }
 }
 
 /// Values flowing between modules; compared between updates (a change re-resolves every
@@ -98,7 +135,7 @@ impl PyFlow {
     }
 
     /// The entries whose values differ between `self` and `other`.
-    pub(crate) fn changed(&self, other: &PyFlow) -> std::collections::BTreeSet<FlowKey> {
+    pub(crate) fn changed(&self, other: &PyFlow) -> BTreeSet<FlowKey> {
         fn diff<K: Ord + Clone, V: PartialEq>(
             a: &BTreeMap<K, V>,
             b: &BTreeMap<K, V>,
@@ -152,7 +189,7 @@ impl PyFlow {
     fn merge(&mut self, other: PyFlow) {
         fn all<K: Ord>(into: &mut BTreeMap<K, Vals>, from: BTreeMap<K, Vals>) {
             for (k, v) in from {
-                join(into.entry(k).or_default(), v);
+                join_entry(into.entry(k).or_default(), v);
             }
         }
         all(&mut self.params, other.params);
@@ -169,7 +206,7 @@ impl PyFlow {
         for (c, items) in other.stored {
             let into = self.stored.entry(c).or_default();
             for (k, v) in items {
-                join(into.entry(k).or_default(), v);
+                join_entry(into.entry(k).or_default(), v);
             }
         }
     }
@@ -177,37 +214,56 @@ impl PyFlow {
     /// Computes the fixpoint for all modules of `index`.
     pub(crate) fn compute(index: &PyIndex<'_>) -> PyFlow {
         let mut flow = PyFlow::default();
-        // Fixed chunks (not one per thread), merged in order: the result does not depend on
-        // the number of threads.
-        let chunks: Vec<std::ops::Range<usize>> = (0..index.files.len())
-            .step_by(FLOW_CHUNK)
-            .map(|start| start..(start + FLOW_CHUNK).min(index.files.len()))
-            .collect();
         let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
+        // What each module's contribution read: a later round re-evaluates only the modules
+        // that read an entry the previous round changed (semi-naive evaluation; values only
+        // grow, so the other modules' contributions are already in the table).
+        let mut reads: Vec<ReadSet> = vec![ReadSet::default(); index.files.len()];
+        let mut todo: Vec<usize> = (0..index.files.len()).collect();
+        let mut rounds = 0;
         for _ in 0..MAX_FLOW_ROUNDS {
+            if todo.is_empty() {
+                break;
+            }
+            rounds += 1;
+            // Fixed chunks (not one per thread), merged in order: the result does not depend
+            // on the number of threads.
+            let chunks: Vec<&[usize]> = todo.chunks(FLOW_CHUNK).collect();
             let parts = crate::index::parallel::par_map(
                 &chunks,
                 threads,
-                |range| {
+                |files| {
                     let mut part = PyFlow::default();
-                    for fi in range.clone() {
+                    let mut part_reads = Vec::with_capacity(files.len());
+                    for &fi in *files {
                         let mut eval = Eval::new(index, &flow);
+                        eval.reads = Some(ReadSet::default());
                         contribute(&mut eval, fi, &mut part);
+                        part_reads.push((fi, eval.reads.take().unwrap_or_default()));
                     }
-                    part
+                    (part, part_reads)
                 },
                 |_| {},
             );
-            let mut next = PyFlow::default();
-            for part in parts {
+            let mut next = flow.clone();
+            for (part, part_reads) in parts {
                 next.merge(part);
+                for (fi, r) in part_reads {
+                    reads[fi] = r;
+                }
             }
-            if next == flow {
+            let changed: ReadSet = next.changed(&flow).iter().map(FlowKey::digest).collect();
+            tracing::trace!(index.py_flow_changed = changed.len(), "flow round");
+            flow = next;
+            if changed.is_empty() {
                 break;
             }
-            flow = next;
+            todo = (0..index.files.len())
+                .filter(|&fi| reads[fi].iter().any(|k| changed.contains(k)))
+                .collect();
         }
         flow.snapshot_literals(index);
+        tracing::debug!(index.py_flow_rounds = rounds, "python value-flow fixpoint");
         flow
     }
 
@@ -260,10 +316,24 @@ impl PyFlow {
     }
 }
 
+/// Adds `more` to a table entry. Entries hold known values only, so an entry that is just
+/// [`Val::Unknown`] overflowed [`super::eval::MAX_VALUES`]: it stays so (otherwise rounds could
+/// oscillate between overflowing and not).
+fn join_entry(into: &mut Vals, more: Vals) {
+    if into.as_slice() == [Val::Unknown] {
+        return;
+    }
+    if more.as_slice() == [Val::Unknown] {
+        *into = more;
+        return;
+    }
+    join(into, more);
+}
+
 fn add<K: Ord>(map: &mut BTreeMap<K, Vals>, key: K, v: Vals) {
     let known: Vals = v.into_iter().filter(|v| *v != Val::Unknown).collect();
     if !known.is_empty() {
-        join(map.entry(key).or_default(), known);
+        join_entry(map.entry(key).or_default(), known);
     }
 }
 
@@ -271,7 +341,7 @@ fn add_item(out: &mut PyFlow, container: &Val, key: Option<String>, v: Vals) {
     let known: Vals = v.into_iter().filter(|v| *v != Val::Unknown).collect();
     if !known.is_empty() {
         let items = out.stored.entry(container.clone()).or_default();
-        join(items.entry(key).or_default(), known);
+        join_entry(items.entry(key).or_default(), known);
     }
 }
 

@@ -10,7 +10,7 @@ mod symbols;
 mod tables;
 
 pub(crate) use edges::resolve_file;
-pub(crate) use flow::{FlowKey, PyFlow};
+pub(crate) use flow::{FlowKey, PyFlow, ReadSet};
 pub(crate) use symbols::file_symbols;
 pub(crate) use tables::{PyIndex, PyTables};
 
