@@ -374,6 +374,7 @@ fn contribute(eval: &mut Eval<'_, '_>, fi: usize, out: &mut PyFlow) {
             } else {
                 Val::Func(def.qname.clone(), false)
             }];
+            let mut followed = false;
             // The decorator nearest the definition applies first.
             for &d in def.decorators.iter().rev() {
                 let callee = eval.expr(fi, d, false);
@@ -397,10 +398,15 @@ fn contribute(eval: &mut Eval<'_, '_>, fi: usize, out: &mut PyFlow) {
                 // A decorator we cannot follow (external, builtin such as `property`, or one
                 // returning something unknown) is assumed to return the function itself.
                 if callable {
+                    followed |= result != value;
                     value = result;
                 }
             }
-            add(&mut out.decorated, def.qname.clone(), value);
+            // Only a followed decorator is recorded: the table only grows between rounds, and
+            // a name without an entry is bound to the definition itself.
+            if followed {
+                add(&mut out.decorated, def.qname.clone(), value);
+            }
         }
     }
     for call in &file.calls {
