@@ -117,3 +117,55 @@ fn lambda_symbols_are_functions_named_after_parent_and_position() {
 fn files_that_do_not_parse_still_flow() {
     check("tolerant");
 }
+
+// Written after the implementation, as a check that it generalises (all passed unchanged).
+
+#[test]
+fn a_callback_passed_through_two_functions() {
+    check("nested_args");
+}
+
+#[test]
+fn a_bound_method_passed_as_a_callback() {
+    check("bound_callback");
+}
+
+#[test]
+fn a_registry_filled_by_a_parameterised_decorator() {
+    check("registry");
+}
+
+#[test]
+fn generators_through_yield_from() {
+    check("yield_from");
+}
+
+#[test]
+fn self_calls_through_the_mro() {
+    check("mro_self");
+}
+
+#[test]
+fn lambdas_in_dicts_and_passed_to_map() {
+    check("lambda_map");
+}
+
+#[test]
+fn a_returned_bound_method() {
+    check("return_bound");
+}
+
+#[test]
+fn external_modules_imported_with_aliases() {
+    check("external_alias");
+}
+
+#[test]
+fn keyword_arguments_into_a_function_with_kwargs() {
+    check("kwargs_forward");
+}
+
+#[test]
+fn functions_stored_as_class_attributes() {
+    check("class_attr_func");
+}
