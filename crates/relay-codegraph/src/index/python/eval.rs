@@ -11,11 +11,14 @@ use super::{PArg, PBind, PExpr, ParamKind, PyFile, ScopeKind};
 /// At most this many values are tracked for one expression; a larger set becomes unknown
 /// (precision first: a call through it produces an unresolved edge, not a guess).
 pub(crate) const MAX_VALUES: usize = 12;
+/// A container literal with more items than this is opaque to a lookup of any item (big
+/// data tables: evaluating every entry for each lookup would cost more than it can find).
+const MAX_LITERAL_ITEMS: usize = 64;
+/// Expression evaluations per top-level evaluation (sets fan out: the limit keeps a
+/// pathological chain linear).
+const MAX_STEPS: u32 = 20_000;
 /// Evaluation depth limit (nested lookups through bindings, attributes and calls).
 const MAX_DEPTH: u32 = 24;
-/// Memoized values are only kept when computed this far below the depth limit (deeper ones
-/// may be truncated).
-const MEMO_DEPTH: u32 = 12;
 
 /// What an expression denotes.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -95,6 +98,13 @@ pub(crate) struct Eval<'i, 'a> {
     pub(super) reads: Option<ReadSet>,
     /// Values of names bound in a scope: `(file, scope, name)`.
     memo: HashMap<(usize, u32, &'a str), Vals>,
+    /// Values of expressions: `(file, expression)`.
+    expr_memo: HashMap<(u32, u32), Vals>,
+    /// Whether the evaluation under way hit a limit (its value is then not memoized).
+    truncated: bool,
+    steps: u32,
+    /// Items of container literals: `(file, expression, key)`.
+    item_memo: HashMap<(u32, u32, Option<String>), Vals>,
 }
 
 impl<'i, 'a> Eval<'i, 'a> {
@@ -106,6 +116,10 @@ impl<'i, 'a> Eval<'i, 'a> {
             touched: Vec::new(),
             reads: None,
             memo: HashMap::default(),
+            item_memo: HashMap::default(),
+            expr_memo: HashMap::default(),
+            truncated: false,
+            steps: 0,
         }
     }
 
@@ -151,13 +165,27 @@ impl<'i, 'a> Eval<'i, 'a> {
     }
 
     pub(crate) fn expr(&mut self, fi: usize, id: u32, record: bool) -> Vals {
+        if self.depth == 0 {
+            self.steps = 0;
+        }
+        // A recording evaluation must run for its side effect (the variables it touches).
+        if !record && let Some(v) = self.expr_memo.get(&(fi as u32, id)) {
+            return v.clone();
+        }
+        self.steps += 1;
+        if self.depth >= MAX_DEPTH || self.steps > MAX_STEPS {
+            self.truncated = true;
+            return unknown();
+        }
         self.depth += 1;
-        let v = if self.depth > MAX_DEPTH {
-            unknown()
-        } else {
-            self.expr_inner(fi, id, record)
-        };
+        let outer = std::mem::replace(&mut self.truncated, false);
+        let v = self.expr_inner(fi, id, record);
         self.depth -= 1;
+        // Only complete values are kept (one cut by a limit depends on where it started).
+        if !self.truncated {
+            self.expr_memo.insert((fi as u32, id), v.clone());
+        }
+        self.truncated |= outer;
         v
     }
 
@@ -217,46 +245,70 @@ impl<'i, 'a> Eval<'i, 'a> {
     }
 
     /// The values of the items of containers `base` under constant `key` (`None`: any).
+    /// The values of the items of literal `ce` of file `cf` under `key` (`None`: any).
+    fn literal_items(&mut self, cf: u32, ce: u32, key: Option<&str>) -> Vals {
+        let file: &'a PyFile = self.index.files[cf as usize];
+        let mut out = Vals::new();
+        match file.exprs.get(ce as usize) {
+            Some(PExpr::Seq { items, indexed }) => {
+                let pick = match (key.and_then(|k| k.strip_prefix("i:")), indexed) {
+                    (Some(i), true) => i.parse::<i64>().ok().and_then(|i| {
+                        let i = if i < 0 { items.len() as i64 + i } else { i };
+                        usize::try_from(i).ok()
+                    }),
+                    _ => None,
+                };
+                match pick {
+                    Some(i) => {
+                        if let Some(&e) = items.get(i) {
+                            let v = self.expr(cf as usize, e, false);
+                            join(&mut out, v);
+                        }
+                    }
+                    None if items.len() > MAX_LITERAL_ITEMS => join(&mut out, unknown()),
+                    None => {
+                        for &e in items {
+                            let v = self.expr(cf as usize, e, false);
+                            join(&mut out, v);
+                        }
+                    }
+                }
+            }
+            Some(PExpr::Dict(entries)) => {
+                if key.is_none() && entries.len() > MAX_LITERAL_ITEMS {
+                    return unknown();
+                }
+                for (k, e) in entries {
+                    if key.is_none() || k.is_none() || k.as_deref() == key {
+                        let v = self.expr(cf as usize, *e, false);
+                        join(&mut out, v);
+                    }
+                }
+            }
+            _ => {}
+        }
+        out
+    }
+
     pub(crate) fn items(&mut self, base: &[Val], key: Option<&str>) -> Vals {
         let mut out = Vals::new();
         for b in base {
             match b {
                 Val::Container(cf, ce) => {
-                    let file: &'a PyFile = self.index.files[*cf as usize];
-                    match file.exprs.get(*ce as usize) {
-                        Some(PExpr::Seq { items, indexed }) => {
-                            let pick = match (key.and_then(|k| k.strip_prefix("i:")), indexed) {
-                                (Some(i), true) => i.parse::<i64>().ok().and_then(|i| {
-                                    let i = if i < 0 { items.len() as i64 + i } else { i };
-                                    usize::try_from(i).ok()
-                                }),
-                                _ => None,
-                            };
-                            match pick {
-                                Some(i) => {
-                                    if let Some(&e) = items.get(i) {
-                                        let v = self.expr(*cf as usize, e, false);
-                                        join(&mut out, v);
-                                    }
-                                }
-                                None => {
-                                    for &e in items {
-                                        let v = self.expr(*cf as usize, e, false);
-                                        join(&mut out, v);
-                                    }
-                                }
+                    let memo_key = (*cf, *ce, key.map(str::to_owned));
+                    let literal = match self.item_memo.get(&memo_key) {
+                        Some(v) => v.clone(),
+                        None => {
+                            let outer = std::mem::replace(&mut self.truncated, false);
+                            let v = self.literal_items(*cf, *ce, key);
+                            if !self.truncated {
+                                self.item_memo.insert(memo_key, v.clone());
                             }
+                            self.truncated |= outer;
+                            v
                         }
-                        Some(PExpr::Dict(entries)) => {
-                            for (k, e) in entries {
-                                if key.is_none() || k.is_none() || k.as_deref() == key {
-                                    let v = self.expr(*cf as usize, *e, false);
-                                    join(&mut out, v);
-                                }
-                            }
-                        }
-                        _ => {}
-                    }
+                    };
+                    join(&mut out, literal);
                     join(&mut out, self.read_stored(b, key));
                 }
                 Val::Args(_) | Val::Kwargs(_) => join(&mut out, self.read_stored(b, key)),
@@ -578,6 +630,7 @@ impl<'i, 'a> Eval<'i, 'a> {
         }
         // Cycle guard while evaluating.
         self.memo.insert(key, unknown());
+        let outer = std::mem::replace(&mut self.truncated, false);
         let mut v = Vals::new();
         for b in binds {
             let more = self.binding(fi, b);
@@ -586,12 +639,13 @@ impl<'i, 'a> Eval<'i, 'a> {
         if v.is_empty() {
             v = unknown();
         }
-        // Values computed under the depth limit may be truncated: only keep complete ones.
-        if self.depth < MEMO_DEPTH {
-            self.memo.insert(key, v.clone());
-        } else {
+        // Values cut by a limit depend on where the evaluation started: only keep complete ones.
+        if self.truncated {
             self.memo.remove(&key);
+        } else {
+            self.memo.insert(key, v.clone());
         }
+        self.truncated |= outer;
         v
     }
 
