@@ -16,9 +16,9 @@ pub(crate) const MAX_VALUES: usize = 12;
 const MAX_LITERAL_ITEMS: usize = 64;
 /// Expression evaluations per top-level evaluation (sets fan out: the limit keeps a
 /// pathological chain linear).
-const MAX_STEPS: u32 = 20_000;
+const MAX_STEPS: u32 = 1_000;
 /// Evaluation depth limit (nested lookups through bindings, attributes and calls).
-const MAX_DEPTH: u32 = 24;
+const MAX_DEPTH: u32 = 16;
 
 /// What an expression denotes.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
