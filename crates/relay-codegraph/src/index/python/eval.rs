@@ -168,8 +168,17 @@ impl<'i, 'a> Eval<'i, 'a> {
         if self.depth == 0 {
             self.steps = 0;
         }
+        // Names (memoized by binding), literals and opaque expressions are cheap: only
+        // attribute, call and subscript chains are memoized.
+        let chain = matches!(
+            self.index.files[fi].exprs.get(id as usize),
+            Some(PExpr::Attr(..) | PExpr::Call(_) | PExpr::Subscript(..))
+        );
         // A recording evaluation must run for its side effect (the variables it touches).
-        if !record && let Some(v) = self.expr_memo.get(&(fi as u32, id)) {
+        if chain
+            && !record
+            && let Some(v) = self.expr_memo.get(&(fi as u32, id))
+        {
             return v.clone();
         }
         self.steps += 1;
@@ -182,7 +191,7 @@ impl<'i, 'a> Eval<'i, 'a> {
         let v = self.expr_inner(fi, id, record);
         self.depth -= 1;
         // Only complete values are kept (one cut by a limit depends on where it started).
-        if !self.truncated {
+        if chain && !self.truncated {
             self.expr_memo.insert((fi as u32, id), v.clone());
         }
         self.truncated |= outer;
