@@ -344,18 +344,32 @@ fn python_edges_are_resolved_without_guessing() {
         "pkg.models.Base.save",
         Inferred,
     );
-    // `from m import *`, `import a.b as c`, `from a import b`, local alias, decorator.
+    // `from m import *`, `import a.b as c`, `from a import b`, local alias.
     assert_edge(&g, Calls, run, "pkg.util.helper", Exact);
     assert_edge(&g, Calls, run, "pkg.util.helper", Inferred);
-    assert_edge(&g, Calls, run, "pkg.util.decorator", Exact);
+    // A decorator is called by the enclosing scope at definition time, not by `run`.
+    assert_edge(&g, Calls, "pkg.sub.service", "pkg.util.decorator", Exact);
+    assert!(
+        !g.edges
+            .iter()
+            .any(|e| e.from == run && e.to.as_deref() == Some("pkg.util.decorator"))
+    );
     assert_eq!(
         g.edges
             .iter()
             .filter(|e| e.from == run && e.to.as_deref() == Some("pkg.util.helper"))
             .count(),
-        5
+        4
     );
-    // Nested and async functions, lambdas belong to the enclosing function.
+    // A lambda is a function symbol that owns the calls in its body.
+    assert_edge(
+        &g,
+        Calls,
+        "pkg.sub.service.run.<lambda@22:9>",
+        "pkg.util.helper",
+        Exact,
+    );
+    // Nested and async functions.
     assert_edge(
         &g,
         Calls,
@@ -366,6 +380,7 @@ fn python_edges_are_resolved_without_guessing() {
     assert_edge(&g, Calls, "pkg.sub.service.go", "pkg.util.fetch", Exact);
     assert_edge(&g, Calls, "pkg.util.fetch", "pkg.util.helper", Exact);
     // Module-level code comes from the module.
+    // `run` is what its decorator returned: `decorator` returns its argument.
     assert_edge(&g, Calls, "pkg.sub.service", run, Exact);
     assert_edge(&g, Uses, "pkg.sub.service.typed", "pkg.models.Model", Exact);
     // A module-level constant reached through `from ..util import *`.

@@ -14,11 +14,11 @@
 //!   docstrings and the bindings of other function scopes (e.g. a renamed parameter) are its
 //!   own. When the part others read is the same (expressions compared by structure, so a new
 //!   call statement in a body, which renumbers the expressions, still qualifies), the kept
-//!   Python tables ([`super::resolve_python::PyTables`]) are reused and only the changed file is
+//!   Python tables ([`super::python::PyTables`]) are reused and only the changed file is
 //!   re-resolved.
 //!
 //! Other edits take the slow path: Go tables patched per package (`go_patch`), Python tables
-//! rebuilt, and the files that can see a changed name re-resolved (`go_patch`, `py_names`).
+//! rebuilt, and the files that can see a changed name re-resolved (`go_patch`, `python::changed_names`).
 
 use std::collections::{BTreeSet, HashSet};
 
@@ -167,6 +167,14 @@ pub(crate) fn same_py_exports(a: &PyFile, b: &PyFile) -> bool {
                     (Some(p), Some(q)) => same_expr(a, p, b, q, 0),
                     _ => false,
                 }
+                && x.generator == y.generator
+                && x.is_static == y.is_static
+                && x.is_classmethod == y.is_classmethod
+                && x.params.len() == y.params.len()
+                && x.params
+                    .iter()
+                    .zip(&y.params)
+                    .all(|(p, q)| p.kind == q.kind)
                 && x.self_attrs.len() == y.self_attrs.len()
                 && x.self_attrs
                     .iter()
@@ -224,7 +232,10 @@ pub(crate) fn read_scopes(f: &PyFile) -> BTreeSet<usize> {
                 for binds in f.scopes[si].bindings.values() {
                     for b in binds {
                         match b {
-                            PBind::Assign(e) | PBind::Annotated(Some(e)) => exprs.push(*e),
+                            PBind::Assign(e)
+                            | PBind::Annotated(Some(e))
+                            | PBind::Unpack { expr: e, .. }
+                            | PBind::Iter(e) => exprs.push(*e),
                             _ => {}
                         }
                     }
@@ -239,9 +250,8 @@ pub(crate) fn read_scopes(f: &PyFile) -> BTreeSet<usize> {
         }
         match f.exprs.get(e as usize) {
             Some(PExpr::Name { scope, .. }) => scopes.push(*scope as usize),
-            Some(PExpr::Attr(o, _)) => exprs.push(*o),
-            Some(PExpr::Call(c)) => exprs.push(*c),
-            _ => {}
+            Some(other) => exprs.extend(other.children()),
+            None => {}
         }
     }
     read
@@ -266,8 +276,55 @@ fn same_bind(fa: &PyFile, x: &PBind, fb: &PyFile, y: &PBind) -> bool {
     match (x, y) {
         (PBind::Assign(p), PBind::Assign(q)) => same_expr(fa, *p, fb, *q, 0),
         (PBind::Annotated(Some(p)), PBind::Annotated(Some(q))) => same_expr(fa, *p, fb, *q, 0),
-        (PBind::Assign(_) | PBind::Annotated(Some(_)), _)
-        | (_, PBind::Assign(_) | PBind::Annotated(Some(_))) => false,
+        (PBind::Unpack { expr: p, index: i }, PBind::Unpack { expr: q, index: j }) => {
+            i == j && same_expr(fa, *p, fb, *q, 0)
+        }
+        (PBind::Iter(p), PBind::Iter(q)) => same_expr(fa, *p, fb, *q, 0),
+        (
+            PBind::Param {
+                def: d1,
+                index: i1,
+                annotation: a1,
+            },
+            PBind::Param {
+                def: d2,
+                index: i2,
+                annotation: a2,
+            },
+        ) => {
+            // The default value is part of what the parameter can hold.
+            let default = |f: &PyFile, d: u32, i: u32| {
+                f.defs
+                    .get(d as usize)
+                    .and_then(|d| d.params.get(i as usize))
+                    .and_then(|p| p.default)
+            };
+            let same_opt = |p: Option<u32>, q: Option<u32>| match (p, q) {
+                (None, None) => true,
+                (Some(p), Some(q)) => same_expr(fa, p, fb, q, 0),
+                _ => false,
+            };
+            d1 == d2
+                && i1 == i2
+                && same_opt(*a1, *a2)
+                && same_opt(default(fa, *d1, *i1), default(fb, *d2, *i2))
+        }
+        (
+            PBind::Assign(_)
+            | PBind::Annotated(Some(_))
+            | PBind::Unpack { .. }
+            | PBind::Iter(_)
+            | PBind::Param { .. },
+            _,
+        )
+        | (
+            _,
+            PBind::Assign(_)
+            | PBind::Annotated(Some(_))
+            | PBind::Unpack { .. }
+            | PBind::Iter(_)
+            | PBind::Param { .. },
+        ) => false,
         _ => x == y,
     }
 }
@@ -280,15 +337,19 @@ fn same_expr(fa: &PyFile, x: u32, fb: &PyFile, y: u32, depth: u32) -> bool {
     }
     match (fa.exprs.get(x as usize), fb.exprs.get(y as usize)) {
         (None, None) => true,
-        (Some(p), Some(q)) => match (p, q) {
-            (PExpr::Attr(o1, n1), PExpr::Attr(o2, n2)) => {
-                n1 == n2 && same_expr(fa, *o1, fb, *o2, depth + 1)
+        (Some(p), Some(q)) => {
+            let (xs, ys) = (p.children(), q.children());
+            if xs.is_empty() && ys.is_empty() {
+                // Names, `super()`, lambdas and opaque expressions hold no sub-expressions.
+                return p == q;
             }
-            (PExpr::Call(c1), PExpr::Call(c2)) => same_expr(fa, *c1, fb, *c2, depth + 1),
-            (PExpr::Attr(..) | PExpr::Call(_), _) | (_, PExpr::Attr(..) | PExpr::Call(_)) => false,
-            // Names, `super()` and opaque expressions hold no sub-expressions.
-            _ => p == q,
-        },
+            p.same_shape(q)
+                && xs.len() == ys.len()
+                && xs
+                    .iter()
+                    .zip(&ys)
+                    .all(|(&x, &y)| same_expr(fa, x, fb, y, depth + 1))
+        }
         _ => false,
     }
 }

@@ -7,17 +7,29 @@ use rustc_hash::FxHashMap as HashMap;
 
 use super::facts::{FileFacts, LangFacts};
 use super::parallel::par_map;
+use super::python::{self as resolve_python, PyIndex, PyTables};
 use super::resolve_go::{self, GoIndex};
-use super::resolve_python::{self, PyIndex, PyTables};
 use super::{IndexOptions, Phase};
 use crate::model::{Confidence, Edge, EdgeKind, Language, Symbol};
 
 /// The symbols and edges attributed to one file.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Default)]
 pub(crate) struct FileOutput {
     pub symbols: Vec<Symbol>,
     pub edges: Vec<Edge>,
+    /// Python: the value-flow entries the resolution read (an update re-resolves the modules
+    /// that read a changed entry). Not part of the output's identity.
+    pub py_flow_reads: Option<Arc<super::python::ReadSet>>,
 }
+
+/// Outputs are equal when their symbols and edges are: what a resolution read is bookkeeping.
+impl PartialEq for FileOutput {
+    fn eq(&self, other: &Self) -> bool {
+        self.symbols == other.symbols && self.edges == other.edges
+    }
+}
+
+impl Eq for FileOutput {}
 
 /// The global tables of one resolution.
 pub(crate) struct Tables<'a> {
@@ -45,6 +57,11 @@ impl Tables<'_> {
     /// exports.
     pub(crate) fn py_tables(&self) -> Arc<PyTables> {
         self.py.tables()
+    }
+
+    /// The Python value-flow table computed with these tables.
+    pub(crate) fn py_flow(&self) -> Arc<super::python::PyFlow> {
+        self.py.flow()
     }
 }
 
@@ -136,7 +153,8 @@ fn resolve_one(go: &GoIndex, py: &PyIndex<'_>, facts: &FileFacts) -> FileOutput 
         LangFacts::Go(g) => resolve_go_into(go, facts, g, &mut out),
         LangFacts::Python(p) => {
             resolve_python::file_symbols(py, facts, p, &mut out.symbols);
-            resolve_python::resolve_file(py, facts, p, &mut out.edges);
+            let reads = resolve_python::resolve_file(py, facts, p, &mut out.edges);
+            out.py_flow_reads = Some(Arc::new(reads));
         }
     }
     finish(out)

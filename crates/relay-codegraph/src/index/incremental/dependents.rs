@@ -3,7 +3,7 @@
 use std::collections::{BTreeMap, BTreeSet, HashSet};
 
 use crate::index::facts::{FileFacts, LangFacts};
-use crate::index::py_names;
+use crate::index::python::changed_names as py_names;
 use crate::index::resolve::{Derived, FileOutput};
 use crate::index::resolve_go::GoIndex;
 use crate::model::{Confidence, EdgeKind};

@@ -7,6 +7,7 @@ use std::time::Instant;
 use crate::index::facts::{FileFacts, LangFacts};
 use crate::index::fast_path;
 use crate::index::parallel::par_map;
+use crate::index::python::PyFlow;
 use crate::index::resolve::{self, FileOutput, build_tables, resolve_files};
 use crate::index::walk::SourceFile;
 use crate::index::{GraphDelta, Indexer};
@@ -71,6 +72,13 @@ impl Indexer {
                 Some(kept) => resolve::python_tables_kept(&self.facts, Arc::clone(kept)),
                 None => build_tables(&self.facts, &[Language::Python]),
             };
+            let flow = tables.py_flow();
+            if self.py_flow.as_ref() != Some(&flow) {
+                // A value flowing between modules changed (an argument, a returned value, a
+                // store): re-resolve the modules whose resolution read a changed entry.
+                py_files.extend(self.flow_readers(self.py_flow.as_deref(), &flow));
+                self.py_flow = Some(flow);
+            }
             outputs.extend(resolve_files(&tables, Some(&py_files), &self.opts));
             if self.py_tables.is_none() {
                 self.py_tables = Some(tables.py_tables());
@@ -78,11 +86,50 @@ impl Indexer {
         }
         self.resolve_go_decls_kept(&go_files, &mut outputs);
         delta.resolved = outputs.len();
-        self.apply_outputs(changed_files.iter().collect(), &mut outputs, &mut delta);
+        // The changed files, and every Python module re-resolved after a value-flow change.
+        let replaced: BTreeSet<String> = changed_files
+            .iter()
+            .chain(outputs.keys())
+            .cloned()
+            .collect();
+        self.apply_outputs(replaced.iter().collect(), &mut outputs, &mut delta);
         let full_duration = self.stats.duration;
         self.recount(full_duration);
         delta.duration = started.elapsed();
         delta
+    }
+
+    /// The Python modules whose last resolution read a flow entry that differs between `old`
+    /// and `new` (all of them without a previous table; a module resolved without recording
+    /// its reads counts as reading everything).
+    fn flow_readers(&self, old: Option<&PyFlow>, new: &PyFlow) -> Vec<String> {
+        let changed: Option<crate::index::python::ReadSet> = old.map(|old| {
+            old.changed(new)
+                .iter()
+                .map(crate::index::python::FlowKey::digest)
+                .collect()
+        });
+        self.facts
+            .iter()
+            .filter(|(_, f)| matches!(f.lang, LangFacts::Python(_)))
+            .filter(|(rel, _)| {
+                let reads = self
+                    .outputs
+                    .get(*rel)
+                    .and_then(|o| o.py_flow_reads.as_ref());
+                match (&changed, reads) {
+                    (Some(changed), Some(reads)) => {
+                        if changed.len() < reads.len() {
+                            changed.iter().any(|k| reads.contains(k))
+                        } else {
+                            reads.iter().any(|k| changed.contains(k))
+                        }
+                    }
+                    _ => true,
+                }
+            })
+            .map(|(rel, _)| rel.clone())
+            .collect()
     }
 
     /// Patches the kept Go tables for `files` (whose declarations are unchanged up to lines)

@@ -26,9 +26,9 @@ use super::facts::{FileFacts, LangFacts};
 use super::go_dependents;
 use super::go_patch;
 use super::parallel::par_map;
+use super::python::PyTables;
 use super::resolve::{self, Derived, FileOutput, build_tables, resolve_files};
 use super::resolve_go::GoIndex;
-use super::resolve_python::PyTables;
 use super::walk::{self, GoModules, SourceFile};
 use super::{IndexOptions, IndexStats, Phase, Result};
 use crate::model::{Edge, Graph, Language, Symbol};
@@ -77,6 +77,9 @@ pub struct Indexer {
     /// The Python tables of the last build that included Python, reused by updates that change
     /// no module's exports (`None` until built).
     py_tables: Option<Arc<PyTables>>,
+    /// The Python value-flow table of the last resolution (compared after an update: when it
+    /// changes, every Python module is re-resolved).
+    py_flow: Option<Arc<super::python::PyFlow>>,
     /// Symbol and edge counts of `outputs`, kept up to date by updates.
     tally: Tally,
     stats: IndexStats,
@@ -109,11 +112,12 @@ impl Indexer {
                 facts.insert(f.rel.clone(), f);
             }
         }
-        let (outputs, go_index, py_tables) = {
+        let (outputs, go_index, py_tables, py_flow) = {
             let tables = build_tables(&facts, &[Language::Go, Language::Python]);
             let outputs = resolve_files(&tables, None, &opts);
             let py_tables = tables.py_tables();
-            (outputs, tables.into_go(), py_tables)
+            let py_flow = tables.py_flow();
+            (outputs, tables.into_go(), py_tables, py_flow)
         };
         let mut tally = Tally::default();
         for out in outputs.values() {
@@ -127,6 +131,7 @@ impl Indexer {
             outputs,
             go_index: Some(go_index),
             py_tables: Some(py_tables),
+            py_flow: Some(py_flow),
             tally,
             stats: IndexStats::default(),
         };
@@ -383,6 +388,18 @@ impl Indexer {
             // Names may coincide across languages (a Go package `x`, a Python module `x`).
             found.retain(|rel| of_language(&self.facts, rel, *lang));
             targets.extend(found);
+        }
+        if has_py {
+            // Values flow across modules against the import direction (callbacks, returns,
+            // stores), so a changed declaration, binding or module can change any module's
+            // edges: every Python module is re-resolved.
+            targets.extend(
+                self.facts
+                    .iter()
+                    .filter(|(_, f)| matches!(f.lang, LangFacts::Python(_)))
+                    .map(|(rel, _)| rel.clone()),
+            );
+            self.py_flow = Some(tables.py_flow());
         }
         tracing::debug!(
             index.at_ms = started.elapsed().as_millis() as u64,

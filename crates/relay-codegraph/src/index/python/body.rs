@@ -4,11 +4,11 @@ use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
 
 use tree_sitter::Node;
 
-use super::facts::{end_line, field, header, line, py_kind, text};
-use super::python::{
-    DefKind, PBind, PExpr, PRef, PRefKind, PyDef, PyFile, PyImport, PyScope, PyVar, ScopeKind,
-    is_constant_name,
+use super::{
+    DefKind, PArg, PBind, PCall, PExpr, PParam, PRef, PRefKind, PStore, ParamKind, PyDef, PyFile,
+    PyImport, PyScope, PyVar, ScopeKind, const_key, is_constant_name,
 };
+use crate::index::facts::{end_line, field, header, line, py_kind, text};
 
 /// Per-method context for `self.x = ...` tracking.
 #[derive(Clone)]
@@ -23,6 +23,8 @@ pub(crate) struct PyBuilder<'s> {
     scope: u32,
     owner: u32,
     method: Option<MethodCtx>,
+    /// The definition whose body is being walked (for `return` and `yield`).
+    func: Option<u32>,
     seen_vars: HashSet<String>,
 }
 
@@ -47,6 +49,7 @@ impl<'s> PyBuilder<'s> {
             scope: 0,
             owner: 0,
             method: None,
+            func: None,
             seen_vars: HashSet::default(),
         }
     }
@@ -75,7 +78,7 @@ impl<'s> PyBuilder<'s> {
             expr,
             line,
             owner: self.owner,
-            name: super::facts::collapse(name, 120),
+            name: crate::index::facts::collapse(name, 120),
         });
     }
 
@@ -135,6 +138,29 @@ impl<'s> PyBuilder<'s> {
                 }
             }
             "import_statement" => self.import(node),
+            "return_statement" => {
+                if let Some(value) = node.named_child(0) {
+                    let e = self.expr(value, true);
+                    if let Some(f) = self.func {
+                        self.file.defs[f as usize].returned.push(e);
+                    }
+                }
+            }
+            "raise_statement" => {
+                let mut c = node.walk();
+                let children: Vec<Node<'_>> = node.named_children(&mut c).collect();
+                for (i, child) in children.into_iter().enumerate() {
+                    // `raise Cls` constructs `Cls`, like `raise Cls()`.
+                    if i == 0 && matches!(py_kind(child), "identifier" | "attribute") {
+                        let callee = self.expr(child, false);
+                        let call = self.push(PExpr::Call(callee));
+                        let written = self.t(child).to_owned();
+                        self.add_ref(PRefKind::Call, call, line(child), &written);
+                    } else {
+                        self.expr(child, true);
+                    }
+                }
+            }
             "import_from_statement" => self.import_from(node),
             "future_import_statement"
             | "pass_statement"
@@ -146,7 +172,9 @@ impl<'s> PyBuilder<'s> {
                 let children: Vec<Node<'_>> = node.named_children(&mut c).collect();
                 for child in children {
                     match py_kind(child) {
-                        "assignment" => self.assignment(child),
+                        "assignment" => {
+                            self.assignment(child);
+                        }
                         "augmented_assignment" => {
                             for side in [field!(child, "left"), field!(child, "right")]
                                 .into_iter()
@@ -178,11 +206,14 @@ impl<'s> PyBuilder<'s> {
                 }
             }
             "for_statement" => {
-                if let Some(right) = field!(node, "right") {
-                    self.expr(right, true);
-                }
+                let iterated = field!(node, "right").map(|right| {
+                    let e = self.expr(right, true);
+                    let written = self.t(right).to_owned();
+                    self.add_ref(PRefKind::Iter, e, line(right), &written);
+                    e
+                });
                 if let Some(left) = field!(node, "left") {
-                    self.bind_targets(left, None);
+                    self.bind_iteration(left, iterated);
                 }
                 for b in [field!(node, "body"), field!(node, "alternative")]
                     .into_iter()
@@ -271,13 +302,11 @@ impl<'s> PyBuilder<'s> {
         }
     }
 
-    fn assignment(&mut self, node: Node<'_>) {
+    /// An assignment; returns the assigned value (`a = b = f`: both are bound to `f`).
+    fn assignment(&mut self, node: Node<'_>) -> Option<u32> {
         let right = field!(node, "right");
         let value = match right {
-            Some(r) if py_kind(r) == "assignment" => {
-                self.assignment(r);
-                field!(r, "right").map(|_| self.push(PExpr::Other))
-            }
+            Some(r) if py_kind(r) == "assignment" => self.assignment(r),
             Some(r) => Some(self.expr(r, true)),
             None => None,
         };
@@ -291,7 +320,92 @@ impl<'s> PyBuilder<'s> {
                 (None, Some(v)) => Some(PBind::Assign(v)),
                 _ => None,
             };
+            if annotation.is_none()
+                && let Some(v) = value
+            {
+                self.store_targets(left, v);
+            }
             self.bind_targets(left, bind_value);
+        }
+        value
+    }
+
+    /// Records what an assignment of `value` stores into containers and attributes, and binds
+    /// the names of an unpacking target (`a, b = value`) to the items of `value`.
+    fn store_targets(&mut self, left: Node<'_>, value: u32) {
+        match py_kind(left) {
+            "subscript" => {
+                let Some(obj) = field!(left, "value") else {
+                    return;
+                };
+                let target = self.expr(obj, false);
+                let key = self.subscript_key(left);
+                self.file.stores.push(PStore::Item { target, key, value });
+            }
+            "attribute" => {
+                let (Some(obj), Some(attr)) = (field!(left, "object"), field!(left, "attribute"))
+                else {
+                    return;
+                };
+                let is_self = py_kind(obj) == "identifier"
+                    && self
+                        .method
+                        .as_ref()
+                        .is_some_and(|m| m.self_name == self.t(obj));
+                if !is_self {
+                    let target = self.expr(obj, false);
+                    let attr = self.t(attr).to_owned();
+                    self.file.stores.push(PStore::Attr {
+                        target,
+                        attr,
+                        value,
+                    });
+                }
+            }
+            "pattern_list" | "tuple_pattern" | "list_pattern" => {
+                let mut c = left.walk();
+                let items: Vec<Node<'_>> = left.named_children(&mut c).collect();
+                if items.iter().any(|n| py_kind(n) == "list_splat_pattern") {
+                    return;
+                }
+                for (index, item) in items.into_iter().enumerate() {
+                    let index = index as u32;
+                    if py_kind(item) == "identifier" {
+                        let name = self.t(item).to_owned();
+                        self.bind(&name, PBind::Unpack { expr: value, index });
+                    } else {
+                        let part = self.push(PExpr::Subscript(value, Some(format!("i:{index}"))));
+                        self.store_targets(item, part);
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+
+    /// The constant key of subscript node `node` (`None` for anything else).
+    fn subscript_key(&self, node: Node<'_>) -> Option<String> {
+        let mut c = node.walk();
+        let keys: Vec<Node<'_>> = node.children_by_field_name("subscript", &mut c).collect();
+        match keys.as_slice() {
+            [k] => const_key(py_kind(*k), self.t(*k)),
+            _ => None,
+        }
+    }
+
+    /// Binds a loop target to the elements of iterating over `iterated`.
+    fn bind_iteration(&mut self, left: Node<'_>, iterated: Option<u32>) {
+        match (py_kind(left), iterated) {
+            ("identifier", Some(e)) => {
+                let name = self.t(left).to_owned();
+                self.bind(&name, PBind::Iter(e));
+            }
+            ("pattern_list" | "tuple_pattern" | "list_pattern", Some(e)) => {
+                let element = self.push(PExpr::Subscript(e, None));
+                self.store_targets(left, element);
+                self.bind_targets(left, Some(PBind::Other));
+            }
+            _ => self.bind_targets(left, None),
         }
     }
 
@@ -308,7 +422,10 @@ impl<'s> PyBuilder<'s> {
                 name,
                 line: line(stmt),
                 end_line: end_line(stmt),
-                signature: super::facts::collapse(self.t(stmt).lines().next().unwrap_or(""), 240),
+                signature: crate::index::facts::collapse(
+                    self.t(stmt).lines().next().unwrap_or(""),
+                    240,
+                ),
             });
         }
     }
@@ -343,6 +460,18 @@ impl<'s> PyBuilder<'s> {
             "subscript" => {
                 self.expr(target, true);
             }
+            "pattern_list" | "tuple_pattern" | "list_pattern"
+                if value.is_some() && self.unpacked_plain(target) =>
+            {
+                // Bound item by item by `store_targets`.
+                let mut c = target.walk();
+                let children: Vec<Node<'_>> = target.named_children(&mut c).collect();
+                for child in children {
+                    if py_kind(child) != "identifier" {
+                        self.bind_targets(child, None);
+                    }
+                }
+            }
             _ => {
                 let mut c = target.walk();
                 let children: Vec<Node<'_>> = target.named_children(&mut c).collect();
@@ -351,6 +480,14 @@ impl<'s> PyBuilder<'s> {
                 }
             }
         }
+    }
+
+    /// Whether an unpacking target has no starred item (then `store_targets` binds its names).
+    fn unpacked_plain(&self, target: Node<'_>) -> bool {
+        let mut c = target.walk();
+        target
+            .named_children(&mut c)
+            .all(|n| py_kind(n) != "list_splat_pattern")
     }
 
     fn annotation(&mut self, node: Node<'_>) -> u32 {
@@ -406,40 +543,27 @@ impl<'s> PyBuilder<'s> {
             DefKind::Function
         };
         let saved_owner = self.declare(node, body, &name, qname.clone(), kind, decorators);
+        self.file.defs[def_idx as usize].is_static = is_static;
+        self.file.defs[def_idx as usize].is_classmethod = is_classmethod;
         // Annotations and defaults are evaluated in the enclosing scope.
         let returns = field!(node, "return_type").map(|r| self.annotation(r));
         let fscope = self.new_scope(ScopeKind::Function, None);
-        let mut params: Vec<(String, Option<u32>)> = Vec::new();
-        if let Some(plist) = field!(node, "parameters") {
-            let mut c = plist.walk();
-            let items: Vec<Node<'_>> = plist.named_children(&mut c).collect();
-            for p in items {
-                let (pname, ann) = match py_kind(p) {
-                    "identifier" => (Some(self.t(p).to_owned()), None),
-                    "typed_parameter" | "typed_default_parameter" | "default_parameter" => {
-                        let ann = field!(p, "type").map(|t| self.annotation(t));
-                        if let Some(v) = field!(p, "value") {
-                            self.expr(v, true);
-                        }
-                        let pn = field!(p, "name")
-                            .or_else(|| p.named_child(0))
-                            .filter(|n| py_kind(n) == "identifier")
-                            .map(|n| self.t(n).to_owned());
-                        (pn, ann)
-                    }
-                    _ => (None, None),
-                };
-                if let Some(pname) = pname {
-                    params.push((pname, ann));
-                }
-            }
-        }
+        let params = match field!(node, "parameters") {
+            Some(plist) => self.parameters(plist),
+            None => Vec::new(),
+        };
         self.file.defs[def_idx as usize].returns = returns;
         self.file.defs[def_idx as usize].scope = fscope;
         let saved_scope = self.scope;
         let saved_method = self.method.clone();
+        let saved_func = self.func.replace(def_idx);
         self.scope = fscope;
-        for (i, (pname, ann)) in params.into_iter().enumerate() {
+        let annotations: Vec<(String, Option<u32>)> = params
+            .iter()
+            .map(|(p, ann)| (p.name.clone(), *ann))
+            .collect();
+        self.file.defs[def_idx as usize].params = params.into_iter().map(|(p, _)| p).collect();
+        for (i, (pname, ann)) in annotations.into_iter().enumerate() {
             let bind = match (i, in_class && !is_static, class_def) {
                 (0, true, Some(cd)) => {
                     let class_q = self.file.defs[cd as usize].qname.clone();
@@ -453,7 +577,11 @@ impl<'s> PyBuilder<'s> {
                         PBind::SelfParam(class_q)
                     }
                 }
-                _ => PBind::Annotated(ann),
+                _ => PBind::Param {
+                    def: def_idx,
+                    index: i as u32,
+                    annotation: ann,
+                },
             };
             self.bind(&pname, bind);
         }
@@ -462,28 +590,93 @@ impl<'s> PyBuilder<'s> {
         }
         self.scope = saved_scope;
         self.method = saved_method;
+        self.func = saved_func;
         self.owner = saved_owner;
     }
 
-    fn decorators(&mut self, decorators: &[Node<'_>]) {
+    /// The parameters of a `parameters`/`lambda_parameters` node with their annotations;
+    /// defaults and annotations are evaluated in the current (enclosing) scope.
+    fn parameters(&mut self, plist: Node<'_>) -> Vec<(PParam, Option<u32>)> {
+        let mut out = Vec::new();
+        let mut keyword_only = false;
+        let mut c = plist.walk();
+        let items: Vec<Node<'_>> = plist.named_children(&mut c).collect();
+        for p in items {
+            let mut kind = if keyword_only {
+                ParamKind::KeywordOnly
+            } else {
+                ParamKind::Plain
+            };
+            let (pname, ann, default) = match py_kind(p) {
+                "identifier" => (Some(self.t(p).to_owned()), None, None),
+                "typed_parameter" | "typed_default_parameter" | "default_parameter" => {
+                    let ann = field!(p, "type").map(|t| self.annotation(t));
+                    let default = field!(p, "value").map(|v| self.expr(v, true));
+                    let first = field!(p, "name").or_else(|| p.named_child(0));
+                    let pn = match first {
+                        Some(n) if py_kind(n) == "identifier" => Some(self.t(n).to_owned()),
+                        Some(n) if py_kind(n) == "list_splat_pattern" => {
+                            kind = ParamKind::Star;
+                            n.named_child(0).map(|n| self.t(n).to_owned())
+                        }
+                        Some(n) if py_kind(n) == "dictionary_splat_pattern" => {
+                            kind = ParamKind::DoubleStar;
+                            n.named_child(0).map(|n| self.t(n).to_owned())
+                        }
+                        _ => None,
+                    };
+                    (pn, ann, default)
+                }
+                "list_splat_pattern" => {
+                    kind = ParamKind::Star;
+                    (p.named_child(0).map(|n| self.t(n).to_owned()), None, None)
+                }
+                "dictionary_splat_pattern" => {
+                    kind = ParamKind::DoubleStar;
+                    (p.named_child(0).map(|n| self.t(n).to_owned()), None, None)
+                }
+                "keyword_separator" => {
+                    keyword_only = true;
+                    (None, None, None)
+                }
+                _ => (None, None, None),
+            };
+            if kind == ParamKind::Star {
+                keyword_only = true;
+            }
+            if let Some(name) = pname {
+                out.push((
+                    PParam {
+                        name,
+                        kind,
+                        default,
+                    },
+                    ann,
+                ));
+            }
+        }
+        out
+    }
+
+    /// Decorator expressions, evaluated by the enclosing scope at definition time: each is
+    /// called with the decorated object (`@dec(x)` calls `dec(x)`, then its result).
+    fn decorators(&mut self, decorators: &[Node<'_>]) -> Vec<u32> {
+        let mut out = Vec::new();
         for d in decorators {
             let Some(expr_node) = d.named_child(0) else {
                 continue;
             };
-            if py_kind(expr_node) == "call" {
-                self.expr(expr_node, true);
-            } else {
-                // `@dec` calls `dec` with the decorated object.
-                let callee = self.expr(expr_node, false);
-                let call = self.push(PExpr::Call(callee));
-                let written = self.t(expr_node).to_owned();
-                self.add_ref(PRefKind::Call, call, line(expr_node), &written);
-            }
+            let callee = self.expr(expr_node, py_kind(expr_node) == "call");
+            let call = self.push(PExpr::Call(callee));
+            let written = self.t(expr_node).to_owned();
+            self.add_ref(PRefKind::Call, call, line(expr_node), &written);
+            out.push(callee);
         }
+        out
     }
 
     /// Records a function, method or class definition and binds its name in the current scope,
-    /// then makes it the owner of what follows (its decorators first: they belong to it). Returns
+    /// then makes it the owner of what follows (its decorators are the enclosing scope's). Returns
     /// the previous owner, to restore when the definition's body is done.
     fn declare(
         &mut self,
@@ -495,6 +688,7 @@ impl<'s> PyBuilder<'s> {
         decorators: &[Node<'_>],
     ) -> u32 {
         let parent = self.qprefix();
+        let decorator_exprs = self.decorators(decorators);
         self.file.defs.push(PyDef {
             qname: qname.clone(),
             name: name.to_owned(),
@@ -508,6 +702,13 @@ impl<'s> PyBuilder<'s> {
             scope: 0,
             returns: None,
             self_attrs: Vec::new(),
+            params: Vec::new(),
+            returned: Vec::new(),
+            yielded: Vec::new(),
+            generator: false,
+            decorators: decorator_exprs,
+            is_static: false,
+            is_classmethod: false,
         });
         let bind = if kind == DefKind::Class {
             PBind::Class(qname.clone())
@@ -518,7 +719,6 @@ impl<'s> PyBuilder<'s> {
         let saved_owner = self.owner;
         self.file.owners.push(qname);
         self.owner = (self.file.owners.len() - 1) as u32;
-        self.decorators(decorators);
         saved_owner
     }
 
@@ -718,6 +918,7 @@ impl<'s> PyBuilder<'s> {
                 } else {
                     Some(self.expr(function, false))
                 };
+                let mut call_args = Vec::new();
                 if let Some(args) = args {
                     let mut c = args.walk();
                     let items: Vec<Node<'_>> = args.named_children(&mut c).collect();
@@ -725,11 +926,28 @@ impl<'s> PyBuilder<'s> {
                         match py_kind(item) {
                             "keyword_argument" => {
                                 if let Some(v) = field!(item, "value") {
-                                    self.expr(v, true);
+                                    let e = self.expr(v, true);
+                                    if let Some(name) = field!(item, "name") {
+                                        call_args.push(PArg::Kw(self.t(name).to_owned(), e));
+                                    }
                                 }
                             }
+                            "list_splat" => {
+                                if let Some(v) = item.named_child(0) {
+                                    let e = self.expr(v, true);
+                                    call_args.push(PArg::Star(e));
+                                }
+                            }
+                            "dictionary_splat" => {
+                                if let Some(v) = item.named_child(0) {
+                                    let e = self.expr(v, true);
+                                    call_args.push(PArg::DoubleStar(e));
+                                }
+                            }
+                            "comment" => {}
                             _ => {
-                                self.expr(item, true);
+                                let e = self.expr(item, true);
+                                call_args.push(PArg::Pos(e));
                             }
                         }
                     }
@@ -740,6 +958,13 @@ impl<'s> PyBuilder<'s> {
                         let e = self.push(PExpr::Call(callee));
                         let written = self.t(function).to_owned();
                         self.add_ref(PRefKind::Call, e, end_line(function), &written);
+                        self.container_store(callee, &call_args);
+                        if !call_args.is_empty() {
+                            self.file.calls.push(PCall {
+                                call: e,
+                                args: call_args,
+                            });
+                        }
                         e
                     }
                 }
@@ -756,22 +981,90 @@ impl<'s> PyBuilder<'s> {
                 }
                 value.unwrap_or_else(|| self.push(PExpr::Other))
             }
-            "lambda" => {
-                let scope = self.new_scope(ScopeKind::Function, None);
-                let saved = self.scope;
-                if let Some(params) = field!(node, "parameters") {
-                    let mut names = Vec::new();
-                    collect_param_names(params, self.src, &mut names);
-                    self.scope = scope;
-                    for n in names {
-                        self.bind(&n, PBind::Other);
+            "lambda" => self.lambda(node),
+            "list" | "tuple" | "set" | "expression_list" => {
+                let mut c = node.walk();
+                let children: Vec<Node<'_>> = node.named_children(&mut c).collect();
+                let indexed = !children
+                    .iter()
+                    .any(|n| matches!(py_kind(n), "list_splat" | "parenthesized_list_splat"));
+                let items = children
+                    .into_iter()
+                    .filter(|n| py_kind(n) != "comment")
+                    .map(|n| self.expr(n, true))
+                    .collect();
+                self.push(PExpr::Seq { items, indexed })
+            }
+            "list_splat" => match node.named_child(0) {
+                // `[*xs]`: the items of `xs`.
+                Some(inner) => {
+                    let e = self.expr(inner, true);
+                    self.push(PExpr::Subscript(e, None))
+                }
+                None => self.push(PExpr::Other),
+            },
+            "dictionary" => {
+                let mut c = node.walk();
+                let children: Vec<Node<'_>> = node.named_children(&mut c).collect();
+                let mut items = Vec::new();
+                for child in children {
+                    match py_kind(child) {
+                        "pair" => {
+                            let key = field!(child, "key");
+                            let k = key.and_then(|k| const_key(py_kind(k), self.t(k)));
+                            if let Some(kn) = key {
+                                self.expr(kn, true);
+                            }
+                            if let Some(v) = field!(child, "value") {
+                                let e = self.expr(v, true);
+                                items.push((k, e));
+                            }
+                        }
+                        "comment" => {}
+                        _ => {
+                            self.expr(child, true);
+                            // `{**other}`: its keys are not known here.
+                            items.push((None, self.push_other()));
+                        }
                     }
                 }
-                self.scope = scope;
-                if let Some(body) = field!(node, "body") {
-                    self.expr(body, true);
+                self.push(PExpr::Dict(items))
+            }
+            "subscript" => {
+                let object = match field!(node, "value") {
+                    Some(v) => self.expr(v, value_pos),
+                    None => self.push(PExpr::Other),
+                };
+                let key = self.subscript_key(node);
+                let mut c = node.walk();
+                let keys: Vec<Node<'_>> =
+                    node.children_by_field_name("subscript", &mut c).collect();
+                for k in keys {
+                    self.expr(k, true);
                 }
-                self.scope = saved;
+                self.push(PExpr::Subscript(object, key))
+            }
+            "yield" => {
+                let from = self
+                    .t(node)
+                    .trim_start_matches("yield")
+                    .trim_start()
+                    .starts_with("from");
+                let value = node.named_child(0).map(|v| self.expr(v, true));
+                if let Some(f) = self.func {
+                    let def = &mut self.file.defs[f as usize];
+                    def.generator = true;
+                    if let Some(v) = value {
+                        def.yielded.push(v);
+                    }
+                }
+                if from && let (Some(v), Some(f)) = (value, self.func) {
+                    // `yield from xs` yields the items of `xs`.
+                    let items = self.push(PExpr::Subscript(v, None));
+                    let def = &mut self.file.defs[f as usize];
+                    def.yielded.pop();
+                    def.yielded.push(items);
+                }
                 self.push(PExpr::Other)
             }
             "list_comprehension"
@@ -785,21 +1078,44 @@ impl<'s> PyBuilder<'s> {
                 let children: Vec<Node<'_>> = node.named_children(&mut c).collect();
                 for child in &children {
                     if py_kind(child) == "for_in_clause" {
-                        if let Some(right) = field!(*child, "right") {
-                            self.expr(right, true);
-                        }
+                        let iterated = field!(*child, "right").map(|right| {
+                            let e = self.expr(right, true);
+                            let written = self.t(right).to_owned();
+                            self.add_ref(PRefKind::Iter, e, line(right), &written);
+                            e
+                        });
                         if let Some(left) = field!(*child, "left") {
-                            self.bind_targets(left, None);
+                            self.bind_iteration(left, iterated);
                         }
                     }
                 }
+                let mut element = None;
                 for child in children {
-                    if py_kind(child) != "for_in_clause" {
-                        self.expr(child, true);
+                    match py_kind(child) {
+                        "for_in_clause" => {}
+                        "pair" => {
+                            if let Some(k) = field!(child, "key") {
+                                self.expr(k, true);
+                            }
+                            element = field!(child, "value").map(|v| self.expr(v, true));
+                        }
+                        "if_clause" => {
+                            self.expr(child, true);
+                        }
+                        _ => element = Some(self.expr(child, true)),
                     }
                 }
                 self.scope = saved;
-                self.push(PExpr::Other)
+                match (py_kind(node), element) {
+                    ("dictionary_comprehension", Some(e)) => {
+                        self.push(PExpr::Dict(vec![(None, e)]))
+                    }
+                    (_, Some(e)) => self.push(PExpr::Seq {
+                        items: vec![e],
+                        indexed: false,
+                    }),
+                    _ => self.push(PExpr::Other),
+                }
             }
             "keyword_argument" => {
                 if let Some(v) = field!(node, "value") {
@@ -836,7 +1152,14 @@ impl<'s> PyBuilder<'s> {
                         }
                     }
                 }
-                self.push(PExpr::Other)
+                let e = self.push(PExpr::Other);
+                if py_kind(node) == "string"
+                    && let Some(k) = const_key("string", self.t(node))
+                    && let Some(k) = k.strip_prefix("s:")
+                {
+                    self.file.strings.push((e, k.to_owned()));
+                }
+                e
             }
             kind if is_statement(kind) => {
                 self.stmt(node);
@@ -851,6 +1174,109 @@ impl<'s> PyBuilder<'s> {
                 self.push(PExpr::Other)
             }
         }
+    }
+}
+
+impl PyBuilder<'_> {
+    fn push_other(&mut self) -> u32 {
+        self.push(PExpr::Other)
+    }
+
+    /// `xs.append(v)`, `xs.add(v)`, `xs.insert(i, v)`, `d.update(m)`, `xs.extend(ys)`,
+    /// `d.setdefault(k, v)`: flow-insensitive stores into the container `xs`/`d`.
+    fn container_store(&mut self, callee: u32, args: &[PArg]) {
+        let Some(PExpr::Attr(target, method)) = self.file.exprs.get(callee as usize) else {
+            return;
+        };
+        let target = *target;
+        let store = match (method.as_str(), args) {
+            ("append" | "add", [PArg::Pos(v)]) | ("insert", [_, PArg::Pos(v)]) => {
+                PStore::Append { target, value: *v }
+            }
+            ("update" | "extend", [PArg::Pos(v)]) => PStore::Extend { target, value: *v },
+            ("setdefault", [PArg::Pos(k), PArg::Pos(v)]) => {
+                let key = match self.file.exprs.get(*k as usize) {
+                    Some(PExpr::Other) | None => None,
+                    _ => None,
+                };
+                PStore::Item {
+                    target,
+                    key,
+                    value: *v,
+                }
+            }
+            _ => return,
+        };
+        self.file.stores.push(store);
+    }
+
+    /// A lambda: a function definition named after its parent and position
+    /// (`<parent>.<lambda@LINE:COL>`), whose body is its returned value.
+    fn lambda(&mut self, node: Node<'_>) -> u32 {
+        let pos = node.start_position();
+        let name = format!("<lambda@{}:{}>", pos.row + 1, pos.column + 1);
+        let qname = format!("{}.{name}", self.qprefix());
+        let def_idx = self.file.defs.len() as u32;
+        let saved_owner = self.declare_lambda(node, &name, qname.clone());
+        let params = match field!(node, "parameters") {
+            Some(plist) => self.parameters(plist),
+            None => Vec::new(),
+        };
+        let scope = self.new_scope(ScopeKind::Function, None);
+        self.file.defs[def_idx as usize].scope = scope;
+        let saved_scope = self.scope;
+        let saved_func = self.func.replace(def_idx);
+        self.scope = scope;
+        for (i, (p, _)) in params.iter().enumerate() {
+            self.bind(
+                &p.name,
+                PBind::Param {
+                    def: def_idx,
+                    index: i as u32,
+                    annotation: None,
+                },
+            );
+        }
+        self.file.defs[def_idx as usize].params = params.into_iter().map(|(p, _)| p).collect();
+        if let Some(body) = field!(node, "body") {
+            let e = self.expr(body, true);
+            self.file.defs[def_idx as usize].returned.push(e);
+        }
+        self.scope = saved_scope;
+        self.func = saved_func;
+        self.owner = saved_owner;
+        self.push(PExpr::Lambda(qname))
+    }
+
+    /// Records a lambda's definition (not bound to any name) and makes it the owner.
+    fn declare_lambda(&mut self, node: Node<'_>, name: &str, qname: String) -> u32 {
+        let parent = self.qprefix();
+        let signature = crate::index::facts::collapse(self.t(node), 120);
+        self.file.defs.push(PyDef {
+            qname: qname.clone(),
+            name: name.to_owned(),
+            kind: DefKind::Function,
+            line: line(node),
+            end_line: end_line(node),
+            signature,
+            doc: None,
+            parent,
+            bases: Vec::new(),
+            scope: 0,
+            returns: None,
+            self_attrs: Vec::new(),
+            params: Vec::new(),
+            returned: Vec::new(),
+            yielded: Vec::new(),
+            generator: false,
+            decorators: Vec::new(),
+            is_static: false,
+            is_classmethod: false,
+        });
+        let saved_owner = self.owner;
+        self.file.owners.push(qname);
+        self.owner = (self.file.owners.len() - 1) as u32;
+        saved_owner
     }
 }
 
@@ -872,23 +1298,6 @@ fn collect_target_names(node: Node<'_>, src: &[u8], out: &mut Vec<String>) {
             }
         }
         _ => {}
-    }
-}
-
-fn collect_param_names(node: Node<'_>, src: &[u8], out: &mut Vec<String>) {
-    let mut c = node.walk();
-    for p in node.named_children(&mut c) {
-        match py_kind(p) {
-            "identifier" => out.push(text(p, src).to_owned()),
-            _ => {
-                if let Some(n) = field!(p, "name")
-                    .or_else(|| p.named_child(0))
-                    .filter(|n| py_kind(n) == "identifier")
-                {
-                    out.push(text(n, src).to_owned());
-                }
-            }
-        }
     }
 }
 

@@ -15,9 +15,9 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use rustc_hash::FxHashMap as HashMap;
 
-use super::facts::{FileFacts, LangFacts};
-use super::fast_path::read_scopes;
-use super::python::{PBind, PExpr, PyDef, PyFile};
+use super::{PBind, PExpr, PyDef, PyFile};
+use crate::index::facts::{FileFacts, LangFacts};
+use crate::index::fast_path::read_scopes;
 
 /// Scope keys: `""` for the module, `def <qname>` for a class or function body, and the
 /// parent's key with an ordinal for unnamed scopes (lambdas, comprehensions).

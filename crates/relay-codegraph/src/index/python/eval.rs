@@ -1,0 +1,895 @@
+//! Expression evaluation against the [`PyIndex`] tables and the value-flow table ([`PyFlow`]):
+//! the set of values a name, attribute, call, subscript or iteration can denote.
+
+use rustc_hash::FxHashMap as HashMap;
+
+use super::builtins::BUILTINS;
+use super::flow::{PyFlow, ReadSet, digest, digest_stored};
+use super::tables::PyIndex;
+use super::{PArg, PBind, PExpr, ParamKind, PyFile, ScopeKind};
+
+/// At most this many values are tracked for one expression; a larger set becomes unknown
+/// (precision first: a call through it produces an unresolved edge, not a guess).
+pub(crate) const MAX_VALUES: usize = 12;
+/// A container literal with more items than this is opaque to a lookup of any item (big
+/// data tables: evaluating every entry for each lookup would cost more than it can find).
+const MAX_LITERAL_ITEMS: usize = 64;
+/// Expression evaluations per top-level evaluation (sets fan out: the limit keeps a
+/// pathological chain linear).
+const MAX_STEPS: u32 = 1_000;
+/// Evaluation depth limit (nested lookups through bindings, attributes and calls).
+const MAX_DEPTH: u32 = 16;
+
+/// What an expression denotes.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub(crate) enum Val {
+    Module(String),
+    /// A class (`true`: inferred, not declared).
+    Class(String, bool),
+    Instance(String, bool),
+    Func(String, bool),
+    /// A method bound to an instance (or a classmethod to its class): its first parameter is
+    /// taken.
+    Bound(String, bool),
+    Super(String),
+    Builtin(String),
+    /// A name of a module that is not in the repository (`requests.get`).
+    External(String),
+    /// A container literal or comprehension: (file, expression).
+    Container(u32, u32),
+    /// The `*args` tuple / `**kwargs` dict of a function.
+    Args(String),
+    Kwargs(String),
+    /// The generator a generator function returns.
+    Gen(String),
+    /// `d.values()` of a container: iterating yields its items.
+    Values(Box<Val>),
+    /// `d.items()` of a container: iterating yields [`Val::Entry`] pairs.
+    Entries(Box<Val>),
+    /// A `(key, value)` pair of a container: item 1 is any of its items.
+    Entry(Box<Val>),
+    Unknown,
+}
+
+/// A sorted, deduplicated set of values.
+pub(crate) type Vals = Vec<Val>;
+
+impl Val {
+    pub(crate) fn inferred(self) -> Val {
+        match self {
+            Val::Class(c, _) => Val::Class(c, true),
+            Val::Instance(c, _) => Val::Instance(c, true),
+            Val::Func(f, _) => Val::Func(f, true),
+            Val::Bound(f, _) => Val::Bound(f, true),
+            other => other,
+        }
+    }
+}
+
+/// Adds `more` to `into` (bounded by [`MAX_VALUES`]).
+pub(crate) fn join(into: &mut Vals, more: Vals) {
+    if more.is_empty() {
+        return;
+    }
+    into.extend(more);
+    into.sort();
+    into.dedup();
+    if into.len() > MAX_VALUES {
+        *into = vec![Val::Unknown];
+    }
+}
+
+fn one(v: Val) -> Vals {
+    vec![v]
+}
+
+fn unknown() -> Vals {
+    vec![Val::Unknown]
+}
+
+/// Evaluates expressions across modules.
+pub(crate) struct Eval<'i, 'a> {
+    pub(super) index: &'i PyIndex<'a>,
+    pub(super) flow: &'i PyFlow,
+    pub(super) depth: u32,
+    pub(super) touched: Vec<String>,
+    /// The flow entries read, when recorded (resolution records them so that an update can
+    /// re-resolve exactly the modules that read a changed entry).
+    pub(super) reads: Option<ReadSet>,
+    /// Values of names bound in a scope: `(file, scope, name)`.
+    memo: HashMap<(usize, u32, &'a str), Vals>,
+    /// Values of expressions: `(file, expression)`.
+    expr_memo: HashMap<(u32, u32), Vals>,
+    /// Whether the evaluation under way hit a limit (its value is then not memoized).
+    truncated: bool,
+    steps: u32,
+    /// Items of container literals: `(file, expression, key)`.
+    item_memo: HashMap<(u32, u32, Option<String>), Vals>,
+}
+
+impl<'i, 'a> Eval<'i, 'a> {
+    pub(crate) fn new(index: &'i PyIndex<'a>, flow: &'i PyFlow) -> Self {
+        Eval {
+            index,
+            flow,
+            depth: 0,
+            touched: Vec::new(),
+            reads: None,
+            memo: HashMap::default(),
+            item_memo: HashMap::default(),
+            expr_memo: HashMap::default(),
+            truncated: false,
+            steps: 0,
+        }
+    }
+
+    fn note(&mut self, key: impl FnOnce() -> u64) {
+        if let Some(reads) = &mut self.reads {
+            reads.insert(key());
+        }
+    }
+
+    pub(crate) fn read_param(&mut self, f: &str, index: u32) -> Vals {
+        self.note(|| digest(0, f, "", index));
+        self.flow.param(f, index)
+    }
+
+    pub(crate) fn read_returns(&mut self, f: &str) -> Vals {
+        self.note(|| digest(1, f, "", 0));
+        self.flow.returns(f)
+    }
+
+    pub(crate) fn read_returned_params(&mut self, f: &str) -> Vec<u32> {
+        self.note(|| digest(1, f, "", 0));
+        self.flow.returned_params(f)
+    }
+
+    pub(crate) fn read_yields(&mut self, f: &str) -> Vals {
+        self.note(|| digest(2, f, "", 0));
+        self.flow.yields(f)
+    }
+
+    pub(crate) fn read_decorated(&mut self, q: &str) -> Option<Vals> {
+        self.note(|| digest(3, q, "", 0));
+        self.flow.decorated(q)
+    }
+
+    pub(crate) fn read_attr(&mut self, class: &str, attr: &str) -> Vals {
+        self.note(|| digest(4, class, attr, 0));
+        self.flow.attr(class, attr)
+    }
+
+    pub(crate) fn read_stored(&mut self, container: &Val, key: Option<&str>) -> Vals {
+        self.note(|| digest_stored(container));
+        self.flow.stored(container, key)
+    }
+
+    pub(crate) fn expr(&mut self, fi: usize, id: u32, record: bool) -> Vals {
+        if self.depth == 0 {
+            self.steps = 0;
+        }
+        // Names (memoized by binding), literals and opaque expressions are cheap: only
+        // attribute, call and subscript chains are memoized.
+        let chain = matches!(
+            self.index.files[fi].exprs.get(id as usize),
+            Some(PExpr::Attr(..) | PExpr::Call(_) | PExpr::Subscript(..))
+        );
+        // A recording evaluation must run for its side effect (the variables it touches).
+        if chain
+            && !record
+            && let Some(v) = self.expr_memo.get(&(fi as u32, id))
+        {
+            return v.clone();
+        }
+        self.steps += 1;
+        if self.depth >= MAX_DEPTH || self.steps > MAX_STEPS {
+            self.truncated = true;
+            return unknown();
+        }
+        self.depth += 1;
+        let outer = std::mem::replace(&mut self.truncated, false);
+        let v = self.expr_inner(fi, id, record);
+        self.depth -= 1;
+        // Only complete values are kept (one cut by a limit depends on where it started).
+        if chain && !self.truncated {
+            self.expr_memo.insert((fi as u32, id), v.clone());
+        }
+        self.truncated |= outer;
+        v
+    }
+
+    fn expr_inner(&mut self, fi: usize, id: u32, record: bool) -> Vals {
+        let file = self.index.files[fi];
+        let Some(e) = file.exprs.get(id as usize) else {
+            return unknown();
+        };
+        match e {
+            PExpr::Name { scope, name } => self.name(fi, *scope, name, record),
+            PExpr::Attr(obj, attr) => {
+                let base = self.expr(fi, *obj, record);
+                if record {
+                    for b in &base {
+                        if let Val::Module(m) = b {
+                            let q = format!("{m}.{attr}");
+                            if self.index.vars.contains(&q) {
+                                self.touched.push(q);
+                            }
+                        }
+                    }
+                }
+                self.attr(&base, attr)
+            }
+            PExpr::Call(callee) => {
+                if let Some(PExpr::Attr(obj, method)) = file.exprs.get(*callee as usize)
+                    && let Some(v) = self.container_method(fi, id, *obj, method)
+                {
+                    return v;
+                }
+                let callee_vals = self.expr(fi, *callee, false);
+                self.call_result(fi, id, &callee_vals)
+            }
+            PExpr::Super { scope } => {
+                // The class of the enclosing method.
+                let mut s = Some(*scope);
+                while let Some(si) = s {
+                    let sc = &file.scopes[si as usize];
+                    if let Some(parent) = sc.parent
+                        && let Some(cd) = file.scopes[parent as usize].class_def
+                        && sc.kind == ScopeKind::Function
+                    {
+                        return one(Val::Super(file.defs[cd as usize].qname.clone()));
+                    }
+                    s = sc.parent;
+                }
+                unknown()
+            }
+            PExpr::Lambda(q) => one(Val::Func(q.clone(), false)),
+            PExpr::Seq { .. } | PExpr::Dict(_) => one(Val::Container(fi as u32, id)),
+            PExpr::Subscript(obj, key) => {
+                let base = self.expr(fi, *obj, record);
+                self.items(&base, key.as_deref())
+            }
+            PExpr::Other => unknown(),
+        }
+    }
+
+    /// The values of the items of containers `base` under constant `key` (`None`: any).
+    /// The values of the items of literal `ce` of file `cf` under `key` (`None`: any).
+    fn literal_items(&mut self, cf: u32, ce: u32, key: Option<&str>) -> Vals {
+        let file: &'a PyFile = self.index.files[cf as usize];
+        let mut out = Vals::new();
+        match file.exprs.get(ce as usize) {
+            Some(PExpr::Seq { items, indexed }) => {
+                let pick = match (key.and_then(|k| k.strip_prefix("i:")), indexed) {
+                    (Some(i), true) => i.parse::<i64>().ok().and_then(|i| {
+                        let i = if i < 0 { items.len() as i64 + i } else { i };
+                        usize::try_from(i).ok()
+                    }),
+                    _ => None,
+                };
+                match pick {
+                    Some(i) => {
+                        if let Some(&e) = items.get(i) {
+                            let v = self.expr(cf as usize, e, false);
+                            join(&mut out, v);
+                        }
+                    }
+                    None if items.len() > MAX_LITERAL_ITEMS => join(&mut out, unknown()),
+                    None => {
+                        for &e in items {
+                            let v = self.expr(cf as usize, e, false);
+                            join(&mut out, v);
+                        }
+                    }
+                }
+            }
+            Some(PExpr::Dict(entries)) => {
+                if key.is_none() && entries.len() > MAX_LITERAL_ITEMS {
+                    return unknown();
+                }
+                for (k, e) in entries {
+                    if key.is_none() || k.is_none() || k.as_deref() == key {
+                        let v = self.expr(cf as usize, *e, false);
+                        join(&mut out, v);
+                    }
+                }
+            }
+            _ => {}
+        }
+        out
+    }
+
+    pub(crate) fn items(&mut self, base: &[Val], key: Option<&str>) -> Vals {
+        let mut out = Vals::new();
+        for b in base {
+            match b {
+                Val::Container(cf, ce) => {
+                    let memo_key = (*cf, *ce, key.map(str::to_owned));
+                    let literal = match self.item_memo.get(&memo_key) {
+                        Some(v) => v.clone(),
+                        None => {
+                            let outer = std::mem::replace(&mut self.truncated, false);
+                            let v = self.literal_items(*cf, *ce, key);
+                            if !self.truncated {
+                                self.item_memo.insert(memo_key, v.clone());
+                            }
+                            self.truncated |= outer;
+                            v
+                        }
+                    };
+                    join(&mut out, literal);
+                    join(&mut out, self.read_stored(b, key));
+                }
+                Val::Args(_) | Val::Kwargs(_) => join(&mut out, self.read_stored(b, key)),
+                Val::Entry(c) if key == Some("i:1") => {
+                    let v = self.items(std::slice::from_ref(c.as_ref()), None);
+                    join(&mut out, v);
+                }
+                Val::Values(_) | Val::Entries(_) => {
+                    let v = self.iterate(std::slice::from_ref(b));
+                    join(&mut out, v);
+                }
+                Val::Gen(_) | Val::Instance(..) => {
+                    join(&mut out, self.iterate(std::slice::from_ref(b)))
+                }
+                _ => join(&mut out, unknown()),
+            }
+        }
+        out
+    }
+
+    /// `d.get(k)`, `d.pop(k)`, `d.setdefault(k, …)`, `xs.pop()`, `xs.copy()` on
+    /// containers: their items (`None` when `obj` is not only containers, or another method).
+    fn container_method(&mut self, fi: usize, call: u32, obj: u32, method: &str) -> Option<Vals> {
+        if !matches!(
+            method,
+            "get" | "pop" | "setdefault" | "copy" | "__getitem__" | "values" | "items"
+        ) {
+            return None;
+        }
+        let base = self.expr(fi, obj, false);
+        if base.is_empty()
+            || !base
+                .iter()
+                .all(|v| matches!(v, Val::Container(..) | Val::Kwargs(_)))
+        {
+            return None;
+        }
+        match method {
+            // A copy keeps the items: subscript or iterate it like the container.
+            "copy" => return Some(base),
+            "values" => {
+                return Some(base.into_iter().map(|b| Val::Values(Box::new(b))).collect());
+            }
+            "items" => {
+                return Some(
+                    base.into_iter()
+                        .map(|b| Val::Entries(Box::new(b)))
+                        .collect(),
+                );
+            }
+            _ => {}
+        }
+        let file: &'a PyFile = self.index.files[fi];
+        let key = match file.args(call).first() {
+            Some(PArg::Pos(k)) => constant_string(file, *k).map(|s| format!("s:{s}")),
+            _ => None,
+        };
+        Some(self.items(&base, key.as_deref()))
+    }
+
+    /// The values `for x in base` binds to `x`.
+    pub(crate) fn iterate(&mut self, base: &[Val]) -> Vals {
+        let mut out = Vals::new();
+        for b in base {
+            match b {
+                Val::Container(cf, ce) => {
+                    let is_dict = matches!(
+                        self.index.files[*cf as usize].exprs.get(*ce as usize),
+                        Some(PExpr::Dict(_))
+                    );
+                    // Iterating a dict yields its keys, which we do not track.
+                    let v = if is_dict {
+                        unknown()
+                    } else {
+                        self.items(std::slice::from_ref(b), None)
+                    };
+                    join(&mut out, v);
+                }
+                Val::Args(_) => join(&mut out, self.read_stored(b, None)),
+                Val::Values(c) => {
+                    let v = self.items(std::slice::from_ref(c.as_ref()), None);
+                    join(&mut out, v);
+                }
+                Val::Entries(c) => join(&mut out, one(Val::Entry(c.clone()))),
+                Val::Gen(f) => join(&mut out, self.read_yields(f)),
+                Val::Instance(c, inf) => {
+                    let iters = self.class_attr(c, "__iter__", 0, *inf, true);
+                    let iterators = self.call_result(usize::MAX, 0, &iters);
+                    for it in iterators {
+                        match &it {
+                            Val::Instance(d, inf) => {
+                                let next = self.class_attr(d, "__next__", 0, *inf, true);
+                                let v = self.call_result(usize::MAX, 0, &next);
+                                join(&mut out, v);
+                            }
+                            Val::Gen(f) => join(&mut out, self.read_yields(f)),
+                            _ => join(&mut out, unknown()),
+                        }
+                    }
+                }
+                _ => join(&mut out, unknown()),
+            }
+        }
+        if out.is_empty() { unknown() } else { out }
+    }
+
+    /// What calling `callee` returns; `fi`/`call` locate the call's arguments (`usize::MAX`:
+    /// an implicit call without arguments, e.g. `__iter__`).
+    pub(crate) fn call_result(&mut self, fi: usize, call: u32, callee: &[Val]) -> Vals {
+        let mut out = Vals::new();
+        for v in callee {
+            match v {
+                Val::Class(c, inf) => join(&mut out, one(Val::Instance(c.clone(), *inf))),
+                Val::Func(f, _) | Val::Bound(f, _) => {
+                    let offset = usize::from(matches!(v, Val::Bound(..)));
+                    join(&mut out, self.returns(f));
+                    let v = self.returned_args(fi, call, f, offset);
+                    join(&mut out, v);
+                }
+                Val::Instance(c, inf) => {
+                    let call = self.class_attr(c, "__call__", 0, *inf, true);
+                    for f in call {
+                        if let Val::Func(f, _) | Val::Bound(f, _) = f {
+                            join(&mut out, self.returns(&f));
+                        }
+                    }
+                }
+                Val::Builtin(name) if fi != usize::MAX => {
+                    let v = self.builtin_result(fi, call, name);
+                    join(&mut out, v);
+                }
+                Val::External(q) if q == "functools.partial" && fi != usize::MAX => {
+                    // `partial(f, ...)` calls `f` when called.
+                    let v = match self.index.files[fi].args(call).first() {
+                        Some(PArg::Pos(f)) => self.expr(fi, *f, false),
+                        _ => unknown(),
+                    };
+                    join(&mut out, v.into_iter().map(Val::inferred).collect());
+                }
+                _ => join(&mut out, unknown()),
+            }
+        }
+        if out.is_empty() { unknown() } else { out }
+    }
+
+    fn builtin_result(&mut self, fi: usize, call: u32, name: &str) -> Vals {
+        let file: &'a PyFile = self.index.files[fi];
+        let args = file.args(call);
+        match (name, args) {
+            ("getattr", [PArg::Pos(obj), PArg::Pos(attr), ..]) => {
+                let attr = match file.exprs.get(*attr as usize) {
+                    Some(PExpr::Other) => constant_string(file, *attr),
+                    _ => None,
+                };
+                match attr {
+                    Some(a) => {
+                        let base = self.expr(fi, *obj, false);
+                        self.attr(&base, &a)
+                    }
+                    None => unknown(),
+                }
+            }
+            // Copies keep the items.
+            ("list" | "tuple" | "set" | "sorted" | "reversed" | "iter", [PArg::Pos(x), ..]) => {
+                let v = self.expr(fi, *x, false);
+                if v.iter().all(|v| matches!(v, Val::Container(..))) {
+                    v
+                } else {
+                    unknown()
+                }
+            }
+            ("next", [PArg::Pos(x), ..]) => {
+                let v = self.expr(fi, *x, false);
+                self.iterate(&v)
+            }
+            _ => unknown(),
+        }
+    }
+
+    /// What calling function `f` returns: its return annotation's instance, the values its
+    /// `return` statements return, or its generator.
+    pub(crate) fn returns(&mut self, f: &str) -> Vals {
+        let Some(&(fi, di)) = self.index.funcs.get(f) else {
+            return unknown();
+        };
+        let def = &self.index.files[fi].defs[di];
+        if def.generator {
+            return one(Val::Gen(f.to_owned()));
+        }
+        let mut out = Vals::new();
+        if let Some(r) = def.returns {
+            for v in self.expr(fi, r, false) {
+                if let Val::Class(c, _) = v {
+                    join(&mut out, one(Val::Instance(c, true)));
+                }
+            }
+        }
+        join(
+            &mut out,
+            self.read_returns(f)
+                .into_iter()
+                .map(Val::inferred)
+                .collect(),
+        );
+        if out.is_empty() && self.read_returned_params(f).is_empty() {
+            unknown()
+        } else {
+            out
+        }
+    }
+
+    /// The arguments of call `call` in file `fi` for the parameters `f` returns as they are
+    /// (`offset`: 1 when `self` is bound); without a call site (`fi == usize::MAX`) or with
+    /// unpacked arguments, every value those parameters receive.
+    fn returned_args(&mut self, fi: usize, call: u32, f: &str, offset: usize) -> Vals {
+        let params = self.read_returned_params(f);
+        if params.is_empty() {
+            return Vals::new();
+        }
+        let Some(&(dfi, ddi)) = self.index.funcs.get(f) else {
+            return Vals::new();
+        };
+        let def: &'a super::PyDef = &self.index.files[dfi].defs[ddi];
+        let args: &'a [PArg] = if fi == usize::MAX {
+            &[]
+        } else {
+            self.index.files[fi].args(call)
+        };
+        let unpacked = fi == usize::MAX
+            || args
+                .iter()
+                .any(|a| matches!(a, PArg::Star(_) | PArg::DoubleStar(_)));
+        let mut out = Vals::new();
+        for i in params {
+            if unpacked {
+                let v = self.read_param(f, i);
+                join(&mut out, v.into_iter().map(Val::inferred).collect());
+                continue;
+            }
+            let name = def.params.get(i as usize).map(|p| p.name.as_str());
+            let positional = (i as usize)
+                .checked_sub(offset)
+                .and_then(|k| args.iter().filter(|a| matches!(a, PArg::Pos(_))).nth(k));
+            let keyword = args
+                .iter()
+                .find(|a| matches!(a, PArg::Kw(n, _) if Some(n.as_str()) == name));
+            let v = match (positional, keyword) {
+                (Some(PArg::Pos(e)), _) | (None, Some(PArg::Kw(_, e))) => self.expr(fi, *e, false),
+                _ => match def.params.get(i as usize).and_then(|p| p.default) {
+                    Some(d) => self.expr(dfi, d, false),
+                    None => Vals::new(),
+                },
+            };
+            join(&mut out, v.into_iter().map(Val::inferred).collect());
+        }
+        out
+    }
+
+    /// LEGB lookup of `name` used in scope `scope` of file `fi`.
+    fn name(&mut self, fi: usize, scope: u32, name: &str, record: bool) -> Vals {
+        let file = self.index.files[fi];
+        let mut current = Some(scope);
+        let mut first = true;
+        while let Some(si) = current {
+            let sc = &file.scopes[si as usize];
+            // Class bodies are visible only to code directly in them.
+            let visible = sc.kind != ScopeKind::Class || first;
+            first = false;
+            if sc.globals.contains(name) {
+                current = Some(0);
+                continue;
+            }
+            if visible && sc.bindings.contains_key(name) {
+                if si == 0 && record {
+                    let q = format!("{}.{name}", file.module);
+                    if self.index.vars.contains(&q) {
+                        self.touched.push(q);
+                    }
+                }
+                return self.scope_value(fi, si, name);
+            }
+            if si == 0 {
+                break;
+            }
+            current = sc.parent;
+        }
+        for star in &file.star_imports {
+            if let Some(v) = self.module_member(star, name, true) {
+                if record && let Some(i) = self.index.module_file(star) {
+                    let q = format!("{}.{name}", self.index.files[i].module);
+                    if self.index.vars.contains(&q) {
+                        self.touched.push(q);
+                    }
+                }
+                return v;
+            }
+        }
+        if BUILTINS.contains(&name) {
+            one(Val::Builtin(name.to_owned()))
+        } else {
+            unknown()
+        }
+    }
+
+    /// The value of `name` as bound in scope `si` of file `fi` (memoized).
+    pub(crate) fn scope_value(&mut self, fi: usize, si: u32, name: &str) -> Vals {
+        let file: &'a PyFile = self.index.files[fi];
+        let Some((bound, binds)) = file
+            .scopes
+            .get(si as usize)
+            .and_then(|s| s.bindings.get_key_value(name))
+        else {
+            return unknown();
+        };
+        // Keyed by the bound name as stored in the facts: no allocation per lookup.
+        let key = (fi, si, bound.as_str());
+        if let Some(v) = self.memo.get(&key) {
+            return v.clone();
+        }
+        // Cycle guard while evaluating.
+        self.memo.insert(key, unknown());
+        let outer = std::mem::replace(&mut self.truncated, false);
+        let mut v = Vals::new();
+        for b in binds {
+            let more = self.binding(fi, b);
+            join(&mut v, more);
+        }
+        if v.is_empty() {
+            v = unknown();
+        }
+        // Values cut by a limit depend on where the evaluation started: only keep complete ones.
+        if self.truncated {
+            self.memo.remove(&key);
+        } else {
+            self.memo.insert(key, v.clone());
+        }
+        self.truncated |= outer;
+        v
+    }
+
+    fn binding(&mut self, fi: usize, b: &PBind) -> Vals {
+        let file: &'a PyFile = self.index.files[fi];
+        match b {
+            PBind::Def(q) | PBind::Class(q) => match self.read_decorated(q) {
+                Some(v) => v,
+                None if matches!(b, PBind::Def(_)) => one(Val::Func(q.clone(), false)),
+                None => one(Val::Class(q.clone(), false)),
+            },
+            PBind::Assign(e) => self
+                .expr(fi, *e, false)
+                .into_iter()
+                .map(|v| match v {
+                    v @ (Val::Module(_) | Val::Builtin(_)) => v,
+                    v => v.inferred(),
+                })
+                .collect(),
+            PBind::ImportFrom { module, name } => match self.module_member(module, name, false) {
+                Some(v) => v,
+                None if self.index.module_file(module).is_none()
+                    && !self.index.prefixes.contains(module) =>
+                {
+                    one(Val::External(format!("{module}.{name}")))
+                }
+                None => unknown(),
+            },
+            PBind::ImportModule(m) => match self.index.module_file(m) {
+                Some(i) => one(Val::Module(self.index.files[i].module.clone())),
+                // A namespace package (a directory without `__init__.py`).
+                None if self.index.prefixes.contains(m) => one(Val::Module(m.clone())),
+                None => one(Val::External(m.clone())),
+            },
+            PBind::SelfParam(c) => one(Val::Instance(c.clone(), false)),
+            PBind::ClsParam(c) => one(Val::Class(c.clone(), false)),
+            PBind::Annotated(Some(a)) => self.annotated(fi, *a),
+            PBind::Param {
+                def,
+                index,
+                annotation,
+            } => {
+                let Some(d) = file.defs.get(*def as usize) else {
+                    return unknown();
+                };
+                let Some(p) = d.params.get(*index as usize) else {
+                    return unknown();
+                };
+                match p.kind {
+                    ParamKind::Star => return one(Val::Args(d.qname.clone())),
+                    ParamKind::DoubleStar => return one(Val::Kwargs(d.qname.clone())),
+                    ParamKind::Plain | ParamKind::KeywordOnly => {}
+                }
+                let mut out = Vals::new();
+                if let Some(a) = annotation {
+                    let v = self.annotated(fi, *a);
+                    join(&mut out, v);
+                }
+                if let Some(default) = p.default {
+                    let v = self.expr(fi, default, false);
+                    join(&mut out, v.into_iter().map(Val::inferred).collect());
+                }
+                join(
+                    &mut out,
+                    self.read_param(&d.qname, *index)
+                        .into_iter()
+                        .map(Val::inferred)
+                        .collect(),
+                );
+                // Callers we cannot see may pass anything.
+                join(&mut out, unknown());
+                out
+            }
+            PBind::Unpack { expr, index } => {
+                let base = self.expr(fi, *expr, false);
+                self.items(&base, Some(&format!("i:{index}")))
+                    .into_iter()
+                    .map(Val::inferred)
+                    .collect()
+            }
+            PBind::Iter(e) => {
+                let base = self.expr(fi, *e, false);
+                self.iterate(&base).into_iter().map(Val::inferred).collect()
+            }
+            PBind::Annotated(None) | PBind::Other => unknown(),
+        }
+    }
+
+    fn annotated(&mut self, fi: usize, a: u32) -> Vals {
+        let v: Vals = self
+            .expr(fi, a, false)
+            .into_iter()
+            .filter_map(|v| match v {
+                Val::Class(c, _) => Some(Val::Instance(c, true)),
+                _ => None,
+            })
+            .collect();
+        if v.is_empty() { unknown() } else { v }
+    }
+
+    /// A name from a module's namespace (submodules included).
+    pub(crate) fn module_member(&mut self, module: &str, name: &str, star: bool) -> Option<Vals> {
+        if self.depth > MAX_DEPTH {
+            return None;
+        }
+        let mi = self.index.module_file(module);
+        let canonical = mi.map_or(module.to_owned(), |i| self.index.files[i].module.clone());
+        let sub = format!("{canonical}.{name}");
+        if !star && let Some(si) = self.index.modules.get(sub.as_str()) {
+            return Some(one(Val::Module(self.index.files[*si].module.clone())));
+        }
+        let fi = mi?;
+        let file = self.index.files[fi];
+        if star && name.starts_with('_') {
+            return None;
+        }
+        if file.scopes[0].bindings.contains_key(name) {
+            self.depth += 1;
+            let v = self.scope_value(fi, 0, name);
+            self.depth -= 1;
+            return Some(v);
+        }
+        for inner in &file.star_imports {
+            self.depth += 1;
+            let v = self.module_member(inner, name, true);
+            self.depth -= 1;
+            if v.is_some() {
+                return v;
+            }
+        }
+        if star {
+            return None;
+        }
+        Some(unknown())
+    }
+
+    pub(crate) fn attr(&mut self, base: &[Val], attr: &str) -> Vals {
+        let mut out = Vals::new();
+        for b in base {
+            let v = match b {
+                Val::Module(m) => self.module_member(m, attr, false).unwrap_or_else(unknown),
+                Val::Class(c, inf) => self.class_attr(c, attr, 0, *inf, false),
+                Val::Instance(c, inf) => self.class_attr(c, attr, 0, *inf, true),
+                Val::Super(c) => self.class_attr(c, attr, 1, false, true),
+                Val::External(q) => one(Val::External(format!("{q}.{attr}"))),
+                _ => unknown(),
+            };
+            join(&mut out, v);
+        }
+        if out.is_empty() { unknown() } else { out }
+    }
+
+    /// Looks `attr` up along the MRO of `class`, starting at position `skip`; methods looked
+    /// up on an instance (and classmethods) come back bound.
+    pub(crate) fn class_attr(
+        &mut self,
+        class: &str,
+        attr: &str,
+        skip: usize,
+        inferred: bool,
+        instance: bool,
+    ) -> Vals {
+        let Some(mro) = self.index.mro.get(class) else {
+            return unknown();
+        };
+        let mut out = Vals::new();
+        for entry in mro.iter().skip(skip) {
+            let Some(c) = entry else {
+                join(&mut out, unknown());
+                break;
+            };
+            join(&mut out, self.read_attr(c, attr));
+            let Some(&(fi, di)) = self.index.classes.get(c.as_str()) else {
+                join(&mut out, unknown());
+                break;
+            };
+            let file = self.index.files[fi];
+            let def = &file.defs[di];
+            if file.scopes[def.scope as usize].bindings.contains_key(attr) {
+                let v = self.scope_value(fi, def.scope, attr);
+                let v = v.into_iter().map(|v| self.bind_method(v, instance));
+                join(
+                    &mut out,
+                    if inferred {
+                        v.map(Val::inferred).collect()
+                    } else {
+                        v.collect()
+                    },
+                );
+                return out;
+            }
+        }
+        if instance {
+            for c in mro.iter().flatten() {
+                let Some(&(fi, di)) = self.index.classes.get(c.as_str()) else {
+                    continue;
+                };
+                let file = self.index.files[fi];
+                let values: Vec<u32> = file.defs[di]
+                    .self_attrs
+                    .iter()
+                    .filter(|(n, _)| n == attr)
+                    .map(|(_, e)| *e)
+                    .collect();
+                for e in values {
+                    let v = self.expr(fi, e, false);
+                    join(&mut out, v.into_iter().map(Val::inferred).collect());
+                }
+            }
+        }
+        if out.is_empty() { unknown() } else { out }
+    }
+
+    /// A function found in a class namespace, as seen through an instance (bound unless
+    /// static) or the class (bound only for classmethods).
+    fn bind_method(&self, v: Val, instance: bool) -> Val {
+        let Val::Func(f, inf) = v else { return v };
+        let Some(&(fi, di)) = self.index.funcs.get(f.as_str()) else {
+            return Val::Func(f, inf);
+        };
+        let def = &self.index.files[fi].defs[di];
+        // Any function stored in a class namespace (a method, or `handler = func`) binds.
+        if def.is_classmethod || (instance && !def.is_static) {
+            Val::Bound(f, inf)
+        } else {
+            Val::Func(f, inf)
+        }
+    }
+}
+
+/// The text of a plain string literal expression, when the facts kept it (see
+/// [`PyFile::strings`]).
+fn constant_string(file: &PyFile, e: u32) -> Option<String> {
+    file.strings
+        .binary_search_by_key(&e, |(id, _)| *id)
+        .ok()
+        .map(|i| file.strings[i].1.clone())
+}

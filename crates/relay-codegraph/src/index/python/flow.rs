@@ -1,0 +1,613 @@
+//! The value-flow table: a flow-insensitive fixpoint over the assignment graph of the whole
+//! repository. Arguments flow into parameters (positional, keyword, `*args`, `**kwargs`),
+//! returned and yielded values out of functions, decorated definitions become what their
+//! decorators return, and stores (`xs[k] = v`, `xs.append(v)`, `d.update(m)`, `obj.attr = v`)
+//! into containers and class attributes. Each round evaluates every module against the
+//! previous round's table; it stops when a round changes nothing or after
+//! [`MAX_FLOW_ROUNDS`]. Sets are bounded by [`super::eval::MAX_VALUES`].
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use super::eval::{Eval, Val, Vals, join};
+use super::tables::PyIndex;
+use super::{DefKind, PArg, PStore, ParamKind, PyFile};
+
+/// Rounds of the fixpoint (each round lets values travel one more call/return/store step
+/// beyond what lazy evaluation already follows).
+pub(crate) const MAX_FLOW_ROUNDS: usize = 4;
+/// Modules per unit of parallel work in a round.
+const FLOW_CHUNK: usize = 32;
+/// At most this many container literals are snapshotted into the table.
+const MAX_LITERAL_SNAPSHOTS: usize = 100_000;
+
+/// A container's items by constant key (`None`: any key).
+type Items = BTreeMap<Option<String>, Vals>;
+
+/// One entry of the flow table, as read by a module's resolution.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub(crate) enum FlowKey {
+    Param(String, u32),
+    Returns(String),
+    Yields(String),
+    Decorated(String),
+    Stored(Val),
+    Attr(String, String),
+}
+
+/// The digests of the flow entries a module's evaluation read ([`FlowKey::digest`]; a
+/// collision can only make a module look like a reader, which costs a re-resolution).
+pub(crate) type ReadSet = rustc_hash::FxHashSet<u64>;
+
+/// The digest of a flow entry, computed from borrowed parts (no allocation per read).
+pub(crate) fn digest(tag: u8, a: &str, b: &str, index: u32) -> u64 {
+    use std::hash::{Hash, Hasher};
+    let mut h = rustc_hash::FxHasher::default();
+    tag.hash(&mut h);
+    a.hash(&mut h);
+    b.hash(&mut h);
+    index.hash(&mut h);
+    h.finish()
+}
+
+/// The digest of a container's entry.
+pub(crate) fn digest_stored(container: &Val) -> u64 {
+    use std::hash::{Hash, Hasher};
+    let mut h = rustc_hash::FxHasher::default();
+    5u8.hash(&mut h);
+    container.hash(&mut h);
+    h.finish()
+}
+
+impl FlowKey {
+    pub(crate) fn digest(&self) -> u64 {
+        match self {
+            FlowKey::Param(f, i) => digest(0, f, "", *i),
+            FlowKey::Returns(f) => digest(1, f, "", 0),
+            FlowKey::Yields(f) => digest(2, f, "", 0),
+            FlowKey::Decorated(q) => digest(3, q, "", 0),
+            FlowKey::Attr(c, a) => digest(4, c, a, 0),
+            FlowKey::Stored(v) => digest_stored(v),
+        }
+    }
+}
+
+/// Values flowing between modules; compared between updates (a change re-resolves every
+/// Python module).
+#[derive(Debug, Default, Clone, PartialEq, Eq)]
+pub(crate) struct PyFlow {
+    params: BTreeMap<(String, u32), Vals>,
+    returns: BTreeMap<String, Vals>,
+    /// Parameters a function returns as they are (`def dec(fn): return fn`): a call returns
+    /// the arguments of that call site, not every argument ever passed.
+    returned_params: BTreeMap<String, Vec<u32>>,
+    yields: BTreeMap<String, Vals>,
+    decorated: BTreeMap<String, Vals>,
+    stored: BTreeMap<Val, Items>,
+    attrs: BTreeMap<(String, String), Vals>,
+    /// The items of container literals that flow between functions, as written (compared
+    /// between updates only; evaluation reads the literal itself).
+    literals: BTreeMap<Val, Items>,
+}
+
+impl PyFlow {
+    pub(crate) fn param(&self, f: &str, index: u32) -> Vals {
+        self.params
+            .get(&(f.to_owned(), index))
+            .cloned()
+            .unwrap_or_default()
+    }
+
+    pub(crate) fn returns(&self, f: &str) -> Vals {
+        self.returns.get(f).cloned().unwrap_or_default()
+    }
+
+    pub(crate) fn returned_params(&self, f: &str) -> Vec<u32> {
+        self.returned_params.get(f).cloned().unwrap_or_default()
+    }
+
+    pub(crate) fn yields(&self, f: &str) -> Vals {
+        self.yields.get(f).cloned().unwrap_or_default()
+    }
+
+    pub(crate) fn decorated(&self, q: &str) -> Option<Vals> {
+        self.decorated.get(q).cloned()
+    }
+
+    pub(crate) fn attr(&self, class: &str, attr: &str) -> Vals {
+        self.attrs
+            .get(&(class.to_owned(), attr.to_owned()))
+            .cloned()
+            .unwrap_or_default()
+    }
+
+    /// Items stored into `container` under `key` (`None`: all).
+    pub(crate) fn stored(&self, container: &Val, key: Option<&str>) -> Vals {
+        let Some(items) = self.stored.get(container) else {
+            return Vals::new();
+        };
+        let mut out = Vals::new();
+        for (k, v) in items {
+            if key.is_none() || k.is_none() || k.as_deref() == key {
+                join(&mut out, v.clone());
+            }
+        }
+        out
+    }
+
+    /// The entries whose values differ between `self` and `other`.
+    pub(crate) fn changed(&self, other: &PyFlow) -> BTreeSet<FlowKey> {
+        fn diff<K: Ord + Clone, V: PartialEq>(
+            a: &BTreeMap<K, V>,
+            b: &BTreeMap<K, V>,
+            key: impl Fn(K) -> FlowKey,
+            out: &mut std::collections::BTreeSet<FlowKey>,
+        ) {
+            for (k, v) in a {
+                if b.get(k) != Some(v) {
+                    out.insert(key(k.clone()));
+                }
+            }
+            for k in b.keys() {
+                if !a.contains_key(k) {
+                    out.insert(key(k.clone()));
+                }
+            }
+        }
+        let mut out = std::collections::BTreeSet::new();
+        diff(
+            &self.params,
+            &other.params,
+            |(f, i)| FlowKey::Param(f, i),
+            &mut out,
+        );
+        diff(&self.returns, &other.returns, FlowKey::Returns, &mut out);
+        diff(
+            &self.returned_params,
+            &other.returned_params,
+            FlowKey::Returns,
+            &mut out,
+        );
+        diff(&self.yields, &other.yields, FlowKey::Yields, &mut out);
+        diff(
+            &self.decorated,
+            &other.decorated,
+            FlowKey::Decorated,
+            &mut out,
+        );
+        diff(&self.stored, &other.stored, FlowKey::Stored, &mut out);
+        diff(
+            &self.attrs,
+            &other.attrs,
+            |(c, a)| FlowKey::Attr(c, a),
+            &mut out,
+        );
+        diff(&self.literals, &other.literals, FlowKey::Stored, &mut out);
+        out
+    }
+
+    /// Adds the entries of `other`.
+    fn merge(&mut self, other: PyFlow) {
+        fn all<K: Ord>(into: &mut BTreeMap<K, Vals>, from: BTreeMap<K, Vals>) {
+            for (k, v) in from {
+                join_entry(into.entry(k).or_default(), v);
+            }
+        }
+        all(&mut self.params, other.params);
+        all(&mut self.returns, other.returns);
+        all(&mut self.yields, other.yields);
+        all(&mut self.decorated, other.decorated);
+        all(&mut self.attrs, other.attrs);
+        for (k, mut v) in other.returned_params {
+            let e = self.returned_params.entry(k).or_default();
+            e.append(&mut v);
+            e.sort_unstable();
+            e.dedup();
+        }
+        for (c, items) in other.stored {
+            let into = self.stored.entry(c).or_default();
+            for (k, v) in items {
+                join_entry(into.entry(k).or_default(), v);
+            }
+        }
+    }
+
+    /// Computes the fixpoint for all modules of `index`.
+    pub(crate) fn compute(index: &PyIndex<'_>) -> PyFlow {
+        let mut flow = PyFlow::default();
+        let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
+        // What each module's contribution read: a later round re-evaluates only the modules
+        // that read an entry the previous round changed (semi-naive evaluation; values only
+        // grow, so the other modules' contributions are already in the table).
+        let mut reads: Vec<ReadSet> = vec![ReadSet::default(); index.files.len()];
+        let mut todo: Vec<usize> = (0..index.files.len()).collect();
+        let mut rounds = 0;
+        for _ in 0..MAX_FLOW_ROUNDS {
+            if todo.is_empty() {
+                break;
+            }
+            rounds += 1;
+            // Fixed chunks (not one per thread), merged in order: the result does not depend
+            // on the number of threads.
+            let chunks: Vec<&[usize]> = todo.chunks(FLOW_CHUNK).collect();
+            let parts = crate::index::parallel::par_map(
+                &chunks,
+                threads,
+                |files| {
+                    let mut part = PyFlow::default();
+                    let mut part_reads = Vec::with_capacity(files.len());
+                    for &fi in *files {
+                        let mut eval = Eval::new(index, &flow);
+                        eval.reads = Some(ReadSet::default());
+                        contribute(&mut eval, fi, &mut part);
+                        part_reads.push((fi, eval.reads.take().unwrap_or_default()));
+                    }
+                    (part, part_reads)
+                },
+                |_| {},
+            );
+            let mut next = flow.clone();
+            for (part, part_reads) in parts {
+                next.merge(part);
+                for (fi, r) in part_reads {
+                    reads[fi] = r;
+                }
+            }
+            let changed: ReadSet = next.changed(&flow).iter().map(FlowKey::digest).collect();
+            tracing::trace!(index.py_flow_changed = changed.len(), "flow round");
+            flow = next;
+            if changed.is_empty() {
+                break;
+            }
+            todo = (0..index.files.len())
+                .filter(|&fi| reads[fi].iter().any(|k| changed.contains(k)))
+                .collect();
+        }
+        flow.snapshot_literals(index);
+        tracing::debug!(index.py_flow_rounds = rounds, "python value-flow fixpoint");
+        flow
+    }
+
+    /// Records the items of the container literals that flow between functions, so
+    /// that an edit of such a literal (`run([a, b])` → `run([a, c])`, same expression ids)
+    /// changes the table and reaches the modules that read the container.
+    fn snapshot_literals(&mut self, index: &PyIndex<'_>) {
+        let mut pending: Vec<Val> = self
+            .params
+            .values()
+            .chain(self.returns.values())
+            .chain(self.yields.values())
+            .chain(self.decorated.values())
+            .chain(self.attrs.values())
+            .chain(self.stored.values().flat_map(|items| items.values()))
+            .flatten()
+            .filter(|v| matches!(v, Val::Container(..)))
+            .cloned()
+            .collect();
+        let mut seen = std::collections::BTreeSet::new();
+        let no_flow = PyFlow::default();
+        let mut eval = Eval::new(index, &no_flow);
+        while let Some(c) = pending.pop() {
+            if seen.len() >= MAX_LITERAL_SNAPSHOTS || !seen.insert(c.clone()) {
+                continue;
+            }
+            let Val::Container(cf, ce) = c else { continue };
+            let file: &PyFile = index.files[cf as usize];
+            let entries: Vec<(Option<String>, u32)> = match file.exprs.get(ce as usize) {
+                Some(super::PExpr::Seq { items, indexed }) => items
+                    .iter()
+                    .enumerate()
+                    .map(|(i, e)| ((*indexed).then(|| format!("i:{i}")), *e))
+                    .collect(),
+                Some(super::PExpr::Dict(items)) => items.clone(),
+                _ => Vec::new(),
+            };
+            for (key, e) in entries {
+                let v = eval.expr(cf as usize, e, false);
+                pending.extend(
+                    v.iter()
+                        .filter(|v| matches!(v, Val::Container(..)))
+                        .cloned(),
+                );
+                // Unknown items are kept too: an item becoming unknown is a change.
+                let items = self.literals.entry(c.clone()).or_default();
+                join(items.entry(key).or_default(), v);
+            }
+        }
+    }
+}
+
+/// Adds `more` to a table entry. Entries hold known values only, so an entry that is just
+/// [`Val::Unknown`] overflowed [`super::eval::MAX_VALUES`]: it stays so (otherwise rounds could
+/// oscillate between overflowing and not).
+fn join_entry(into: &mut Vals, more: Vals) {
+    if into.as_slice() == [Val::Unknown] {
+        return;
+    }
+    if more.as_slice() == [Val::Unknown] {
+        *into = more;
+        return;
+    }
+    join(into, more);
+}
+
+fn add<K: Ord>(map: &mut BTreeMap<K, Vals>, key: K, v: Vals) {
+    let known: Vals = v.into_iter().filter(|v| *v != Val::Unknown).collect();
+    if !known.is_empty() {
+        join_entry(map.entry(key).or_default(), known);
+    }
+}
+
+fn add_item(out: &mut PyFlow, container: &Val, key: Option<String>, v: Vals) {
+    let known: Vals = v.into_iter().filter(|v| *v != Val::Unknown).collect();
+    if !known.is_empty() {
+        let items = out.stored.entry(container.clone()).or_default();
+        join_entry(items.entry(key).or_default(), known);
+    }
+}
+
+/// What module `fi` contributes to the next round.
+fn contribute(eval: &mut Eval<'_, '_>, fi: usize, out: &mut PyFlow) {
+    let file: &PyFile = eval.index.files[fi];
+    for def in &file.defs {
+        if def.kind == DefKind::Class && def.decorators.is_empty() {
+            continue;
+        }
+        for &r in &def.returned {
+            if let Some(index) = returned_param(file, def, r) {
+                let params = out.returned_params.entry(def.qname.clone()).or_default();
+                if !params.contains(&index) {
+                    params.push(index);
+                    params.sort_unstable();
+                }
+                continue;
+            }
+            let v = eval.expr(fi, r, false);
+            add(&mut out.returns, def.qname.clone(), v);
+        }
+        for &y in &def.yielded {
+            let v = eval.expr(fi, y, false);
+            add(&mut out.yields, def.qname.clone(), v);
+        }
+        if !def.decorators.is_empty() {
+            let mut value = vec![if def.kind == DefKind::Class {
+                Val::Class(def.qname.clone(), false)
+            } else {
+                Val::Func(def.qname.clone(), false)
+            }];
+            let mut followed = false;
+            // The decorator nearest the definition applies first.
+            for &d in def.decorators.iter().rev() {
+                let callee = eval.expr(fi, d, false);
+                pass_args(eval, &callee, &[value.clone()], &[], out);
+                let mut result = Vals::new();
+                for c in &callee {
+                    if let Val::Func(f, _) = c {
+                        join(&mut result, eval.read_returns(f));
+                        if eval.read_returned_params(f).contains(&0) {
+                            join(&mut result, value.clone());
+                        }
+                    }
+                }
+                let callable = !result.is_empty()
+                    && result.iter().all(|v| {
+                        matches!(
+                            v,
+                            Val::Func(..) | Val::Bound(..) | Val::Class(..) | Val::Instance(..)
+                        )
+                    });
+                // A decorator we cannot follow (external, builtin such as `property`, or one
+                // returning something unknown) is assumed to return the function itself.
+                if callable {
+                    followed |= result != value;
+                    value = result;
+                }
+            }
+            // Only a followed decorator is recorded: the table only grows between rounds, and
+            // a name without an entry is bound to the definition itself.
+            if followed {
+                add(&mut out.decorated, def.qname.clone(), value);
+            }
+        }
+    }
+    for call in &file.calls {
+        let Some(super::PExpr::Call(callee)) = file.exprs.get(call.call as usize) else {
+            continue;
+        };
+        let mut positional = Vec::new();
+        let mut keywords = Vec::new();
+        let mut worth = false;
+        for a in &call.args {
+            match a {
+                PArg::Pos(e) => {
+                    let v = eval.expr(fi, *e, false);
+                    worth |= v.iter().any(flows);
+                    positional.push(v);
+                }
+                PArg::Kw(n, e) => {
+                    let v = eval.expr(fi, *e, false);
+                    worth |= v.iter().any(flows);
+                    keywords.push((n.clone(), v));
+                }
+                // Unpacked arguments: positions and names unknown.
+                PArg::Star(_) | PArg::DoubleStar(_) => {}
+            }
+        }
+        if !worth {
+            continue;
+        }
+        let callee = eval.expr(fi, *callee, false);
+        pass_args(eval, &callee, &positional, &keywords, out);
+    }
+    for store in &file.stores {
+        match store {
+            PStore::Item { target, key, value } => {
+                let targets = eval.expr(fi, *target, false);
+                let v = eval.expr(fi, *value, false);
+                for t in targets.iter().filter(|t| is_container(t)) {
+                    add_item(out, t, key.clone(), v.clone());
+                }
+            }
+            PStore::Append { target, value } => {
+                let targets = eval.expr(fi, *target, false);
+                let v = eval.expr(fi, *value, false);
+                for t in targets.iter().filter(|t| is_container(t)) {
+                    add_item(out, t, None, v.clone());
+                }
+            }
+            PStore::Extend { target, value } => {
+                let targets = eval.expr(fi, *target, false);
+                let v = eval.expr(fi, *value, false);
+                let items = eval.items(&v, None);
+                for t in targets.iter().filter(|t| is_container(t)) {
+                    add_item(out, t, None, items.clone());
+                }
+            }
+            PStore::Attr {
+                target,
+                attr,
+                value,
+            } => {
+                let targets = eval.expr(fi, *target, false);
+                let v = eval.expr(fi, *value, false);
+                for t in targets {
+                    if let Val::Class(c, _) | Val::Instance(c, _) = t {
+                        add(&mut out.attrs, (c, attr.clone()), v.clone());
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// The parameter of `def` that return expression `r` names, when it is bound to nothing else.
+fn returned_param(file: &PyFile, def: &super::PyDef, r: u32) -> Option<u32> {
+    let Some(super::PExpr::Name { scope, name }) = file.exprs.get(r as usize) else {
+        return None;
+    };
+    if *scope != def.scope {
+        return None;
+    }
+    match file
+        .scopes
+        .get(*scope as usize)?
+        .bindings
+        .get(name)?
+        .as_slice()
+    {
+        [super::PBind::Param { index, .. }]
+            if def
+                .params
+                .get(*index as usize)
+                .is_some_and(|p| matches!(p.kind, ParamKind::Plain | ParamKind::KeywordOnly)) =>
+        {
+            Some(*index)
+        }
+        _ => None,
+    }
+}
+
+fn is_container(v: &Val) -> bool {
+    matches!(v, Val::Container(..) | Val::Args(_) | Val::Kwargs(_))
+}
+
+/// Whether a value is worth propagating into a parameter (anything we can call or look into).
+fn flows(v: &Val) -> bool {
+    !matches!(v, Val::Unknown | Val::Builtin(_) | Val::Module(_))
+}
+
+/// Records the arguments of a call of `callee` into the parameters of the functions it can be.
+fn pass_args(
+    eval: &mut Eval<'_, '_>,
+    callee: &[Val],
+    positional: &[Vals],
+    keywords: &[(String, Vals)],
+    out: &mut PyFlow,
+) {
+    for c in callee {
+        let (f, offset) = match c {
+            Val::Func(f, _) => (f.clone(), 0),
+            Val::Bound(f, _) => (f.clone(), 1),
+            Val::Class(cls, inf) => {
+                for init in eval.class_attr(cls, "__init__", 0, *inf, true) {
+                    if let Val::Bound(f, _) = init {
+                        bind_params(eval, &f, 1, positional, keywords, out);
+                    }
+                }
+                continue;
+            }
+            Val::Instance(cls, inf) => {
+                for call in eval.class_attr(cls, "__call__", 0, *inf, true) {
+                    if let Val::Bound(f, _) = call {
+                        bind_params(eval, &f, 1, positional, keywords, out);
+                    }
+                }
+                continue;
+            }
+            Val::Builtin(name) if matches!(name.as_str(), "map" | "filter") => {
+                // `map(f, xs)` calls `f` with the items of `xs`.
+                if let (Some(fs), Some(xs)) = (positional.first(), positional.get(1)) {
+                    let items = eval.items(xs, None);
+                    for f in fs.clone() {
+                        pass_args(eval, &[f], std::slice::from_ref(&items), &[], out);
+                    }
+                }
+                continue;
+            }
+            _ => continue,
+        };
+        bind_params(eval, &f, offset, positional, keywords, out);
+    }
+}
+
+fn bind_params(
+    eval: &Eval<'_, '_>,
+    f: &str,
+    offset: usize,
+    positional: &[Vals],
+    keywords: &[(String, Vals)],
+    out: &mut PyFlow,
+) {
+    let Some(&(fi, di)) = eval.index.funcs.get(f) else {
+        return;
+    };
+    let def = &eval.index.files[fi].defs[di];
+    let params = &def.params;
+    let star = params.iter().position(|p| p.kind == ParamKind::Star);
+    let double_star = params.iter().position(|p| p.kind == ParamKind::DoubleStar);
+    for (i, v) in positional.iter().enumerate() {
+        let slot = i + offset;
+        match params.get(slot) {
+            Some(p) if p.kind == ParamKind::Plain && star.is_none_or(|s| slot < s) => {
+                add(&mut out.params, (f.to_owned(), slot as u32), v.clone());
+            }
+            _ => {
+                if let Some(s) = star {
+                    let extra = slot.saturating_sub(s);
+                    add_item(
+                        out,
+                        &Val::Args(f.to_owned()),
+                        Some(format!("i:{extra}")),
+                        v.clone(),
+                    );
+                }
+            }
+        }
+    }
+    for (name, v) in keywords {
+        match params.iter().position(|p| {
+            &p.name == name && matches!(p.kind, ParamKind::Plain | ParamKind::KeywordOnly)
+        }) {
+            Some(slot) => add(&mut out.params, (f.to_owned(), slot as u32), v.clone()),
+            None => {
+                if double_star.is_some() {
+                    add_item(
+                        out,
+                        &Val::Kwargs(f.to_owned()),
+                        Some(format!("s:{name}")),
+                        v.clone(),
+                    );
+                }
+            }
+        }
+    }
+}

@@ -1,0 +1,257 @@
+//! Python name tables: modules, namespaces, classes, functions and class hierarchies (MRO) built
+//! from all files' facts.
+
+use std::sync::Arc;
+
+use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
+
+use super::eval::{Eval, Val};
+use super::flow::PyFlow;
+use super::{DefKind, PExpr, PyFile};
+use crate::index::facts::{FileFacts, LangFacts};
+
+/// Global Python tables: the files' facts, and [`PyTables`] derived from them (dereferenced).
+pub(crate) struct PyIndex<'a> {
+    pub(super) files: Vec<&'a PyFile>,
+    /// Address of a file's facts → its index in `files`.
+    pub(super) positions: HashMap<usize, usize>,
+    pub(super) tables: Arc<PyTables>,
+    /// The value-flow fixpoint over these files.
+    pub(super) flow: Arc<PyFlow>,
+}
+
+impl std::ops::Deref for PyIndex<'_> {
+    type Target = PyTables;
+
+    fn deref(&self) -> &PyTables {
+        &self.tables
+    }
+}
+
+/// The tables of a [`PyIndex`] that do not borrow the facts (files are referred to by their
+/// position in the path-sorted list of Python files), kept by the indexer for updates that
+/// change no module's exports.
+#[derive(Debug, Default)]
+pub(crate) struct PyTables {
+    pub(super) modules: HashMap<String, usize>,
+    pub(super) import_names: HashMap<String, Vec<usize>>,
+    /// class qname → (file, def index).
+    pub(super) classes: HashMap<String, (usize, usize)>,
+    /// function qname → (file, def index).
+    pub(super) funcs: HashMap<String, (usize, usize)>,
+    /// class qname → MRO (`None` marks an unresolved base).
+    pub(super) mro: HashMap<String, Vec<Option<String>>>,
+    /// module var qnames.
+    pub(super) vars: HashSet<String>,
+    /// qname → owning file (first definition wins).
+    pub(super) owners: HashMap<String, usize>,
+    /// Dotted prefixes of module names (namespace packages included).
+    pub(super) prefixes: HashSet<String>,
+}
+
+impl<'a> PyIndex<'a> {
+    pub(crate) fn build(all: &[&'a FileFacts]) -> PyIndex<'a> {
+        let files: Vec<&'a PyFile> = all
+            .iter()
+            .filter_map(|f| match &f.lang {
+                LangFacts::Python(p) => Some(p),
+                _ => None,
+            })
+            .collect();
+        let mut index = PyTables::default();
+        let packages: HashSet<&str> = files
+            .iter()
+            .filter(|f| f.is_package)
+            .map(|f| f.module.as_str())
+            .collect();
+        for (i, f) in files.iter().enumerate() {
+            index.modules.entry(f.module.clone()).or_insert(i);
+            index.owners.entry(f.module.clone()).or_insert(i);
+            // Names importable from source roots (directories that are not packages).
+            let parts: Vec<&str> = f.module.split('.').collect();
+            for k in 1..parts.len() {
+                let dir = parts[..k].join(".");
+                if !packages.contains(dir.as_str()) {
+                    index
+                        .import_names
+                        .entry(parts[k..].join("."))
+                        .or_default()
+                        .push(i);
+                }
+            }
+            let mut prefix = String::new();
+            for part in &parts[..parts.len().saturating_sub(1)] {
+                if !prefix.is_empty() {
+                    prefix.push('.');
+                }
+                prefix.push_str(part);
+                index.prefixes.insert(prefix.clone());
+            }
+            for (d, def) in f.defs.iter().enumerate() {
+                index.owners.entry(def.qname.clone()).or_insert(i);
+                match def.kind {
+                    DefKind::Class => {
+                        index.classes.entry(def.qname.clone()).or_insert((i, d));
+                    }
+                    _ => {
+                        index.funcs.entry(def.qname.clone()).or_insert((i, d));
+                    }
+                }
+            }
+            for v in &f.vars {
+                let q = format!("{}.{}", f.module, v.name);
+                index.owners.entry(q.clone()).or_insert(i);
+                index.vars.insert(q);
+            }
+        }
+        let mut index = PyIndex::with_tables(files, Arc::new(index));
+        let mut mro = HashMap::default();
+        for c in index.classes.keys() {
+            let line = index.linearize(c, 0, &mut HashSet::default());
+            mro.insert(c.clone(), line);
+        }
+        if let Some(tables) = Arc::get_mut(&mut index.tables) {
+            tables.mro = mro;
+        }
+        index.compute_flow();
+        index
+    }
+
+    /// An index over `all` (the same Python files, in the same order, as when `tables` were
+    /// built, with the same exports) reusing `tables`.
+    pub(crate) fn kept(all: &[&'a FileFacts], tables: Arc<PyTables>) -> PyIndex<'a> {
+        let files = all
+            .iter()
+            .filter_map(|f| match &f.lang {
+                LangFacts::Python(p) => Some(p),
+                _ => None,
+            })
+            .collect();
+        let mut index = PyIndex::with_tables(files, tables);
+        index.compute_flow();
+        index
+    }
+
+    fn compute_flow(&mut self) {
+        let started = std::time::Instant::now();
+        let flow = PyFlow::compute(self);
+        tracing::debug!(
+            index.py_flow_ms = started.elapsed().as_millis() as u64,
+            "python value flow"
+        );
+        self.flow = Arc::new(flow);
+    }
+
+    /// The value-flow table, to compare with the previous update's.
+    pub(crate) fn flow(&self) -> Arc<PyFlow> {
+        Arc::clone(&self.flow)
+    }
+
+    pub(super) fn with_tables(files: Vec<&'a PyFile>, tables: Arc<PyTables>) -> PyIndex<'a> {
+        let positions = files
+            .iter()
+            .enumerate()
+            .map(|(i, f)| (std::ptr::from_ref::<PyFile>(f) as usize, i))
+            .collect();
+        PyIndex {
+            files,
+            positions,
+            tables,
+            flow: Arc::default(),
+        }
+    }
+
+    /// The tables, to keep for later updates.
+    pub(crate) fn tables(&self) -> Arc<PyTables> {
+        Arc::clone(&self.tables)
+    }
+
+    pub(super) fn module_file(&self, name: &str) -> Option<usize> {
+        if let Some(&i) = self.modules.get(name) {
+            return Some(i);
+        }
+        match self.import_names.get(name) {
+            Some(v) if v.len() == 1 => Some(v[0]),
+            _ => None,
+        }
+    }
+
+    /// Resolved direct bases of a class (`None` for unresolved ones; `object` dropped).
+    pub(super) fn bases(&self, class: &str) -> Vec<Option<String>> {
+        let Some(&(fi, di)) = self.classes.get(class) else {
+            return vec![None];
+        };
+        let file = self.files[fi];
+        let def = &file.defs[di];
+        let mut out = Vec::new();
+        for &b in &def.bases {
+            // Bases are evaluated without value flow: the MRO is part of the tables.
+            let no_flow = PyFlow::default();
+            let mut ev = Eval::new(self, &no_flow);
+            match ev.expr(fi, b, false).as_slice() {
+                [Val::Class(q, _)] => out.push(Some(q.clone())),
+                [Val::Builtin(_)] if matches!(&file.exprs[b as usize], PExpr::Name { name, .. } if name == "object") =>
+                    {}
+                _ => out.push(None),
+            }
+        }
+        out
+    }
+
+    /// C3 linearization; with unresolved bases, a depth-first order with `None` markers.
+    pub(super) fn linearize(
+        &self,
+        class: &str,
+        depth: u32,
+        seen: &mut HashSet<String>,
+    ) -> Vec<Option<String>> {
+        if depth > 20 || !seen.insert(class.to_owned()) {
+            return vec![Some(class.to_owned())];
+        }
+        let bases = self.bases(class);
+        let mut result = vec![Some(class.to_owned())];
+        let mut seqs: Vec<Vec<Option<String>>> = Vec::new();
+        for b in &bases {
+            match b {
+                Some(b) => seqs.push(self.linearize(b, depth + 1, seen)),
+                None => seqs.push(vec![None]),
+            }
+        }
+        seen.remove(class);
+        if seqs.iter().all(|s| s.iter().all(Option::is_some)) {
+            seqs.push(bases.clone());
+            let mut seqs: Vec<Vec<String>> = seqs
+                .iter()
+                .cloned()
+                .map(|s| s.into_iter().flatten().collect())
+                .collect();
+            loop {
+                seqs.retain(|s| !s.is_empty());
+                if seqs.is_empty() {
+                    return result;
+                }
+                let head = seqs
+                    .iter()
+                    .map(|s| &s[0])
+                    .find(|h| !seqs.iter().any(|s| s[1..].contains(h)));
+                let Some(head) = head.cloned() else { break };
+                result.push(Some(head.clone()));
+                for s in &mut seqs {
+                    if s[0] == head {
+                        s.remove(0);
+                    }
+                }
+            }
+            result.truncate(1);
+        }
+        // Fallback: depth-first, left to right, with unresolved markers.
+        for s in seqs {
+            for item in s {
+                if item.is_none() || !result.contains(&item) {
+                    result.push(item);
+                }
+            }
+        }
+        result
+    }
+}
