@@ -2,9 +2,7 @@
 //! Validator lives in `relay_worker::jobs::orchestrator::validator`, so the agent depends on neither
 //! the store nor the tracker.)
 
-use super::seams::{
-    ExploreFailure, ExploreOutcome, ExploreRequest, Explorer, Thoroughness,
-};
+use super::seams::{ExploreFailure, ExploreOutcome, ExploreRequest, Explorer, Thoroughness};
 use crate::explore::{self, ExploreAgent};
 
 impl From<Thoroughness> for explore::Thoroughness {

@@ -11,10 +11,10 @@ use relay_actions::{GapState, Snapshot, SpecState, ThreadRef, ValidationContext}
 use relay_agent::context::{BuiltContext, ContextBuilder, IssueContext};
 use relay_agent::explore::ExploreAgent;
 use relay_agent::llm::{LlmClient, Role};
-use relay_worker::jobs::orchestrator::validator::ActionsValidator;
 use relay_agent::planner::{PlanOutcome, PlanResult, Planner, PlannerLimits};
 use relay_agent::toolbox::Toolbox;
 use relay_tools::sandbox::Sandbox;
+use relay_worker::jobs::orchestrator::validator::ActionsValidator;
 use serde_json::json;
 
 #[derive(Debug, Clone, Copy, ValueEnum)]

@@ -6,6 +6,7 @@
 
 use std::sync::Arc;
 
+use super::validator::ActionsValidator;
 use anyhow::Context as _;
 use relay_actions::{
     BatchId, DrainReport, Executor, Snapshot, ThreadRef, ValidationContext, WatermarkRaise,
@@ -13,7 +14,6 @@ use relay_actions::{
 use relay_agent::agent_settings::AgentSettings;
 use relay_agent::context::ContextBuilder;
 use relay_agent::llm::LlmClient;
-use super::validator::ActionsValidator;
 use relay_agent::planner::{Explorer, PlanOutcome, PlanResult, Planner, PlannerLimits};
 use relay_agent::spec::SpecWriter;
 use relay_core::action::PostComment;
