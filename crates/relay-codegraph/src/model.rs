@@ -13,6 +13,22 @@ pub enum Language {
     Python,
 }
 
+impl Language {
+    pub const ALL: [Language; 2] = [Language::Go, Language::Python];
+
+    /// The lowercase spelling, as in the JSON export and the Postgres rows.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Language::Go => "go",
+            Language::Python => "python",
+        }
+    }
+
+    pub fn parse(s: &str) -> Option<Language> {
+        Language::ALL.into_iter().find(|l| l.as_str() == s)
+    }
+}
+
 /// What a symbol is. Locals never become symbols.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
@@ -107,6 +123,14 @@ pub enum EdgeKind {
 }
 
 impl EdgeKind {
+    pub const ALL: [EdgeKind; 5] = [
+        EdgeKind::Calls,
+        EdgeKind::Implements,
+        EdgeKind::Inherits,
+        EdgeKind::Uses,
+        EdgeKind::Imports,
+    ];
+
     pub fn as_str(self) -> &'static str {
         match self {
             EdgeKind::Calls => "calls",
@@ -115,6 +139,10 @@ impl EdgeKind {
             EdgeKind::Uses => "uses",
             EdgeKind::Imports => "imports",
         }
+    }
+
+    pub fn parse(s: &str) -> Option<EdgeKind> {
+        EdgeKind::ALL.into_iter().find(|k| k.as_str() == s)
     }
 }
 
@@ -128,6 +156,23 @@ pub enum Confidence {
     Inferred,
     /// A dynamic-dispatch target (a call through an interface reaching one known implementation).
     Dynamic,
+}
+
+impl Confidence {
+    pub const ALL: [Confidence; 3] = [Confidence::Exact, Confidence::Inferred, Confidence::Dynamic];
+
+    /// The lowercase spelling, as in the JSON export and the Postgres rows.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Confidence::Exact => "exact",
+            Confidence::Inferred => "inferred",
+            Confidence::Dynamic => "dynamic",
+        }
+    }
+
+    pub fn parse(s: &str) -> Option<Confidence> {
+        Confidence::ALL.into_iter().find(|c| c.as_str() == s)
+    }
 }
 
 /// A relation between two symbols, observed at `file:line`.
@@ -150,4 +195,38 @@ pub struct Edge {
 pub struct Graph {
     pub symbols: Vec<Symbol>,
     pub edges: Vec<Edge>,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// For every variant in `ALL`, `as_str` is the serde spelling (the export contract) and `parse`
+    /// inverts it, so the Postgres rows and the JSON export spell enums the same way.
+    fn assert_spellings<T>(all: &[T], as_str: fn(T) -> &'static str, parse: fn(&str) -> Option<T>)
+    where
+        T: Copy + PartialEq + std::fmt::Debug + Serialize + serde::de::DeserializeOwned,
+    {
+        for &value in all {
+            let spelling = as_str(value);
+            assert_eq!(
+                serde_json::to_value(value).expect("serialize"),
+                serde_json::Value::String(spelling.to_owned()),
+            );
+            assert_eq!(parse(spelling), Some(value));
+            let from_serde: T =
+                serde_json::from_value(serde_json::Value::String(spelling.to_owned()))
+                    .expect("deserialize");
+            assert_eq!(from_serde, value);
+        }
+        assert_eq!(parse("Unknown"), None);
+    }
+
+    #[test]
+    fn enum_spellings_match_serde() {
+        assert_spellings(&Language::ALL, Language::as_str, Language::parse);
+        assert_spellings(&SymbolKind::ALL, SymbolKind::as_str, SymbolKind::parse);
+        assert_spellings(&EdgeKind::ALL, EdgeKind::as_str, EdgeKind::parse);
+        assert_spellings(&Confidence::ALL, Confidence::as_str, Confidence::parse);
+    }
 }

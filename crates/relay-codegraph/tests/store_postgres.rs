@@ -113,3 +113,40 @@ async fn an_unreachable_database_is_unavailable_with_its_cause() {
         "{chain}"
     );
 }
+
+/// A stored enum spelling the model does not know reads back as corrupt data (naming the column and
+/// value), not as a failed query. The symbol columns have no CHECK constraint, so this is reachable.
+#[sqlx::test(migrator = "relay_store::MIGRATOR")]
+async fn an_unknown_stored_spelling_is_corrupt_data(pool: PgPool) {
+    use relay_codegraph::store::StoreError;
+
+    let store = PostgresStore::new(pool.clone());
+    store
+        .replace_graph("app", "c1", &conformance::fixture_graph())
+        .await
+        .expect("load fixture");
+    let snap = Snapshot::new("app", "c1");
+    for (update, expected) in [
+        (
+            "UPDATE codegraph_symbols SET kind = 'gadget' WHERE name = 'Plan'",
+            "corrupt code graph data: unknown symbol kind \"gadget\"",
+        ),
+        (
+            "UPDATE codegraph_symbols SET kind = 'method', language = 'cobol' WHERE name = 'Plan'",
+            "corrupt code graph data: unknown language \"cobol\"",
+        ),
+    ] {
+        sqlx::query(update).execute(&pool).await.expect("update");
+        for result in [
+            store.export(&snap).await.map(drop),
+            store
+                .search(&snap, &SymbolQuery::name("plan", 10))
+                .await
+                .map(drop),
+        ] {
+            let error = result.expect_err(update);
+            assert!(matches!(error, StoreError::Corrupt(_)), "{error:?}");
+            assert_eq!(error.to_string(), expected);
+        }
+    }
+}

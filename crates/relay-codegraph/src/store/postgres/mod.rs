@@ -1,10 +1,12 @@
 //! The Postgres graph store: maps the model onto the rows of [`sql`], where its SQL lives.
 
 pub mod sql;
+pub mod text_enum;
 
 use async_trait::async_trait;
 use relay_store::PgPool;
 use sql::{EdgeDirection, EdgeRow, SearchColumn, SymbolRow, SymbolSearch};
+use text_enum::UnknownSpelling;
 
 use super::pattern::Glob;
 use super::{
@@ -12,7 +14,7 @@ use super::{
     StoreResult, SymbolQuery, canonicalize, clamp_depth, sort_edges_by_site, sort_search_hits,
     sort_steps,
 };
-use crate::model::{Confidence, Edge, EdgeKind, Graph, Language, Symbol, SymbolKind};
+use crate::model::{Edge, EdgeKind, Graph, Symbol};
 
 /// A [`GraphStore`] on the service's Postgres database (migration `0003_codegraph.sql`).
 #[derive(Debug, Clone)]
@@ -36,20 +38,14 @@ impl PostgresStore {
     }
 }
 
+/// A stored enum spelling the model does not know is corrupt data, not a failed query.
 fn pg(error: relay_store::Error) -> StoreError {
-    StoreError::Postgres(error)
-}
-
-fn enum_str<T: serde::Serialize>(value: T) -> String {
-    match serde_json::to_value(value) {
-        Ok(serde_json::Value::String(s)) => s,
-        other => unreachable!("model enums serialize to strings, got {other:?}"),
+    if let relay_store::Error::Database(sqlx::Error::ColumnDecode { source, .. }) = &error
+        && let Some(unknown) = source.downcast_ref::<UnknownSpelling>()
+    {
+        return StoreError::Corrupt(unknown.to_string());
     }
-}
-
-fn parse_enum<T: serde::de::DeserializeOwned>(what: &str, value: &str) -> StoreResult<T> {
-    serde_json::from_value(serde_json::Value::String(value.to_owned()))
-        .map_err(|_| StoreError::Corrupt(format!("unknown {what} {value:?}")))
+    StoreError::Postgres(error)
 }
 
 fn line_to_i32(line: u32) -> i32 {
@@ -64,8 +60,8 @@ pub(crate) fn symbol_row(s: &Symbol) -> SymbolRow {
     SymbolRow {
         qname: s.qname.clone(),
         name: s.name.clone(),
-        kind: s.kind.as_str().to_owned(),
-        language: enum_str(s.language),
+        kind: s.kind,
+        language: s.language,
         file: s.file.clone(),
         line: line_to_i32(s.line),
         end_line: line_to_i32(s.end_line),
@@ -75,11 +71,10 @@ pub(crate) fn symbol_row(s: &Symbol) -> SymbolRow {
     }
 }
 
-fn symbol_from_row(r: SymbolRow) -> StoreResult<Symbol> {
-    Ok(Symbol {
-        kind: SymbolKind::parse(&r.kind)
-            .ok_or_else(|| StoreError::Corrupt(format!("unknown symbol kind {:?}", r.kind)))?,
-        language: parse_enum::<Language>("language", &r.language)?,
+fn symbol_from_row(r: SymbolRow) -> Symbol {
+    Symbol {
+        kind: r.kind,
+        language: r.language,
         qname: r.qname,
         name: r.name,
         file: r.file,
@@ -88,34 +83,34 @@ fn symbol_from_row(r: SymbolRow) -> StoreResult<Symbol> {
         signature: r.signature,
         doc: r.doc,
         parent: r.parent,
-    })
+    }
 }
 
 pub(crate) fn edge_row(e: &Edge) -> EdgeRow {
     EdgeRow {
-        kind: e.kind.as_str().to_owned(),
+        kind: e.kind,
         from_qname: e.from.clone(),
         to_qname: e.to.clone(),
         to_name: e.to_name.clone(),
         file: e.file.clone(),
         line: line_to_i32(e.line),
-        confidence: enum_str(e.confidence),
+        confidence: e.confidence,
     }
 }
 
-fn edge_from_row(r: EdgeRow) -> StoreResult<Edge> {
-    Ok(Edge {
-        kind: parse_enum::<EdgeKind>("edge kind", &r.kind)?,
-        confidence: parse_enum::<Confidence>("confidence", &r.confidence)?,
+fn edge_from_row(r: EdgeRow) -> Edge {
+    Edge {
+        kind: r.kind,
+        confidence: r.confidence,
         from: r.from_qname,
         to: r.to_qname,
         to_name: r.to_name,
         file: r.file,
         line: line_from_i32(r.line),
-    })
+    }
 }
 
-fn symbols_from_rows(rows: Vec<SymbolRow>) -> StoreResult<Vec<Symbol>> {
+fn symbols_from_rows(rows: Vec<SymbolRow>) -> Vec<Symbol> {
     rows.into_iter().map(symbol_from_row).collect()
 }
 
@@ -188,11 +183,8 @@ impl GraphStore for PostgresStore {
         let id = self.snapshot_id(snapshot).await?;
         let (symbols, edges) = sql::export(&self.pool, id).await.map_err(pg)?;
         let mut graph = Graph {
-            symbols: symbols_from_rows(symbols)?,
-            edges: edges
-                .into_iter()
-                .map(edge_from_row)
-                .collect::<StoreResult<_>>()?,
+            symbols: symbols_from_rows(symbols),
+            edges: edges.into_iter().map(edge_from_row).collect(),
         };
         canonicalize(&mut graph);
         Ok(graph)
@@ -209,14 +201,14 @@ impl GraphStore for PostgresStore {
             equals: glob.exact_text().map(str::to_owned),
             like: (!glob.is_exact()).then(|| glob.to_like()),
             raw: query.pattern.clone(),
-            kinds: query.kinds.iter().map(|k| k.as_str().to_owned()).collect(),
+            kinds: query.kinds.clone(),
             file_contains: query.file.clone(),
             limit: i64::try_from(query.limit).unwrap_or(i64::MAX),
         };
         let (total, rows) = sql::search_symbols(&self.pool, id, &search)
             .await
             .map_err(pg)?;
-        let mut symbols = symbols_from_rows(rows)?;
+        let mut symbols = symbols_from_rows(rows);
         sort_search_hits(&mut symbols, query.field, &query.pattern);
         Ok(SearchPage {
             total: usize::try_from(total).unwrap_or(0),
@@ -229,7 +221,7 @@ impl GraphStore for PostgresStore {
         let rows = sql::symbols_by_qname(&self.pool, id, qnames)
             .await
             .map_err(pg)?;
-        let mut symbols = symbols_from_rows(rows)?;
+        let mut symbols = symbols_from_rows(rows);
         symbols.sort_by(|a, b| (&a.qname, &a.file, a.line).cmp(&(&b.qname, &b.file, b.line)));
         Ok(symbols)
     }
@@ -237,7 +229,7 @@ impl GraphStore for PostgresStore {
     async fn children(&self, snapshot: &Snapshot, parent: &str) -> StoreResult<Vec<Symbol>> {
         let id = self.snapshot_id(snapshot).await?;
         let rows = sql::children(&self.pool, id, parent).await.map_err(pg)?;
-        let mut symbols = symbols_from_rows(rows)?;
+        let mut symbols = symbols_from_rows(rows);
         symbols.sort_by(|a, b| (&a.file, a.line, &a.qname).cmp(&(&b.file, b.line, &b.qname)));
         Ok(symbols)
     }
@@ -250,14 +242,10 @@ impl GraphStore for PostgresStore {
         kinds: &[EdgeKind],
     ) -> StoreResult<Vec<Edge>> {
         let id = self.snapshot_id(snapshot).await?;
-        let kinds: Vec<String> = kinds.iter().map(|k| k.as_str().to_owned()).collect();
-        let rows = sql::edges_of(&self.pool, id, qname, direction(dir), &kinds)
+        let rows = sql::edges_of(&self.pool, id, qname, direction(dir), kinds)
             .await
             .map_err(pg)?;
-        let mut edges = rows
-            .into_iter()
-            .map(edge_from_row)
-            .collect::<StoreResult<Vec<_>>>()?;
+        let mut edges: Vec<Edge> = rows.into_iter().map(edge_from_row).collect();
         sort_edges_by_site(&mut edges);
         Ok(edges)
     }
@@ -285,7 +273,7 @@ impl GraphStore for PostgresStore {
                     to_name: r.to_name,
                     file: r.file,
                     line: line_from_i32(r.line),
-                    confidence: parse_enum::<Confidence>("confidence", &r.confidence)?,
+                    confidence: r.confidence,
                 })
             })
             .collect::<StoreResult<Vec<_>>>()?;

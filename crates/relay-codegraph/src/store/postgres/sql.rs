@@ -1,7 +1,8 @@
 //! The code graph tables (`codegraph_snapshots`, `codegraph_symbols`, `codegraph_edges`, migration
 //! `0003_codegraph.sql` at the workspace root): the SQL of the Postgres backend, its one home.
 //!
-//! Plain row structs only; the parent module maps them onto the graph model. Graphs are namespaced by a
+//! Typed row structs: enum columns decode straight into the model's enums (stored as their lowercase
+//! spelling, see [`super::text_enum`]); the parent module maps rows onto the graph model. Graphs are namespaced by a
 //! snapshot (repository + commit); bulk loads use multi-row `UNNEST` inserts in chunks; caller and callee
 //! traversals are recursive CTEs over the edge indexes.
 
@@ -10,16 +11,18 @@ use sqlx::{AssertSqlSafe, PgConnection, PgPool};
 
 use relay_store::Result;
 
+use crate::model::{Confidence, EdgeKind, Language, SymbolKind};
+
 /// Rows per `UNNEST` insert statement.
 const CHUNK: usize = 10_000;
 
-/// A symbol row. `kind` and `language` are the model's lowercase spellings.
+/// A symbol row.
 #[derive(Debug, Clone, PartialEq, Eq, sqlx::FromRow)]
 pub struct SymbolRow {
     pub qname: String,
     pub name: String,
-    pub kind: String,
-    pub language: String,
+    pub kind: SymbolKind,
+    pub language: Language,
     pub file: String,
     pub line: i32,
     pub end_line: i32,
@@ -31,13 +34,13 @@ pub struct SymbolRow {
 /// An edge row; `to_qname` is `None` for an unresolved edge.
 #[derive(Debug, Clone, PartialEq, Eq, sqlx::FromRow)]
 pub struct EdgeRow {
-    pub kind: String,
+    pub kind: EdgeKind,
     pub from_qname: String,
     pub to_qname: Option<String>,
     pub to_name: String,
     pub file: String,
     pub line: i32,
-    pub confidence: String,
+    pub confidence: Confidence,
 }
 
 /// A stored snapshot.
@@ -68,7 +71,7 @@ pub struct SymbolSearch {
     /// The pattern as typed, for ranking exact-case matches first.
     pub raw: String,
     /// Only these kinds (empty: all).
-    pub kinds: Vec<String>,
+    pub kinds: Vec<SymbolKind>,
     /// Only files containing this substring.
     pub file_contains: Option<String>,
     pub limit: i64,
@@ -85,7 +88,7 @@ pub struct TraversalRow {
     pub to_name: String,
     pub file: String,
     pub line: i32,
-    pub confidence: String,
+    pub confidence: Confidence,
 }
 
 /// Direction of edges relative to a symbol.
@@ -232,8 +235,8 @@ async fn insert_symbols(
         .bind(snapshot_id)
         .bind(col(|r| r.qname.clone()))
         .bind(col(|r| r.name.clone()))
-        .bind(col(|r| r.kind.clone()))
-        .bind(col(|r| r.language.clone()))
+        .bind(chunk.iter().map(|r| r.kind).collect::<Vec<SymbolKind>>())
+        .bind(chunk.iter().map(|r| r.language).collect::<Vec<Language>>())
         .bind(col(|r| r.file.clone()))
         .bind(chunk.iter().map(|r| r.line).collect::<Vec<i32>>())
         .bind(chunk.iter().map(|r| r.end_line).collect::<Vec<i32>>())
@@ -256,7 +259,7 @@ async fn insert_edges(conn: &mut PgConnection, snapshot_id: i64, rows: &[EdgeRow
              $7::int4[], $8::text[])",
         )
         .bind(snapshot_id)
-        .bind(col(|r| r.kind.clone()))
+        .bind(chunk.iter().map(|r| r.kind).collect::<Vec<EdgeKind>>())
         .bind(col(|r| r.from_qname.clone()))
         .bind(
             chunk
@@ -267,7 +270,12 @@ async fn insert_edges(conn: &mut PgConnection, snapshot_id: i64, rows: &[EdgeRow
         .bind(col(|r| r.to_name.clone()))
         .bind(col(|r| r.file.clone()))
         .bind(chunk.iter().map(|r| r.line).collect::<Vec<i32>>())
-        .bind(col(|r| r.confidence.clone()))
+        .bind(
+            chunk
+                .iter()
+                .map(|r| r.confidence)
+                .collect::<Vec<Confidence>>(),
+        )
         .execute(&mut *conn)
         .await?;
     }
@@ -391,7 +399,7 @@ pub async fn edges_of(
     snapshot_id: i64,
     qname: &str,
     direction: EdgeDirection,
-    kinds: &[String],
+    kinds: &[EdgeKind],
 ) -> Result<Vec<EdgeRow>> {
     let column = match direction {
         EdgeDirection::Incoming => "to_qname",
