@@ -117,6 +117,9 @@ async fn wait_for_signal(shutdown: CancellationToken) {
     shutdown.cancel();
 }
 
+/// Hosts of LLM APIs that always need a key (local servers often need none).
+const HOSTED_LLM_APIS: [&str; 2] = ["api.openai.com", "api.anthropic.com"];
+
 /// The orchestrator's dependencies when an LLM is configured for every role; otherwise
 /// `process_issue` keeps to its bookkeeping (and says so in the log).
 fn brain(
@@ -129,6 +132,22 @@ fn brain(
     {
         tracing::warn!(error.message = %error, "no usable [llm] configuration: issues are recorded but not planned");
         return Ok(None);
+    }
+    // A hosted API without a key refuses every call: each issue would end in a status comment.
+    // Say so once at start-up instead of letting operators find out from their issues.
+    for role in Role::ALL {
+        if let Ok(config) = settings.llm.resolve(role)
+            && config.api_key.is_none()
+            && HOSTED_LLM_APIS
+                .iter()
+                .any(|host| config.base_url.contains(host))
+        {
+            tracing::warn!(
+                llm.role = role.as_str(),
+                llm.base_url = %config.base_url,
+                "no API key for a hosted LLM API (set api_key_env or api_key): its calls will be refused"
+            );
+        }
     }
     let trackers = relay_tracker::Trackers::from_settings(&settings.trackers)
         .context("failed to build the tracker clients ([[trackers]])")?;
