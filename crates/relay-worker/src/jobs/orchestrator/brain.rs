@@ -7,7 +7,7 @@ use anyhow::Context as _;
 use relay_actions::Snapshot;
 use relay_agent::agent_settings::{AgentSettings, EngageDecision, Visibility};
 use relay_agent::explore::ExploreAgent;
-use relay_agent::llm::{LlmClient, LlmSettings, Role};
+use relay_agent::llm::{LlmClient, LlmError, LlmSettings, Role, UsageContext};
 use relay_agent::toolbox::Toolbox;
 use relay_core::TrackerSettings;
 use relay_repo::RepoManager;
@@ -26,6 +26,8 @@ pub struct Brain {
     pub llm: LlmSettings,
     pub agent: AgentSettings,
     pub tools: relay_tools::ToolLimits,
+    /// The code-graph store and indexer (`None`: explorers get no `codegraph` tool).
+    pub codegraph: Option<Arc<crate::jobs::reindex::CodegraphIndexing>>,
 }
 
 impl Brain {
@@ -112,10 +114,43 @@ impl Brain {
             .snapshot(&spec, None)
             .await
             .context("failed to snapshot the default branch")?;
-        let toolbox = Toolbox::new(snapshot.path(), None, self.tools.clone())
+        let graph = match &self.codegraph {
+            Some(indexing) => {
+                let repo = super::graph::graph_repo_key(&issue.tracker, &issue.project_path);
+                match super::graph::ensure_graph(
+                    indexing,
+                    repos,
+                    &spec,
+                    &repo,
+                    snapshot.commit(),
+                    snapshot.path(),
+                )
+                .await
+                {
+                    Ok(access) => Some(access),
+                    // Exploring without the graph (grep and read) beats not answering at all.
+                    Err(error) => {
+                        tracing::warn!(
+                            error.message = %error,
+                            error.cause_chain = %format!("{error:#}"),
+                            "code graph unavailable: explorers fall back to the code tools"
+                        );
+                        None
+                    }
+                }
+            }
+            None => None,
+        };
+        let toolbox = Toolbox::new(snapshot.path(), graph, self.tools.clone())
             .map_err(|e| anyhow::anyhow!("{e}"))?;
+        // Every call of the job is recorded against the issue and the job (the role is the
+        // client's), so the issue's spend per role and its budget read from `llm_usage`.
+        let usage = UsageContext {
+            job_id: Some(job_id),
+            issue_id: Some(issue_id),
+        };
         let explorer = ExploreAgent::new(
-            LlmClient::from_settings(&self.llm, Role::Explore)
+            metered_client(&self.llm, Role::Explore, pool, usage)
                 .map_err(|e| JobError::Permanent(e.into()))?,
             Arc::new(toolbox),
             self.agent.explore.clone(),
@@ -126,9 +161,9 @@ impl Brain {
             pool: pool.clone(),
             tracker,
             issue_ref,
-            planner: LlmClient::from_settings(&self.llm, Role::Planner)
+            planner: metered_client(&self.llm, Role::Planner, pool, usage)
                 .map_err(|e| JobError::Permanent(e.into()))?,
-            spec: LlmClient::from_settings(&self.llm, Role::Spec)
+            spec: metered_client(&self.llm, Role::Spec, pool, usage)
                 .map_err(|e| JobError::Permanent(e.into()))?,
             explorer: Arc::new(explorer),
             snapshot: Some(Snapshot {
@@ -163,4 +198,18 @@ impl Brain {
         drop(snapshot);
         Ok(json!({ "cycles": cycles }))
     }
+}
+
+/// The client for `role`, recording each call's tokens in `llm_usage` under `context`.
+pub fn metered_client(
+    llm: &LlmSettings,
+    role: Role,
+    pool: &PgPool,
+    context: UsageContext,
+) -> Result<LlmClient, LlmError> {
+    Ok(LlmClient::from_settings(llm, role)?
+        .with_usage_sink(Arc::new(crate::llm_usage::StoreUsageSink::new(
+            pool.clone(),
+        )))
+        .with_context(context))
 }

@@ -8,6 +8,7 @@
 
 pub mod brain;
 pub mod cycle;
+pub mod graph;
 pub mod issue_context;
 pub mod status;
 pub mod validator;
