@@ -4,7 +4,7 @@
 use std::sync::Arc;
 
 use anyhow::Context as _;
-use relay_actions::Snapshot;
+use relay_actions::{Executor, Snapshot};
 use relay_agent::agent_settings::{AgentSettings, EngageDecision, Visibility};
 use relay_agent::explore::ExploreAgent;
 use relay_agent::llm::{LlmClient, LlmError, LlmSettings, Role, UsageContext};
@@ -12,9 +12,10 @@ use relay_agent::toolbox::Toolbox;
 use relay_core::TrackerSettings;
 use relay_repo::RepoManager;
 use relay_store::PgPool;
-use relay_tracker::{IssueRef, Trackers};
+use relay_tracker::{IssueRef, IssueTracker, Trackers};
 use serde_json::{Value, json};
 
+use super::budget::{self, BudgetGate};
 use super::cycle::{CycleDeps, CycleEnd, enqueue_acknowledgement, run_cycle};
 use crate::handler::JobError;
 use crate::jobs::RepoSpecs;
@@ -106,6 +107,21 @@ impl Brain {
             return Ok(json!({ "cycles": 0, "ignored": reasons }));
         }
 
+        // Past the issue's token budget: one note, then silence until a new mention.
+        if let Some(stopped) = self
+            .budget_stop(
+                pool,
+                &tracker,
+                &issue_ref,
+                issue_id,
+                job_id,
+                &settings.bot_username,
+            )
+            .await?
+        {
+            return Ok(stopped);
+        }
+
         // The default branch as it is now (cloned on first use when no push has arrived yet).
         let spec = specs
             .spec(&issue.tracker, &issue.project_path)
@@ -159,8 +175,8 @@ impl Brain {
             .map_err(|e| anyhow::anyhow!("{e}"))?;
         let deps = CycleDeps {
             pool: pool.clone(),
-            tracker,
-            issue_ref,
+            tracker: tracker.clone(),
+            issue_ref: issue_ref.clone(),
             planner: metered_client(&self.llm, Role::Planner, pool, usage)
                 .map_err(|e| JobError::Permanent(e.into()))?,
             spec: metered_client(&self.llm, Role::Spec, pool, usage)
@@ -184,6 +200,20 @@ impl Brain {
 
         let mut cycles = 0;
         for cycle in 0..self.agent.cycles_per_job {
+            if cycle > 0
+                && let Some(stopped) = self
+                    .budget_stop(
+                        pool,
+                        &tracker,
+                        &issue_ref,
+                        issue_id,
+                        job_id,
+                        &settings.bot_username,
+                    )
+                    .await?
+            {
+                return Ok(json!({ "cycles": cycles, "budget": stopped }));
+            }
             let cycle = i32::try_from(cycle).unwrap_or(i32::MAX);
             match run_cycle(&deps, issue_id, job_id, cycle).await? {
                 CycleEnd::NothingPending => break,
@@ -197,6 +227,69 @@ impl Brain {
         }
         drop(snapshot);
         Ok(json!({ "cycles": cycles }))
+    }
+
+    /// Checks the issue's token budget before a cycle. `Some` (the job's result) when the job must
+    /// stop: the budget note was queued and sent (first time past the allowance), or the issue is
+    /// paused (the pending events are consumed without an LLM call). `None` when nothing is
+    /// pending or the budget allows another cycle.
+    async fn budget_stop(
+        &self,
+        pool: &PgPool,
+        tracker: &Arc<dyn IssueTracker>,
+        issue_ref: &IssueRef,
+        issue_id: i64,
+        job_id: i64,
+        bot_username: &str,
+    ) -> anyhow::Result<Option<Value>> {
+        let mut conn = pool.acquire().await.context("no database connection")?;
+        let events = relay_store::issues::pending_events(&mut conn, issue_id)
+            .await
+            .context("failed to load pending events")?;
+        let Some(through) = events.last().map(|e| e.id) else {
+            return Ok(None);
+        };
+        let budget = self.agent.issue_token_budget;
+        match budget::gate(pool, issue_id, budget).await? {
+            BudgetGate::Within { .. } => Ok(None),
+            BudgetGate::Paused { spent } => {
+                relay_store::issues::mark_events_handled(&mut conn, issue_id, through)
+                    .await
+                    .context("failed to consume the events")?;
+                tracing::info!(
+                    issue.id = issue_id,
+                    spent,
+                    "issue paused on its token budget"
+                );
+                Ok(Some(
+                    json!({ "cycles": 0, "paused": "issue token budget", "spent": spent }),
+                ))
+            }
+            BudgetGate::Exceeded {
+                spent,
+                allowance,
+                epoch,
+            } => {
+                drop(conn);
+                let body = budget::note_body(spent, allowance, budget, bot_username);
+                budget::enqueue_note(pool, issue_id, job_id, epoch, through, &body).await?;
+                let drain = Executor::new(pool.clone(), tracker.clone())
+                    .drain_outbox(issue_id, issue_ref)
+                    .await?;
+                tracing::warn!(
+                    issue.id = issue_id,
+                    spent,
+                    allowance,
+                    epoch,
+                    "issue token budget reached"
+                );
+                Ok(Some(json!({
+                    "cycles": 0,
+                    "budget_reached": { "spent": spent, "allowance": allowance, "epoch": epoch },
+                    "drain_failures": drain.failures.len(),
+                })))
+            }
+        }
     }
 }
 

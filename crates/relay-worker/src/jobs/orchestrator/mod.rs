@@ -7,6 +7,7 @@
 //! the spec step, the acknowledgement reaction, the per-issue budget) — see ARCHITECTURE.md.
 
 pub mod brain;
+pub mod budget;
 pub mod cycle;
 pub mod graph;
 pub mod issue_context;
