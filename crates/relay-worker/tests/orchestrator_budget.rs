@@ -163,7 +163,7 @@ async fn past_the_budget_one_note_then_silence_until_a_new_mention(pool: PgPool)
     let c1 = github.seed_comment(REPO, NUMBER, "alice", "@relay-bot please look");
     deliver(&pool, issue, "d1", "mention", c1).await;
     let first = brain
-        .orchestrate(&pool, &repos, &specs, 1, issue)
+        .orchestrate(&pool, &repos, &specs, 1, 3, issue)
         .await
         .unwrap();
     assert_eq!(first["budget_reached"]["epoch"], 1, "{first}");
@@ -177,7 +177,7 @@ async fn past_the_budget_one_note_then_silence_until_a_new_mention(pool: PgPool)
     let c2 = github.seed_comment(REPO, NUMBER, "alice", "any news?");
     deliver(&pool, issue, "d2", "thread_reply", c2).await;
     let paused = brain
-        .orchestrate(&pool, &repos, &specs, 2, issue)
+        .orchestrate(&pool, &repos, &specs, 2, 3, issue)
         .await
         .unwrap();
     assert_eq!(paused["paused"], "issue token budget", "{paused}");
@@ -196,7 +196,7 @@ async fn past_the_budget_one_note_then_silence_until_a_new_mention(pool: PgPool)
     let c3 = github.seed_comment(REPO, NUMBER, "alice", "@relay-bot go on");
     deliver(&pool, issue, "d3", "mention", c3).await;
     let resumed = brain
-        .orchestrate(&pool, &repos, &specs, 3, issue)
+        .orchestrate(&pool, &repos, &specs, 3, 3, issue)
         .await
         .unwrap();
     assert_eq!(resumed["cycles"], 1, "{resumed}");
@@ -217,12 +217,12 @@ async fn past_the_budget_one_note_then_silence_until_a_new_mention(pool: PgPool)
     let c4 = github.seed_comment(REPO, NUMBER, "alice", "@relay-bot and now?");
     deliver(&pool, issue, "d4", "mention", c4).await;
     let second = brain
-        .orchestrate(&pool, &repos, &specs, 4, issue)
+        .orchestrate(&pool, &repos, &specs, 4, 3, issue)
         .await
         .unwrap();
     assert_eq!(second["budget_reached"]["epoch"], 2, "{second}");
     let again = brain
-        .orchestrate(&pool, &repos, &specs, 4, issue)
+        .orchestrate(&pool, &repos, &specs, 4, 3, issue)
         .await
         .unwrap();
     assert_eq!(again["cycles"], 0, "{again}");
@@ -230,4 +230,106 @@ async fn past_the_budget_one_note_then_silence_until_a_new_mention(pool: PgPool)
     assert_eq!(comments.len(), 3, "{comments:?}");
     assert!(comments[2].contains("of 2000 tokens"), "{}", comments[2]);
     assert_eq!(llm.requests().len(), 1);
+}
+
+/// Events that arrive during the job's last allowed cycle get a follow-up job (one, joined).
+#[sqlx::test(migrator = "relay_store::MIGRATOR")]
+async fn events_left_after_the_last_cycle_get_one_follow_up_job(pool: PgPool) {
+    let github = FakeGitHub::start().await;
+    github.seed_issue(REPO, NUMBER, "Retries", "Make retries configurable.");
+    github.set_permission(REPO, "alice", "admin");
+    let issue = seed_issue(&pool).await;
+    // A reply lands while the planner thinks: the first LLM call's usage row brings it in,
+    // after the cycle loaded its events and before it raised the watermark.
+    sqlx::raw_sql(
+        "CREATE FUNCTION reply_during_cycle() RETURNS trigger AS $$
+         BEGIN
+             INSERT INTO deliveries (tracker, event_type, action, delivery_key, outcome, reason, payload, issue_id, actor, note_id)
+             VALUES ('github', 'issue_comment', 'created', 'during', 'accepted', 'thread_reply', '{}', NEW.issue_id, 'alice', '999')
+             ON CONFLICT DO NOTHING;
+             RETURN NEW;
+         END $$ LANGUAGE plpgsql;
+         CREATE TRIGGER reply_during_cycle AFTER INSERT ON llm_usage
+             FOR EACH ROW EXECUTE FUNCTION reply_during_cycle();",
+    )
+    .execute(&pool)
+    .await
+    .unwrap();
+    let comment = |text: &str| {
+        ScriptedReply::tool_calls(vec![(
+            "submit_actions",
+            json!({"actions": [{"type": "post_comment", "content": text}]}),
+        )])
+    };
+    let llm = ScriptedLlm::start(vec![comment("Looking."), comment("Noted your reply.")]).await;
+    let tracker = github.settings(TOKEN, BOT);
+    let brain = Brain {
+        trackers: relay_tracker::Trackers::from_settings(std::slice::from_ref(&tracker)).unwrap(),
+        tracker_settings: vec![tracker.clone()],
+        llm: toml::from_str(&format!(
+            "[default]\nprovider = \"openai\"\nbase_url = \"{}\"\nmodel = \"m\"\napi_key = \"sk-x\"\n",
+            llm.base_url()
+        ))
+        .unwrap(),
+        agent: AgentSettings {
+            cycles_per_job: 1,
+            ..AgentSettings::default()
+        },
+        tools: relay_tools::ToolLimits::default(),
+        codegraph: None,
+    };
+    let origin = origin();
+    let data = tempfile::tempdir().unwrap();
+    let repos = relay_repo::RepoManager::new(relay_repo::RepoSettings {
+        data_dir: data.path().to_path_buf(),
+        ..relay_repo::RepoSettings::default()
+    })
+    .unwrap();
+    let specs = RepoSpecs::new(std::slice::from_ref(&tracker)).with_local(
+        "github",
+        REPO,
+        format!("file://{}", origin.path().display()).into(),
+    );
+    let c1 = github.seed_comment(REPO, NUMBER, "alice", "@relay-bot please look");
+    deliver(&pool, issue, "d1", "mention", c1).await;
+
+    // The job id stands for a job row that is not in this test's table: far from the ids the
+    // queue hands out, so the follow-up's outbox keys differ from this job's.
+    let first = brain
+        .orchestrate(&pool, &repos, &specs, 1_000, 4, issue)
+        .await
+        .unwrap();
+    assert_eq!(first["cycles"], 1, "{first}");
+    let follow_up = first["follow_up_job"].as_i64().expect("a follow-up job");
+    let queued: Vec<(i64, String, serde_json::Value, Option<String>, i32)> = sqlx::query_as(
+        "SELECT id, kind, payload, concurrency_key, max_attempts FROM jobs WHERE status = 'queued'",
+    )
+    .fetch_all(&pool)
+    .await
+    .unwrap();
+    assert_eq!(
+        queued,
+        [(
+            follow_up,
+            "process_issue".to_owned(),
+            json!({ "issue_id": issue }),
+            Some(format!("issue:{issue}")),
+            4
+        )]
+    );
+
+    // The follow-up handles the reply; nothing is left, so it queues no further job.
+    let second = brain
+        .orchestrate(&pool, &repos, &specs, follow_up, 4, issue)
+        .await
+        .unwrap();
+    assert_eq!(second["cycles"], 1, "{second}");
+    assert!(second["follow_up_job"].is_null(), "{second}");
+    let bodies = bot_comments(&github);
+    assert_eq!(bodies.len(), 2, "{bodies:?}");
+    let queued: i64 = sqlx::query_scalar("SELECT count(*) FROM jobs WHERE status = 'queued'")
+        .fetch_one(&pool)
+        .await
+        .unwrap();
+    assert_eq!(queued, 1, "only the one follow-up, never a second");
 }

@@ -32,7 +32,8 @@ pub struct Brain {
 }
 
 impl Brain {
-    /// Runs up to `cycles_per_job` cycles on the issue. A stopped cycle (after its status
+    /// Runs up to `cycles_per_job` cycles on the issue (`max_attempts`: the follow-up job's, when
+    /// events are left after the last cycle). A stopped cycle (after its status
     /// comment) fails the job retryably so the queue backs off; its events stay pending.
     pub async fn orchestrate(
         &self,
@@ -40,6 +41,7 @@ impl Brain {
         repos: &RepoManager,
         specs: &RepoSpecs,
         job_id: i64,
+        max_attempts: i32,
         issue_id: i64,
     ) -> Result<Value, JobError> {
         let mut conn = pool.acquire().await.context("no database connection")?;
@@ -226,7 +228,15 @@ impl Brain {
             }
         }
         drop(snapshot);
-        Ok(json!({ "cycles": cycles }))
+        // Cut off at `cycles_per_job` with events still arriving: they get the next job.
+        let follow_up = if cycles >= self.agent.cycles_per_job {
+            super::follow_up::ensure_follow_up(pool, issue_id, max_attempts)
+                .await?
+                .map(|enqueued| enqueued.job_id())
+        } else {
+            None
+        };
+        Ok(json!({ "cycles": cycles, "follow_up_job": follow_up }))
     }
 
     /// Checks the issue's token budget before a cycle. `Some` (the job's result) when the job must

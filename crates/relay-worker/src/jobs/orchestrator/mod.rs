@@ -9,6 +9,7 @@
 pub mod brain;
 pub mod budget;
 pub mod cycle;
+pub mod follow_up;
 pub mod graph;
 pub mod issue_context;
 pub mod status;
