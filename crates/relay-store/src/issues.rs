@@ -107,6 +107,20 @@ pub async fn mark_events_handled(
     Ok(())
 }
 
+/// Whether someone mentioned the bot on the issue (an accepted `mention` delivery) after
+/// delivery `after`, handled or not.
+pub async fn mentioned_after(conn: &mut PgConnection, issue_id: i64, after: i64) -> Result<bool> {
+    Ok(sqlx::query_scalar(
+        "SELECT EXISTS (SELECT 1 FROM deliveries
+                        WHERE issue_id = $1 AND outcome = 'accepted' AND reason = 'mention'
+                          AND id > $2)",
+    )
+    .bind(issue_id)
+    .bind(after)
+    .fetch_one(conn)
+    .await?)
+}
+
 /// Counts all events of all issues that are still pending (for tests and operators).
 pub async fn count_pending_events(pool: &PgPool) -> Result<i64> {
     Ok(sqlx::query_scalar(

@@ -288,3 +288,171 @@ async fn go_ahead_writes_stores_and_posts_the_spec(pool: PgPool) {
     assert_eq!(spec.note_ids.len(), parts.len());
     assert!(parts.iter().all(|p| p.body.chars().count() <= 65_536));
 }
+
+#[sqlx::test(migrator = "relay_store::MIGRATOR")]
+async fn the_explorer_queries_the_code_graph_from_the_postgres_store(pool: PgPool) {
+    use relay_agent::explore::ExploreAgent;
+    use relay_agent::toolbox::Toolbox;
+    use relay_codegraph::store::GraphStore;
+    use relay_codegraph::store::postgres::PostgresStore;
+    use relay_worker::jobs::orchestrator::graph::{ensure_graph, graph_repo_key};
+    use relay_worker::jobs::reindex::CodegraphIndexing;
+
+    let github = FakeGitHub::start().await;
+    let issue = seed(&pool, &github).await;
+    let (dir, snapshot) = checkout();
+    let store: Arc<dyn GraphStore> = Arc::new(PostgresStore::new(pool.clone()));
+    let indexing = CodegraphIndexing::new(store.clone(), 1);
+    let data = tempfile::tempdir().unwrap();
+    let repos = relay_repo::RepoManager::new(relay_repo::RepoSettings {
+        data_dir: data.path().to_path_buf(),
+        ..relay_repo::RepoSettings::default()
+    })
+    .unwrap();
+    let spec = relay_repo::RepoSpec::new(relay_repo::Provider::GitHub, "https://github.com", REPO);
+    let repo = graph_repo_key("github", REPO);
+    // Nothing stored yet: the commit is indexed into Postgres first.
+    assert_eq!(store.latest_commit(&repo).await.unwrap(), None);
+    let access = ensure_graph(&indexing, &repos, &spec, &repo, "c0ffee", dir.path())
+        .await
+        .unwrap();
+    assert_eq!(
+        store.latest_commit(&repo).await.unwrap().as_deref(),
+        Some("c0ffee")
+    );
+
+    let llm = ScriptedLlm::start(vec![
+        // Planner: ask.
+        ScriptedReply::tool_calls(vec![(
+            "explore",
+            json!({"query": "where is Config defined?", "thoroughness": "quick"}),
+        )]),
+        // Explorer: the graph, then its report.
+        ScriptedReply::tool_calls(vec![(
+            "codegraph",
+            json!({"operation": "search", "name": "Config"}),
+        )]),
+        ScriptedReply::tool_calls(vec![(
+            "submit_report",
+            json!({"answer": "Config is a struct in config.go.", "confidence": "high", "unanswered": [],
+                   "evidence": [{"path": "config.go", "start_line": 3, "end_line": 3}]}),
+        )]),
+        // Planner: decide.
+        ScriptedReply::tool_calls(vec![(
+            "submit_actions",
+            json!({"actions": [{"type": "post_comment", "content": "Config lives in config.go:3."}]}),
+        )]),
+    ])
+    .await;
+    let toolbox =
+        Toolbox::new(dir.path(), Some(access), relay_tools::ToolLimits::default()).unwrap();
+    let explorer = ExploreAgent::new(
+        client(&llm.base_url(), Role::Explore),
+        Arc::new(toolbox),
+        AgentSettings::default().explore,
+    );
+    let mut deps = deps(&pool, &github, &llm, snapshot);
+    deps.explorer = Arc::new(explorer);
+    let end = run_cycle(&deps, issue, 3, 0).await.unwrap();
+    assert!(matches!(end, CycleEnd::Applied { .. }), "{end:?}");
+
+    // The explorer's second request carries the codegraph result, read from Postgres.
+    let requests = llm.requests();
+    assert_eq!(requests.len(), 4);
+    let offered: Vec<String> = requests[1].body["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| {
+            t["function"]["name"]
+                .as_str()
+                .unwrap_or_default()
+                .to_owned()
+        })
+        .collect();
+    assert!(
+        offered.iter().any(|name| name == "codegraph"),
+        "{offered:?}"
+    );
+    let results: Vec<String> = requests[2].body["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|m| m["role"] == "tool")
+        .map(|m| m["content"].as_str().unwrap_or_default().to_owned())
+        .collect();
+    let graph_answer = results.last().unwrap();
+    assert!(
+        graph_answer.contains("Config") && graph_answer.contains("config.go:3"),
+        "{graph_answer}"
+    );
+}
+
+#[sqlx::test(migrator = "relay_store::MIGRATOR")]
+async fn a_cycle_records_its_tokens_against_the_issue_by_role(pool: PgPool) {
+    use relay_agent::explore::ExploreAgent;
+    use relay_agent::llm::UsageContext;
+    use relay_agent::toolbox::Toolbox;
+    use relay_worker::jobs::orchestrator::brain::metered_client;
+
+    let github = FakeGitHub::start().await;
+    let issue = seed(&pool, &github).await;
+    let llm = ScriptedLlm::start(vec![
+        ScriptedReply::tool_calls(vec![(
+            "explore",
+            json!({"query": "where is Config defined?", "thoroughness": "quick"}),
+        )]),
+        ScriptedReply::tool_calls(vec![(
+            "submit_report",
+            json!({"answer": "Config is a struct in config.go.", "confidence": "high", "unanswered": [],
+                   "evidence": [{"path": "config.go", "start_line": 3, "end_line": 3}]}),
+        )]),
+        ScriptedReply::tool_calls(vec![(
+            "submit_actions",
+            json!({"actions": [{"type": "post_comment", "content": "Config lives in config.go:3."}]}),
+        )]),
+    ])
+    .await;
+    let settings: LlmSettings = toml::from_str(&format!(
+        "[default]\nprovider = \"openai\"\nbase_url = \"{}\"\nmodel = \"m\"\napi_key = \"sk-x\"\n",
+        llm.base_url()
+    ))
+    .unwrap();
+    let job_id = 11;
+    let usage = UsageContext {
+        job_id: Some(job_id),
+        issue_id: Some(issue),
+    };
+    let (dir, snapshot) = checkout();
+    let toolbox = Toolbox::new(dir.path(), None, relay_tools::ToolLimits::default()).unwrap();
+    let explorer = ExploreAgent::new(
+        metered_client(&settings, Role::Explore, &pool, usage).unwrap(),
+        Arc::new(toolbox),
+        AgentSettings::default().explore,
+    );
+    let mut deps = deps(&pool, &github, &llm, snapshot);
+    deps.planner = metered_client(&settings, Role::Planner, &pool, usage).unwrap();
+    deps.explorer = Arc::new(explorer);
+    let end = run_cycle(&deps, issue, job_id, 0).await.unwrap();
+    assert!(matches!(end, CycleEnd::Applied { .. }), "{end:?}");
+
+    // What the issue view (`/api/issues/{id}`) shows as `spend_by_role`.
+    let spend = relay_store::browse::spend_by_role(&pool, issue)
+        .await
+        .unwrap();
+    let roles: Vec<(&str, i64, i64)> = spend
+        .iter()
+        .map(|s| {
+            (
+                s.role.as_str(),
+                s.calls,
+                s.prompt_tokens + s.completion_tokens,
+            )
+        })
+        .collect();
+    assert_eq!(roles, [("explore", 1, 15), ("planner", 2, 30)]);
+    let rows = relay_store::llm_usage::for_job(&pool, job_id)
+        .await
+        .unwrap();
+    assert_eq!(rows.len(), 3);
+}

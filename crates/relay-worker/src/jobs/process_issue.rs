@@ -40,6 +40,7 @@ impl JobHandler for ProcessIssueJob {
                     &orchestrator.repos,
                     &orchestrator.specs,
                     context.job.id,
+                    context.job.max_attempts,
                     payload.issue_id,
                 )
                 .await;

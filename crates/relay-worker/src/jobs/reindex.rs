@@ -41,6 +41,11 @@ impl CodegraphIndexing {
         }
     }
 
+    /// The store the graphs are kept in.
+    pub fn store(&self) -> Arc<dyn GraphStore> {
+        self.store.clone()
+    }
+
     /// Indexes `commit` of `repo` (whose snapshot lives at `root`) and stores the graph.
     pub async fn index_commit(
         &self,

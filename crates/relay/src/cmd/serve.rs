@@ -62,14 +62,15 @@ pub async fn run(config: Option<&Path>, roles: Roles) -> anyhow::Result<()> {
         let store = relay_codegraph::store::open_store(&settings.codegraph, Some(pool.clone()))
             .await
             .context("failed to open the code-graph store ([codegraph])")?;
+        // Keep the last index of a few repositories in memory for incremental updates.
+        let codegraph = std::sync::Arc::new(relay_worker::jobs::reindex::CodegraphIndexing::new(
+            store, 4,
+        ));
         let deps = relay_worker::jobs::JobDeps {
             repos: std::sync::Arc::new(repos),
             specs: std::sync::Arc::new(relay_worker::jobs::RepoSpecs::new(&settings.trackers)),
-            // Keep the last index of a few repositories in memory for incremental updates.
-            codegraph: Some(std::sync::Arc::new(
-                relay_worker::jobs::reindex::CodegraphIndexing::new(store, 4),
-            )),
-            brain: brain(&settings)?,
+            codegraph: Some(codegraph.clone()),
+            brain: brain(&settings, codegraph)?,
         };
         let worker = relay_worker::Worker::new(
             pool.clone(),
@@ -124,6 +125,7 @@ const HOSTED_LLM_APIS: [&str; 2] = ["api.openai.com", "api.anthropic.com"];
 /// `process_issue` keeps to its bookkeeping (and says so in the log).
 fn brain(
     settings: &crate::settings::Settings,
+    codegraph: std::sync::Arc<relay_worker::jobs::reindex::CodegraphIndexing>,
 ) -> anyhow::Result<Option<std::sync::Arc<relay_worker::jobs::orchestrator::brain::Brain>>> {
     use relay_agent::llm::Role;
     if let Some(error) = Role::ALL
@@ -158,6 +160,7 @@ fn brain(
             llm: settings.llm.clone(),
             agent: settings.agent.clone(),
             tools: settings.tools.clone(),
+            codegraph: Some(codegraph),
         },
     )))
 }

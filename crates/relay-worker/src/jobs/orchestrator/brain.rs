@@ -4,17 +4,18 @@
 use std::sync::Arc;
 
 use anyhow::Context as _;
-use relay_actions::Snapshot;
+use relay_actions::{Executor, Snapshot};
 use relay_agent::agent_settings::{AgentSettings, EngageDecision, Visibility};
 use relay_agent::explore::ExploreAgent;
-use relay_agent::llm::{LlmClient, LlmSettings, Role};
+use relay_agent::llm::{LlmClient, LlmError, LlmSettings, Role, UsageContext};
 use relay_agent::toolbox::Toolbox;
 use relay_core::TrackerSettings;
 use relay_repo::RepoManager;
 use relay_store::PgPool;
-use relay_tracker::{IssueRef, Trackers};
+use relay_tracker::{IssueRef, IssueTracker, Trackers};
 use serde_json::{Value, json};
 
+use super::budget::{self, BudgetGate};
 use super::cycle::{CycleDeps, CycleEnd, enqueue_acknowledgement, run_cycle};
 use crate::handler::JobError;
 use crate::jobs::RepoSpecs;
@@ -26,10 +27,13 @@ pub struct Brain {
     pub llm: LlmSettings,
     pub agent: AgentSettings,
     pub tools: relay_tools::ToolLimits,
+    /// The code-graph store and indexer (`None`: explorers get no `codegraph` tool).
+    pub codegraph: Option<Arc<crate::jobs::reindex::CodegraphIndexing>>,
 }
 
 impl Brain {
-    /// Runs up to `cycles_per_job` cycles on the issue. A stopped cycle (after its status
+    /// Runs up to `cycles_per_job` cycles on the issue (`max_attempts`: the follow-up job's, when
+    /// events are left after the last cycle). A stopped cycle (after its status
     /// comment) fails the job retryably so the queue backs off; its events stay pending.
     pub async fn orchestrate(
         &self,
@@ -37,6 +41,7 @@ impl Brain {
         repos: &RepoManager,
         specs: &RepoSpecs,
         job_id: i64,
+        max_attempts: i32,
         issue_id: i64,
     ) -> Result<Value, JobError> {
         let mut conn = pool.acquire().await.context("no database connection")?;
@@ -104,6 +109,21 @@ impl Brain {
             return Ok(json!({ "cycles": 0, "ignored": reasons }));
         }
 
+        // Past the issue's token budget: one note, then silence until a new mention.
+        if let Some(stopped) = self
+            .budget_stop(
+                pool,
+                &tracker,
+                &issue_ref,
+                issue_id,
+                job_id,
+                &settings.bot_username,
+            )
+            .await?
+        {
+            return Ok(stopped);
+        }
+
         // The default branch as it is now (cloned on first use when no push has arrived yet).
         let spec = specs
             .spec(&issue.tracker, &issue.project_path)
@@ -112,10 +132,43 @@ impl Brain {
             .snapshot(&spec, None)
             .await
             .context("failed to snapshot the default branch")?;
-        let toolbox = Toolbox::new(snapshot.path(), None, self.tools.clone())
+        let graph = match &self.codegraph {
+            Some(indexing) => {
+                let repo = super::graph::graph_repo_key(&issue.tracker, &issue.project_path);
+                match super::graph::ensure_graph(
+                    indexing,
+                    repos,
+                    &spec,
+                    &repo,
+                    snapshot.commit(),
+                    snapshot.path(),
+                )
+                .await
+                {
+                    Ok(access) => Some(access),
+                    // Exploring without the graph (grep and read) beats not answering at all.
+                    Err(error) => {
+                        tracing::warn!(
+                            error.message = %error,
+                            error.cause_chain = %format!("{error:#}"),
+                            "code graph unavailable: explorers fall back to the code tools"
+                        );
+                        None
+                    }
+                }
+            }
+            None => None,
+        };
+        let toolbox = Toolbox::new(snapshot.path(), graph, self.tools.clone())
             .map_err(|e| anyhow::anyhow!("{e}"))?;
+        // Every call of the job is recorded against the issue and the job (the role is the
+        // client's), so the issue's spend per role and its budget read from `llm_usage`.
+        let usage = UsageContext {
+            job_id: Some(job_id),
+            issue_id: Some(issue_id),
+        };
         let explorer = ExploreAgent::new(
-            LlmClient::from_settings(&self.llm, Role::Explore)
+            metered_client(&self.llm, Role::Explore, pool, usage)
                 .map_err(|e| JobError::Permanent(e.into()))?,
             Arc::new(toolbox),
             self.agent.explore.clone(),
@@ -124,11 +177,11 @@ impl Brain {
             .map_err(|e| anyhow::anyhow!("{e}"))?;
         let deps = CycleDeps {
             pool: pool.clone(),
-            tracker,
-            issue_ref,
-            planner: LlmClient::from_settings(&self.llm, Role::Planner)
+            tracker: tracker.clone(),
+            issue_ref: issue_ref.clone(),
+            planner: metered_client(&self.llm, Role::Planner, pool, usage)
                 .map_err(|e| JobError::Permanent(e.into()))?,
-            spec: LlmClient::from_settings(&self.llm, Role::Spec)
+            spec: metered_client(&self.llm, Role::Spec, pool, usage)
                 .map_err(|e| JobError::Permanent(e.into()))?,
             explorer: Arc::new(explorer),
             snapshot: Some(Snapshot {
@@ -149,6 +202,20 @@ impl Brain {
 
         let mut cycles = 0;
         for cycle in 0..self.agent.cycles_per_job {
+            if cycle > 0
+                && let Some(stopped) = self
+                    .budget_stop(
+                        pool,
+                        &tracker,
+                        &issue_ref,
+                        issue_id,
+                        job_id,
+                        &settings.bot_username,
+                    )
+                    .await?
+            {
+                return Ok(json!({ "cycles": cycles, "budget": stopped }));
+            }
             let cycle = i32::try_from(cycle).unwrap_or(i32::MAX);
             match run_cycle(&deps, issue_id, job_id, cycle).await? {
                 CycleEnd::NothingPending => break,
@@ -161,6 +228,91 @@ impl Brain {
             }
         }
         drop(snapshot);
-        Ok(json!({ "cycles": cycles }))
+        // Cut off at `cycles_per_job` with events still arriving: they get the next job.
+        let follow_up = if cycles >= self.agent.cycles_per_job {
+            super::follow_up::ensure_follow_up(pool, issue_id, max_attempts)
+                .await?
+                .map(|enqueued| enqueued.job_id())
+        } else {
+            None
+        };
+        Ok(json!({ "cycles": cycles, "follow_up_job": follow_up }))
     }
+
+    /// Checks the issue's token budget before a cycle. `Some` (the job's result) when the job must
+    /// stop: the budget note was queued and sent (first time past the allowance), or the issue is
+    /// paused (the pending events are consumed without an LLM call). `None` when nothing is
+    /// pending or the budget allows another cycle.
+    async fn budget_stop(
+        &self,
+        pool: &PgPool,
+        tracker: &Arc<dyn IssueTracker>,
+        issue_ref: &IssueRef,
+        issue_id: i64,
+        job_id: i64,
+        bot_username: &str,
+    ) -> anyhow::Result<Option<Value>> {
+        let mut conn = pool.acquire().await.context("no database connection")?;
+        let events = relay_store::issues::pending_events(&mut conn, issue_id)
+            .await
+            .context("failed to load pending events")?;
+        let Some(through) = events.last().map(|e| e.id) else {
+            return Ok(None);
+        };
+        let budget = self.agent.issue_token_budget;
+        match budget::gate(pool, issue_id, budget).await? {
+            BudgetGate::Within { .. } => Ok(None),
+            BudgetGate::Paused { spent } => {
+                relay_store::issues::mark_events_handled(&mut conn, issue_id, through)
+                    .await
+                    .context("failed to consume the events")?;
+                tracing::info!(
+                    issue.id = issue_id,
+                    spent,
+                    "issue paused on its token budget"
+                );
+                Ok(Some(
+                    json!({ "cycles": 0, "paused": "issue token budget", "spent": spent }),
+                ))
+            }
+            BudgetGate::Exceeded {
+                spent,
+                allowance,
+                epoch,
+            } => {
+                drop(conn);
+                let body = budget::note_body(spent, allowance, budget, bot_username);
+                budget::enqueue_note(pool, issue_id, job_id, epoch, through, &body).await?;
+                let drain = Executor::new(pool.clone(), tracker.clone())
+                    .drain_outbox(issue_id, issue_ref)
+                    .await?;
+                tracing::warn!(
+                    issue.id = issue_id,
+                    spent,
+                    allowance,
+                    epoch,
+                    "issue token budget reached"
+                );
+                Ok(Some(json!({
+                    "cycles": 0,
+                    "budget_reached": { "spent": spent, "allowance": allowance, "epoch": epoch },
+                    "drain_failures": drain.failures.len(),
+                })))
+            }
+        }
+    }
+}
+
+/// The client for `role`, recording each call's tokens in `llm_usage` under `context`.
+pub fn metered_client(
+    llm: &LlmSettings,
+    role: Role,
+    pool: &PgPool,
+    context: UsageContext,
+) -> Result<LlmClient, LlmError> {
+    Ok(LlmClient::from_settings(llm, role)?
+        .with_usage_sink(Arc::new(crate::llm_usage::StoreUsageSink::new(
+            pool.clone(),
+        )))
+        .with_context(context))
 }

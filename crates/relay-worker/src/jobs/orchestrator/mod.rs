@@ -1,13 +1,18 @@
 //! Pieces of the Orchestrator that `process_issue` becomes (issue #15 §1). What is here:
 //! - [`issue_context`]: the ContextBuilder's input loaded from the store (gaps, findings,
 //!   learnings, spec, pending events) and the thread (fresh from the tracker, or the cache);
-//! - [`status`]: the one short status comment a stopped cycle posts.
-//!
-//! Not wired yet: the cycle loop itself (planner → validator → executor with the watermark raise,
-//! the spec step, the acknowledgement reaction, the per-issue budget) — see ARCHITECTURE.md.
+//! - [`status`]: the one short status comment a stopped cycle posts;
+//! - [`brain`]: the job: engage check, budget gate, snapshot, code graph, metered LLM clients,
+//!   up to `cycles_per_job` [`cycle`]s, the follow-up job;
+//! - [`graph`]: the code graph of the snapshot's commit for the explorers;
+//! - [`budget`]: the per-issue token budget across jobs;
+//! - [`follow_up`]: the next job when events are left after the last cycle.
 
 pub mod brain;
+pub mod budget;
 pub mod cycle;
+pub mod follow_up;
+pub mod graph;
 pub mod issue_context;
 pub mod status;
 pub mod validator;

@@ -1,0 +1,164 @@
+//! The per-issue token budget across jobs (`[agent] issue_token_budget`).
+//!
+//! Before a cycle the issue's spend (every `llm_usage` row of the issue, all roles and jobs) is
+//! compared with its allowance. Past it, Relay posts ONE note and stops engaging until a human
+//! mentions the bot again; that mention opens the next budget epoch, which allows another
+//! `issue_token_budget` tokens.
+//!
+//! No table of its own: the epochs are the budget notes in the outbox. A note's idempotency key
+//! is `budget:{issue}:{epoch}:{through}` where `through` is the last delivery the note consumed
+//! (the note and the watermark raise commit in one transaction, and one job per issue runs at a
+//! time, so there is at most one key per issue and epoch). A `mention` delivery after `through`
+//! re-opens the issue.
+
+use anyhow::Context as _;
+use relay_store::PgPool;
+use relay_store::outbox::{NewWrite, WriteKind};
+
+/// Prefix of the budget notes' idempotency keys.
+const KEY_PREFIX: &str = "budget";
+
+/// Where the issue stands against its budget.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum BudgetGate {
+    /// Spend is below the allowance of the current epoch.
+    Within { spent: u64, allowance: u64 },
+    /// The budget note of the last epoch was posted and nobody mentioned the bot since.
+    Paused { spent: u64 },
+    /// Spend reached the allowance: note `epoch` is due.
+    Exceeded {
+        spent: u64,
+        allowance: u64,
+        epoch: u32,
+    },
+}
+
+/// A budget note already queued.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct BudgetNote {
+    epoch: u32,
+    through: i64,
+}
+
+/// Evaluates the issue's budget (`budget`: tokens per epoch; 0 disables the check).
+pub async fn gate(pool: &PgPool, issue_id: i64, budget: u64) -> anyhow::Result<BudgetGate> {
+    let spent: u64 = relay_store::browse::spend_by_role(pool, issue_id)
+        .await
+        .context("failed to sum the issue's token spend")?
+        .iter()
+        .map(|role| {
+            u64::try_from(role.prompt_tokens.saturating_add(role.completion_tokens)).unwrap_or(0)
+        })
+        .sum();
+    if budget == 0 {
+        return Ok(BudgetGate::Within {
+            spent,
+            allowance: u64::MAX,
+        });
+    }
+    let mut conn = pool.acquire().await.context("no database connection")?;
+    let notes: Vec<BudgetNote> = relay_store::outbox::for_issue(&mut conn, issue_id)
+        .await
+        .context("failed to load the issue's writes")?
+        .iter()
+        .filter_map(|row| parse_key(&row.idempotency_key, issue_id))
+        .collect();
+    let last = notes.iter().max_by_key(|note| note.epoch).copied();
+    let epochs = last.map_or(0, |note| note.epoch);
+    if let Some(note) = last {
+        let mentioned = relay_store::issues::mentioned_after(&mut conn, issue_id, note.through)
+            .await
+            .context("failed to look for a new mention")?;
+        if !mentioned {
+            return Ok(BudgetGate::Paused { spent });
+        }
+    }
+    let allowance = budget.saturating_mul(u64::from(epochs) + 1);
+    Ok(if spent < allowance {
+        BudgetGate::Within { spent, allowance }
+    } else {
+        BudgetGate::Exceeded {
+            spent,
+            allowance,
+            epoch: epochs + 1,
+        }
+    })
+}
+
+/// Queues budget note `epoch` and consumes the issue's events through delivery `through`, in one
+/// transaction. Returns whether the note is new.
+pub async fn enqueue_note(
+    pool: &PgPool,
+    issue_id: i64,
+    job_id: i64,
+    epoch: u32,
+    through: i64,
+    body: &str,
+) -> anyhow::Result<bool> {
+    let key = format!("{KEY_PREFIX}:{issue_id}:{epoch}:{through}");
+    let mut tx = pool
+        .begin()
+        .await
+        .context("failed to begin a transaction")?;
+    let new = relay_store::outbox::enqueue(
+        &mut tx,
+        &NewWrite {
+            idempotency_key: &key,
+            issue_id,
+            job_id: Some(job_id),
+            kind: WriteKind::Comment,
+            body,
+            target_note_id: None,
+            target_discussion_id: None,
+        },
+    )
+    .await
+    .context("failed to queue the budget note")?;
+    relay_store::issues::mark_events_handled(&mut tx, issue_id, through)
+        .await
+        .context("failed to consume the events")?;
+    tx.commit()
+        .await
+        .context("failed to commit the budget note")?;
+    Ok(new)
+}
+
+/// The note's text.
+pub fn note_body(spent: u64, allowance: u64, budget: u64, bot_username: &str) -> String {
+    format!(
+        "I have used this issue's token budget ({spent} of {allowance} tokens) and stopped here. \
+         Mention @{bot_username} to continue: that allows another {budget} tokens."
+    )
+}
+
+fn parse_key(key: &str, issue_id: i64) -> Option<BudgetNote> {
+    let mut parts = key.split(':');
+    if parts.next()? != KEY_PREFIX || parts.next()?.parse::<i64>().ok()? != issue_id {
+        return None;
+    }
+    let epoch = parts.next()?.parse().ok()?;
+    let through = parts.next()?.parse().ok()?;
+    parts
+        .next()
+        .is_none()
+        .then_some(BudgetNote { epoch, through })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn keys_parse_back_for_their_issue_only() {
+        assert_eq!(
+            parse_key("budget:7:2:41", 7),
+            Some(BudgetNote {
+                epoch: 2,
+                through: 41
+            })
+        );
+        assert_eq!(parse_key("budget:8:2:41", 7), None);
+        assert_eq!(parse_key("ack:7", 7), None);
+        assert_eq!(parse_key("budget:7:2:41:x", 7), None);
+    }
+}

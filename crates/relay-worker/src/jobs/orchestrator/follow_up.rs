@@ -1,0 +1,49 @@
+//! The follow-up job: a job stops after `cycles_per_job` cycles even when events keep arriving,
+//! so that one busy issue cannot hold a worker forever. The events left pending get the issue's
+//! next `process_issue` job (enqueue-or-join: a follow-up already queued by the intake is reused,
+//! never doubled), which runs after this one (one job per issue at a time).
+
+use anyhow::Context as _;
+use relay_core::{JobKind, ProcessIssue};
+use relay_store::PgPool;
+use relay_store::queue::{Enqueued, NewJob};
+
+/// Queues (or joins) the issue's follow-up `process_issue` job when events are still pending.
+pub async fn ensure_follow_up(
+    pool: &PgPool,
+    issue_id: i64,
+    max_attempts: i32,
+) -> anyhow::Result<Option<Enqueued>> {
+    let mut conn = pool.acquire().await.context("no database connection")?;
+    let pending = relay_store::issues::pending_events(&mut conn, issue_id)
+        .await
+        .context("failed to load pending events")?;
+    if pending.is_empty() {
+        return Ok(None);
+    }
+    let job = ProcessIssue { issue_id };
+    let payload = serde_json::to_value(&job).context("failed to encode the payload")?;
+    let key = job.concurrency_key();
+    let enqueued = relay_store::queue::enqueue(
+        &mut conn,
+        &NewJob {
+            kind: JobKind::ProcessIssue.as_str(),
+            payload: &payload,
+            concurrency_key: Some(&key),
+            max_attempts,
+        },
+    )
+    .await
+    .context("failed to queue the follow-up job")?;
+    drop(conn);
+    relay_store::queue::notify_workers(pool)
+        .await
+        .context("failed to wake the workers")?;
+    tracing::info!(
+        issue.id = issue_id,
+        pending = pending.len(),
+        job.id = enqueued.job_id(),
+        "follow-up job queued"
+    );
+    Ok(Some(enqueued))
+}

@@ -1,0 +1,335 @@
+//! The per-issue token budget across jobs, through `Brain::orchestrate`: real Postgres, the local
+//! GitHub server, the scripted LLM over HTTP and a local git repository as the checkout.
+
+use std::path::Path;
+use std::process::Command;
+
+use relay_agent::agent_settings::AgentSettings;
+use relay_agent::llm::scripted::{ScriptedLlm, ScriptedReply};
+use relay_agent::llm::{LlmSettings, Role};
+use relay_store::PgPool;
+use relay_tracker::fake::FakeGitHub;
+use relay_worker::jobs::RepoSpecs;
+use relay_worker::jobs::orchestrator::brain::Brain;
+use serde_json::json;
+
+const REPO: &str = "acme/app";
+const NUMBER: i64 = 7;
+const TOKEN: &str = "ghs_budget_secret_token";
+const BOT: &str = "relay-bot";
+const BUDGET: u64 = 1_000;
+
+fn git(dir: &Path, args: &[&str]) {
+    let output = Command::new("git")
+        .args(args)
+        .current_dir(dir)
+        .env("GIT_CONFIG_GLOBAL", "/dev/null")
+        .env("GIT_CONFIG_NOSYSTEM", "1")
+        .output()
+        .unwrap();
+    assert!(
+        output.status.success(),
+        "git {args:?}: {}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+}
+
+fn origin() -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join("config.go"),
+        "package main\n\ntype Config struct {\n\tRetries int\n}\n",
+    )
+    .unwrap();
+    git(dir.path(), &["init", "-q", "-b", "main"]);
+    git(dir.path(), &["add", "."]);
+    git(
+        dir.path(),
+        &[
+            "-c",
+            "user.name=t",
+            "-c",
+            "user.email=t@x",
+            "commit",
+            "-q",
+            "-m",
+            "v1",
+        ],
+    );
+    dir
+}
+
+async fn seed_issue(pool: &PgPool) -> i64 {
+    sqlx::query_scalar(
+        "INSERT INTO issues (tracker, project_id, project_path, number, title, body, state, author, url, updated_at)
+         VALUES ('github', '42', $1, $2, 'Retries', 'Make retries configurable.', 'open', 'alice', 'http://x', now())
+         RETURNING id",
+    )
+    .bind(REPO)
+    .bind(NUMBER)
+    .fetch_one(pool)
+    .await
+    .unwrap()
+}
+
+async fn deliver(pool: &PgPool, issue: i64, key: &str, reason: &str, note_id: i64) {
+    sqlx::query(
+        "INSERT INTO deliveries (tracker, event_type, action, delivery_key, outcome, reason, payload, issue_id, actor, note_id)
+         VALUES ('github', 'issue_comment', 'created', $1, 'accepted', $2, '{}', $3, 'alice', $4)",
+    )
+    .bind(key)
+    .bind(reason)
+    .bind(issue)
+    .bind(note_id.to_string())
+    .execute(pool)
+    .await
+    .unwrap();
+}
+
+async fn spend(pool: &PgPool, issue: i64, tokens: i64) {
+    relay_store::llm_usage::insert(
+        pool,
+        &relay_store::llm_usage::NewLlmUsage {
+            job_id: None,
+            issue_id: Some(issue),
+            role: Role::Planner.as_str(),
+            provider: "openai",
+            model: "m",
+            prompt_tokens: tokens,
+            completion_tokens: 0,
+            cached_tokens: 0,
+            latency_ms: 1,
+            attempts: 1,
+            outcome: "ok",
+            error_kind: None,
+        },
+    )
+    .await
+    .unwrap();
+}
+
+fn bot_comments(github: &FakeGitHub) -> Vec<String> {
+    github
+        .comments(REPO, NUMBER)
+        .into_iter()
+        .filter(|c| c.author == BOT)
+        .map(|c| c.body)
+        .collect()
+}
+
+#[sqlx::test(migrator = "relay_store::MIGRATOR")]
+async fn past_the_budget_one_note_then_silence_until_a_new_mention(pool: PgPool) {
+    let github = FakeGitHub::start().await;
+    github.seed_issue(REPO, NUMBER, "Retries", "Make retries configurable.");
+    github.set_permission(REPO, "alice", "admin");
+    let issue = seed_issue(&pool).await;
+    let llm = ScriptedLlm::start(vec![ScriptedReply::tool_calls(vec![(
+        "submit_actions",
+        json!({"actions": [{"type": "post_comment", "content": "Retries live in config.go:4."}]}),
+    )])])
+    .await;
+    let tracker = github.settings(TOKEN, BOT);
+    let llm_settings: LlmSettings = toml::from_str(&format!(
+        "[default]\nprovider = \"openai\"\nbase_url = \"{}\"\nmodel = \"m\"\napi_key = \"sk-x\"\n",
+        llm.base_url()
+    ))
+    .unwrap();
+    let brain = Brain {
+        trackers: relay_tracker::Trackers::from_settings(std::slice::from_ref(&tracker)).unwrap(),
+        tracker_settings: vec![tracker.clone()],
+        llm: llm_settings,
+        agent: AgentSettings {
+            issue_token_budget: BUDGET,
+            ..AgentSettings::default()
+        },
+        tools: relay_tools::ToolLimits::default(),
+        codegraph: None,
+    };
+    let origin = origin();
+    let data = tempfile::tempdir().unwrap();
+    let repos = relay_repo::RepoManager::new(relay_repo::RepoSettings {
+        data_dir: data.path().to_path_buf(),
+        ..relay_repo::RepoSettings::default()
+    })
+    .unwrap();
+    let specs = RepoSpecs::new(std::slice::from_ref(&tracker)).with_local(
+        "github",
+        REPO,
+        format!("file://{}", origin.path().display()).into(),
+    );
+
+    // Earlier jobs spent past the budget: the mention gets one note, no LLM call.
+    spend(&pool, issue, 1_200).await;
+    let c1 = github.seed_comment(REPO, NUMBER, "alice", "@relay-bot please look");
+    deliver(&pool, issue, "d1", "mention", c1).await;
+    let first = brain
+        .orchestrate(&pool, &repos, &specs, 1, 3, issue)
+        .await
+        .unwrap();
+    assert_eq!(first["budget_reached"]["epoch"], 1, "{first}");
+    let notes = bot_comments(&github);
+    assert_eq!(notes.len(), 1, "{notes:?}");
+    assert!(notes[0].contains("1200 of 1000 tokens"), "{}", notes[0]);
+    assert!(notes[0].contains("Mention @relay-bot to continue"));
+    assert!(llm.requests().is_empty());
+
+    // A reply that does not mention the bot: consumed silently (no second note, no LLM).
+    let c2 = github.seed_comment(REPO, NUMBER, "alice", "any news?");
+    deliver(&pool, issue, "d2", "thread_reply", c2).await;
+    let paused = brain
+        .orchestrate(&pool, &repos, &specs, 2, 3, issue)
+        .await
+        .unwrap();
+    assert_eq!(paused["paused"], "issue token budget", "{paused}");
+    assert_eq!(bot_comments(&github).len(), 1);
+    assert!(llm.requests().is_empty());
+    let mut conn = pool.acquire().await.unwrap();
+    assert!(
+        relay_store::issues::pending_events(&mut conn, issue)
+            .await
+            .unwrap()
+            .is_empty()
+    );
+    drop(conn);
+
+    // A new mention opens the next epoch (another BUDGET tokens): the cycle runs.
+    let c3 = github.seed_comment(REPO, NUMBER, "alice", "@relay-bot go on");
+    deliver(&pool, issue, "d3", "mention", c3).await;
+    let resumed = brain
+        .orchestrate(&pool, &repos, &specs, 3, 3, issue)
+        .await
+        .unwrap();
+    assert_eq!(resumed["cycles"], 1, "{resumed}");
+    assert_eq!(llm.requests().len(), 1);
+    let comments = bot_comments(&github);
+    assert_eq!(comments.len(), 2, "{comments:?}");
+    assert!(comments[1].contains("config.go:4"));
+
+    // The cycle's own tokens were recorded against the issue (planner role).
+    let spend_rows = relay_store::browse::spend_by_role(&pool, issue)
+        .await
+        .unwrap();
+    assert_eq!(spend_rows[0].role, "planner");
+    assert_eq!(spend_rows[0].calls, 2);
+
+    // Past the second allowance (2 × BUDGET) the next mention gets note 2, exactly once.
+    spend(&pool, issue, 1_000).await;
+    let c4 = github.seed_comment(REPO, NUMBER, "alice", "@relay-bot and now?");
+    deliver(&pool, issue, "d4", "mention", c4).await;
+    let second = brain
+        .orchestrate(&pool, &repos, &specs, 4, 3, issue)
+        .await
+        .unwrap();
+    assert_eq!(second["budget_reached"]["epoch"], 2, "{second}");
+    let again = brain
+        .orchestrate(&pool, &repos, &specs, 4, 3, issue)
+        .await
+        .unwrap();
+    assert_eq!(again["cycles"], 0, "{again}");
+    let comments = bot_comments(&github);
+    assert_eq!(comments.len(), 3, "{comments:?}");
+    assert!(comments[2].contains("of 2000 tokens"), "{}", comments[2]);
+    assert_eq!(llm.requests().len(), 1);
+}
+
+/// Events that arrive during the job's last allowed cycle get a follow-up job (one, joined).
+#[sqlx::test(migrator = "relay_store::MIGRATOR")]
+async fn events_left_after_the_last_cycle_get_one_follow_up_job(pool: PgPool) {
+    let github = FakeGitHub::start().await;
+    github.seed_issue(REPO, NUMBER, "Retries", "Make retries configurable.");
+    github.set_permission(REPO, "alice", "admin");
+    let issue = seed_issue(&pool).await;
+    // A reply lands while the planner thinks: the first LLM call's usage row brings it in,
+    // after the cycle loaded its events and before it raised the watermark.
+    sqlx::raw_sql(
+        "CREATE FUNCTION reply_during_cycle() RETURNS trigger AS $$
+         BEGIN
+             INSERT INTO deliveries (tracker, event_type, action, delivery_key, outcome, reason, payload, issue_id, actor, note_id)
+             VALUES ('github', 'issue_comment', 'created', 'during', 'accepted', 'thread_reply', '{}', NEW.issue_id, 'alice', '999')
+             ON CONFLICT DO NOTHING;
+             RETURN NEW;
+         END $$ LANGUAGE plpgsql;
+         CREATE TRIGGER reply_during_cycle AFTER INSERT ON llm_usage
+             FOR EACH ROW EXECUTE FUNCTION reply_during_cycle();",
+    )
+    .execute(&pool)
+    .await
+    .unwrap();
+    let comment = |text: &str| {
+        ScriptedReply::tool_calls(vec![(
+            "submit_actions",
+            json!({"actions": [{"type": "post_comment", "content": text}]}),
+        )])
+    };
+    let llm = ScriptedLlm::start(vec![comment("Looking."), comment("Noted your reply.")]).await;
+    let tracker = github.settings(TOKEN, BOT);
+    let brain = Brain {
+        trackers: relay_tracker::Trackers::from_settings(std::slice::from_ref(&tracker)).unwrap(),
+        tracker_settings: vec![tracker.clone()],
+        llm: toml::from_str(&format!(
+            "[default]\nprovider = \"openai\"\nbase_url = \"{}\"\nmodel = \"m\"\napi_key = \"sk-x\"\n",
+            llm.base_url()
+        ))
+        .unwrap(),
+        agent: AgentSettings {
+            cycles_per_job: 1,
+            ..AgentSettings::default()
+        },
+        tools: relay_tools::ToolLimits::default(),
+        codegraph: None,
+    };
+    let origin = origin();
+    let data = tempfile::tempdir().unwrap();
+    let repos = relay_repo::RepoManager::new(relay_repo::RepoSettings {
+        data_dir: data.path().to_path_buf(),
+        ..relay_repo::RepoSettings::default()
+    })
+    .unwrap();
+    let specs = RepoSpecs::new(std::slice::from_ref(&tracker)).with_local(
+        "github",
+        REPO,
+        format!("file://{}", origin.path().display()).into(),
+    );
+    let c1 = github.seed_comment(REPO, NUMBER, "alice", "@relay-bot please look");
+    deliver(&pool, issue, "d1", "mention", c1).await;
+
+    // The job id stands for a job row that is not in this test's table: far from the ids the
+    // queue hands out, so the follow-up's outbox keys differ from this job's.
+    let first = brain
+        .orchestrate(&pool, &repos, &specs, 1_000, 4, issue)
+        .await
+        .unwrap();
+    assert_eq!(first["cycles"], 1, "{first}");
+    let follow_up = first["follow_up_job"].as_i64().expect("a follow-up job");
+    let queued: Vec<(i64, String, serde_json::Value, Option<String>, i32)> = sqlx::query_as(
+        "SELECT id, kind, payload, concurrency_key, max_attempts FROM jobs WHERE status = 'queued'",
+    )
+    .fetch_all(&pool)
+    .await
+    .unwrap();
+    assert_eq!(
+        queued,
+        [(
+            follow_up,
+            "process_issue".to_owned(),
+            json!({ "issue_id": issue }),
+            Some(format!("issue:{issue}")),
+            4
+        )]
+    );
+
+    // The follow-up handles the reply; nothing is left, so it queues no further job.
+    let second = brain
+        .orchestrate(&pool, &repos, &specs, follow_up, 4, issue)
+        .await
+        .unwrap();
+    assert_eq!(second["cycles"], 1, "{second}");
+    assert!(second["follow_up_job"].is_null(), "{second}");
+    let bodies = bot_comments(&github);
+    assert_eq!(bodies.len(), 2, "{bodies:?}");
+    let queued: i64 = sqlx::query_scalar("SELECT count(*) FROM jobs WHERE status = 'queued'")
+        .fetch_one(&pool)
+        .await
+        .unwrap();
+    assert_eq!(queued, 1, "only the one follow-up, never a second");
+}
