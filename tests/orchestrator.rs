@@ -108,6 +108,7 @@ async fn run_mention(pool: &PgPool, github: &FakeGitHub, llm: &ScriptedLlm) -> i
             llm: llm_settings,
             agent: AgentSettings::default(),
             tools: Default::default(),
+            codegraph: None,
         })),
     });
     let worker = Worker::new(pool.clone(), registry, settings());
