@@ -17,14 +17,14 @@
 //!   Python tables ([`super::resolve_python::PyTables`]) are reused and only the changed file is
 //!   re-resolved.
 //!
-//! Other edits take the slow path: Go tables patched per package (`go_patch`), Python tables
-//! rebuilt, and the files that can see a changed name re-resolved (`go_patch`, `py_names`).
+//! Other edits take the slow path: Go tables patched per package (`go::patch`), Python tables
+//! rebuilt, and the files that can see a changed name re-resolved (`go::patch`, `py_names`).
 
 use std::collections::{BTreeSet, HashSet};
 
+use super::go::GoIndex;
 use super::go::{GoFile, GoTypeDecl, GoValueDecl};
 use super::python::{DefKind, PBind, PExpr, PyFile, PyScope};
-use super::resolve_go::GoIndex;
 
 /// Whether `a` and `b` contribute the same entries to [`GoIndex::build`] up to line numbers.
 ///

@@ -5,7 +5,7 @@
 //!    per-file *facts*: its declarations plus every call, type and value reference in a small
 //!    expression IR with lexical scopes already applied (locals are told apart from package-level
 //!    names at this point);
-//! 2. **resolution** (`resolve_go`, `resolve_python`): global tables (packages, types, method
+//! 2. **resolution** (`go`, `resolve_python`): global tables (packages, types, method
 //!    sets, modules, class hierarchies) are built from all facts, and each file's references are
 //!    resolved against them into [`Edge`]s. What cannot be resolved stays an unresolved edge.
 //!
@@ -16,17 +16,12 @@ mod deps;
 mod facts;
 mod fast_path;
 mod go;
-mod go_body;
-mod go_dependents;
-mod go_patch;
 mod incremental;
 mod parallel;
 mod py_names;
 mod python;
 mod python_body;
 mod resolve;
-mod resolve_go;
-mod resolve_go_impl;
 mod resolve_python;
 mod walk;
 

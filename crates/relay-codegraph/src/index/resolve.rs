@@ -6,8 +6,8 @@ use std::sync::Arc;
 use rustc_hash::FxHashMap as HashMap;
 
 use super::facts::{FileFacts, LangFacts};
+use super::go::{self as resolve_go, GoIndex};
 use super::parallel::par_map;
-use super::resolve_go::{self, GoIndex};
 use super::resolve_python::{self, PyIndex, PyTables};
 use super::{IndexOptions, Phase};
 use crate::model::{Confidence, Edge, EdgeKind, Language, Symbol};

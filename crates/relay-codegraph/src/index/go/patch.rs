@@ -9,7 +9,7 @@
 //! ([`GoIndex::add_files`]), restores the vars' types (only when they provably do not change)
 //! and recomputes `implements`.
 //!
-//! It also tells what changed, for [`super::go_dependents`]: a file's edges depend on the
+//! It also tells what changed, for [`super::dependents`]: a file's edges depend on the
 //! tables only through lookups by name (a package member, a field or method of a type), so the
 //! patch reports the names `N` whose lookups on the packages' members and types may differ and
 //! the types concerned. Changes that alter lookups of every name through a type (its kind,
@@ -24,9 +24,9 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use rustc_hash::FxHashMap as HashMap;
 
-use super::facts::{FileFacts, LangFacts};
-use super::go::{GExpr, GoFile};
-use super::resolve_go::{GoIndex, Member, TypeInfo, TypeR};
+use super::tables::{GoIndex, Member, TypeInfo, TypeR};
+use super::{GExpr, GoFile};
+use crate::index::facts::{FileFacts, LangFacts};
 use crate::model::Confidence;
 
 /// Names whose lookups may give other results after a patch.
@@ -133,7 +133,7 @@ pub(crate) fn patch(
                     && a.values
                         .iter()
                         .zip(&b.values)
-                        .all(|(x, y)| super::fast_path::same_value(a, x, b, y))
+                        .all(|(x, y)| crate::index::fast_path::same_value(a, x, b, y))
             }
             (Some(g), None) | (None, Some(g)) => g.values.is_empty(),
             (None, None) => true,
@@ -262,7 +262,7 @@ pub(crate) fn patch(
     let started = std::time::Instant::now();
     let old_implements = std::mem::take(&mut index.implements);
     let old_impls = std::mem::take(&mut index.impls);
-    super::resolve_go_impl::compute_implements(index);
+    super::implements::compute_implements(index);
     tracing::debug!(
         index.implements_ms = started.elapsed().as_millis() as u64,
         "patch: implements"
@@ -396,7 +396,7 @@ fn var_types_kept(
     let Names::Some(set) = names else {
         return false;
     };
-    for rel in super::go_dependents::importers(facts, packages) {
+    for rel in super::dependents::importers(facts, packages) {
         let Some(g) = facts.get(&rel).and_then(go) else {
             continue;
         };

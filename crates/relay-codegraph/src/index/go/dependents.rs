@@ -1,14 +1,14 @@
-//! Which Go files to re-resolve after the tables were patched ([`super::go_patch`]): those
+//! Which Go files to re-resolve after the tables were patched ([`super::patch`]): those
 //! whose lookups by name can give another result against the patched tables.
 
 use std::collections::{BTreeMap, BTreeSet};
 
 use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
 
-use super::facts::{FileFacts, LangFacts};
-use super::go::{GExpr, GoFile};
-use super::go_patch::{Names, Patched, go};
-use super::resolve_go::{GoIndex, TypeR};
+use super::patch::{Names, Patched, go};
+use super::tables::{GoIndex, TypeR};
+use super::{GExpr, GoFile};
+use crate::index::facts::{FileFacts, LangFacts};
 
 /// Files of the patched packages' importers, transitively (and the packages' own files): the
 /// files whose resolution can see the packages' declarations.
@@ -106,7 +106,7 @@ pub(crate) fn dependents(
         .iter()
         .filter_map(|(rel, f)| go(f).map(|g| (rel, g)))
         .collect();
-    let hits = super::parallel::par_map(
+    let hits = crate::index::parallel::par_map(
         &files,
         threads,
         |&(rel, g)| {

@@ -3,8 +3,8 @@
 
 use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
 
-use super::go::GoTypeKind;
-use super::resolve_go::{GoIndex, MethodInfo, TypeR};
+use super::GoTypeKind;
+use super::tables::{GoIndex, MethodInfo, TypeR};
 use crate::model::Confidence;
 
 type Sig = (Vec<String>, Vec<String>, bool);
