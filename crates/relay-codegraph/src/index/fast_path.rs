@@ -101,9 +101,9 @@ pub(crate) fn same_value(fa: &GoFile, x: &GoValueDecl, fb: &GoFile, y: &GoValueD
 /// types the file owns, and the lines of those types' `implements` entries.
 pub(crate) fn patch_lines(index: &mut GoIndex, rel: &str, g: &GoFile) {
     if let Some(home) = index.pkg_home.get_mut(&g.pkg_path)
-        && home.0 == rel
+        && home.file == rel
     {
-        home.1 = g.pkg_line;
+        home.line = g.pkg_line;
     }
     // The build keeps the first declaration of a name in the owning file.
     let mut seen: HashSet<&str> = HashSet::new();
@@ -123,8 +123,8 @@ pub(crate) fn patch_lines(index: &mut GoIndex, rel: &str, g: &GoFile) {
     } = index;
     if let Some(list) = implements.get_mut(rel) {
         for entry in list {
-            if let Some(info) = types.get(&entry.0) {
-                entry.2 = info.line;
+            if let Some(info) = types.get(&entry.ty) {
+                entry.line = info.line;
             }
         }
     }

@@ -6,7 +6,7 @@ use std::sync::Arc;
 use rustc_hash::FxHashMap as HashMap;
 
 use super::facts::{FileFacts, LangFacts};
-use super::go::{self as resolve_go, GoIndex};
+use super::go::{self as resolve_go, GoIndex, Implementation};
 use super::parallel::par_map;
 use super::resolve_python::{self, PyIndex, PyTables};
 use super::{IndexOptions, Phase};
@@ -30,7 +30,7 @@ pub(crate) struct Tables<'a> {
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub(crate) struct Derived {
     /// file → `implements` edges of the types declared there.
-    pub implements: HashMap<String, Vec<(String, String, u32, Confidence)>>,
+    pub implements: HashMap<String, Vec<Implementation>>,
     /// interface method → implementing methods (targets of `dynamic` edges).
     pub impls: HashMap<String, Vec<String>>,
 }

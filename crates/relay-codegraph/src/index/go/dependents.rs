@@ -176,11 +176,11 @@ impl<'a> Wanted<'a> {
         Wanted { names, lengths }
     }
 
-    fn mentioned(&self, e: &GExpr) -> bool {
-        match e {
-            GExpr::Free(n) | GExpr::Selector(_, n) => {
-                let bit = 1u128.checked_shl(n.len() as u32).unwrap_or(0);
-                (bit == 0 || self.lengths & bit != 0) && self.names.contains(n.as_str())
+    fn mentioned(&self, expr: &GExpr) -> bool {
+        match expr {
+            GExpr::Free(name) | GExpr::Selector(_, name) => {
+                let bit = 1u128.checked_shl(name.len() as u32).unwrap_or(0);
+                (bit == 0 || self.lengths & bit != 0) && self.names.contains(name.as_str())
             }
             _ => false,
         }
@@ -231,7 +231,12 @@ fn reaches_changed(
         .iter()
         .chain(std::iter::once(&info.underlying))
         .chain(&info.embeds)
-        .chain(info.fields.iter().filter(|f| f.2).map(|f| &f.1))
+        .chain(
+            info.fields
+                .iter()
+                .filter(|field| field.embedded)
+                .map(|field| &field.ty),
+        )
         .filter_map(named)
         .collect();
     let result = next

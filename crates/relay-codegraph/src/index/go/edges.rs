@@ -1,22 +1,27 @@
 //! Go edge emission: each body's references resolved into [`Edge`]s, and the `implements`
 //! edges of the types a file declares.
 
-use super::eval::{Eval, Val};
+use super::eval::{Eval, Val, VarUses};
 use super::tables::{BUILTIN_TYPES, GoIndex, TypeR};
 use super::{GExpr, GRefKind, GType, GoFile};
 use crate::index::facts::FileFacts;
 use crate::model::{Confidence, Edge, EdgeKind};
 
 /// Resolves the references of one Go file into edges.
-pub(crate) fn resolve_file(index: &GoIndex, facts: &FileFacts, g: &GoFile, edges: &mut Vec<Edge>) {
-    let ctx = index.file_ctx(g);
+pub(crate) fn resolve_file(
+    index: &GoIndex,
+    facts: &FileFacts,
+    go_file: &GoFile,
+    edges: &mut Vec<Edge>,
+) {
+    let ctx = index.file_ctx(go_file);
     let file = &facts.rel;
     // Imports, from the package.
-    for imp in &g.imports {
+    for imp in &go_file.imports {
         let to = index.pkgs.contains_key(&imp.path).then(|| imp.path.clone());
         edges.push(Edge {
             kind: EdgeKind::Imports,
-            from: g.pkg_path.clone(),
+            from: go_file.pkg_path.clone(),
             to,
             to_name: imp.path.clone(),
             file: file.clone(),
@@ -24,24 +29,24 @@ pub(crate) fn resolve_file(index: &GoIndex, facts: &FileFacts, g: &GoFile, edges
             confidence: Confidence::Exact,
         });
     }
-    for body in &g.bodies {
+    for body in &go_file.bodies {
         let mut eval = Eval::new(index, &ctx, body);
-        for r in &body.refs {
+        for reference in &body.refs {
             eval.touched.clear();
             let mut push = |kind: EdgeKind, to: Option<String>, confidence: Confidence| {
                 edges.push(Edge {
                     kind,
                     from: body.owner.clone(),
                     to,
-                    to_name: r.name.clone(),
+                    to_name: reference.name.clone(),
                     file: file.clone(),
-                    line: r.line,
+                    line: reference.line,
                     confidence,
                 });
             };
-            match r.kind {
+            match reference.kind {
                 GRefKind::Call => {
-                    let callee = match body.exprs.get(r.expr as usize) {
+                    let callee = match body.exprs.get(reference.expr as usize) {
                         Some(GExpr::Call(c)) => *c,
                         _ => continue,
                     };
@@ -49,7 +54,7 @@ pub(crate) fn resolve_file(index: &GoIndex, facts: &FileFacts, g: &GoFile, edges
                     if matches!(body.exprs.get(callee as usize), Some(GExpr::FuncLit(_))) {
                         continue;
                     }
-                    match eval.eval(callee, true) {
+                    match eval.eval(callee, VarUses::Record) {
                         Val::Func {
                             qname, inferred, ..
                         } => {
@@ -68,7 +73,7 @@ pub(crate) fn resolve_file(index: &GoIndex, facts: &FileFacts, g: &GoFile, edges
                     }
                 }
                 GRefKind::Use => {
-                    let expr = body.exprs.get(r.expr as usize);
+                    let expr = body.exprs.get(reference.expr as usize);
                     match expr {
                         Some(GExpr::Type(t)) => match index.resolve_type(&ctx, t) {
                             TypeR::Named(q) => push(EdgeKind::Uses, Some(q), Confidence::Exact),
@@ -81,7 +86,9 @@ pub(crate) fn resolve_file(index: &GoIndex, facts: &FileFacts, g: &GoFile, edges
                             }
                         },
                         _ => {
-                            if let Val::Type(TypeR::Named(q)) = eval.eval(r.expr, true) {
+                            if let Val::Type(TypeR::Named(q)) =
+                                eval.eval(reference.expr, VarUses::Record)
+                            {
                                 push(EdgeKind::Uses, Some(q), Confidence::Exact);
                             }
                         }
@@ -93,9 +100,9 @@ pub(crate) fn resolve_file(index: &GoIndex, facts: &FileFacts, g: &GoFile, edges
                     kind: EdgeKind::Uses,
                     from: body.owner.clone(),
                     to: Some(var),
-                    to_name: r.name.clone(),
+                    to_name: reference.name.clone(),
                     file: file.clone(),
-                    line: r.line,
+                    line: reference.line,
                     confidence: Confidence::Exact,
                 });
             }
@@ -107,15 +114,16 @@ pub(crate) fn resolve_file(index: &GoIndex, facts: &FileFacts, g: &GoFile, edges
 
 /// `implements` edges whose concrete type is declared in `file`.
 pub(crate) fn implements_edges(index: &GoIndex, file: &str, edges: &mut Vec<Edge>) {
-    for (ty, iface, line, conf) in index.implements.get(file).into_iter().flatten() {
+    for implementation in index.implements.get(file).into_iter().flatten() {
+        let interface = &implementation.interface;
         edges.push(Edge {
             kind: EdgeKind::Implements,
-            from: ty.clone(),
-            to: Some(iface.clone()),
-            to_name: iface.rsplit('/').next().unwrap_or(iface).to_owned(),
+            from: implementation.ty.clone(),
+            to: Some(interface.clone()),
+            to_name: interface.rsplit('/').next().unwrap_or(interface).to_owned(),
             file: file.to_owned(),
-            line: *line,
-            confidence: *conf,
+            line: implementation.line,
+            confidence: implementation.confidence,
         });
     }
 }

@@ -12,14 +12,14 @@ const MAX_EXPRESSION_DEPTH: u32 = 24;
 impl GoIndex {
     /// The type of package-level var `v` of `g` inferred from its initializer against the
     /// current tables (`Unknown` if it has none).
-    pub(crate) fn infer_var_type(&self, g: &GoFile, v: &super::GoValueDecl) -> TypeR {
-        let Some((body, expr, idx)) = v.init else {
+    pub(crate) fn infer_var_type(&self, go_file: &GoFile, value: &super::GoValueDecl) -> TypeR {
+        let Some((body, expr, idx)) = value.init else {
             return TypeR::Unknown;
         };
-        let Some(body) = g.bodies.get(body) else {
+        let Some(body) = go_file.bodies.get(body) else {
             return TypeR::Unknown;
         };
-        let ctx = self.file_ctx(g);
+        let ctx = self.file_ctx(go_file);
         Eval::new(self, &ctx, body).value_type(expr, idx)
     }
 
@@ -43,7 +43,7 @@ impl GoIndex {
                     continue;
                 }
                 let eval = eval.get_or_insert_with(|| Eval::new(self, &ctx, body));
-                let val = eval.eval(*op, false);
+                let val = eval.eval(*op, VarUses::Ignore);
                 let mut probe = Probe {
                     name,
                     pkg: None,
@@ -81,6 +81,15 @@ pub(crate) struct Probe<'a> {
     pub ty: Option<String>,
     /// The method `x.name` resolves to.
     pub method: Option<String>,
+}
+
+/// Whether evaluating a reference records the package-level vars it reads (in
+/// [`Eval::touched`], for `uses` edges). Sub-expressions whose vars are not the reference's own
+/// uses (a callee's operand, a binding's initializer) ignore them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum VarUses {
+    Record,
+    Ignore,
 }
 
 /// What an expression denotes.
@@ -129,19 +138,19 @@ impl<'a> Eval<'a> {
         }
     }
 
-    fn binding(&mut self, id: u32) -> Val {
-        if let Some(Some(v)) = self.memo.get(id as usize) {
+    fn binding(&mut self, binding_id: u32) -> Val {
+        if let Some(Some(v)) = self.memo.get(binding_id as usize) {
             return v.clone();
         }
-        let Some(bind) = self.body.bindings.get(id as usize) else {
+        let Some(bind) = self.body.bindings.get(binding_id as usize) else {
             return Val::Unknown;
         };
         // Guard against cycles while evaluating.
-        if let Some(slot) = self.memo.get_mut(id as usize) {
+        if let Some(slot) = self.memo.get_mut(binding_id as usize) {
             *slot = Some(Val::Unknown);
         }
         let v = self.binding_val(bind);
-        if let Some(slot) = self.memo.get_mut(id as usize) {
+        if let Some(slot) = self.memo.get_mut(binding_id as usize) {
             *slot = Some(v.clone());
         }
         v
@@ -158,7 +167,7 @@ impl<'a> Eval<'a> {
                     .cloned()
                     .unwrap_or(GExpr::Unknown);
                 if let GExpr::Call(callee) = e {
-                    match self.eval(callee, false) {
+                    match self.eval(callee, VarUses::Ignore) {
                         Val::Func { results, .. } => match results.get(*idx as usize) {
                             Some(t) => Val::Value(t.clone(), true),
                             None => Val::Unknown,
@@ -171,7 +180,7 @@ impl<'a> Eval<'a> {
                         _ => Val::Unknown,
                     }
                 } else if *idx == 0 {
-                    match self.eval(*expr, false) {
+                    match self.eval(*expr, VarUses::Ignore) {
                         Val::Value(t, inferred) => Val::Value(t, inferred),
                         Val::Func {
                             qname,
@@ -190,7 +199,7 @@ impl<'a> Eval<'a> {
                     Val::Unknown
                 }
             }
-            GBind::RangeKey(e) => match self.eval(*e, false) {
+            GBind::RangeKey(e) => match self.eval(*e, VarUses::Ignore) {
                 Val::Value(t, inf) => match t.deref() {
                     TypeR::Map(k, _) => Val::Value((**k).clone(), inf),
                     TypeR::Chan(v) => Val::Value((**v).clone(), inf),
@@ -198,7 +207,7 @@ impl<'a> Eval<'a> {
                 },
                 _ => Val::Unknown,
             },
-            GBind::RangeValue(e) => match self.eval(*e, false) {
+            GBind::RangeValue(e) => match self.eval(*e, VarUses::Ignore) {
                 Val::Value(t, inf) => match t.deref() {
                     TypeR::Map(_, v) | TypeR::Slice(v) => Val::Value((**v).clone(), inf),
                     _ => Val::Unknown,
@@ -209,8 +218,8 @@ impl<'a> Eval<'a> {
         }
     }
 
-    fn member(&mut self, m: &Member, record: bool) -> Val {
-        match m {
+    fn member(&mut self, package_member: &Member, var_uses: VarUses) -> Val {
+        match package_member {
             Member::Func { qname, results } => Val::Func {
                 qname: qname.clone(),
                 results: results.clone(),
@@ -219,7 +228,7 @@ impl<'a> Eval<'a> {
             },
             Member::Type { qname } => Val::Type(TypeR::Named(qname.clone())),
             Member::Var { qname, .. } => {
-                if record {
+                if var_uses == VarUses::Record {
                     self.touched.push(qname.clone());
                 }
                 let t = self
@@ -233,19 +242,19 @@ impl<'a> Eval<'a> {
         }
     }
 
-    pub(super) fn eval(&mut self, id: u32, record: bool) -> Val {
+    pub(super) fn eval(&mut self, expr: u32, var_uses: VarUses) -> Val {
         self.depth += 1;
         let v = if self.depth > MAX_EXPRESSION_DEPTH {
             Val::Unknown
         } else {
-            self.eval_inner(id, record)
+            self.eval_inner(expr, var_uses)
         };
         self.depth -= 1;
         v
     }
 
-    fn eval_inner(&mut self, id: u32, record: bool) -> Val {
-        let Some(expr) = self.body.exprs.get(id as usize) else {
+    fn eval_inner(&mut self, expr_id: u32, var_uses: VarUses) -> Val {
+        let Some(expr) = self.body.exprs.get(expr_id as usize) else {
             return Val::Unknown;
         };
         let index = self.index;
@@ -253,14 +262,14 @@ impl<'a> Eval<'a> {
             GExpr::Local(b) => self.binding(*b),
             GExpr::Free(name) => {
                 if let Some(m) = index.pkgs.get(&self.ctx.pkg_path).and_then(|m| m.get(name)) {
-                    return self.member(m, record);
+                    return self.member(m, var_uses);
                 }
                 if let Some(path) = self.ctx.imports.get(name) {
                     return Val::Pkg(path.clone());
                 }
                 for dot in &self.ctx.dot_imports {
                     if let Some(m) = index.pkgs.get(dot).and_then(|m| m.get(name)) {
-                        return self.member(m, record);
+                        return self.member(m, var_uses);
                     }
                 }
                 if BUILTIN_TYPES.contains(&name.as_str()) {
@@ -271,9 +280,9 @@ impl<'a> Eval<'a> {
                     Val::Unknown
                 }
             }
-            GExpr::Selector(operand, field) => match self.eval(*operand, record) {
+            GExpr::Selector(operand, field) => match self.eval(*operand, var_uses) {
                 Val::Pkg(path) => match index.pkgs.get(&path).and_then(|m| m.get(field)) {
-                    Some(m) => self.member(m, record),
+                    Some(m) => self.member(m, var_uses),
                     None => Val::Unknown,
                 },
                 Val::Type(t) => match index.lookup_member(&t, field) {
@@ -305,7 +314,7 @@ impl<'a> Eval<'a> {
                 },
                 _ => Val::Unknown,
             },
-            GExpr::Call(callee) => match self.eval(*callee, false) {
+            GExpr::Call(callee) => match self.eval(*callee, VarUses::Ignore) {
                 Val::Func { results, .. } => match results.first() {
                     Some(t) => Val::Value(t.clone(), true),
                     None => Val::Unknown,
@@ -321,7 +330,7 @@ impl<'a> Eval<'a> {
                 Val::Value(index.resolve_type(self.ctx, t), false)
             }
             GExpr::Type(t) => Val::Type(index.resolve_type(self.ctx, t)),
-            GExpr::Index(operand) => match self.eval(*operand, record) {
+            GExpr::Index(operand) => match self.eval(*operand, var_uses) {
                 Val::Value(t, inf) => match t.deref() {
                     TypeR::Slice(e) | TypeR::Map(_, e) => Val::Value((**e).clone(), inf),
                     _ => Val::Unknown,

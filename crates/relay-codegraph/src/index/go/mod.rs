@@ -19,7 +19,7 @@ mod tables;
 
 pub(crate) use edges::{implements_edges, resolve_file};
 pub(crate) use symbols::file_symbols;
-pub(crate) use tables::GoIndex;
+pub(crate) use tables::{GoIndex, Implementation};
 
 use std::collections::HashMap;
 

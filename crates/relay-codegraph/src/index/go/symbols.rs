@@ -7,17 +7,27 @@ use crate::index::facts::FileFacts;
 use crate::model::{Language, Symbol, SymbolKind};
 
 /// Symbols declared in one Go file (first declaration of a qname wins across files).
-pub(crate) fn file_symbols(index: &GoIndex, facts: &FileFacts, g: &GoFile, out: &mut Vec<Symbol>) {
+pub(crate) fn file_symbols(
+    index: &GoIndex,
+    facts: &FileFacts,
+    go_file: &GoFile,
+    out: &mut Vec<Symbol>,
+) {
     let file = &facts.rel;
-    let owned = |q: &str| index.owners.get(q).is_none_or(|f| f == file);
-    let mk = |qname: String,
-              name: &str,
-              kind: SymbolKind,
-              line: u32,
-              end_line: u32,
-              signature: &str,
-              doc: &Option<String>,
-              parent: &str| Symbol {
+    let owned = |symbol_qname: &str| {
+        index
+            .owners
+            .get(symbol_qname)
+            .is_none_or(|func| func == file)
+    };
+    let new_symbol = |qname: String,
+                      name: &str,
+                      kind: SymbolKind,
+                      line: u32,
+                      end_line: u32,
+                      signature: &str,
+                      doc: &Option<String>,
+                      parent: &str| Symbol {
         qname,
         name: name.to_owned(),
         kind,
@@ -31,116 +41,116 @@ pub(crate) fn file_symbols(index: &GoIndex, facts: &FileFacts, g: &GoFile, out: 
     };
     if index
         .pkg_home
-        .get(&g.pkg_path)
-        .is_some_and(|(f, _)| f == file)
+        .get(&go_file.pkg_path)
+        .is_some_and(|home| &home.file == file)
     {
         out.push(Symbol {
-            qname: g.pkg_path.clone(),
-            name: g.pkg_name.clone(),
+            qname: go_file.pkg_path.clone(),
+            name: go_file.pkg_name.clone(),
             kind: SymbolKind::Package,
             language: Language::Go,
             file: file.clone(),
-            line: g.pkg_line.max(1),
+            line: go_file.pkg_line.max(1),
             end_line: facts.lines.max(1),
-            signature: Some(format!("package {}", g.pkg_name)),
-            doc: g.pkg_doc.clone(),
+            signature: Some(format!("package {}", go_file.pkg_name)),
+            doc: go_file.pkg_doc.clone(),
             parent: None,
         });
     }
-    let pkg = &g.pkg_path;
-    for t in &g.types {
-        let q = format!("{pkg}.{}", t.name);
-        if !owned(&q) {
+    let pkg = &go_file.pkg_path;
+    for decl in &go_file.types {
+        let symbol_qname = format!("{pkg}.{}", decl.name);
+        if !owned(&symbol_qname) {
             continue;
         }
-        let kind = match (t.kind, t.alias) {
+        let kind = match (decl.kind, decl.alias) {
             (GoTypeKind::Struct, false) => SymbolKind::Struct,
             (GoTypeKind::Interface, false) => SymbolKind::Interface,
             _ => SymbolKind::Type,
         };
-        out.push(mk(
-            q.clone(),
-            &t.name,
+        out.push(new_symbol(
+            symbol_qname.clone(),
+            &decl.name,
             kind,
-            t.line,
-            t.end_line,
-            &t.signature,
-            &t.doc,
+            decl.line,
+            decl.end_line,
+            &decl.signature,
+            &decl.doc,
             pkg,
         ));
-        for f in &t.fields {
-            let fq = format!("{q}.{}", f.name);
-            if owned(&fq) {
-                out.push(mk(
-                    fq,
-                    &f.name,
+        for func in &decl.fields {
+            let field_qname = format!("{symbol_qname}.{}", func.name);
+            if owned(&field_qname) {
+                out.push(new_symbol(
+                    field_qname,
+                    &func.name,
                     SymbolKind::Field,
-                    f.line,
-                    f.end_line,
-                    &f.signature,
+                    func.line,
+                    func.end_line,
+                    &func.signature,
                     &None,
-                    &q,
+                    &symbol_qname,
                 ));
             }
         }
-        for m in &t.methods {
-            let mq = format!("{q}.{}", m.name);
-            if owned(&mq) {
-                out.push(mk(
-                    mq,
+        for m in &decl.methods {
+            let method_qname = format!("{symbol_qname}.{}", m.name);
+            if owned(&method_qname) {
+                out.push(new_symbol(
+                    method_qname,
                     &m.name,
                     SymbolKind::Method,
                     m.line,
                     m.end_line,
                     &m.signature,
                     &m.doc,
-                    &q,
+                    &symbol_qname,
                 ));
             }
         }
     }
-    for f in &g.funcs {
-        let (q, kind, parent) = match &f.recv {
+    for func in &go_file.funcs {
+        let (symbol_qname, kind, parent) = match &func.recv {
             Some(r) => (
-                format!("{pkg}.{r}.{}", f.name),
+                format!("{pkg}.{r}.{}", func.name),
                 SymbolKind::Method,
                 format!("{pkg}.{r}"),
             ),
             None => (
-                format!("{pkg}.{}", f.name),
+                format!("{pkg}.{}", func.name),
                 SymbolKind::Function,
                 pkg.clone(),
             ),
         };
-        if owned(&q) {
-            out.push(mk(
-                q,
-                &f.name,
+        if owned(&symbol_qname) {
+            out.push(new_symbol(
+                symbol_qname,
+                &func.name,
                 kind,
-                f.line,
-                f.end_line,
-                &f.signature,
-                &f.doc,
+                func.line,
+                func.end_line,
+                &func.signature,
+                &func.doc,
                 &parent,
             ));
         }
     }
-    for v in &g.values {
-        let q = format!("{pkg}.{}", v.name);
-        if owned(&q) {
-            let kind = if v.is_const {
+    for value in &go_file.values {
+        let symbol_qname = format!("{pkg}.{}", value.name);
+        if owned(&symbol_qname) {
+            let kind = if value.is_const {
                 SymbolKind::Const
             } else {
                 SymbolKind::Var
             };
-            out.push(mk(
-                q,
-                &v.name,
+            out.push(new_symbol(
+                symbol_qname,
+                &value.name,
                 kind,
-                v.line,
-                v.end_line,
-                &v.signature,
-                &v.doc,
+                value.line,
+                value.end_line,
+                &value.signature,
+                &value.doc,
                 pkg,
             ));
         }

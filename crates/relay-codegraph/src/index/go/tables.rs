@@ -14,6 +14,10 @@ use crate::model::Confidence;
 /// than guessed.
 const MAX_EMBEDDED_LOOKUP_DEPTH: usize = 6;
 
+/// Aliases followed from a name to its declared type (`type A = B`, `type B = C` …). Real chains are
+/// one or two long; the bound ends an alias cycle, whose last type is then taken as declared.
+const MAX_ALIAS_CHAIN: usize = 8;
+
 /// Predeclared types.
 pub(super) const BUILTIN_TYPES: &[&str] = &[
     "bool",
@@ -98,8 +102,45 @@ pub(crate) enum Member {
 pub(crate) struct MethodInfo {
     pub qname: String,
     pub results: Vec<TypeR>,
-    /// Parameter keys, result keys, variadic.
-    pub sig: (Vec<String>, Vec<String>, bool),
+    pub sig: SignatureKeys,
+}
+
+/// A method's signature as `implements` compares it: the canonical keys ([`TypeR::key`]) of its
+/// parameter and result types.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct SignatureKeys {
+    pub params: Vec<String>,
+    pub results: Vec<String>,
+    pub variadic: bool,
+}
+
+/// A field of a declared struct type.
+#[derive(Debug, Clone)]
+pub(crate) struct FieldInfo {
+    pub name: String,
+    pub ty: TypeR,
+    /// Written without a name (its fields and methods are promoted).
+    pub embedded: bool,
+}
+
+/// A concrete type that implements an interface: one `implements` edge.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Implementation {
+    /// The concrete type's qname.
+    pub ty: String,
+    /// The interface's qname.
+    pub interface: String,
+    /// The concrete type's declaration line.
+    pub line: u32,
+    pub confidence: Confidence,
+}
+
+/// Where a package's symbol is emitted: the file (and its `package` clause line) that documents
+/// the package best.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct PackageHome {
+    pub file: String,
+    pub line: u32,
 }
 
 /// A declared type.
@@ -108,8 +149,7 @@ pub(crate) struct TypeInfo {
     pub kind: GoTypeKind,
     pub alias_of: Option<TypeR>,
     pub underlying: TypeR,
-    /// `(name, type, embedded)`.
-    pub fields: Vec<(String, TypeR, bool)>,
+    pub fields: Vec<FieldInfo>,
     /// Declared methods (for interfaces: the interface's own methods).
     pub methods: HashMap<String, MethodInfo>,
     pub embeds: Vec<TypeR>,
@@ -135,12 +175,12 @@ pub(crate) struct GoIndex {
     pub var_types: HashMap<String, TypeR>,
     /// Interface method qname → implementing method qnames.
     pub impls: HashMap<String, Vec<String>>,
-    /// file → `(type, interface, line, confidence)` for concrete types declared in that file.
-    pub implements: HashMap<String, Vec<(String, String, u32, Confidence)>>,
+    /// file → the implementations by concrete types declared in that file.
+    pub implements: HashMap<String, Vec<Implementation>>,
     /// qname → the file that owns the symbol (first declaration wins).
     pub owners: HashMap<String, String>,
-    /// pkg path → (file, line) of the package symbol.
-    pub pkg_home: HashMap<String, (String, u32)>,
+    /// pkg path → where the package symbol is emitted.
+    pub pkg_home: HashMap<String, PackageHome>,
 }
 
 pub(crate) fn go_files<'a>(files: &[&'a FileFacts]) -> Vec<(&'a FileFacts, &'a GoFile)> {
@@ -167,97 +207,113 @@ impl GoIndex {
     /// and `impls`. The incremental update adds whole packages this way after removing their
     /// old entries; it passes `infer_vars: false` and restores the vars' types itself (they
     /// are inferred in one pass over all files, in path order).
-    pub(crate) fn add_files(&mut self, gos: &[(&FileFacts, &GoFile)], infer_vars: bool) {
-        let gos = gos.to_vec();
+    pub(crate) fn add_files(&mut self, files: &[(&FileFacts, &GoFile)], infer_vars: bool) {
+        let files = files.to_vec();
         let index = self;
         // Package names and homes.
-        for (facts, g) in &gos {
+        for (facts, go_file) in &files {
             index
                 .pkg_names
-                .entry(g.pkg_path.clone())
-                .or_insert_with(|| g.pkg_name.clone());
+                .entry(go_file.pkg_path.clone())
+                .or_insert_with(|| go_file.pkg_name.clone());
             let is_test = facts.rel.ends_with("_test.go");
-            let score = (is_test, g.pkg_doc.is_none());
+            let here = PackageHome {
+                file: facts.rel.clone(),
+                line: go_file.pkg_line,
+            };
             let home = index
                 .pkg_home
-                .entry(g.pkg_path.clone())
-                .or_insert((facts.rel.clone(), g.pkg_line));
-            let home_is_test = home.0.ends_with("_test.go");
-            let _ = score;
-            if home_is_test && !is_test {
-                *home = (facts.rel.clone(), g.pkg_line);
+                .entry(go_file.pkg_path.clone())
+                .or_insert_with(|| here.clone());
+            if home.file.ends_with("_test.go") && !is_test {
+                *home = here;
             }
         }
         // Prefer a non-test file with a package doc comment.
-        for (facts, g) in &gos {
-            if g.pkg_doc.is_some() && !facts.rel.ends_with("_test.go") {
-                let home = index.pkg_home.get_mut(&g.pkg_path);
+        for (facts, go_file) in &files {
+            if go_file.pkg_doc.is_some() && !facts.rel.ends_with("_test.go") {
+                let home = index.pkg_home.get_mut(&go_file.pkg_path);
                 if let Some(home) = home {
-                    let current_has_doc = gos
-                        .iter()
-                        .any(|(f, g2)| f.rel == home.0 && g2.pkg_doc.is_some());
+                    let current_has_doc = files.iter().any(|(other, other_go)| {
+                        other.rel == home.file && other_go.pkg_doc.is_some()
+                    });
                     if !current_has_doc {
-                        *home = (facts.rel.clone(), g.pkg_line);
+                        *home = PackageHome {
+                            file: facts.rel.clone(),
+                            line: go_file.pkg_line,
+                        };
                     }
                 }
             }
         }
         // Owners and members (types first so that function results can be resolved).
-        for (facts, g) in &gos {
-            let members = index.pkgs.entry(g.pkg_path.clone()).or_default();
-            for t in &g.types {
-                let q = format!("{}.{}", g.pkg_path, t.name);
-                members
-                    .entry(t.name.clone())
-                    .or_insert(Member::Type { qname: q.clone() });
-                index.owners.entry(q).or_insert_with(|| facts.rel.clone());
+        for (facts, go_file) in &files {
+            let members = index.pkgs.entry(go_file.pkg_path.clone()).or_default();
+            for decl in &go_file.types {
+                let decl_qname = format!("{}.{}", go_file.pkg_path, decl.name);
+                members.entry(decl.name.clone()).or_insert(Member::Type {
+                    qname: decl_qname.clone(),
+                });
+                index
+                    .owners
+                    .entry(decl_qname)
+                    .or_insert_with(|| facts.rel.clone());
             }
         }
-        let ctxs: Vec<FileCtx> = gos.iter().map(|(_, g)| index.file_ctx(g)).collect();
-        for ((facts, g), ctx) in gos.iter().zip(&ctxs) {
-            for t in &g.types {
-                let q = format!("{}.{}", g.pkg_path, t.name);
-                if index.owners.get(&q) != Some(&facts.rel) || index.types.contains_key(&q) {
+        let ctxs: Vec<FileCtx> = files
+            .iter()
+            .map(|(_, go_file)| index.file_ctx(go_file))
+            .collect();
+        for ((facts, go_file), ctx) in files.iter().zip(&ctxs) {
+            for decl in &go_file.types {
+                let decl_qname = format!("{}.{}", go_file.pkg_path, decl.name);
+                if index.owners.get(&decl_qname) != Some(&facts.rel)
+                    || index.types.contains_key(&decl_qname)
+                {
                     continue;
                 }
                 let mut info = TypeInfo {
-                    kind: t.kind,
+                    kind: decl.kind,
                     alias_of: None,
-                    underlying: index.resolve_type(ctx, &t.underlying),
-                    fields: t
+                    underlying: index.resolve_type(ctx, &decl.underlying),
+                    fields: decl
                         .fields
                         .iter()
-                        .map(|f| (f.name.clone(), index.resolve_type(ctx, &f.ty), f.embedded))
+                        .map(|field| FieldInfo {
+                            name: field.name.clone(),
+                            ty: index.resolve_type(ctx, &field.ty),
+                            embedded: field.embedded,
+                        })
                         .collect(),
                     methods: HashMap::default(),
-                    embeds: t
+                    embeds: decl
                         .embeds
                         .iter()
                         .map(|e| index.resolve_type(ctx, e))
                         .collect(),
-                    constraint: t.constraint,
+                    constraint: decl.constraint,
                     file: facts.rel.clone(),
-                    line: t.line,
+                    line: decl.line,
                 };
-                if t.alias {
+                if decl.alias {
                     info.alias_of = Some(info.underlying.clone());
                 }
-                for m in &t.methods {
-                    let mq = format!("{q}.{}", m.name);
+                for m in &decl.methods {
+                    let method_qname = format!("{decl_qname}.{}", m.name);
                     info.methods
-                        .insert(m.name.clone(), index.method_info(ctx, mq, &m.sig));
+                        .insert(m.name.clone(), index.method_info(ctx, method_qname, &m.sig));
                 }
-                index.types.insert(q, info);
+                index.types.insert(decl_qname, info);
             }
         }
-        for ((facts, g), ctx) in gos.iter().zip(&ctxs) {
-            for f in &g.funcs {
+        for ((facts, go_file), ctx) in files.iter().zip(&ctxs) {
+            for f in &go_file.funcs {
                 match &f.recv {
                     None => {
-                        let q = format!("{}.{}", g.pkg_path, f.name);
+                        let decl_qname = format!("{}.{}", go_file.pkg_path, f.name);
                         index
                             .owners
-                            .entry(q.clone())
+                            .entry(decl_qname.clone())
                             .or_insert_with(|| facts.rel.clone());
                         let results = f
                             .sig
@@ -267,54 +323,59 @@ impl GoIndex {
                             .collect();
                         index
                             .pkgs
-                            .entry(g.pkg_path.clone())
+                            .entry(go_file.pkg_path.clone())
                             .or_default()
                             .entry(f.name.clone())
-                            .or_insert(Member::Func { qname: q, results });
+                            .or_insert(Member::Func {
+                                qname: decl_qname,
+                                results,
+                            });
                     }
                     Some(recv) => {
-                        let tq = format!("{}.{recv}", g.pkg_path);
-                        let q = format!("{tq}.{}", f.name);
+                        let type_qname = format!("{}.{recv}", go_file.pkg_path);
+                        let decl_qname = format!("{type_qname}.{}", f.name);
                         index
                             .owners
-                            .entry(q.clone())
+                            .entry(decl_qname.clone())
                             .or_insert_with(|| facts.rel.clone());
-                        let info = index.method_info(ctx, q, &f.sig);
-                        if let Some(t) = index.types.get_mut(&tq) {
-                            t.methods.entry(f.name.clone()).or_insert(info);
+                        let info = index.method_info(ctx, decl_qname, &f.sig);
+                        if let Some(decl) = index.types.get_mut(&type_qname) {
+                            decl.methods.entry(f.name.clone()).or_insert(info);
                         }
                     }
                 }
             }
-            for v in &g.values {
-                let q = format!("{}.{}", g.pkg_path, v.name);
+            for value in &go_file.values {
+                let decl_qname = format!("{}.{}", go_file.pkg_path, value.name);
                 index
                     .owners
-                    .entry(q.clone())
+                    .entry(decl_qname.clone())
                     .or_insert_with(|| facts.rel.clone());
                 index
                     .pkgs
-                    .entry(g.pkg_path.clone())
+                    .entry(go_file.pkg_path.clone())
                     .or_default()
-                    .entry(v.name.clone())
-                    .or_insert(Member::Var { qname: q.clone() });
-                if let Some(ty) = &v.ty {
+                    .entry(value.name.clone())
+                    .or_insert(Member::Var {
+                        qname: decl_qname.clone(),
+                    });
+                if let Some(ty) = &value.ty {
                     let r = index.resolve_type(ctx, ty);
-                    index.var_types.entry(q).or_insert(r);
+                    index.var_types.entry(decl_qname).or_insert(r);
                 }
             }
-            for t in &g.types {
-                let tq = format!("{}.{}", g.pkg_path, t.name);
-                for f in &t.fields {
+            for decl in &go_file.types {
+                let type_qname = format!("{}.{}", go_file.pkg_path, decl.name);
+                for f in &decl.fields {
                     index
                         .owners
-                        .entry(format!("{tq}.{}", f.name))
+                        .entry(format!("{type_qname}.{}", f.name))
                         .or_insert_with(|| facts.rel.clone());
                 }
-                for m in &t.methods {
+                for m in &decl.methods {
                     index
                         .owners
-                        .entry(format!("{tq}.{}", m.name))
+                        .entry(format!("{type_qname}.{}", m.name))
                         .or_insert_with(|| facts.rel.clone());
                 }
             }
@@ -322,22 +383,22 @@ impl GoIndex {
         // Types of package-level vars from their initializers (two rounds for chains).
         let rounds = if infer_vars { 2 } else { 0 };
         for _ in 0..rounds {
-            for ((_, g), ctx) in gos.iter().zip(&ctxs) {
-                for v in &g.values {
-                    let q = format!("{}.{}", g.pkg_path, v.name);
-                    if index.var_types.contains_key(&q) {
+            for ((_, go_file), ctx) in files.iter().zip(&ctxs) {
+                for value in &go_file.values {
+                    let decl_qname = format!("{}.{}", go_file.pkg_path, value.name);
+                    if index.var_types.contains_key(&decl_qname) {
                         continue;
                     }
-                    let Some((body, expr, idx)) = v.init else {
+                    let Some((body, expr, idx)) = value.init else {
                         continue;
                     };
-                    let Some(body) = g.bodies.get(body) else {
+                    let Some(body) = go_file.bodies.get(body) else {
                         continue;
                     };
                     let mut eval = Eval::new(index, ctx, body);
                     let ty = eval.value_type(expr, idx);
                     if ty != TypeR::Unknown {
-                        index.var_types.insert(q, ty);
+                        index.var_types.insert(decl_qname, ty);
                     }
                 }
             }
@@ -348,44 +409,44 @@ impl GoIndex {
         let params: Vec<TypeR> = sig
             .params
             .iter()
-            .map(|p| self.resolve_type(ctx, p))
+            .map(|param| self.resolve_type(ctx, param))
             .collect();
         let results: Vec<TypeR> = sig
             .results
             .iter()
-            .map(|p| self.resolve_type(ctx, p))
+            .map(|param| self.resolve_type(ctx, param))
             .collect();
         MethodInfo {
             qname,
-            sig: (
-                params.iter().map(TypeR::key).collect(),
-                results.iter().map(TypeR::key).collect(),
-                sig.variadic,
-            ),
+            sig: SignatureKeys {
+                params: params.iter().map(TypeR::key).collect(),
+                results: results.iter().map(TypeR::key).collect(),
+                variadic: sig.variadic,
+            },
             results,
         }
     }
 
     /// The import view of a file.
-    pub(crate) fn file_ctx(&self, g: &GoFile) -> FileCtx {
+    pub(crate) fn file_ctx(&self, go_file: &GoFile) -> FileCtx {
         let mut ctx = FileCtx {
-            pkg_path: g.pkg_path.clone(),
+            pkg_path: go_file.pkg_path.clone(),
             ..FileCtx::default()
         };
-        for imp in &g.imports {
-            match imp.alias.as_deref() {
+        for import in &go_file.imports {
+            match import.alias.as_deref() {
                 Some("_") => {}
-                Some(".") => ctx.dot_imports.push(imp.path.clone()),
+                Some(".") => ctx.dot_imports.push(import.path.clone()),
                 Some(alias) => {
-                    ctx.imports.insert(alias.to_owned(), imp.path.clone());
+                    ctx.imports.insert(alias.to_owned(), import.path.clone());
                 }
                 None => {
                     let name = self
                         .pkg_names
-                        .get(&imp.path)
+                        .get(&import.path)
                         .cloned()
-                        .unwrap_or_else(|| default_package_name(&imp.path));
-                    ctx.imports.insert(name, imp.path.clone());
+                        .unwrap_or_else(|| default_package_name(&import.path));
+                    ctx.imports.insert(name, import.path.clone());
                 }
             }
         }
@@ -442,7 +503,7 @@ impl GoIndex {
     /// Follows aliases to the declared type.
     pub(crate) fn type_info(&self, qname: &str) -> Option<&TypeInfo> {
         let mut info = self.types.get(qname)?;
-        for _ in 0..8 {
+        for _ in 0..MAX_ALIAS_CHAIN {
             match &info.alias_of {
                 Some(TypeR::Named(target)) => match self.types.get(target) {
                     Some(next) => info = next,
@@ -457,27 +518,28 @@ impl GoIndex {
     /// Finds a field or method `name` of `ty`, following embedding (shallowest depth wins).
     pub(crate) fn lookup_member(&self, ty: &TypeR, name: &str) -> Option<Found> {
         let mut level: Vec<String> = match ty.deref() {
-            TypeR::Named(q) => vec![q.clone()],
+            TypeR::Named(type_qname) => vec![type_qname.clone()],
             _ => return None,
         };
         for _depth in 0..MAX_EMBEDDED_LOOKUP_DEPTH {
             let mut found: Option<Found> = None;
             let mut ambiguous = false;
             let mut next = Vec::new();
-            for q in &level {
-                let Some(info) = self.type_info(q) else {
+            for type_qname in &level {
+                let Some(info) = self.type_info(type_qname) else {
                     continue;
                 };
-                let hit = if let Some(m) = info.methods.get(name) {
+                let hit = if let Some(method) = info.methods.get(name) {
                     Some(Found::Method {
-                        qname: m.qname.clone(),
-                        results: m.results.clone(),
+                        qname: method.qname.clone(),
+                        results: method.results.clone(),
                         iface: info.kind == GoTypeKind::Interface,
                     })
-                } else if let Some((_, fty, _)) = info.fields.iter().find(|(n, _, _)| n == name) {
-                    Some(Found::Field(fty.clone()))
                 } else {
-                    None
+                    info.fields
+                        .iter()
+                        .find(|field| field.name == name)
+                        .map(|field| Found::Field(field.ty.clone()))
                 };
                 if let Some(hit) = hit {
                     if found.is_some() {
@@ -486,14 +548,16 @@ impl GoIndex {
                     found = Some(hit);
                     continue;
                 }
-                for (_, fty, embedded) in &info.fields {
-                    if *embedded && let TypeR::Named(e) = fty.deref() {
-                        next.push(e.clone());
+                for field in &info.fields {
+                    if field.embedded
+                        && let TypeR::Named(embedded) = field.ty.deref()
+                    {
+                        next.push(embedded.clone());
                     }
                 }
-                for e in &info.embeds {
-                    if let TypeR::Named(e) = e.deref() {
-                        next.push(e.clone());
+                for embed in &info.embeds {
+                    if let TypeR::Named(embed) = embed.deref() {
+                        next.push(embed.clone());
                     }
                 }
                 // `type A B` keeps B's fields (and an interface's methods).
@@ -504,14 +568,15 @@ impl GoIndex {
                 {
                     if under.kind == GoTypeKind::Interface {
                         next.push(u.clone());
-                    } else if let Some((_, fty, _)) =
-                        under.fields.iter().find(|(n, _, _)| n == name)
+                    } else if let Some(field) = under.fields.iter().find(|field| field.name == name)
                     {
-                        found = Some(Found::Field(fty.clone()));
+                        found = Some(Found::Field(field.ty.clone()));
                     } else {
-                        for (_, fty, embedded) in &under.fields {
-                            if *embedded && let TypeR::Named(e) = fty.deref() {
-                                next.push(e.clone());
+                        for field in &under.fields {
+                            if field.embedded
+                                && let TypeR::Named(embedded) = field.ty.deref()
+                            {
+                                next.push(embedded.clone());
                             }
                         }
                     }
