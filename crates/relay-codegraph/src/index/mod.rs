@@ -24,6 +24,7 @@ mod python_body;
 mod resolve;
 mod resolve_python;
 mod walk;
+mod wanted;
 
 use std::collections::BTreeMap;
 use std::fmt;
