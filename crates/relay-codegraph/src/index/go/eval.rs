@@ -52,7 +52,7 @@ impl GoIndex {
                 };
                 match &val {
                     Val::Pkg(p) => probe.pkg = Some(p.clone()),
-                    Val::Type(t) | Val::Value(t, _) => {
+                    Val::Type(t) | Val::Value { ty: t, .. } => {
                         if let TypeR::Named(q) = t.deref() {
                             probe.ty = Some(q.clone());
                         }
@@ -97,7 +97,12 @@ pub(super) enum VarUses {
 pub(super) enum Val {
     Pkg(String),
     Type(TypeR),
-    Value(TypeR, bool),
+    /// A value of type `ty`; `inferred` when the type comes through a call's results or a
+    /// binding's initializer rather than a declaration (the edges it leads to are `inferred`).
+    Value {
+        ty: TypeR,
+        inferred: bool,
+    },
     Func {
         qname: String,
         results: Vec<TypeR>,
@@ -133,7 +138,7 @@ impl<'a> Eval<'a> {
 
     pub(super) fn value_type(&mut self, expr: u32, idx: u32) -> TypeR {
         match self.binding_val(&GBind::Init { expr, idx }) {
-            Val::Value(t, _) => t,
+            Val::Value { ty: t, .. } => t,
             _ => TypeR::Unknown,
         }
     }
@@ -158,7 +163,10 @@ impl<'a> Eval<'a> {
 
     fn binding_val(&mut self, bind: &GBind) -> Val {
         match bind {
-            GBind::Declared(t) => Val::Value(self.index.resolve_type(self.ctx, t), false),
+            GBind::Declared(t) => Val::Value {
+                ty: self.index.resolve_type(self.ctx, t),
+                inferred: false,
+            },
             GBind::Init { expr, idx } => {
                 let e = self
                     .body
@@ -169,19 +177,31 @@ impl<'a> Eval<'a> {
                 if let GExpr::Call(callee) = e {
                     match self.eval(callee, VarUses::Ignore) {
                         Val::Func { results, .. } => match results.get(*idx as usize) {
-                            Some(t) => Val::Value(t.clone(), true),
+                            Some(t) => Val::Value {
+                                ty: t.clone(),
+                                inferred: true,
+                            },
                             None => Val::Unknown,
                         },
-                        Val::Type(t) if *idx == 0 => Val::Value(t, false),
-                        Val::Value(TypeR::Func(results), _) => match results.get(*idx as usize) {
-                            Some(t) => Val::Value(t.clone(), true),
+                        Val::Type(t) if *idx == 0 => Val::Value {
+                            ty: t,
+                            inferred: false,
+                        },
+                        Val::Value {
+                            ty: TypeR::Func(results),
+                            ..
+                        } => match results.get(*idx as usize) {
+                            Some(t) => Val::Value {
+                                ty: t.clone(),
+                                inferred: true,
+                            },
                             None => Val::Unknown,
                         },
                         _ => Val::Unknown,
                     }
                 } else if *idx == 0 {
                     match self.eval(*expr, VarUses::Ignore) {
-                        Val::Value(t, inferred) => Val::Value(t, inferred),
+                        Val::Value { ty: t, inferred } => Val::Value { ty: t, inferred },
                         Val::Func {
                             qname,
                             results,
@@ -200,16 +220,25 @@ impl<'a> Eval<'a> {
                 }
             }
             GBind::RangeKey(e) => match self.eval(*e, VarUses::Ignore) {
-                Val::Value(t, inf) => match t.deref() {
-                    TypeR::Map(k, _) => Val::Value((**k).clone(), inf),
-                    TypeR::Chan(v) => Val::Value((**v).clone(), inf),
+                Val::Value { ty: t, inferred } => match t.deref() {
+                    TypeR::Map(k, _) => Val::Value {
+                        ty: (**k).clone(),
+                        inferred,
+                    },
+                    TypeR::Chan(v) => Val::Value {
+                        ty: (**v).clone(),
+                        inferred,
+                    },
                     _ => Val::Unknown,
                 },
                 _ => Val::Unknown,
             },
             GBind::RangeValue(e) => match self.eval(*e, VarUses::Ignore) {
-                Val::Value(t, inf) => match t.deref() {
-                    TypeR::Map(_, v) | TypeR::Slice(v) => Val::Value((**v).clone(), inf),
+                Val::Value { ty: t, inferred } => match t.deref() {
+                    TypeR::Map(_, v) | TypeR::Slice(v) => Val::Value {
+                        ty: (**v).clone(),
+                        inferred,
+                    },
                     _ => Val::Unknown,
                 },
                 _ => Val::Unknown,
@@ -237,7 +266,10 @@ impl<'a> Eval<'a> {
                     .get(qname)
                     .cloned()
                     .unwrap_or(TypeR::Unknown);
-                Val::Value(t, false)
+                Val::Value {
+                    ty: t,
+                    inferred: false,
+                }
             }
         }
     }
@@ -298,7 +330,7 @@ impl<'a> Eval<'a> {
                     },
                     _ => Val::Unknown,
                 },
-                Val::Value(t, inferred) => match index.lookup_member(&t, field) {
+                Val::Value { ty: t, inferred } => match index.lookup_member(&t, field) {
                     Some(Found::Method {
                         qname,
                         results,
@@ -309,44 +341,60 @@ impl<'a> Eval<'a> {
                         iface,
                         inferred,
                     },
-                    Some(Found::Field(ft)) => Val::Value(ft, inferred),
+                    Some(Found::Field(ft)) => Val::Value { ty: ft, inferred },
                     None => Val::Unknown,
                 },
                 _ => Val::Unknown,
             },
             GExpr::Call(callee) => match self.eval(*callee, VarUses::Ignore) {
                 Val::Func { results, .. } => match results.first() {
-                    Some(t) => Val::Value(t.clone(), true),
+                    Some(t) => Val::Value {
+                        ty: t.clone(),
+                        inferred: true,
+                    },
                     None => Val::Unknown,
                 },
-                Val::Type(t) => Val::Value(t, false),
-                Val::Value(TypeR::Func(results), _) => match results.first() {
-                    Some(t) => Val::Value(t.clone(), true),
+                Val::Type(t) => Val::Value {
+                    ty: t,
+                    inferred: false,
+                },
+                Val::Value {
+                    ty: TypeR::Func(results),
+                    ..
+                } => match results.first() {
+                    Some(t) => Val::Value {
+                        ty: t.clone(),
+                        inferred: true,
+                    },
                     None => Val::Unknown,
                 },
                 _ => Val::Unknown,
             },
-            GExpr::Composite(t) | GExpr::Assert(t) => {
-                Val::Value(index.resolve_type(self.ctx, t), false)
-            }
+            GExpr::Composite(t) | GExpr::Assert(t) => Val::Value {
+                ty: index.resolve_type(self.ctx, t),
+                inferred: false,
+            },
             GExpr::Type(t) => Val::Type(index.resolve_type(self.ctx, t)),
             GExpr::Index(operand) => match self.eval(*operand, var_uses) {
-                Val::Value(t, inf) => match t.deref() {
-                    TypeR::Slice(e) | TypeR::Map(_, e) => Val::Value((**e).clone(), inf),
+                Val::Value { ty: t, inferred } => match t.deref() {
+                    TypeR::Slice(e) | TypeR::Map(_, e) => Val::Value {
+                        ty: (**e).clone(),
+                        inferred,
+                    },
                     _ => Val::Unknown,
                 },
                 f @ (Val::Func { .. } | Val::Type(_)) => f,
                 _ => Val::Unknown,
             },
-            GExpr::FuncLit(results) => Val::Value(
-                TypeR::Func(
+            GExpr::FuncLit(results) => Val::Value {
+                ty: TypeR::Func(
                     results
                         .iter()
                         .map(|t| index.resolve_type(self.ctx, t))
                         .collect(),
                 ),
-                false,
-            ),
+                inferred: false,
+            },
             GExpr::Unknown => Val::Unknown,
         }
     }
