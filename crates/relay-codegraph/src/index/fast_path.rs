@@ -17,14 +17,14 @@
 //!   Python tables ([`super::python::PyTables`]) are reused and only the changed file is
 //!   re-resolved.
 //!
-//! Other edits take the slow path: Go tables patched per package (`go_patch`), Python tables
-//! rebuilt, and the files that can see a changed name re-resolved (`go_patch`, `python::changed_names`).
+//! Other edits take the slow path: Go tables patched per package (`go::patch`), Python tables
+//! rebuilt, and the files that can see a changed name re-resolved (`go::patch`, `python::changed_names`).
 
 use std::collections::{BTreeSet, HashSet};
 
+use super::go::GoIndex;
 use super::go::{GoFile, GoTypeDecl, GoValueDecl};
 use super::python::{DefKind, PBind, PExpr, PyFile, PyScope};
-use super::resolve_go::GoIndex;
 
 /// Whether `a` and `b` contribute the same entries to [`GoIndex::build`] up to line numbers.
 ///
@@ -101,9 +101,9 @@ pub(crate) fn same_value(fa: &GoFile, x: &GoValueDecl, fb: &GoFile, y: &GoValueD
 /// types the file owns, and the lines of those types' `implements` entries.
 pub(crate) fn patch_lines(index: &mut GoIndex, rel: &str, g: &GoFile) {
     if let Some(home) = index.pkg_home.get_mut(&g.pkg_path)
-        && home.0 == rel
+        && home.file == rel
     {
-        home.1 = g.pkg_line;
+        home.line = g.pkg_line;
     }
     // The build keeps the first declaration of a name in the owning file.
     let mut seen: HashSet<&str> = HashSet::new();
@@ -123,8 +123,8 @@ pub(crate) fn patch_lines(index: &mut GoIndex, rel: &str, g: &GoFile) {
     } = index;
     if let Some(list) = implements.get_mut(rel) {
         for entry in list {
-            if let Some(info) = types.get(&entry.0) {
-                entry.2 = info.line;
+            if let Some(info) = types.get(&entry.ty) {
+                entry.line = info.line;
             }
         }
     }

@@ -5,7 +5,7 @@
 //!    per-file *facts*: its declarations plus every call, type and value reference in a small
 //!    expression IR with lexical scopes already applied (locals are told apart from package-level
 //!    names at this point);
-//! 2. **resolution** (`resolve_go`, `python::resolve`): global tables (packages, types, method
+//! 2. **resolution** (`go`, `python`): global tables (packages, types, method
 //!    sets, modules, class hierarchies) are built from all facts, and each file's references are
 //!    resolved against them into [`Edge`]s. What cannot be resolved stays an unresolved edge.
 //!
@@ -16,16 +16,12 @@ mod deps;
 mod facts;
 mod fast_path;
 mod go;
-mod go_body;
-mod go_dependents;
-mod go_patch;
 mod incremental;
 mod parallel;
 mod python;
 mod resolve;
-mod resolve_go;
-mod resolve_go_impl;
 mod walk;
+mod wanted;
 
 use std::collections::BTreeMap;
 use std::fmt;

@@ -6,9 +6,9 @@ use std::sync::Arc;
 use rustc_hash::FxHashMap as HashMap;
 
 use super::facts::{FileFacts, LangFacts};
+use super::go::{self as resolve_go, GoIndex, Implementation};
 use super::parallel::par_map;
 use super::python::{self as resolve_python, PyIndex, PyTables};
-use super::resolve_go::{self, GoIndex};
 use super::{IndexOptions, Phase};
 use crate::model::{Confidence, Edge, EdgeKind, Language, Symbol};
 
@@ -42,7 +42,7 @@ pub(crate) struct Tables<'a> {
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub(crate) struct Derived {
     /// file → `implements` edges of the types declared there.
-    pub implements: HashMap<String, Vec<(String, String, u32, Confidence)>>,
+    pub implements: HashMap<String, Vec<Implementation>>,
     /// interface method → implementing methods (targets of `dynamic` edges).
     pub impls: HashMap<String, Vec<String>>,
 }

@@ -461,136 +461,66 @@ pub fn fixture_graph() -> Graph {
 }
 
 /// A delta on top of [`fixture_graph`]: `brain/stub.go` is rewritten (StubPlanner becomes MockPlanner),
-/// `pkg/mod.py` is deleted and `cmd/main.go` gains a call to the new type.
+/// `pkg/mod.py` is deleted and `cmd/main.go` is re-indexed: the same symbols and edges as in
+/// [`fixture_graph`] (taken from it, not written twice), except that `run`'s dynamic `Plan` call now
+/// dispatches to the new type.
 pub fn fixture_delta() -> GraphDelta {
     use Confidence::*;
     use EdgeKind::*;
     use SymbolKind::*;
     let b = |r: &str| q(BRAIN, r);
-    let c = |r: &str| q(CMD, r);
     let main_go = "cmd/main.go";
     let stub_go = "brain/stub.go";
+    let mut symbols = vec![
+        sym(
+            &b("MockPlanner"),
+            "MockPlanner",
+            Struct,
+            stub_go,
+            5,
+            7,
+            Some("type MockPlanner struct{}"),
+            Some(BRAIN),
+        ),
+        sym(
+            &b("MockPlanner.Plan"),
+            "Plan",
+            Method,
+            stub_go,
+            9,
+            12,
+            Some("func (m *MockPlanner) Plan(ctx context.Context) error"),
+            Some(&b("MockPlanner")),
+        ),
+    ];
+    let mut edges = vec![edge(
+        Implements,
+        &b("MockPlanner"),
+        Some(&b("Planner")),
+        "Planner",
+        stub_go,
+        5,
+        Exact,
+    )];
+    let before = fixture_graph();
+    let (stub_plan, mock_plan) = (b("StubPlanner.Plan"), b("MockPlanner.Plan"));
+    symbols.extend(before.symbols.into_iter().filter(|s| s.file == main_go));
+    edges.extend(
+        before
+            .edges
+            .into_iter()
+            .filter(|e| e.file == main_go)
+            .map(|mut e| {
+                if e.to.as_deref() == Some(stub_plan.as_str()) {
+                    e.to = Some(mock_plan.clone());
+                }
+                e
+            }),
+    );
     GraphDelta {
         files: vec![stub_go.into(), "pkg/mod.py".into(), main_go.into()],
-        symbols: vec![
-            sym(
-                &b("MockPlanner"),
-                "MockPlanner",
-                Struct,
-                stub_go,
-                5,
-                7,
-                Some("type MockPlanner struct{}"),
-                Some(BRAIN),
-            ),
-            sym(
-                &b("MockPlanner.Plan"),
-                "Plan",
-                Method,
-                stub_go,
-                9,
-                12,
-                Some("func (m *MockPlanner) Plan(ctx context.Context) error"),
-                Some(&b("MockPlanner")),
-            ),
-            sym(CMD, "cmd", Package, main_go, 1, 1, None, None),
-            sym(
-                &c("init"),
-                "init",
-                Function,
-                main_go,
-                5,
-                7,
-                Some("func init()"),
-                Some(CMD),
-            ),
-            sym(
-                &c("main"),
-                "main",
-                Function,
-                main_go,
-                10,
-                16,
-                Some("func main()"),
-                Some(CMD),
-            ),
-            sym(
-                &c("run"),
-                "run",
-                Function,
-                main_go,
-                20,
-                25,
-                Some("func run(p brain.Planner) error"),
-                Some(CMD),
-            ),
-        ],
-        edges: vec![
-            edge(
-                Calls,
-                &c("main"),
-                Some(&c("run")),
-                "run",
-                main_go,
-                12,
-                Exact,
-            ),
-            edge(
-                Calls,
-                &c("main"),
-                Some(&b("NewLLMPlanner")),
-                "NewLLMPlanner",
-                main_go,
-                11,
-                Exact,
-            ),
-            edge(
-                Calls,
-                &c("run"),
-                Some(&b("Planner.Plan")),
-                "Plan",
-                main_go,
-                23,
-                Exact,
-            ),
-            edge(
-                Calls,
-                &c("run"),
-                Some(&b("LLMPlanner.Plan")),
-                "Plan",
-                main_go,
-                23,
-                Dynamic,
-            ),
-            edge(
-                Calls,
-                &c("run"),
-                Some(&b("MockPlanner.Plan")),
-                "Plan",
-                main_go,
-                23,
-                Dynamic,
-            ),
-            edge(
-                Implements,
-                &b("MockPlanner"),
-                Some(&b("Planner")),
-                "Planner",
-                stub_go,
-                5,
-                Exact,
-            ),
-            edge(
-                Uses,
-                &c("run"),
-                Some(&b("Planner")),
-                "brain.Planner",
-                main_go,
-                20,
-                Exact,
-            ),
-            edge(Imports, CMD, Some(BRAIN), BRAIN, main_go, 3, Exact),
-        ],
+        symbols,
+        edges,
         ..GraphDelta::default()
     }
 }
@@ -1170,7 +1100,7 @@ pub async fn deltas(store: &dyn GraphStore) {
         .await
         .expect("callers");
     assert_eq!(callers.len(), 1, "[{backend}] new dynamic edge");
-    assert_eq!(callers[0].line, 23);
+    assert_eq!(callers[0].line, 22);
     let gone = store
         .search(&c2, &SymbolQuery::name("StubPlanner", 10))
         .await

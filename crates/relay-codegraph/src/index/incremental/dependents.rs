@@ -3,9 +3,9 @@
 use std::collections::{BTreeMap, BTreeSet, HashSet};
 
 use crate::index::facts::{FileFacts, LangFacts};
+use crate::index::go::GoIndex;
 use crate::index::python::changed_names as py_names;
 use crate::index::resolve::{Derived, FileOutput};
-use crate::index::resolve_go::GoIndex;
 use crate::model::{Confidence, EdgeKind};
 /// Adds the Go files whose derived edges change: types whose `implements` edges differ, and
 /// call sites of interface methods whose implementations differ (their `dynamic` edges).

@@ -23,12 +23,12 @@ use std::time::{Duration, Instant};
 
 use super::deps;
 use super::facts::{FileFacts, LangFacts};
-use super::go_dependents;
-use super::go_patch;
+use super::go::GoIndex;
+use super::go::dependents as go_dependents;
+use super::go::patch as go_patch;
 use super::parallel::par_map;
 use super::python::PyTables;
 use super::resolve::{self, Derived, FileOutput, build_tables, resolve_files};
-use super::resolve_go::GoIndex;
 use super::walk::{self, GoModules, SourceFile};
 use super::{IndexOptions, IndexStats, Phase, Result};
 use crate::model::{Edge, Graph, Language, Symbol};
@@ -286,7 +286,7 @@ impl Indexer {
             facts.get(rel).is_some_and(|f| resolve::language(f) == lang)
         };
         // Go: patch the kept tables where possible; the files to re-resolve are then those
-        // that can see a changed name (see `go_patch`).
+        // that can see a changed name (see `go::patch`).
         let mut go_targets: Option<BTreeSet<String>> = None;
         // `implements`/`impls` of the tables replaced by a rebuild.
         let mut old_derived: Option<Derived> = None;

@@ -11,6 +11,7 @@
 //! qname (a new function shifts the scope numbering) and gives up (`None`: fall back to the
 //! import closure) when the scope structure, star imports or the module itself changed.
 
+use crate::index::wanted::Wanted;
 use std::collections::{BTreeMap, BTreeSet};
 
 use rustc_hash::FxHashMap as HashMap;
@@ -241,27 +242,6 @@ fn self_attrs(d: &PyDef) -> HashMap<&str, Vec<u32>> {
         m.entry(n.as_str()).or_default().push(*e);
     }
     m
-}
-
-/// A set of names with their lengths as a cheap first test (lengths are stored inline, the
-/// names' bytes are not).
-struct Wanted<'a> {
-    names: &'a BTreeSet<String>,
-    lengths: u128,
-}
-
-impl<'a> Wanted<'a> {
-    fn new(names: &'a BTreeSet<String>) -> Self {
-        let lengths = names.iter().fold(0u128, |m, n| {
-            m | 1u128.checked_shl(n.len() as u32).unwrap_or(0)
-        });
-        Wanted { names, lengths }
-    }
-
-    fn contains(&self, n: &str) -> bool {
-        let bit = 1u128.checked_shl(n.len() as u32).unwrap_or(0);
-        (bit == 0 || self.lengths & bit != 0) && self.names.contains(n)
-    }
 }
 
 /// Whether expression `e` of `f` mentions a name in `names`.

@@ -1,14 +1,32 @@
 //! Go extraction: declarations of one file into [`GoFile`] facts.
 //!
-//! Function bodies are turned into a small expression IR by [`super::go_body`], with lexical
+//! Function bodies are turned into a small expression IR by [`body`], with lexical
 //! scopes applied, so the resolver never confuses a local with a package-level name.
+//!
+//! Resolution is split by job: [`tables`] (packages, types, method sets), [`eval`] (what an
+//! expression denotes), [`edges`] and [`symbols`] (what one file emits), [`implements`] (which
+//! types satisfy which interfaces); [`patch`] and [`dependents`] keep the tables current on an
+//! incremental update.
+
+pub(crate) mod body;
+pub(crate) mod dependents;
+mod edges;
+mod eval;
+mod implements;
+pub(crate) mod patch;
+mod symbols;
+mod tables;
+
+pub(crate) use edges::{implements_edges, resolve_file};
+pub(crate) use symbols::file_symbols;
+pub(crate) use tables::{GoIndex, Implementation};
 
 use std::collections::HashMap;
 
 use tree_sitter::Node;
 
 use super::facts::{end_line, field, go_kind, header, line, text};
-use super::go_body::BodyBuilder;
+use body::BodyBuilder;
 
 /// A Go type expression as written, before resolution.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -390,7 +408,7 @@ fn function<'t>(node: Node<'t>, src: &[u8], siblings: &PrevSiblings<'t>, file: &
         {
             let (base, type_params) = receiver_base(ty, src);
             for tp in type_params {
-                builder.declare(tp, super::go::GBind::TypeName);
+                builder.declare(tp, GBind::TypeName);
             }
             if let Some(base) = base {
                 let recv_ty = builder.ty(ty);

@@ -3,14 +3,25 @@
 
 use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
 
-use super::go::GoTypeKind;
-use super::resolve_go::{GoIndex, MethodInfo, TypeR};
+use super::GoTypeKind;
+use super::tables::{GoIndex, Implementation, MethodInfo, SignatureKeys, TypeR};
 use crate::model::Confidence;
 
-type Sig = (Vec<String>, Vec<String>, bool);
+/// Levels of embedded fields whose methods a concrete type's method set takes in (the same
+/// bound as a member lookup's, [`super::tables`]' `MAX_EMBEDDED_LOOKUP_DEPTH`): deeper promotion
+/// is rare, and an embedding cycle through pointers must end.
+const MAX_PROMOTION_DEPTH: u32 = 6;
 
-/// Method sets: name → (declaring method qname, signature), borrowed from the tables.
-type MethodSet<'a> = HashMap<&'a str, (&'a str, &'a Sig)>;
+/// One entry of a method set, borrowed from the tables.
+#[derive(Debug, Clone, Copy)]
+struct SetMethod<'a> {
+    /// The declaring method's qname (empty for the predeclared `error`'s `Error`).
+    qname: &'a str,
+    signature: &'a SignatureKeys,
+}
+
+/// Method sets: method name → its entry.
+type MethodSet<'a> = HashMap<&'a str, SetMethod<'a>>;
 
 /// Computes `index.implements` and `index.impls`.
 pub(crate) fn compute_implements(index: &mut GoIndex) {
@@ -19,12 +30,16 @@ pub(crate) fn compute_implements(index: &mut GoIndex) {
     index.impls = impls;
 }
 
-type Implements = HashMap<String, Vec<(String, String, u32, Confidence)>>;
+type Implements = HashMap<String, Vec<Implementation>>;
 
 fn implements_of(index: &GoIndex) -> (Implements, HashMap<String, Vec<String>>) {
     // The method set of the predeclared `error`.
-    let error_sig: Sig = (Vec::new(), vec!["string".into()], false);
-    let error_sig = &error_sig;
+    let error_signature = SignatureKeys {
+        params: Vec::new(),
+        results: vec!["string".into()],
+        variadic: false,
+    };
+    let error_signature = &error_signature;
     let mut iface_sets: Vec<(&String, MethodSet<'_>)> = Vec::new();
     let mut concrete: Vec<(&String, MethodSet<'_>)> = Vec::new();
     let mut qnames: Vec<&String> = index.types.keys().collect();
@@ -39,14 +54,21 @@ fn implements_of(index: &GoIndex) -> (Implements, HashMap<String, Vec<String>>) 
                 continue;
             }
             let mut set = MethodSet::default();
-            if iface_methods(index, error_sig, q, &mut set, &mut HashSet::default())
+            if iface_methods(index, error_signature, q, &mut set, &mut HashSet::default())
                 && !set.is_empty()
             {
                 iface_sets.push((q, set));
             }
         } else {
             let mut set = MethodSet::default();
-            concrete_methods(index, error_sig, q, &mut set, 0, &mut HashSet::default());
+            concrete_methods(
+                index,
+                error_signature,
+                q,
+                &mut set,
+                0,
+                &mut HashSet::default(),
+            );
             if !set.is_empty() {
                 concrete.push((q, set));
             }
@@ -73,8 +95,10 @@ fn implements_of(index: &GoIndex) -> (Implements, HashMap<String, Vec<String>>) 
         for &ci in candidates {
             let (ty, cset) = &concrete[ci];
             let mut wildcard = false;
-            let covers = iset.iter().all(|(name, (_, isig))| match cset.get(name) {
-                Some((_, csig)) => sig_compatible(isig, csig, &mut wildcard),
+            let covers = iset.iter().all(|(name, wanted)| match cset.get(name) {
+                Some(offered) => {
+                    signatures_compatible(wanted.signature, offered.signature, &mut wildcard)
+                }
                 None => false,
             });
             if !covers {
@@ -86,18 +110,21 @@ fn implements_of(index: &GoIndex) -> (Implements, HashMap<String, Vec<String>>) 
             } else {
                 Confidence::Exact
             };
-            implements.entry(info.file.clone()).or_default().push((
-                (*ty).clone(),
-                (*iface).clone(),
-                info.line,
-                confidence,
-            ));
-            for (name, (imethod, _)) in iset {
-                if let Some((cmethod, _)) = cset.get(name) {
+            implements
+                .entry(info.file.clone())
+                .or_default()
+                .push(Implementation {
+                    ty: (*ty).clone(),
+                    interface: (*iface).clone(),
+                    line: info.line,
+                    confidence,
+                });
+            for (name, interface_method) in iset {
+                if let Some(concrete_method) = cset.get(name) {
                     impls
-                        .entry((*imethod).to_owned())
+                        .entry(interface_method.qname.to_owned())
                         .or_default()
-                        .push((*cmethod).to_owned());
+                        .push(concrete_method.qname.to_owned());
                 }
             }
         }
@@ -112,7 +139,7 @@ fn implements_of(index: &GoIndex) -> (Implements, HashMap<String, Vec<String>>) 
 /// Collects an interface's full method set; `false` if part of it is unknown (external embeds).
 fn iface_methods<'a>(
     index: &'a GoIndex,
-    error_sig: &'a Sig,
+    error_signature: &'a SignatureKeys,
     q: &'a str,
     set: &mut MethodSet<'a>,
     seen: &mut HashSet<&'a str>,
@@ -132,12 +159,15 @@ fn iface_methods<'a>(
     for embed in &info.embeds {
         match embed {
             TypeR::Named(e) => {
-                if !iface_methods(index, error_sig, e, set, seen) {
+                if !iface_methods(index, error_signature, e, set, seen) {
                     return false;
                 }
             }
             TypeR::Builtin(b) if b == "error" => {
-                set.entry("Error").or_insert(("", error_sig));
+                set.entry("Error").or_insert(SetMethod {
+                    qname: "",
+                    signature: error_signature,
+                });
             }
             _ => return false,
         }
@@ -145,20 +175,23 @@ fn iface_methods<'a>(
     true
 }
 
-fn entry(m: &MethodInfo) -> (&str, &Sig) {
-    (&m.qname, &m.sig)
+fn entry(method: &MethodInfo) -> SetMethod<'_> {
+    SetMethod {
+        qname: &method.qname,
+        signature: &method.sig,
+    }
 }
 
 /// Collects a concrete type's method set: declared methods, then promoted ones (shallower wins).
 fn concrete_methods<'a>(
     index: &'a GoIndex,
-    error_sig: &'a Sig,
+    error_signature: &'a SignatureKeys,
     q: &'a str,
     set: &mut MethodSet<'a>,
     depth: u32,
     seen: &mut HashSet<&'a str>,
 ) {
-    if depth > 5 || !seen.insert(q) {
+    if depth >= MAX_PROMOTION_DEPTH || !seen.insert(q) {
         return;
     }
     let Some(info) = index.type_info(q) else {
@@ -166,7 +199,13 @@ fn concrete_methods<'a>(
     };
     if info.kind == GoTypeKind::Interface {
         let mut iset = MethodSet::default();
-        iface_methods(index, error_sig, q, &mut iset, &mut HashSet::default());
+        iface_methods(
+            index,
+            error_signature,
+            q,
+            &mut iset,
+            &mut HashSet::default(),
+        );
         for (k, v) in iset {
             set.entry(k).or_insert(v);
         }
@@ -175,17 +214,17 @@ fn concrete_methods<'a>(
     for (name, m) in &info.methods {
         set.entry(name).or_insert_with(|| entry(m));
     }
-    for (_, fty, embedded) in &info.fields {
-        if !*embedded {
+    for field in &info.fields {
+        if !field.embedded {
             continue;
         }
-        let inner = match fty {
+        let inner = match &field.ty {
             TypeR::Pointer(inner) => inner.as_ref(),
             other => other,
         };
         if let TypeR::Named(e) = inner {
             let mut sub = MethodSet::default();
-            concrete_methods(index, error_sig, e, &mut sub, depth + 1, seen);
+            concrete_methods(index, error_signature, e, &mut sub, depth + 1, seen);
             for (k, v) in sub {
                 set.entry(k).or_insert(v);
             }
@@ -193,15 +232,24 @@ fn concrete_methods<'a>(
     }
 }
 
-fn sig_compatible(iface: &Sig, conc: &Sig, wildcard: &mut bool) -> bool {
-    if iface.0.len() != conc.0.len() || iface.1.len() != conc.1.len() || iface.2 != conc.2 {
+/// Whether a concrete method's signature satisfies an interface method's; sets `wildcard` when
+/// that rests on a type the tables do not know (`?`), which makes the edge `inferred`.
+fn signatures_compatible(
+    interface: &SignatureKeys,
+    concrete: &SignatureKeys,
+    wildcard: &mut bool,
+) -> bool {
+    if interface.params.len() != concrete.params.len()
+        || interface.results.len() != concrete.results.len()
+        || interface.variadic != concrete.variadic
+    {
         return false;
     }
-    let pairs = iface
-        .0
+    let pairs = interface
+        .params
         .iter()
-        .zip(&conc.0)
-        .chain(iface.1.iter().zip(&conc.1));
+        .zip(&concrete.params)
+        .chain(interface.results.iter().zip(&concrete.results));
     for (a, b) in pairs {
         if a == b {
             if a.contains('?') {

@@ -1,14 +1,15 @@
-//! Which Go files to re-resolve after the tables were patched ([`super::go_patch`]): those
+//! Which Go files to re-resolve after the tables were patched ([`super::patch`]): those
 //! whose lookups by name can give another result against the patched tables.
 
 use std::collections::{BTreeMap, BTreeSet};
 
 use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
 
-use super::facts::{FileFacts, LangFacts};
-use super::go::{GExpr, GoFile};
-use super::go_patch::{Names, Patched, go};
-use super::resolve_go::{GoIndex, TypeR};
+use super::patch::{Names, Patched, go};
+use super::tables::{GoIndex, TypeR};
+use super::{GExpr, GoFile};
+use crate::index::facts::{FileFacts, LangFacts};
+use crate::index::wanted::Wanted;
 
 /// Files of the patched packages' importers, transitively (and the packages' own files): the
 /// files whose resolution can see the packages' declarations.
@@ -106,7 +107,7 @@ pub(crate) fn dependents(
         .iter()
         .filter_map(|(rel, f)| go(f).map(|g| (rel, g)))
         .collect();
-    let hits = super::parallel::par_map(
+    let hits = crate::index::parallel::par_map(
         &files,
         threads,
         |&(rel, g)| {
@@ -115,11 +116,11 @@ pub(crate) fn dependents(
                 return true;
             }
             let wanted = if sees { &visible_names } else { &everywhere };
-            if wanted.names.is_empty()
+            if wanted.names().is_empty()
                 || !g
                     .bodies
                     .iter()
-                    .any(|b| b.exprs.iter().any(|e| wanted.mentioned(e)))
+                    .any(|b| b.exprs.iter().any(|expr| mentioned(wanted, expr)))
             {
                 return false;
             }
@@ -137,7 +138,7 @@ pub(crate) fn dependents(
                 });
             let mut reaches: HashMap<String, bool> = HashMap::default();
             free_hit
-                || index.probe_selectors(g, wanted.names, &mut |probe| {
+                || index.probe_selectors(g, wanted.names(), &mut |probe| {
                     if probe.method.as_deref().is_some_and(|m| methods.contains(m)) {
                         return true;
                     }
@@ -161,29 +162,11 @@ pub(crate) fn dependents(
     out
 }
 
-/// A set of names, with their lengths as a cheap first test (most identifiers compared are
-/// not wanted, and their lengths are stored inline).
-struct Wanted<'a> {
-    names: &'a BTreeSet<String>,
-    lengths: u128,
-}
-
-impl<'a> Wanted<'a> {
-    fn new(names: &'a BTreeSet<String>) -> Self {
-        let lengths = names.iter().fold(0u128, |m, n| {
-            m | 1u128.checked_shl(n.len() as u32).unwrap_or(0)
-        });
-        Wanted { names, lengths }
-    }
-
-    fn mentioned(&self, e: &GExpr) -> bool {
-        match e {
-            GExpr::Free(n) | GExpr::Selector(_, n) => {
-                let bit = 1u128.checked_shl(n.len() as u32).unwrap_or(0);
-                (bit == 0 || self.lengths & bit != 0) && self.names.contains(n.as_str())
-            }
-            _ => false,
-        }
+/// Whether `expr` names one of `wanted` (as a free identifier or a selector's field).
+fn mentioned(wanted: &Wanted<'_>, expr: &GExpr) -> bool {
+    match expr {
+        GExpr::Free(name) | GExpr::Selector(_, name) => wanted.contains(name),
+        _ => false,
     }
 }
 
@@ -231,7 +214,12 @@ fn reaches_changed(
         .iter()
         .chain(std::iter::once(&info.underlying))
         .chain(&info.embeds)
-        .chain(info.fields.iter().filter(|f| f.2).map(|f| &f.1))
+        .chain(
+            info.fields
+                .iter()
+                .filter(|field| field.embedded)
+                .map(|field| &field.ty),
+        )
         .filter_map(named)
         .collect();
     let result = next

@@ -9,7 +9,7 @@
 //! ([`GoIndex::add_files`]), restores the vars' types (only when they provably do not change)
 //! and recomputes `implements`.
 //!
-//! It also tells what changed, for [`super::go_dependents`]: a file's edges depend on the
+//! It also tells what changed, for [`super::dependents`]: a file's edges depend on the
 //! tables only through lookups by name (a package member, a field or method of a type), so the
 //! patch reports the names `N` whose lookups on the packages' members and types may differ and
 //! the types concerned. Changes that alter lookups of every name through a type (its kind,
@@ -24,10 +24,9 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use rustc_hash::FxHashMap as HashMap;
 
-use super::facts::{FileFacts, LangFacts};
-use super::go::{GExpr, GoFile};
-use super::resolve_go::{GoIndex, Member, TypeInfo, TypeR};
-use crate::model::Confidence;
+use super::tables::{GoIndex, Implementation, Member, PackageHome, TypeInfo, TypeR};
+use super::{GExpr, GoFile};
+use crate::index::facts::{FileFacts, LangFacts};
 
 /// Names whose lookups may give other results after a patch.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -64,7 +63,7 @@ pub(crate) struct Patched {
     pub old_impls: HashMap<String, Vec<String>>,
 }
 
-type Implements = HashMap<String, Vec<(String, String, u32, Confidence)>>;
+type Implements = HashMap<String, Vec<Implementation>>;
 
 /// Patches `index` after the Go files in `old` changed (`old` maps each to its previous facts;
 /// `facts` are the current ones). `None` if the tables must be rebuilt (the index may then be
@@ -133,7 +132,7 @@ pub(crate) fn patch(
                     && a.values
                         .iter()
                         .zip(&b.values)
-                        .all(|(x, y)| super::fast_path::same_value(a, x, b, y))
+                        .all(|(x, y)| crate::index::fast_path::same_value(a, x, b, y))
             }
             (Some(g), None) | (None, Some(g)) => g.values.is_empty(),
             (None, None) => true,
@@ -166,7 +165,7 @@ pub(crate) fn patch(
 
     // Remove the packages' entries, keeping them for the comparison.
     let mut old_members: HashMap<String, HashMap<String, Member>> = HashMap::default();
-    let mut old_homes: HashMap<String, (String, u32)> = HashMap::default();
+    let mut old_homes: HashMap<String, PackageHome> = HashMap::default();
     for p in &packages {
         old_members.insert(p.clone(), index.pkgs.remove(p).unwrap_or_default());
         index.pkg_names.remove(p);
@@ -232,8 +231,8 @@ pub(crate) fn patch(
         }
         let home = index.pkg_home.get(p);
         if old_homes.get(p) != home {
-            files.extend(old_homes.get(p).map(|h| h.0.clone()));
-            files.extend(home.map(|h| h.0.clone()));
+            files.extend(old_homes.get(p).map(|old_home| old_home.file.clone()));
+            files.extend(home.map(|home| home.file.clone()));
         }
     }
     for key in old_keys.iter().chain(&new_keys) {
@@ -262,7 +261,7 @@ pub(crate) fn patch(
     let started = std::time::Instant::now();
     let old_implements = std::mem::take(&mut index.implements);
     let old_impls = std::mem::take(&mut index.impls);
-    super::resolve_go_impl::compute_implements(index);
+    super::implements::compute_implements(index);
     tracing::debug!(
         index.implements_ms = started.elapsed().as_millis() as u64,
         "patch: implements"
@@ -286,25 +285,25 @@ pub(crate) fn go(f: &FileFacts) -> Option<&GoFile> {
 
 /// Every qname a file declares (types, their fields and interface methods, functions,
 /// methods, consts and vars).
-fn declared_keys(g: &GoFile, out: &mut BTreeSet<String>) {
-    let pkg = &g.pkg_path;
-    for t in &g.types {
-        let q = format!("{pkg}.{}", t.name);
-        for f in &t.fields {
+fn declared_keys(go_file: &GoFile, out: &mut BTreeSet<String>) {
+    let pkg = &go_file.pkg_path;
+    for decl in &go_file.types {
+        let q = format!("{pkg}.{}", decl.name);
+        for f in &decl.fields {
             out.insert(format!("{q}.{}", f.name));
         }
-        for m in &t.methods {
+        for m in &decl.methods {
             out.insert(format!("{q}.{}", m.name));
         }
         out.insert(q);
     }
-    for f in &g.funcs {
+    for f in &go_file.funcs {
         out.insert(match &f.recv {
             Some(r) => format!("{pkg}.{r}.{}", f.name),
             None => format!("{pkg}.{}", f.name),
         });
     }
-    for v in &g.values {
+    for v in &go_file.values {
         out.insert(format!("{pkg}.{}", v.name));
     }
 }
@@ -336,8 +335,8 @@ fn compare_types(a: &TypeInfo, b: &TypeInfo, names: &mut Names) -> bool {
     let embedded = |t: &TypeInfo| -> Vec<TypeR> {
         t.fields
             .iter()
-            .filter(|f| f.2)
-            .map(|f| f.1.clone())
+            .filter(|field| field.embedded)
+            .map(|field| field.ty.clone())
             .collect()
     };
     if a.kind != b.kind
@@ -354,8 +353,9 @@ fn compare_types(a: &TypeInfo, b: &TypeInfo, names: &mut Names) -> bool {
     let before = names.clone();
     let first_fields = |t: &TypeInfo| -> HashMap<String, TypeR> {
         let mut out = HashMap::default();
-        for (n, ty, _) in &t.fields {
-            out.entry(n.clone()).or_insert_with(|| ty.clone());
+        for field in &t.fields {
+            out.entry(field.name.clone())
+                .or_insert_with(|| field.ty.clone());
         }
         out
     };
@@ -396,7 +396,7 @@ fn var_types_kept(
     let Names::Some(set) = names else {
         return false;
     };
-    for rel in super::go_dependents::importers(facts, packages) {
+    for rel in super::dependents::importers(facts, packages) {
         let Some(g) = facts.get(&rel).and_then(go) else {
             continue;
         };
@@ -420,8 +420,8 @@ fn var_types_kept(
     true
 }
 
-fn mentions(e: &GExpr, set: &BTreeSet<String>) -> bool {
-    match e {
+fn mentions(expr: &GExpr, set: &BTreeSet<String>) -> bool {
+    match expr {
         GExpr::Free(n) | GExpr::Selector(_, n) => set.contains(n.as_str()),
         _ => false,
     }

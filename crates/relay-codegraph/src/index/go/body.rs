@@ -4,8 +4,8 @@ use rustc_hash::FxHashMap as HashMap;
 
 use tree_sitter::Node;
 
-use super::facts::{field, go_kind, line, text};
-use super::go::{GBind, GExpr, GRef, GRefKind, GType, GoBody, GoSig};
+use super::{GBind, GExpr, GRef, GRefKind, GType, GoBody, GoSig};
+use crate::index::facts::{field, go_kind, line, text};
 
 /// Node kinds that are types.
 fn is_type_node(kind: &str) -> bool {
@@ -108,7 +108,7 @@ impl<'s> BodyBuilder<'s> {
             kind,
             expr,
             line,
-            name: super::facts::collapse(name, 120),
+            name: crate::index::facts::collapse(name, 120),
         });
     }
 

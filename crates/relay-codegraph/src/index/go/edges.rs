@@ -1,0 +1,129 @@
+//! Go edge emission: each body's references resolved into [`Edge`]s, and the `implements`
+//! edges of the types a file declares.
+
+use super::eval::{Eval, Val, VarUses};
+use super::tables::{BUILTIN_TYPES, GoIndex, TypeR};
+use super::{GExpr, GRefKind, GType, GoFile};
+use crate::index::facts::FileFacts;
+use crate::model::{Confidence, Edge, EdgeKind};
+
+/// Resolves the references of one Go file into edges.
+pub(crate) fn resolve_file(
+    index: &GoIndex,
+    facts: &FileFacts,
+    go_file: &GoFile,
+    edges: &mut Vec<Edge>,
+) {
+    let ctx = index.file_ctx(go_file);
+    let file = &facts.rel;
+    // Imports, from the package.
+    for imp in &go_file.imports {
+        let to = index.pkgs.contains_key(&imp.path).then(|| imp.path.clone());
+        edges.push(Edge {
+            kind: EdgeKind::Imports,
+            from: go_file.pkg_path.clone(),
+            to,
+            to_name: imp.path.clone(),
+            file: file.clone(),
+            line: imp.line,
+            confidence: Confidence::Exact,
+        });
+    }
+    for body in &go_file.bodies {
+        let mut eval = Eval::new(index, &ctx, body);
+        for reference in &body.refs {
+            eval.touched.clear();
+            let mut push = |kind: EdgeKind, to: Option<String>, confidence: Confidence| {
+                edges.push(Edge {
+                    kind,
+                    from: body.owner.clone(),
+                    to,
+                    to_name: reference.name.clone(),
+                    file: file.clone(),
+                    line: reference.line,
+                    confidence,
+                });
+            };
+            match reference.kind {
+                GRefKind::Call => {
+                    let callee = match body.exprs.get(reference.expr as usize) {
+                        Some(GExpr::Call(c)) => *c,
+                        _ => continue,
+                    };
+                    // An immediately called function literal: its body is already attributed.
+                    if matches!(body.exprs.get(callee as usize), Some(GExpr::FuncLit(_))) {
+                        continue;
+                    }
+                    match eval.eval(callee, VarUses::Record) {
+                        Val::Func {
+                            qname, inferred, ..
+                        } => {
+                            let conf = if inferred {
+                                Confidence::Inferred
+                            } else {
+                                Confidence::Exact
+                            };
+                            push(EdgeKind::Calls, Some(qname), conf);
+                        }
+                        Val::Type(TypeR::Named(q)) => {
+                            push(EdgeKind::Uses, Some(q), Confidence::Exact)
+                        }
+                        Val::Type(_) | Val::Builtin => {}
+                        _ => push(EdgeKind::Calls, None, Confidence::Exact),
+                    }
+                }
+                GRefKind::Use => {
+                    let expr = body.exprs.get(reference.expr as usize);
+                    match expr {
+                        Some(GExpr::Type(t)) => match index.resolve_type(&ctx, t) {
+                            TypeR::Named(q) => push(EdgeKind::Uses, Some(q), Confidence::Exact),
+                            TypeR::Builtin(_) => {}
+                            _ => {
+                                if !matches!(t, GType::Named { pkg: None, name } if BUILTIN_TYPES.contains(&name.as_str()))
+                                {
+                                    push(EdgeKind::Uses, None, Confidence::Exact);
+                                }
+                            }
+                        },
+                        _ => {
+                            if let Val::Type(TypeR::Named(q)) =
+                                eval.eval(reference.expr, VarUses::Record)
+                            {
+                                push(EdgeKind::Uses, Some(q), Confidence::Exact);
+                            }
+                        }
+                    }
+                }
+            }
+            for var in std::mem::take(&mut eval.touched) {
+                edges.push(Edge {
+                    kind: EdgeKind::Uses,
+                    from: body.owner.clone(),
+                    to: Some(var),
+                    to_name: reference.name.clone(),
+                    file: file.clone(),
+                    line: reference.line,
+                    confidence: Confidence::Exact,
+                });
+            }
+        }
+    }
+    // Implementations of interfaces declared in this file's types.
+    // (Dynamic dispatch edges are added by the caller from `index.impls`.)
+}
+
+/// `implements` edges whose concrete type is declared in `file`.
+pub(crate) fn implements_edges(index: &GoIndex, file: &str, edges: &mut Vec<Edge>) {
+    for implementation in index.implements.get(file).into_iter().flatten() {
+        let interface = &implementation.interface;
+        edges.push(Edge {
+            kind: EdgeKind::Implements,
+            from: implementation.ty.clone(),
+            to: Some(interface.clone()),
+            to_name: interface.rsplit('/').next().unwrap_or(interface).to_owned(),
+            file: file.to_owned(),
+            line: implementation.line,
+            confidence: implementation.confidence,
+        });
+    }
+}

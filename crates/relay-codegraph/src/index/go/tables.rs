@@ -1,0 +1,621 @@
+//! Go resolution tables: packages, declared types with their fields and method sets, and the
+//! types of package-level vars, built from every file's facts; plus the written-type resolver and
+//! the member lookup (embedding promotion) that expression evaluation and the incremental patch use.
+
+use rustc_hash::FxHashMap as HashMap;
+
+use super::eval::Eval;
+use super::{GType, GoFile, GoTypeKind};
+use crate::index::facts::FileFacts;
+use crate::model::Confidence;
+
+/// Levels of embedding searched for a field or method (Go's promotion rule: the shallowest level
+/// wins). Deeper promotion is rare in real code; past this the member is left unresolved rather
+/// than guessed.
+const MAX_EMBEDDED_LOOKUP_DEPTH: usize = 6;
+
+/// Aliases followed from a name to its declared type (`type A = B`, `type B = C` …). Real chains are
+/// one or two long; the bound ends an alias cycle, whose last type is then taken as declared.
+const MAX_ALIAS_CHAIN: usize = 8;
+
+/// Predeclared types.
+pub(super) const BUILTIN_TYPES: &[&str] = &[
+    "bool",
+    "byte",
+    "complex64",
+    "complex128",
+    "error",
+    "float32",
+    "float64",
+    "int",
+    "int8",
+    "int16",
+    "int32",
+    "int64",
+    "rune",
+    "string",
+    "uint",
+    "uint8",
+    "uint16",
+    "uint32",
+    "uint64",
+    "uintptr",
+    "any",
+    "comparable",
+];
+/// Predeclared functions and values.
+pub(super) const BUILTIN_FUNCS: &[&str] = &[
+    "append", "cap", "clear", "close", "complex", "copy", "delete", "imag", "len", "make", "max",
+    "min", "new", "panic", "print", "println", "real", "recover", "nil", "true", "false", "iota",
+];
+
+/// A resolved type.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum TypeR {
+    /// A type declared in the repository (its qname).
+    Named(String),
+    Builtin(String),
+    /// A type of a package outside the repository (`path.Name`).
+    External(String),
+    Pointer(Box<TypeR>),
+    Slice(Box<TypeR>),
+    Map(Box<TypeR>, Box<TypeR>),
+    Chan(Box<TypeR>),
+    Func(Vec<TypeR>),
+    Unknown,
+}
+
+impl TypeR {
+    pub(super) fn deref(&self) -> &TypeR {
+        match self {
+            TypeR::Pointer(inner) => inner.deref(),
+            other => other,
+        }
+    }
+
+    /// Canonical spelling for signature comparison; `?` matches anything.
+    pub(crate) fn key(&self) -> String {
+        match self {
+            TypeR::Named(q) | TypeR::External(q) => q.clone(),
+            TypeR::Builtin(b) if b == "byte" => "uint8".into(),
+            TypeR::Builtin(b) if b == "rune" => "int32".into(),
+            TypeR::Builtin(b) => b.clone(),
+            TypeR::Pointer(t) => format!("*{}", t.key()),
+            TypeR::Slice(t) => format!("[]{}", t.key()),
+            TypeR::Map(k, v) => format!("map[{}]{}", k.key(), v.key()),
+            TypeR::Chan(t) => format!("chan {}", t.key()),
+            TypeR::Func(_) | TypeR::Unknown => "?".into(),
+        }
+    }
+}
+
+/// A package-level name.
+#[derive(Debug, Clone)]
+pub(crate) enum Member {
+    Func { qname: String, results: Vec<TypeR> },
+    Type { qname: String },
+    Var { qname: String },
+}
+
+/// A method as seen by resolution.
+#[derive(Debug, Clone)]
+pub(crate) struct MethodInfo {
+    pub qname: String,
+    pub results: Vec<TypeR>,
+    pub sig: SignatureKeys,
+}
+
+/// A method's signature as `implements` compares it: the canonical keys ([`TypeR::key`]) of its
+/// parameter and result types.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct SignatureKeys {
+    pub params: Vec<String>,
+    pub results: Vec<String>,
+    pub variadic: bool,
+}
+
+/// A field of a declared struct type.
+#[derive(Debug, Clone)]
+pub(crate) struct FieldInfo {
+    pub name: String,
+    pub ty: TypeR,
+    /// Written without a name (its fields and methods are promoted).
+    pub embedded: bool,
+}
+
+/// A concrete type that implements an interface: one `implements` edge.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Implementation {
+    /// The concrete type's qname.
+    pub ty: String,
+    /// The interface's qname.
+    pub interface: String,
+    /// The concrete type's declaration line.
+    pub line: u32,
+    pub confidence: Confidence,
+}
+
+/// Where a package's symbol is emitted: the file (and its `package` clause line) that documents
+/// the package best.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct PackageHome {
+    pub file: String,
+    pub line: u32,
+}
+
+/// A declared type.
+#[derive(Debug, Clone)]
+pub(crate) struct TypeInfo {
+    pub kind: GoTypeKind,
+    pub alias_of: Option<TypeR>,
+    pub underlying: TypeR,
+    pub fields: Vec<FieldInfo>,
+    /// Declared methods (for interfaces: the interface's own methods).
+    pub methods: HashMap<String, MethodInfo>,
+    pub embeds: Vec<TypeR>,
+    pub constraint: bool,
+    pub file: String,
+    pub line: u32,
+}
+
+/// The file-level view used when resolving names.
+#[derive(Debug, Default)]
+pub(crate) struct FileCtx {
+    pub pkg_path: String,
+    pub imports: HashMap<String, String>,
+    pub dot_imports: Vec<String>,
+}
+
+/// Global Go tables.
+#[derive(Debug, Default)]
+pub(crate) struct GoIndex {
+    pub pkgs: HashMap<String, HashMap<String, Member>>,
+    pub pkg_names: HashMap<String, String>,
+    pub types: HashMap<String, TypeInfo>,
+    pub var_types: HashMap<String, TypeR>,
+    /// Interface method qname → implementing method qnames.
+    pub impls: HashMap<String, Vec<String>>,
+    /// file → the implementations by concrete types declared in that file.
+    pub implements: HashMap<String, Vec<Implementation>>,
+    /// qname → the file that owns the symbol (first declaration wins).
+    pub owners: HashMap<String, String>,
+    /// pkg path → where the package symbol is emitted.
+    pub pkg_home: HashMap<String, PackageHome>,
+}
+
+pub(crate) fn go_files<'a>(files: &[&'a FileFacts]) -> Vec<(&'a FileFacts, &'a GoFile)> {
+    files
+        .iter()
+        .filter_map(|f| match &f.lang {
+            crate::index::facts::LangFacts::Go(g) => Some((*f, g)),
+            _ => None,
+        })
+        .collect()
+}
+
+impl GoIndex {
+    /// Builds the tables from every Go file (sorted by path).
+    pub(crate) fn build(files: &[&FileFacts]) -> GoIndex {
+        let gos = go_files(files);
+        let mut index = GoIndex::default();
+        index.add_files(&gos, true);
+        super::implements::compute_implements(&mut index);
+        index
+    }
+
+    /// Adds the entries of `gos` (sorted by path) to the tables: everything but `implements`
+    /// and `impls`. The incremental update adds whole packages this way after removing their
+    /// old entries; it passes `infer_vars: false` and restores the vars' types itself (they
+    /// are inferred in one pass over all files, in path order).
+    pub(crate) fn add_files(&mut self, files: &[(&FileFacts, &GoFile)], infer_vars: bool) {
+        let files = files.to_vec();
+        let index = self;
+        // Package names and homes.
+        for (facts, go_file) in &files {
+            index
+                .pkg_names
+                .entry(go_file.pkg_path.clone())
+                .or_insert_with(|| go_file.pkg_name.clone());
+            let is_test = facts.rel.ends_with("_test.go");
+            let here = PackageHome {
+                file: facts.rel.clone(),
+                line: go_file.pkg_line,
+            };
+            let home = index
+                .pkg_home
+                .entry(go_file.pkg_path.clone())
+                .or_insert_with(|| here.clone());
+            if home.file.ends_with("_test.go") && !is_test {
+                *home = here;
+            }
+        }
+        // Prefer a non-test file with a package doc comment.
+        for (facts, go_file) in &files {
+            if go_file.pkg_doc.is_some() && !facts.rel.ends_with("_test.go") {
+                let home = index.pkg_home.get_mut(&go_file.pkg_path);
+                if let Some(home) = home {
+                    let current_has_doc = files.iter().any(|(other, other_go)| {
+                        other.rel == home.file && other_go.pkg_doc.is_some()
+                    });
+                    if !current_has_doc {
+                        *home = PackageHome {
+                            file: facts.rel.clone(),
+                            line: go_file.pkg_line,
+                        };
+                    }
+                }
+            }
+        }
+        // Owners and members (types first so that function results can be resolved).
+        for (facts, go_file) in &files {
+            let members = index.pkgs.entry(go_file.pkg_path.clone()).or_default();
+            for decl in &go_file.types {
+                let decl_qname = format!("{}.{}", go_file.pkg_path, decl.name);
+                members.entry(decl.name.clone()).or_insert(Member::Type {
+                    qname: decl_qname.clone(),
+                });
+                index
+                    .owners
+                    .entry(decl_qname)
+                    .or_insert_with(|| facts.rel.clone());
+            }
+        }
+        let ctxs: Vec<FileCtx> = files
+            .iter()
+            .map(|(_, go_file)| index.file_ctx(go_file))
+            .collect();
+        for ((facts, go_file), ctx) in files.iter().zip(&ctxs) {
+            for decl in &go_file.types {
+                let decl_qname = format!("{}.{}", go_file.pkg_path, decl.name);
+                if index.owners.get(&decl_qname) != Some(&facts.rel)
+                    || index.types.contains_key(&decl_qname)
+                {
+                    continue;
+                }
+                let mut info = TypeInfo {
+                    kind: decl.kind,
+                    alias_of: None,
+                    underlying: index.resolve_type(ctx, &decl.underlying),
+                    fields: decl
+                        .fields
+                        .iter()
+                        .map(|field| FieldInfo {
+                            name: field.name.clone(),
+                            ty: index.resolve_type(ctx, &field.ty),
+                            embedded: field.embedded,
+                        })
+                        .collect(),
+                    methods: HashMap::default(),
+                    embeds: decl
+                        .embeds
+                        .iter()
+                        .map(|e| index.resolve_type(ctx, e))
+                        .collect(),
+                    constraint: decl.constraint,
+                    file: facts.rel.clone(),
+                    line: decl.line,
+                };
+                if decl.alias {
+                    info.alias_of = Some(info.underlying.clone());
+                }
+                for m in &decl.methods {
+                    let method_qname = format!("{decl_qname}.{}", m.name);
+                    info.methods
+                        .insert(m.name.clone(), index.method_info(ctx, method_qname, &m.sig));
+                }
+                index.types.insert(decl_qname, info);
+            }
+        }
+        for ((facts, go_file), ctx) in files.iter().zip(&ctxs) {
+            for f in &go_file.funcs {
+                match &f.recv {
+                    None => {
+                        let decl_qname = format!("{}.{}", go_file.pkg_path, f.name);
+                        index
+                            .owners
+                            .entry(decl_qname.clone())
+                            .or_insert_with(|| facts.rel.clone());
+                        let results = f
+                            .sig
+                            .results
+                            .iter()
+                            .map(|r| index.resolve_type(ctx, r))
+                            .collect();
+                        index
+                            .pkgs
+                            .entry(go_file.pkg_path.clone())
+                            .or_default()
+                            .entry(f.name.clone())
+                            .or_insert(Member::Func {
+                                qname: decl_qname,
+                                results,
+                            });
+                    }
+                    Some(recv) => {
+                        let type_qname = format!("{}.{recv}", go_file.pkg_path);
+                        let decl_qname = format!("{type_qname}.{}", f.name);
+                        index
+                            .owners
+                            .entry(decl_qname.clone())
+                            .or_insert_with(|| facts.rel.clone());
+                        let info = index.method_info(ctx, decl_qname, &f.sig);
+                        if let Some(decl) = index.types.get_mut(&type_qname) {
+                            decl.methods.entry(f.name.clone()).or_insert(info);
+                        }
+                    }
+                }
+            }
+            for value in &go_file.values {
+                let decl_qname = format!("{}.{}", go_file.pkg_path, value.name);
+                index
+                    .owners
+                    .entry(decl_qname.clone())
+                    .or_insert_with(|| facts.rel.clone());
+                index
+                    .pkgs
+                    .entry(go_file.pkg_path.clone())
+                    .or_default()
+                    .entry(value.name.clone())
+                    .or_insert(Member::Var {
+                        qname: decl_qname.clone(),
+                    });
+                if let Some(ty) = &value.ty {
+                    let r = index.resolve_type(ctx, ty);
+                    index.var_types.entry(decl_qname).or_insert(r);
+                }
+            }
+            for decl in &go_file.types {
+                let type_qname = format!("{}.{}", go_file.pkg_path, decl.name);
+                for f in &decl.fields {
+                    index
+                        .owners
+                        .entry(format!("{type_qname}.{}", f.name))
+                        .or_insert_with(|| facts.rel.clone());
+                }
+                for m in &decl.methods {
+                    index
+                        .owners
+                        .entry(format!("{type_qname}.{}", m.name))
+                        .or_insert_with(|| facts.rel.clone());
+                }
+            }
+        }
+        // Types of package-level vars from their initializers (two rounds for chains).
+        let rounds = if infer_vars { 2 } else { 0 };
+        for _ in 0..rounds {
+            for ((_, go_file), ctx) in files.iter().zip(&ctxs) {
+                for value in &go_file.values {
+                    let decl_qname = format!("{}.{}", go_file.pkg_path, value.name);
+                    if index.var_types.contains_key(&decl_qname) {
+                        continue;
+                    }
+                    let Some((body, expr, idx)) = value.init else {
+                        continue;
+                    };
+                    let Some(body) = go_file.bodies.get(body) else {
+                        continue;
+                    };
+                    let mut eval = Eval::new(index, ctx, body);
+                    let ty = eval.value_type(expr, idx);
+                    if ty != TypeR::Unknown {
+                        index.var_types.insert(decl_qname, ty);
+                    }
+                }
+            }
+        }
+    }
+
+    fn method_info(&self, ctx: &FileCtx, qname: String, sig: &super::GoSig) -> MethodInfo {
+        let params: Vec<TypeR> = sig
+            .params
+            .iter()
+            .map(|param| self.resolve_type(ctx, param))
+            .collect();
+        let results: Vec<TypeR> = sig
+            .results
+            .iter()
+            .map(|param| self.resolve_type(ctx, param))
+            .collect();
+        MethodInfo {
+            qname,
+            sig: SignatureKeys {
+                params: params.iter().map(TypeR::key).collect(),
+                results: results.iter().map(TypeR::key).collect(),
+                variadic: sig.variadic,
+            },
+            results,
+        }
+    }
+
+    /// The import view of a file.
+    pub(crate) fn file_ctx(&self, go_file: &GoFile) -> FileCtx {
+        let mut ctx = FileCtx {
+            pkg_path: go_file.pkg_path.clone(),
+            ..FileCtx::default()
+        };
+        for import in &go_file.imports {
+            match import.alias.as_deref() {
+                Some("_") => {}
+                Some(".") => ctx.dot_imports.push(import.path.clone()),
+                Some(alias) => {
+                    ctx.imports.insert(alias.to_owned(), import.path.clone());
+                }
+                None => {
+                    let name = self
+                        .pkg_names
+                        .get(&import.path)
+                        .cloned()
+                        .unwrap_or_else(|| default_package_name(&import.path));
+                    ctx.imports.insert(name, import.path.clone());
+                }
+            }
+        }
+        ctx
+    }
+
+    /// Resolves a written type in a file's context.
+    pub(crate) fn resolve_type(&self, ctx: &FileCtx, ty: &GType) -> TypeR {
+        match ty {
+            GType::Named { pkg: None, name } => {
+                if let Some(Member::Type { qname }) =
+                    self.pkgs.get(&ctx.pkg_path).and_then(|m| m.get(name))
+                {
+                    return TypeR::Named(qname.clone());
+                }
+                for dot in &ctx.dot_imports {
+                    if let Some(Member::Type { qname }) =
+                        self.pkgs.get(dot).and_then(|m| m.get(name))
+                    {
+                        return TypeR::Named(qname.clone());
+                    }
+                }
+                if BUILTIN_TYPES.contains(&name.as_str()) {
+                    TypeR::Builtin(name.clone())
+                } else {
+                    TypeR::Unknown
+                }
+            }
+            GType::Named {
+                pkg: Some(alias),
+                name,
+            } => match ctx.imports.get(alias) {
+                Some(path) => match self.pkgs.get(path) {
+                    Some(members) => match members.get(name) {
+                        Some(Member::Type { qname }) => TypeR::Named(qname.clone()),
+                        _ => TypeR::Unknown,
+                    },
+                    None => TypeR::External(format!("{path}.{name}")),
+                },
+                None => TypeR::Unknown,
+            },
+            GType::Pointer(t) => TypeR::Pointer(Box::new(self.resolve_type(ctx, t))),
+            GType::Slice(t) => TypeR::Slice(Box::new(self.resolve_type(ctx, t))),
+            GType::Map(k, v) => TypeR::Map(
+                Box::new(self.resolve_type(ctx, k)),
+                Box::new(self.resolve_type(ctx, v)),
+            ),
+            GType::Chan(t) => TypeR::Chan(Box::new(self.resolve_type(ctx, t))),
+            GType::Func(r) => TypeR::Func(r.iter().map(|t| self.resolve_type(ctx, t)).collect()),
+            GType::Unknown => TypeR::Unknown,
+        }
+    }
+
+    /// Follows aliases to the declared type.
+    pub(crate) fn type_info(&self, qname: &str) -> Option<&TypeInfo> {
+        let mut info = self.types.get(qname)?;
+        for _ in 0..MAX_ALIAS_CHAIN {
+            match &info.alias_of {
+                Some(TypeR::Named(target)) => match self.types.get(target) {
+                    Some(next) => info = next,
+                    None => return Some(info),
+                },
+                _ => return Some(info),
+            }
+        }
+        Some(info)
+    }
+
+    /// Finds a field or method `name` of `ty`, following embedding (shallowest depth wins).
+    pub(crate) fn lookup_member(&self, ty: &TypeR, name: &str) -> Option<Found> {
+        let mut level: Vec<String> = match ty.deref() {
+            TypeR::Named(type_qname) => vec![type_qname.clone()],
+            _ => return None,
+        };
+        for _depth in 0..MAX_EMBEDDED_LOOKUP_DEPTH {
+            let mut found: Option<Found> = None;
+            let mut ambiguous = false;
+            let mut next = Vec::new();
+            for type_qname in &level {
+                let Some(info) = self.type_info(type_qname) else {
+                    continue;
+                };
+                let hit = if let Some(method) = info.methods.get(name) {
+                    Some(Found::Method {
+                        qname: method.qname.clone(),
+                        results: method.results.clone(),
+                        iface: info.kind == GoTypeKind::Interface,
+                    })
+                } else {
+                    info.fields
+                        .iter()
+                        .find(|field| field.name == name)
+                        .map(|field| Found::Field(field.ty.clone()))
+                };
+                if let Some(hit) = hit {
+                    if found.is_some() {
+                        ambiguous = true;
+                    }
+                    found = Some(hit);
+                    continue;
+                }
+                for field in &info.fields {
+                    if field.embedded
+                        && let TypeR::Named(embedded) = field.ty.deref()
+                    {
+                        next.push(embedded.clone());
+                    }
+                }
+                for embed in &info.embeds {
+                    if let TypeR::Named(embed) = embed.deref() {
+                        next.push(embed.clone());
+                    }
+                }
+                // `type A B` keeps B's fields (and an interface's methods).
+                if info.fields.is_empty()
+                    && info.alias_of.is_none()
+                    && let TypeR::Named(u) = &info.underlying
+                    && let Some(under) = self.type_info(u)
+                {
+                    if under.kind == GoTypeKind::Interface {
+                        next.push(u.clone());
+                    } else if let Some(field) = under.fields.iter().find(|field| field.name == name)
+                    {
+                        found = Some(Found::Field(field.ty.clone()));
+                    } else {
+                        for field in &under.fields {
+                            if field.embedded
+                                && let TypeR::Named(embedded) = field.ty.deref()
+                            {
+                                next.push(embedded.clone());
+                            }
+                        }
+                    }
+                }
+            }
+            if ambiguous {
+                return None;
+            }
+            if found.is_some() {
+                return found;
+            }
+            if next.is_empty() {
+                return None;
+            }
+            level = next;
+        }
+        None
+    }
+}
+
+/// Result of a member lookup.
+#[derive(Debug, Clone)]
+pub(crate) enum Found {
+    Method {
+        qname: String,
+        results: Vec<TypeR>,
+        iface: bool,
+    },
+    Field(TypeR),
+}
+
+/// The name a package is imported under by default (`gopkg.in/yaml.v3` → `yaml`, `x/v2` → `x`).
+pub(crate) fn default_package_name(path: &str) -> String {
+    let mut parts = path.rsplit('/');
+    let mut last = parts.next().unwrap_or(path);
+    if last.len() > 1 && last.starts_with('v') && last[1..].bytes().all(|b| b.is_ascii_digit()) {
+        last = parts.next().unwrap_or(last);
+    }
+    let last = last.split('.').next().unwrap_or(last);
+    let last = last.strip_prefix("go-").unwrap_or(last);
+    last.replace('-', "_")
+}
