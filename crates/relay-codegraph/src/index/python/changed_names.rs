@@ -11,7 +11,6 @@
 //! qname (a new function shifts the scope numbering) and gives up (`None`: fall back to the
 //! import closure) when the scope structure, star imports or the module itself changed.
 
-use crate::index::wanted::Wanted;
 use std::collections::{BTreeMap, BTreeSet};
 
 use rustc_hash::FxHashMap as HashMap;
@@ -19,6 +18,7 @@ use rustc_hash::FxHashMap as HashMap;
 use super::{PBind, PExpr, PyDef, PyFile};
 use crate::index::facts::{FileFacts, LangFacts};
 use crate::index::fast_path::read_scopes;
+use crate::index::wanted::Wanted;
 
 /// Scope keys: `""` for the module, `def <qname>` for a class or function body, and the
 /// parent's key with an ordinal for unnamed scopes (lambdas, comprehensions).
