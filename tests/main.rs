@@ -13,6 +13,7 @@ mod installation;
 mod llm_usage;
 mod nul;
 mod orchestrator;
+mod orchestrator_flows;
 mod orchestrator_gitlab;
 mod outage;
 mod process_issue;

@@ -21,14 +21,14 @@ use crate::helpers::*;
 use crate::queue::settings;
 
 /// The project and issue of the Note Hook fixture.
-const PROJECT: i64 = 5;
-const PROJECT_PATH: &str = "gitlab-org/gitlab-test";
-const ISSUE: i64 = 17;
+pub const PROJECT: i64 = 5;
+pub const PROJECT_PATH: &str = "gitlab-org/gitlab-test";
+pub const ISSUE: i64 = 17;
 /// The gateway's GitLab bot (`helpers::trackers`).
-const BOT: &str = "relay";
+pub const BOT: &str = "relay";
 const TOKEN: &str = "glpat-e2e-gitlab-token";
 const LLM_KEY: &str = "sk-e2e-gitlab-llm-key";
-const REPORTER: &str = "root";
+pub const REPORTER: &str = "root";
 
 fn git(dir: &Path, args: &[&str]) {
     let status = Command::new("git")
@@ -69,13 +69,29 @@ impl GitLabHarness {
         script: Vec<ScriptedReply>,
         llm_max_retries: u32,
     ) -> GitLabHarness {
+        GitLabHarness::start_full(
+            pool,
+            script,
+            llm_max_retries,
+            "The client gives up after the first failure.",
+        )
+        .await
+    }
+
+    /// The issue's description is `description`.
+    pub async fn start_full(
+        pool: PgPool,
+        script: Vec<ScriptedReply>,
+        llm_max_retries: u32,
+        description: &str,
+    ) -> GitLabHarness {
         let gitlab = FakeGitLab::start().await;
         gitlab.seed_issue(
             PROJECT,
             PROJECT_PATH,
             ISSUE,
             "Retries are not configurable",
-            "The client gives up after the first failure.",
+            description,
         );
         gitlab.set_member(PROJECT, REPORTER, 40);
         let llm = ScriptedLlm::start(script).await;
@@ -248,7 +264,7 @@ pub fn ask_script(discussion: &str) -> Vec<ScriptedReply> {
 
 /// The reporter mentions the bot in a new discussion; the planner explores, asks in that
 /// discussion and opens gap 1.
-async fn mention(h: &GitLabHarness) -> String {
+pub async fn mention(h: &GitLabHarness) -> String {
     const BODY: &str = "@relay can retries be configured?";
     let (discussion, note) = h.gitlab.seed_note(PROJECT, ISSUE, REPORTER, BODY, false);
     h.llm.push(ask_script(&discussion));
