@@ -185,3 +185,65 @@ async fn an_llm_rate_limit_is_retried_and_one_comment_posted(pool: PgPool) {
     assert_eq!(bot[0].0, discussion);
     assert_eq!(h.gaps().await.len(), 1);
 }
+
+#[sqlx::test(migrator = "relay_store::MIGRATOR")]
+async fn an_llm_outage_backs_the_job_off_then_one_status_comment(pool: PgPool) {
+    let h = GitLabHarness::start(pool, Vec::new()).await;
+    const BODY: &str = "@relay can retries be configured?";
+    let (discussion, note) = h.gitlab.seed_note(PROJECT, ISSUE, REPORTER, BODY, false);
+    let answer = h
+        .deliver(REPORTER, BODY, note, &discussion, "gl-down")
+        .await;
+    assert_eq!(answer.outcome(), "accepted", "{:?}", answer.body);
+    let job = answer.body["job"].as_i64().unwrap();
+    // The gateway's jobs get this many attempts.
+    let attempts = relay_store::queue::get(&h.pool, job)
+        .await
+        .unwrap()
+        .unwrap()
+        .max_attempts;
+    assert!(attempts > 1, "the test needs retries");
+    h.llm.push((0..attempts).map(|_| ScriptedReply::error(503)));
+
+    for attempt in 1..=attempts {
+        let outcomes = h.drain().await;
+        if attempt < attempts {
+            assert_eq!(
+                outcomes,
+                vec![Outcome::Retried { job_id: job }],
+                "attempt {attempt}"
+            );
+            let row = relay_store::queue::get(&h.pool, job)
+                .await
+                .unwrap()
+                .unwrap();
+            assert_eq!(row.status, "queued", "backed off, not dropped");
+            assert_eq!(row.attempts, attempt);
+            assert!(row.run_after > chrono::Utc::now(), "a backoff delay");
+            assert!(row.last_error.is_some());
+            // The backoff's wait, without waiting.
+            sqlx::query("UPDATE jobs SET run_after = now() WHERE id = $1")
+                .bind(job)
+                .execute(&h.pool)
+                .await
+                .unwrap();
+        } else {
+            assert_eq!(outcomes, vec![Outcome::Dead { job_id: job }]);
+        }
+    }
+    assert_eq!(
+        h.llm.requests().len(),
+        usize::try_from(attempts).unwrap(),
+        "one planner request per attempt"
+    );
+    let bot = h.bot_notes();
+    assert_eq!(bot.len(), 1, "exactly one status comment: {bot:?}");
+    assert!(
+        bot[0].1.contains("the language model was unavailable"),
+        "{}",
+        bot[0].1
+    );
+    assert!(h.gaps().await.is_empty(), "nothing else was written");
+    assert_eq!(h.pending_events().await, 1, "the mention stays pending");
+    h.assert_no_secret_leaked();
+}
