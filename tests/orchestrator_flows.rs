@@ -7,7 +7,7 @@ use serde_json::json;
 use sqlx::PgPool;
 
 use crate::orchestrator_gitlab::{
-    BOT, GitLabHarness, ISSUE, PROJECT, PROJECT_PATH, REPORTER, mention,
+    BOT, GitLabHarness, ISSUE, PROJECT, PROJECT_PATH, REPORTER, ask_script, mention,
 };
 
 /// The id of the bot's (only) note on the fake.
@@ -246,4 +246,38 @@ async fn an_llm_outage_backs_the_job_off_then_one_status_comment(pool: PgPool) {
     assert!(h.gaps().await.is_empty(), "nothing else was written");
     assert_eq!(h.pending_events().await, 1, "the mention stays pending");
     h.assert_no_secret_leaked();
+}
+
+#[sqlx::test(migrator = "relay_store::MIGRATOR")]
+async fn an_edit_that_adds_a_mention_engages_once(pool: PgPool) {
+    let h = GitLabHarness::start(pool, Vec::new()).await;
+    const PLAIN: &str = "can retries be configured?";
+    let (discussion, note) = h.gitlab.seed_note(PROJECT, ISSUE, REPORTER, PLAIN, false);
+    let answer = h.deliver(REPORTER, PLAIN, note, &discussion, "gl-e0").await;
+    assert_eq!(answer.outcome(), "ignored", "{:?}", answer.body);
+    assert_eq!(h.drain().await, Vec::new(), "no job work");
+    assert!(h.llm.requests().is_empty(), "no LLM request");
+
+    // The reporter edits the note to add the mention (GitLab sends the same note id again).
+    const EDITED: &str = "@relay can retries be configured?";
+    h.llm.push(ask_script(&discussion));
+    let answer = h
+        .deliver_edit(REPORTER, EDITED, note, &discussion, "gl-e1")
+        .await;
+    assert_eq!(answer.outcome(), "accepted", "{:?}", answer.body);
+    let job = answer.body["job"].as_i64().unwrap();
+    assert_eq!(h.drain().await, vec![Outcome::Succeeded { job_id: job }]);
+    assert_eq!(h.bot_notes().len(), 1);
+    let llm_calls = h.llm.requests().len();
+
+    // A further edit that keeps the mention engages no more.
+    let typo = format!("{EDITED} (typo)");
+    assert!(h.gitlab.edit_note(note, &typo));
+    let answer = h
+        .deliver_edit(REPORTER, &typo, note, &discussion, "gl-e2")
+        .await;
+    assert_eq!(answer.outcome(), "ignored", "{:?}", answer.body);
+    assert_eq!(h.drain().await, Vec::new());
+    assert_eq!(h.llm.requests().len(), llm_calls, "engaged once");
+    assert_eq!(h.bot_notes().len(), 1, "engaged once");
 }

@@ -47,6 +47,13 @@ fn git(dir: &Path, args: &[&str]) {
     assert!(status.success(), "git {args:?}");
 }
 
+/// `object_attributes.action` of a Note Hook.
+#[derive(Debug, Clone, Copy)]
+enum NoteAction {
+    Create,
+    Update,
+}
+
 /// Real Postgres, the fake GitLab, the scripted LLM, a local upstream repository and a worker
 /// with the orchestrator.
 pub struct GitLabHarness {
@@ -162,6 +169,32 @@ impl GitLabHarness {
         discussion: &str,
         uuid: &str,
     ) -> Answer {
+        self.deliver_hook(NoteAction::Create, author, body, note, discussion, uuid)
+            .await
+    }
+
+    /// Delivers the Note Hook GitLab sends when a note is edited (`action: update`).
+    pub async fn deliver_edit(
+        &self,
+        author: &str,
+        body: &str,
+        note: i64,
+        discussion: &str,
+        uuid: &str,
+    ) -> Answer {
+        self.deliver_hook(NoteAction::Update, author, body, note, discussion, uuid)
+            .await
+    }
+
+    async fn deliver_hook(
+        &self,
+        action: NoteAction,
+        author: &str,
+        body: &str,
+        note: i64,
+        discussion: &str,
+        uuid: &str,
+    ) -> Answer {
         let mut payload = fixture_json("webhooks/gitlab/note_hook.issue.with-discussion_id.json");
         payload["user"]["username"] = json!(author);
         payload["object_attributes"]["note"] = json!(body);
@@ -170,6 +203,13 @@ impl GitLabHarness {
         payload["object_attributes"]["url"] = json!(format!(
             "http://example.com/{PROJECT_PATH}/issues/{ISSUE}#note_{note}"
         ));
+        payload["object_attributes"]["action"] = json!(match action {
+            NoteAction::Create => "create",
+            NoteAction::Update => "update",
+        });
+        // GitLab stamps the note's (edit) time; the fixture's 2015 stamps would lose to any
+        // fresher copy of the note.
+        payload["object_attributes"]["updated_at"] = json!(chrono::Utc::now().to_rfc3339());
         payload["issue"]["state"] = json!("opened");
         call(
             &self.app,
