@@ -3,7 +3,8 @@
 //! Layout: `helpers` (test app, signing, fixtures, a TCP proxy to cut the database), `gateway`
 //! (every recorded webhook, authentication, redelivery, limits), `engagement` (mention and thread
 //! rules end to end), `nul` (NULs in payloads stored replaced, never 5xx), `outage` (database down mid-test), `queue` (leases, concurrency, retries,
-//! shutdown), `process_issue` (the issue job's bookkeeping).
+//! shutdown), `process_issue` (the issue job's bookkeeping), `orchestrator` / `orchestrator_gitlab` /
+//! `orchestrator_flows` (the planner end to end on the fake GitHub and GitLab with the scripted LLM).
 
 mod engagement;
 mod fuzz;
@@ -13,6 +14,8 @@ mod installation;
 mod llm_usage;
 mod nul;
 mod orchestrator;
+mod orchestrator_flows;
+mod orchestrator_gitlab;
 mod outage;
 mod process_issue;
 mod push;

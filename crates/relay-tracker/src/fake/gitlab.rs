@@ -172,6 +172,25 @@ impl FakeGitLab {
         (id, note)
     }
 
+    /// Edits a note's body as its author would in the web UI (no request recorded); returns
+    /// whether the note exists.
+    pub fn edit_note(&self, note: i64, body: &str) -> bool {
+        let mut s = lock(&self.state);
+        let found = s
+            .discussions
+            .iter_mut()
+            .flat_map(|d| d.notes.iter_mut())
+            .find(|n| n.id == note);
+        match found {
+            Some(n) => {
+                n.body = body.into();
+                n.updated_at = Utc::now();
+                true
+            }
+            None => false,
+        }
+    }
+
     /// Gives `username` an access level (10 guest … 50 owner) on `project`.
     pub fn set_member(&self, project: i64, username: &str, access_level: u32) {
         lock(&self.state)
