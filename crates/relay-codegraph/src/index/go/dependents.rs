@@ -179,24 +179,24 @@ const MAX_EMBEDDING_DEPTH: u32 = 16;
 /// aliases, embeds, or is defined as).
 fn reaches_changed(
     index: &GoIndex,
-    q: &str,
+    type_qname: &str,
     changed: &BTreeSet<String>,
     memo: &mut HashMap<String, bool>,
     depth: u32,
 ) -> bool {
-    if changed.contains(q) {
+    if changed.contains(type_qname) {
         return true;
     }
-    if let Some(&known) = memo.get(q) {
+    if let Some(&known) = memo.get(type_qname) {
         return known;
     }
     if depth > MAX_EMBEDDING_DEPTH {
         // Too deep to tell: assume it does.
         return true;
     }
-    // While exploring, a cycle back to `q` counts as reaching (conservatively).
-    memo.insert(q.to_owned(), true);
-    let Some(info) = index.types.get(q) else {
+    // While exploring, a cycle back to `type_qname` counts as reaching (conservatively).
+    memo.insert(type_qname.to_owned(), true);
+    let Some(info) = index.types.get(type_qname) else {
         return false;
     };
     let named = |t: &TypeR| -> Option<String> {
@@ -205,7 +205,7 @@ fn reaches_changed(
             t = inner;
         }
         match t {
-            TypeR::Named(n) => Some(n.clone()),
+            TypeR::Named(name) => Some(name.clone()),
             _ => None,
         }
     };
@@ -224,7 +224,7 @@ fn reaches_changed(
         .collect();
     let result = next
         .iter()
-        .any(|n| reaches_changed(index, n, changed, memo, depth + 1));
-    memo.insert(q.to_owned(), result);
+        .any(|name| reaches_changed(index, name, changed, memo, depth + 1));
+    memo.insert(type_qname.to_owned(), result);
     result
 }

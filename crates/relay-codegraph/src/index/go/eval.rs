@@ -28,22 +28,22 @@ impl GoIndex {
     /// incremental update uses it to tell whether a changed lookup can reach a file.)
     pub(crate) fn probe_selectors(
         &self,
-        g: &GoFile,
+        go_file: &GoFile,
         names: &std::collections::BTreeSet<String>,
         hit: &mut dyn FnMut(&Probe<'_>) -> bool,
     ) -> bool {
-        let ctx = self.file_ctx(g);
-        for body in &g.bodies {
+        let ctx = self.file_ctx(go_file);
+        for body in &go_file.bodies {
             let mut eval: Option<Eval<'_>> = None;
-            for e in &body.exprs {
-                let GExpr::Selector(op, name) = e else {
+            for expr in &body.exprs {
+                let GExpr::Selector(operand, name) = expr else {
                     continue;
                 };
                 if !names.contains(name.as_str()) {
                     continue;
                 }
                 let eval = eval.get_or_insert_with(|| Eval::new(self, &ctx, body));
-                let val = eval.eval(*op, VarUses::Ignore);
+                let val = eval.eval(*operand, VarUses::Ignore);
                 let mut probe = Probe {
                     name,
                     pkg: None,
@@ -168,13 +168,13 @@ impl<'a> Eval<'a> {
                 inferred: false,
             },
             GBind::Init { expr, idx } => {
-                let e = self
+                let operand = self
                     .body
                     .exprs
                     .get(*expr as usize)
                     .cloned()
                     .unwrap_or(GExpr::Unknown);
-                if let GExpr::Call(callee) = e {
+                if let GExpr::Call(callee) = operand {
                     match self.eval(callee, VarUses::Ignore) {
                         Val::Func { results, .. } => match results.get(*idx as usize) {
                             Some(t) => Val::Value {
@@ -219,7 +219,7 @@ impl<'a> Eval<'a> {
                     Val::Unknown
                 }
             }
-            GBind::RangeKey(e) => match self.eval(*e, VarUses::Ignore) {
+            GBind::RangeKey(operand) => match self.eval(*operand, VarUses::Ignore) {
                 Val::Value { ty: t, inferred } => match t.deref() {
                     TypeR::Map(k, _) => Val::Value {
                         ty: (**k).clone(),
@@ -233,7 +233,7 @@ impl<'a> Eval<'a> {
                 },
                 _ => Val::Unknown,
             },
-            GBind::RangeValue(e) => match self.eval(*e, VarUses::Ignore) {
+            GBind::RangeValue(operand) => match self.eval(*operand, VarUses::Ignore) {
                 Val::Value { ty: t, inferred } => match t.deref() {
                     TypeR::Map(_, v) | TypeR::Slice(v) => Val::Value {
                         ty: (**v).clone(),

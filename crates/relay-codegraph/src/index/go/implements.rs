@@ -40,12 +40,12 @@ fn implements_of(index: &GoIndex) -> (Implements, HashMap<String, Vec<String>>) 
         variadic: false,
     };
     let error_signature = &error_signature;
-    let mut iface_sets: Vec<(&String, MethodSet<'_>)> = Vec::new();
+    let mut interfaces: Vec<(&String, MethodSet<'_>)> = Vec::new();
     let mut concrete: Vec<(&String, MethodSet<'_>)> = Vec::new();
     let mut qnames: Vec<&String> = index.types.keys().collect();
     qnames.sort();
-    for q in qnames {
-        let info = &index.types[q];
+    for type_qname in qnames {
+        let info = &index.types[type_qname];
         if info.alias_of.is_some() {
             continue;
         }
@@ -54,23 +54,28 @@ fn implements_of(index: &GoIndex) -> (Implements, HashMap<String, Vec<String>>) 
                 continue;
             }
             let mut set = MethodSet::default();
-            if iface_methods(index, error_signature, q, &mut set, &mut HashSet::default())
-                && !set.is_empty()
+            if iface_methods(
+                index,
+                error_signature,
+                type_qname,
+                &mut set,
+                &mut HashSet::default(),
+            ) && !set.is_empty()
             {
-                iface_sets.push((q, set));
+                interfaces.push((type_qname, set));
             }
         } else {
             let mut set = MethodSet::default();
             concrete_methods(
                 index,
                 error_signature,
-                q,
+                type_qname,
                 &mut set,
                 0,
                 &mut HashSet::default(),
             );
             if !set.is_empty() {
-                concrete.push((q, set));
+                concrete.push((type_qname, set));
             }
         }
     }
@@ -82,8 +87,8 @@ fn implements_of(index: &GoIndex) -> (Implements, HashMap<String, Vec<String>>) 
     }
     let mut implements: Implements = HashMap::default();
     let mut impls: HashMap<String, Vec<String>> = HashMap::default();
-    for (iface, iset) in &iface_sets {
-        let Some(rarest) = iset
+    for (iface, interface_set) in &interfaces {
+        let Some(rarest) = interface_set
             .keys()
             .min_by_key(|name| by_method.get(*name).map_or(0, Vec::len))
         else {
@@ -92,15 +97,17 @@ fn implements_of(index: &GoIndex) -> (Implements, HashMap<String, Vec<String>>) 
         let Some(candidates) = by_method.get(rarest) else {
             continue;
         };
-        for &ci in candidates {
-            let (ty, cset) = &concrete[ci];
+        for &candidate in candidates {
+            let (ty, concrete_set) = &concrete[candidate];
             let mut wildcard = false;
-            let covers = iset.iter().all(|(name, wanted)| match cset.get(name) {
-                Some(offered) => {
-                    signatures_compatible(wanted.signature, offered.signature, &mut wildcard)
-                }
-                None => false,
-            });
+            let covers = interface_set
+                .iter()
+                .all(|(name, wanted)| match concrete_set.get(name) {
+                    Some(offered) => {
+                        signatures_compatible(wanted.signature, offered.signature, &mut wildcard)
+                    }
+                    None => false,
+                });
             if !covers {
                 continue;
             }
@@ -119,8 +126,8 @@ fn implements_of(index: &GoIndex) -> (Implements, HashMap<String, Vec<String>>) 
                     line: info.line,
                     confidence,
                 });
-            for (name, interface_method) in iset {
-                if let Some(concrete_method) = cset.get(name) {
+            for (name, interface_method) in interface_set {
+                if let Some(concrete_method) = concrete_set.get(name) {
                     impls
                         .entry(interface_method.qname.to_owned())
                         .or_default()
@@ -140,30 +147,30 @@ fn implements_of(index: &GoIndex) -> (Implements, HashMap<String, Vec<String>>) 
 fn iface_methods<'a>(
     index: &'a GoIndex,
     error_signature: &'a SignatureKeys,
-    q: &'a str,
+    type_qname: &'a str,
     set: &mut MethodSet<'a>,
     seen: &mut HashSet<&'a str>,
 ) -> bool {
-    if !seen.insert(q) {
+    if !seen.insert(type_qname) {
         return true;
     }
-    let Some(info) = index.type_info(q) else {
+    let Some(info) = index.type_info(type_qname) else {
         return false;
     };
     if info.kind != GoTypeKind::Interface || info.constraint {
         return false;
     }
-    for (name, m) in &info.methods {
-        set.entry(name).or_insert_with(|| entry(m));
+    for (name, method) in &info.methods {
+        set.entry(name).or_insert_with(|| entry(method));
     }
     for embed in &info.embeds {
         match embed {
-            TypeR::Named(e) => {
-                if !iface_methods(index, error_signature, e, set, seen) {
+            TypeR::Named(embedded) => {
+                if !iface_methods(index, error_signature, embedded, set, seen) {
                     return false;
                 }
             }
-            TypeR::Builtin(b) if b == "error" => {
+            TypeR::Builtin(builtin) if builtin == "error" => {
                 set.entry("Error").or_insert(SetMethod {
                     qname: "",
                     signature: error_signature,
@@ -186,33 +193,33 @@ fn entry(method: &MethodInfo) -> SetMethod<'_> {
 fn concrete_methods<'a>(
     index: &'a GoIndex,
     error_signature: &'a SignatureKeys,
-    q: &'a str,
+    type_qname: &'a str,
     set: &mut MethodSet<'a>,
     depth: u32,
     seen: &mut HashSet<&'a str>,
 ) {
-    if depth >= MAX_PROMOTION_DEPTH || !seen.insert(q) {
+    if depth >= MAX_PROMOTION_DEPTH || !seen.insert(type_qname) {
         return;
     }
-    let Some(info) = index.type_info(q) else {
+    let Some(info) = index.type_info(type_qname) else {
         return;
     };
     if info.kind == GoTypeKind::Interface {
-        let mut iset = MethodSet::default();
+        let mut interface_set = MethodSet::default();
         iface_methods(
             index,
             error_signature,
-            q,
-            &mut iset,
+            type_qname,
+            &mut interface_set,
             &mut HashSet::default(),
         );
-        for (k, v) in iset {
-            set.entry(k).or_insert(v);
+        for (method_name, set_method) in interface_set {
+            set.entry(method_name).or_insert(set_method);
         }
         return;
     }
-    for (name, m) in &info.methods {
-        set.entry(name).or_insert_with(|| entry(m));
+    for (name, method) in &info.methods {
+        set.entry(name).or_insert_with(|| entry(method));
     }
     for field in &info.fields {
         if !field.embedded {
@@ -222,11 +229,18 @@ fn concrete_methods<'a>(
             TypeR::Pointer(inner) => inner.as_ref(),
             other => other,
         };
-        if let TypeR::Named(e) = inner {
-            let mut sub = MethodSet::default();
-            concrete_methods(index, error_signature, e, &mut sub, depth + 1, seen);
-            for (k, v) in sub {
-                set.entry(k).or_insert(v);
+        if let TypeR::Named(embedded) = inner {
+            let mut promoted = MethodSet::default();
+            concrete_methods(
+                index,
+                error_signature,
+                embedded,
+                &mut promoted,
+                depth + 1,
+                seen,
+            );
+            for (method_name, set_method) in promoted {
+                set.entry(method_name).or_insert(set_method);
             }
         }
     }

@@ -276,8 +276,8 @@ pub(crate) fn patch(
     })
 }
 
-pub(crate) fn go(f: &FileFacts) -> Option<&GoFile> {
-    match &f.lang {
+pub(crate) fn go(facts: &FileFacts) -> Option<&GoFile> {
+    match &facts.lang {
         LangFacts::Go(g) => Some(g),
         LangFacts::Python(_) => None,
     }
