@@ -145,6 +145,7 @@ impl GitLabHarness {
                 llm: llm_settings,
                 agent: AgentSettings::default(),
                 tools: Default::default(),
+                codegraph: None,
             })),
         });
         let worker = Worker::new(pool.clone(), registry, settings());
