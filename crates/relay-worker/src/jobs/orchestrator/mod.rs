@@ -6,7 +6,8 @@
 //!   up to `cycles_per_job` [`cycle`]s, the follow-up job;
 //! - [`graph`]: the code graph of the snapshot's commit for the explorers;
 //! - [`budget`]: the per-issue token budget across jobs;
-//! - [`follow_up`]: the next job when events are left after the last cycle.
+//! - [`follow_up`]: the next job when events are left after the last cycle;
+//! - [`validator`]: the write-back Validator as the planner's `submit_actions` judge.
 
 pub mod brain;
 pub mod budget;
