@@ -7,7 +7,8 @@
 //! - Relay's own time per tool call (from the `ToolCallRecord`s: no LLM time), p50/p99, overall and
 //!   per tool;
 //! - `grep` (output caps off) against `rg` — or GNU `grep -rn` when ripgrep is not installed — on
-//!   the same patterns, median of 5 runs, as a ratio;
+//!   the same patterns and the same file filter, median of 5 runs, as a ratio, with both match
+//!   counts;
 //! - `codegraph callers` on a warm in-memory graph, p50/p99 of 200 calls.
 //!
 //! Run: `cargo run --release -p relay-agent --features test-support --example explore_bench [TREE]`.
@@ -279,6 +280,9 @@ fn median_of(mut runs: Vec<Duration>) -> Duration {
     runs[runs.len() / 2]
 }
 
+/// The baseline searcher and its flags, with Relay's walker filter: no ignore files above the
+/// root, and `.git/`, `vendor/` and `node_modules/` skipped at any depth (the Go tree has
+/// `vendor/` and `cmd/vendor/`).
 fn grep_baseline() -> (&'static str, Vec<&'static str>) {
     if Command::new("rg")
         .arg("--version")
@@ -293,6 +297,13 @@ fn grep_baseline() -> (&'static str, Vec<&'static str>) {
                 "--hidden",
                 "--no-require-git",
                 "--no-ignore-global",
+                "--no-ignore-parent",
+                "--glob",
+                "!.git/",
+                "--glob",
+                "!vendor/",
+                "--glob",
+                "!node_modules/",
                 "--line-number",
                 "--no-heading",
                 "--color",
@@ -301,8 +312,32 @@ fn grep_baseline() -> (&'static str, Vec<&'static str>) {
             ],
         )
     } else {
-        ("grep", vec!["-rnE", "--binary-files=without-match", "-e"])
+        (
+            "grep",
+            vec![
+                "-rnE",
+                "--binary-files=without-match",
+                "--exclude-dir=.git",
+                "--exclude-dir=vendor",
+                "--exclude-dir=node_modules",
+                "-e",
+            ],
+        )
     }
+}
+
+/// The match count of an uncapped `grep` result, from its summary line (`63,234 matches in ...`,
+/// followed by the `[~N tokens, M lines]` footer).
+fn relay_matches(output: &str) -> usize {
+    output
+        .lines()
+        .rev()
+        .find_map(|line| {
+            let mut words = line.split_whitespace();
+            let count = words.next()?.replace(',', "").parse().ok()?;
+            words.next()?.starts_with("match").then_some(count)
+        })
+        .unwrap_or(0)
 }
 
 #[tokio::main]
@@ -412,14 +447,28 @@ async fn main() {
             base_runs.push(start.elapsed());
         }
         base_runs.remove(0);
+        // One more baseline run, untimed, to count its matching lines.
+        let base_output = Command::new(baseline)
+            .args(&flags)
+            .arg(pattern)
+            .arg(&root)
+            .stderr(Stdio::null())
+            .output()
+            .expect("baseline runs");
+        let base_matches = base_output.stdout.iter().filter(|&&b| b == b'\n').count();
+        let matches = relay_matches(&relay_output);
         let relay = median_of(relay_runs);
         let base = median_of(base_runs);
         println!(
-            "  {pattern:<22} relay {:>10}  {baseline} {:>10}  relay/{baseline} = {:.2}  ({} output lines)",
+            "  {pattern:<22} relay {:>10}  {baseline} {:>10}  relay/{baseline} = {:.2}  (matches: relay {matches}, {baseline} {base_matches}{})",
             ms(relay),
             ms(base),
             relay.as_secs_f64() / base.as_secs_f64(),
-            relay_output.lines().count()
+            if matches == base_matches {
+                ""
+            } else {
+                " — COUNTS DIFFER"
+            }
         );
     }
 
