@@ -238,6 +238,15 @@ async fn an_llm_outage_backs_the_job_off_then_one_status_comment(pool: PgPool) {
     );
     let bot = h.bot_notes();
     assert_eq!(bot.len(), 1, "exactly one status comment: {bot:?}");
+    assert_eq!(
+        bot[0].0, discussion,
+        "the status is a reply in the triggering discussion"
+    );
+    assert_eq!(
+        h.gitlab.discussions(PROJECT, ISSUE).len(),
+        1,
+        "no new discussion was started"
+    );
     assert!(
         bot[0].1.contains("the language model was unavailable"),
         "{}",

@@ -24,7 +24,7 @@ use relay_tracker::{IssueRef, IssueTracker};
 use secrecy::SecretString;
 
 use super::issue_context::{self, Note};
-use super::status::status_comment;
+use super::status::{status_comment, status_reply_to};
 
 /// What a cycle needs; built once per job.
 #[derive(Clone)]
@@ -120,11 +120,12 @@ pub async fn run_cycle(
         PlanResult::Submitted(batch) => batch.clone(),
         PlanResult::Stopped(reason) => {
             tracing::warn!(issue.id = issue_id, reason = %reason, "planning cycle stopped");
-            // Never silent: one status comment, keyed by (job, cycle); the events stay pending.
+            // Never silent: one status comment, keyed by (job, cycle), in the triggering note's
+            // discussion when there is one; the events stay pending.
             let status = ActionBatch {
                 actions: vec![Action::PostComment(PostComment {
                     content: status_comment(&outcome, reason, &deps.bot_username),
-                    reply_to: None,
+                    reply_to: status_reply_to(&state.events, &thread),
                 })],
             };
             let validated = relay_actions::validate(&validation, &status)

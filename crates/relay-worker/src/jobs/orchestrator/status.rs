@@ -2,6 +2,9 @@
 //! it, how to re-trigger. Short on purpose; at most one per cycle (the caller's rule).
 
 use relay_agent::planner::{PlanOutcome, StopReason};
+use relay_store::issues::IssueEventRow;
+
+use super::issue_context::Note;
 
 /// The comment body for a stopped cycle.
 pub fn status_comment(outcome: &PlanOutcome, reason: &StopReason, bot_username: &str) -> String {
@@ -24,6 +27,18 @@ pub fn status_comment(outcome: &PlanOutcome, reason: &StopReason, bot_username: 
         _ => "something stopped me",
     };
     format!("{did}, but {why}. Nothing else was changed. Mention @{bot_username} to try again.")
+}
+
+/// Where the status comment goes: a reply to the newest pending event's note when that note sits
+/// in a thread discussion (GitLab), so the status lands where the asker looks (the planner would
+/// reply there too); `None` (a new comment) otherwise. GitHub notes have no discussion, and an
+/// issue comment there cannot be threaded, so GitHub keeps a plain comment.
+pub fn status_reply_to(events: &[IssueEventRow], thread: &[Note]) -> Option<String> {
+    let note_id = events.iter().rev().find_map(|e| e.note_id.as_deref())?;
+    thread
+        .iter()
+        .find(|n| n.note_id == note_id && n.discussion_id.is_some())
+        .map(|n| n.note_id.clone())
 }
 
 #[cfg(test)]
@@ -53,5 +68,41 @@ mod tests {
              limit before reaching a decision. Nothing else was changed. Mention @relay-bot to \
              try again."
         );
+    }
+
+    fn event(id: i64, note_id: Option<&str>) -> IssueEventRow {
+        IssueEventRow {
+            id,
+            kind: "mention".into(),
+            actor: "alice".into(),
+            note_id: note_id.map(str::to_owned),
+            created_at: chrono::Utc::now(),
+        }
+    }
+
+    fn note(note_id: &str, discussion_id: Option<&str>) -> Note {
+        Note {
+            note_id: note_id.into(),
+            discussion_id: discussion_id.map(str::to_owned),
+            author: "alice".into(),
+            author_role: None,
+            by_bot: false,
+            body: "@relay-bot hi".into(),
+            created_at: chrono::Utc::now(),
+        }
+    }
+
+    #[test]
+    fn the_status_replies_to_the_newest_triggering_note_in_its_discussion() {
+        let thread = [note("1", Some("d1")), note("2", Some("d2"))];
+        let events = [event(10, Some("1")), event(11, Some("2")), event(12, None)];
+        assert_eq!(status_reply_to(&events, &thread).as_deref(), Some("2"));
+        // GitHub: no discussions, a plain comment.
+        let github = [note("1", None)];
+        assert_eq!(status_reply_to(&events[..1], &github), None);
+        // A note no longer in the thread (deleted): a plain comment.
+        assert_eq!(status_reply_to(&[event(13, Some("9"))], &thread), None);
+        // A label or assignment event names no note.
+        assert_eq!(status_reply_to(&[event(14, None)], &thread), None);
     }
 }
