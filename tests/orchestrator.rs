@@ -109,6 +109,7 @@ async fn run_mention(pool: &PgPool, github: &FakeGitHub, llm: &ScriptedLlm) -> i
             agent: AgentSettings::default(),
             tools: Default::default(),
             codegraph: None,
+            roles: Default::default(),
         })),
     });
     let worker = Worker::new(pool.clone(), registry, settings());

@@ -146,6 +146,7 @@ impl GitLabHarness {
                 agent: AgentSettings::default(),
                 tools: Default::default(),
                 codegraph: None,
+                roles: Default::default(),
             })),
         });
         let worker = Worker::new(pool.clone(), registry, settings());
@@ -376,6 +377,17 @@ async fn the_reporters_answer_closes_the_gap(pool: PgPool) {
     assert_eq!(gaps[0].close_note.as_deref(), Some(ANSWER), "verbatim");
     assert!(gaps[0].closed_by_run.is_some());
     assert_eq!(h.pending_events().await, 0);
+    // Two jobs for the same author: the role was looked up once (the Brain's role cache).
+    let lookups = h
+        .gitlab
+        .requests()
+        .into_iter()
+        .filter(|r| r.path.ends_with("/members/all"))
+        .count();
+    assert_eq!(
+        lookups, 1,
+        "one member lookup for two jobs by the same author"
+    );
     // The planner saw the answer in its context.
     let last = h.llm.requests().last().unwrap().body.to_string();
     assert!(

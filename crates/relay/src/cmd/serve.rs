@@ -161,6 +161,7 @@ fn brain(
             agent: settings.agent.clone(),
             tools: settings.tools.clone(),
             codegraph: Some(codegraph),
+            roles: Default::default(),
         },
     )))
 }

@@ -2,6 +2,7 @@
 //! settings, tool limits. Built by the binary when an LLM is configured.
 
 use std::sync::Arc;
+use std::time::Instant;
 
 use anyhow::Context as _;
 use relay_actions::{Executor, Snapshot};
@@ -17,6 +18,7 @@ use serde_json::{Value, json};
 
 use super::budget::{self, BudgetGate};
 use super::cycle::{CycleDeps, CycleEnd, enqueue_acknowledgement, run_cycle};
+use super::role_cache::{RoleCache, RoleKey};
 use crate::handler::JobError;
 use crate::jobs::RepoSpecs;
 
@@ -29,6 +31,8 @@ pub struct Brain {
     pub tools: relay_tools::ToolLimits,
     /// The code-graph store and indexer (`None`: explorers get no `codegraph` tool).
     pub codegraph: Option<Arc<crate::jobs::reindex::CodegraphIndexing>>,
+    /// Authors' roles looked up recently (`RoleCache::default()`), shared by all jobs.
+    pub roles: RoleCache,
 }
 
 impl Brain {
@@ -87,7 +91,21 @@ impl Brain {
             let role = if actor.is_empty() {
                 None
             } else {
-                tracker.author_role(&issue_ref, actor).await.ok()
+                let key = RoleKey {
+                    tracker: issue.tracker.clone(),
+                    project: issue.project_id.clone(),
+                    username: actor.to_owned(),
+                };
+                match self.roles.get(&key, Instant::now()) {
+                    Some(role) => Some(role),
+                    None => {
+                        let role = tracker.author_role(&issue_ref, actor).await.ok();
+                        if let Some(role) = role {
+                            self.roles.insert(key, role, Instant::now());
+                        }
+                        role
+                    }
+                }
             };
             // The project's visibility is not stored yet: the stricter public rule applies.
             match self

@@ -5,6 +5,7 @@
 //! - [`brain`]: the job: engage check, budget gate, snapshot, code graph, metered LLM clients,
 //!   up to `cycles_per_job` [`cycle`]s, the follow-up job;
 //! - [`graph`]: the code graph of the snapshot's commit for the explorers;
+//! - [`role_cache`]: authors' roles kept for a TTL per (tracker, project, username);
 //! - [`budget`]: the per-issue token budget across jobs;
 //! - [`follow_up`]: the next job when events are left after the last cycle;
 //! - [`validator`]: the write-back Validator as the planner's `submit_actions` judge.
@@ -15,5 +16,6 @@ pub mod cycle;
 pub mod follow_up;
 pub mod graph;
 pub mod issue_context;
+pub mod role_cache;
 pub mod status;
 pub mod validator;
