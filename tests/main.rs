@@ -4,7 +4,8 @@
 //! (every recorded webhook, authentication, redelivery, limits), `engagement` (mention and thread
 //! rules end to end), `nul` (NULs in payloads stored replaced, never 5xx), `outage` (database down mid-test), `queue` (leases, concurrency, retries,
 //! shutdown), `process_issue` (the issue job's bookkeeping), `orchestrator` / `orchestrator_gitlab` /
-//! `orchestrator_flows` (the planner end to end on the fake GitHub and GitLab with the scripted LLM).
+//! `orchestrator_flows` (the planner end to end on the fake GitHub and GitLab with the scripted LLM),
+//! `orchestrator_latency` (an ignored figure: webhook accepted → first LLM request).
 
 mod engagement;
 mod fuzz;
@@ -16,6 +17,7 @@ mod nul;
 mod orchestrator;
 mod orchestrator_flows;
 mod orchestrator_gitlab;
+mod orchestrator_latency;
 mod outage;
 mod process_issue;
 mod push;

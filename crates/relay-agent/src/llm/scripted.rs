@@ -262,6 +262,8 @@ pub struct RecordedRequest {
     pub headers: BTreeMap<String, String>,
     /// The JSON body (`Null` if it was not JSON).
     pub body: Value,
+    /// When the request arrived (latency figures measure up to it).
+    pub received_at: std::time::Instant,
 }
 
 #[derive(Default)]
@@ -415,6 +417,7 @@ async fn respond(
                 .map_or_else(String::new, ToString::to_string),
             headers,
             body: body.clone(),
+            received_at: std::time::Instant::now(),
         });
         (state.replies.pop_front(), state.requests.len())
     };
