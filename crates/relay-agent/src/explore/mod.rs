@@ -112,14 +112,6 @@ mod seconds {
     }
 }
 
-/// The `[agent]` configuration section.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-#[serde(default, deny_unknown_fields)]
-pub struct AgentSettings {
-    /// `[agent.explore]`: the ExploreAgent.
-    pub explore: ExploreConfig,
-}
-
 /// One question.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ExploreRequest {
