@@ -7,7 +7,8 @@
 //! - [`agent_settings`]: the `[agent]` section (planner, spec and orchestrator limits, engage roles);
 //! - [`context`]: the ContextBuilder (an issue and Relay's state as bounded chat turns);
 //! - [`planner`]: the planning loop (`explore` + `submit_actions`);
-//! - [`spec`]: the spec writer.
+//! - [`spec`]: the spec writer;
+//! - [`trace`]: the run trace seam (`Tracer`, `TraceEvent`), written to Postgres by the worker.
 
 pub mod agent_settings;
 pub mod context;
@@ -16,3 +17,4 @@ pub mod llm;
 pub mod planner;
 pub mod spec;
 pub mod toolbox;
+pub mod trace;

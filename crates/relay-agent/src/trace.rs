@@ -1,0 +1,190 @@
+//! The run trace seam: what Relay did during one job run, as an ordered list of [`TraceEvent`]s
+//! (LLM calls, tool calls, stage transitions, validation failures, actions, decisions).
+//!
+//! The agent knows the seam, not the store (like [`crate::llm::UsageSink`]): code that does
+//! something worth tracing calls [`Tracer::emit`], which must never block and never fail the
+//! caller. The worker installs a sink that buffers events and writes them to Postgres in batches;
+//! the CLI and most tests use [`Tracer::noop`] or [`MemoryTraceSink`].
+
+use std::sync::{Arc, Mutex};
+
+use chrono::{DateTime, Utc};
+use serde::Serialize;
+
+/// Characters of any free-form text (tool arguments, error messages) an event keeps.
+pub const MAX_TRACE_TEXT_CHARS: usize = 200;
+
+/// What kind of thing happened. Stored as its snake_case name (`trace_events.type`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum TraceKind {
+    /// One LLM call: role, model, tokens in/out/cached, latency, outcome.
+    LlmCall,
+    /// One tool call: tool, arguments (capped), result tokens, duration, ok/error.
+    ToolCall,
+    /// A stage of a run began or ended (cycle, planner, explore, thorough stage, spec).
+    Stage,
+    /// The Validator refused part of a batch.
+    ValidationFailure,
+    /// An action was executed (or failed to be).
+    Action,
+    /// A decision: why a loop or cycle stopped, a routing choice, a goal update.
+    Decision,
+    /// Something failed that did not fail the run.
+    Error,
+}
+
+impl TraceKind {
+    /// The stored name.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::LlmCall => "llm_call",
+            Self::ToolCall => "tool_call",
+            Self::Stage => "stage",
+            Self::ValidationFailure => "validation_failure",
+            Self::Action => "action",
+            Self::Decision => "decision",
+            Self::Error => "error",
+        }
+    }
+}
+
+/// One event. `agent` names who emitted it (`orchestrator`, `planner`, `explore#2`, `spec`,
+/// `thorough`, …); `payload` is a small JSON object whose shape depends on `kind`.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct TraceEvent {
+    /// When it happened (wall clock).
+    pub at: DateTime<Utc>,
+    /// What happened.
+    pub kind: TraceKind,
+    /// Who did it.
+    pub agent: String,
+    /// Details.
+    pub payload: serde_json::Value,
+}
+
+impl TraceEvent {
+    /// An event happening now.
+    pub fn now(kind: TraceKind, agent: impl Into<String>, payload: serde_json::Value) -> Self {
+        Self {
+            at: Utc::now(),
+            kind,
+            agent: agent.into(),
+            payload,
+        }
+    }
+}
+
+/// Where events go. `emit` is called on hot paths: it must return quickly and must not fail
+/// (implementations buffer, and log their own write errors).
+pub trait TraceSink: Send + Sync + std::fmt::Debug {
+    /// Records one event.
+    fn emit(&self, event: TraceEvent);
+}
+
+/// A cheap, cloneable handle to a sink (or to nothing). Pass one per job run.
+#[derive(Debug, Clone, Default)]
+pub struct Tracer {
+    sink: Option<Arc<dyn TraceSink>>,
+    agent: Option<Arc<str>>,
+}
+
+impl Tracer {
+    /// A tracer that drops everything.
+    pub fn noop() -> Self {
+        Self::default()
+    }
+
+    /// A tracer writing to `sink`.
+    pub fn new(sink: Arc<dyn TraceSink>) -> Self {
+        Self {
+            sink: Some(sink),
+            agent: None,
+        }
+    }
+
+    /// The same sink, with `agent` as the default emitter name for [`Tracer::event`].
+    pub fn for_agent(&self, agent: impl Into<String>) -> Self {
+        Self {
+            sink: self.sink.clone(),
+            agent: Some(Arc::from(agent.into())),
+        }
+    }
+
+    /// Whether events go anywhere (lets callers skip building expensive payloads).
+    pub fn is_enabled(&self) -> bool {
+        self.sink.is_some()
+    }
+
+    /// Records `event`.
+    pub fn emit(&self, event: TraceEvent) {
+        if let Some(sink) = &self.sink {
+            sink.emit(event);
+        }
+    }
+
+    /// Records an event of `kind` by this tracer's agent (`relay` when none was set).
+    pub fn event(&self, kind: TraceKind, payload: serde_json::Value) {
+        if let Some(sink) = &self.sink {
+            let agent = self.agent.as_deref().unwrap_or("relay");
+            sink.emit(TraceEvent::now(kind, agent, payload));
+        }
+    }
+}
+
+/// Keeps events in memory: for `relay analyze`/`relay explore` output and tests.
+#[derive(Debug, Default)]
+pub struct MemoryTraceSink {
+    events: Mutex<Vec<TraceEvent>>,
+}
+
+impl MemoryTraceSink {
+    /// An empty sink.
+    pub fn new() -> Arc<Self> {
+        Arc::new(Self::default())
+    }
+
+    /// A copy of the events so far, in emission order.
+    pub fn events(&self) -> Vec<TraceEvent> {
+        self.events
+            .lock()
+            .expect("trace sink lock poisoned")
+            .clone()
+    }
+}
+
+impl TraceSink for MemoryTraceSink {
+    fn emit(&self, event: TraceEvent) {
+        self.events
+            .lock()
+            .expect("trace sink lock poisoned")
+            .push(event);
+    }
+}
+
+/// `text` cut at [`MAX_TRACE_TEXT_CHARS`] characters.
+pub fn capped(text: &str) -> String {
+    text.chars().take(MAX_TRACE_TEXT_CHARS).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn noop_drops_and_memory_keeps_order() {
+        Tracer::noop().event(TraceKind::Decision, serde_json::json!({"x": 1}));
+        let sink = MemoryTraceSink::new();
+        let tracer = Tracer::new(sink.clone()).for_agent("planner");
+        tracer.event(TraceKind::Stage, serde_json::json!({"n": 1}));
+        tracer.event(TraceKind::Decision, serde_json::json!({"n": 2}));
+        let events = sink.events();
+        assert_eq!(events.len(), 2);
+        assert_eq!(events[0].agent, "planner");
+        assert_eq!(events[1].payload["n"], 2);
+        assert_eq!(
+            capped(&"é".repeat(300)).chars().count(),
+            MAX_TRACE_TEXT_CHARS
+        );
+    }
+}
