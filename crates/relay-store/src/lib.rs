@@ -9,6 +9,7 @@
 //!   `relay_codegraph::store::postgres::sql`; their migration is here with the others.)
 //! - [`gaps`], [`findings`], [`learnings`], [`specs`], [`outbox`]: write-back state (migration 0006).
 //! - [`browse`]: read-only listings for the read API.
+//! - [`trace`]: the run trace (runs and their events, migration 0008) and its notifications.
 
 pub mod bench;
 pub mod browse;
@@ -24,6 +25,7 @@ pub mod outbox;
 pub mod queue;
 pub mod settings;
 pub mod specs;
+pub mod trace;
 
 pub use error::{Error, Result};
 pub use settings::DatabaseSettings;

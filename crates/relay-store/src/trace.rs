@@ -1,0 +1,373 @@
+//! The run trace (migration 0008): one `trace_runs` row per attempt of a job and its events in
+//! `trace_events`. The worker's sink writes events in batches ([`insert_events`]: one statement
+//! per batch) and wakes readers with a notification on [`NOTIFY_CHANNEL`] carrying the job id;
+//! readers (the SSE endpoint, `relay trace`) page with [`events_after`] by cursor.
+//!
+//! The store knows nothing of the agent's event types: kinds are their stored names.
+
+use chrono::{DateTime, Utc};
+use serde_json::Value;
+use sqlx::PgPool;
+
+use crate::Result;
+
+/// The LISTEN/NOTIFY channel on which trace writes wake readers; the payload is the job id.
+pub const NOTIFY_CHANNEL: &str = "relay_trace";
+
+/// Most events one [`events_after`] page returns.
+pub const MAX_PAGE: i64 = 1000;
+
+/// A run to start.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NewRun<'a> {
+    pub job_id: i64,
+    pub issue_id: Option<i64>,
+    /// `jobs.attempts` when the run started.
+    pub attempt: i32,
+    pub worker: &'a str,
+}
+
+/// How a run ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RunOutcome {
+    Succeeded,
+    /// Failed; the queue will run the job again.
+    Retrying,
+    /// Failed for good (permanent error or out of attempts).
+    Failed,
+}
+
+impl RunOutcome {
+    /// The stored name.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Succeeded => "succeeded",
+            Self::Retrying => "retrying",
+            Self::Failed => "failed",
+        }
+    }
+}
+
+/// An event to append. `kind` is a stored type name (`llm_call`, `tool_call`, `stage`,
+/// `validation_failure`, `action`, `decision`, `error`).
+#[derive(Debug, Clone, PartialEq)]
+pub struct NewEvent<'a> {
+    pub seq: i32,
+    pub at: DateTime<Utc>,
+    pub kind: &'a str,
+    pub agent: &'a str,
+    pub payload: &'a Value,
+}
+
+/// A stored run.
+#[derive(Debug, Clone, PartialEq, Eq, sqlx::FromRow, serde::Serialize)]
+pub struct Run {
+    pub id: i64,
+    pub job_id: i64,
+    pub issue_id: Option<i64>,
+    pub attempt: i32,
+    pub worker: String,
+    pub started_at: DateTime<Utc>,
+    pub finished_at: Option<DateTime<Utc>>,
+    pub outcome: Option<String>,
+    pub dropped: i64,
+}
+
+/// A stored event.
+#[derive(Debug, Clone, PartialEq, sqlx::FromRow, serde::Serialize)]
+pub struct Event {
+    pub cursor: i64,
+    pub run_id: i64,
+    pub job_id: i64,
+    pub seq: i32,
+    pub at: DateTime<Utc>,
+    #[sqlx(rename = "type")]
+    #[serde(rename = "type")]
+    pub kind: String,
+    pub agent: String,
+    pub payload: Value,
+}
+
+/// Starts a run and returns its id.
+pub async fn start_run(pool: &PgPool, run: &NewRun<'_>) -> Result<i64> {
+    let id = sqlx::query_scalar(
+        "INSERT INTO trace_runs (job_id, issue_id, attempt, worker)
+         VALUES ($1, $2, $3, $4) RETURNING id",
+    )
+    .bind(run.job_id)
+    .bind(run.issue_id)
+    .bind(run.attempt.max(1))
+    .bind(run.worker)
+    .fetch_one(pool)
+    .await?;
+    Ok(id)
+}
+
+/// Appends one batch of a run's events in a single statement, then wakes readers of the job.
+pub async fn insert_events(
+    pool: &PgPool,
+    run_id: i64,
+    job_id: i64,
+    events: &[NewEvent<'_>],
+) -> Result<()> {
+    if events.is_empty() {
+        return Ok(());
+    }
+    let mut seqs = Vec::with_capacity(events.len());
+    let mut ats = Vec::with_capacity(events.len());
+    let mut kinds = Vec::with_capacity(events.len());
+    let mut agents = Vec::with_capacity(events.len());
+    let mut payloads = Vec::with_capacity(events.len());
+    for event in events {
+        seqs.push(event.seq);
+        ats.push(event.at);
+        kinds.push(event.kind);
+        agents.push(event.agent);
+        payloads.push(event.payload);
+    }
+    // WITH ORDINALITY keeps the batch's order, so cursors follow seq within the batch.
+    sqlx::query(
+        "INSERT INTO trace_events (run_id, job_id, seq, at, type, agent, payload)
+         SELECT $1, $2, e.seq, e.at, e.kind, e.agent, e.payload
+         FROM unnest($3::int[], $4::timestamptz[], $5::text[], $6::text[], $7::jsonb[])
+              WITH ORDINALITY AS e(seq, at, kind, agent, payload, n)
+         ORDER BY e.n",
+    )
+    .bind(run_id)
+    .bind(job_id)
+    .bind(&seqs)
+    .bind(&ats)
+    .bind(&kinds)
+    .bind(&agents)
+    .bind(&payloads)
+    .execute(pool)
+    .await?;
+    notify(pool, job_id).await
+}
+
+/// Marks a run finished with its outcome and the number of events it dropped, then wakes readers.
+pub async fn finish_run(
+    pool: &PgPool,
+    run_id: i64,
+    job_id: i64,
+    outcome: RunOutcome,
+    dropped: i64,
+) -> Result<()> {
+    sqlx::query(
+        "UPDATE trace_runs SET finished_at = now(), outcome = $2, dropped = dropped + $3
+         WHERE id = $1",
+    )
+    .bind(run_id)
+    .bind(outcome.as_str())
+    .bind(dropped.max(0))
+    .execute(pool)
+    .await?;
+    notify(pool, job_id).await
+}
+
+/// Wakes the job's readers. A separate statement after the write has committed (see
+/// `queue::enqueue` on why a NOTIFY never rides inside a writing transaction).
+async fn notify(pool: &PgPool, job_id: i64) -> Result<()> {
+    sqlx::query("SELECT pg_notify($1, $2)")
+        .bind(NOTIFY_CHANNEL)
+        .bind(job_id.to_string())
+        .execute(pool)
+        .await?;
+    Ok(())
+}
+
+/// The job's events after `cursor` (0: from the start), oldest first, at most `limit`
+/// (capped at [`MAX_PAGE`]).
+pub async fn events_after(
+    pool: &PgPool,
+    job_id: i64,
+    cursor: i64,
+    limit: i64,
+) -> Result<Vec<Event>> {
+    let events = sqlx::query_as(
+        "SELECT cursor, run_id, job_id, seq, at, type, agent, payload
+         FROM trace_events WHERE job_id = $1 AND cursor > $2
+         ORDER BY cursor LIMIT $3",
+    )
+    .bind(job_id)
+    .bind(cursor)
+    .bind(limit.clamp(1, MAX_PAGE))
+    .fetch_all(pool)
+    .await?;
+    Ok(events)
+}
+
+/// The job's runs, oldest first.
+pub async fn runs(pool: &PgPool, job_id: i64) -> Result<Vec<Run>> {
+    let runs = sqlx::query_as(
+        "SELECT id, job_id, issue_id, attempt, worker, started_at, finished_at, outcome, dropped
+         FROM trace_runs WHERE job_id = $1 ORDER BY id",
+    )
+    .bind(job_id)
+    .fetch_all(pool)
+    .await?;
+    Ok(runs)
+}
+
+/// Where a job stands, for a trace reader deciding whether more events can come.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum JobProgress {
+    /// Queued or running: more events may come.
+    Live,
+    /// Succeeded, failed or dead: its trace is complete.
+    Finished,
+}
+
+/// The job's progress, or `None` when there is no such job.
+pub async fn job_progress(pool: &PgPool, job_id: i64) -> Result<Option<JobProgress>> {
+    let status: Option<String> = sqlx::query_scalar("SELECT status FROM jobs WHERE id = $1")
+        .bind(job_id)
+        .fetch_optional(pool)
+        .await?;
+    Ok(status.map(|status| match status.as_str() {
+        "queued" | "running" => JobProgress::Live,
+        _ => JobProgress::Finished,
+    }))
+}
+
+/// A LISTEN connection on [`NOTIFY_CHANNEL`]. Notifications can be lost across a reconnect, so
+/// readers also poll.
+pub struct TraceNotifications(sqlx::postgres::PgListener);
+
+impl TraceNotifications {
+    pub async fn connect(pool: &PgPool) -> Result<TraceNotifications> {
+        let mut listener = sqlx::postgres::PgListener::connect_with(pool).await?;
+        listener.listen(NOTIFY_CHANNEL).await?;
+        Ok(TraceNotifications(listener))
+    }
+
+    /// Waits for the next notification and returns the job id it names (`None` for a payload that
+    /// is not one).
+    pub async fn recv(&mut self) -> Result<Option<i64>> {
+        let notification = self.0.recv().await?;
+        Ok(notification.payload().parse().ok())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    fn event<'a>(seq: i32, kind: &'a str, payload: &'a Value) -> NewEvent<'a> {
+        NewEvent {
+            seq,
+            at: Utc::now(),
+            kind,
+            agent: "planner",
+            payload,
+        }
+    }
+
+    #[sqlx::test(migrator = "crate::MIGRATOR")]
+    async fn batches_keep_order_and_pages_resume_by_cursor(pool: PgPool) {
+        let run = start_run(
+            &pool,
+            &NewRun {
+                job_id: 7,
+                issue_id: Some(3),
+                attempt: 1,
+                worker: "w1",
+            },
+        )
+        .await
+        .unwrap();
+        let payloads: Vec<Value> = (0..5).map(|n| json!({ "n": n })).collect();
+        let first: Vec<_> = (0..3)
+            .map(|i| event(i, "tool_call", &payloads[i as usize]))
+            .collect();
+        let second: Vec<_> = (3..5)
+            .map(|i| event(i, "llm_call", &payloads[i as usize]))
+            .collect();
+        insert_events(&pool, run, 7, &first).await.unwrap();
+        insert_events(&pool, run, 7, &second).await.unwrap();
+        // Another job's events never show up in this job's pages.
+        insert_events(&pool, run, 8, &[event(5, "stage", &payloads[0])])
+            .await
+            .unwrap();
+
+        let all = events_after(&pool, 7, 0, 100).await.unwrap();
+        let ns: Vec<i64> = all
+            .iter()
+            .map(|e| e.payload["n"].as_i64().unwrap())
+            .collect();
+        assert_eq!(ns, [0, 1, 2, 3, 4]);
+        assert!(all.windows(2).all(|w| w[0].cursor < w[1].cursor));
+        assert_eq!(all[3].kind, "llm_call");
+
+        let rest = events_after(&pool, 7, all[1].cursor, 2).await.unwrap();
+        let seqs: Vec<i32> = rest.iter().map(|e| e.seq).collect();
+        assert_eq!(seqs, [2, 3]);
+    }
+
+    #[sqlx::test(migrator = "crate::MIGRATOR")]
+    async fn runs_finish_with_outcome_and_progress_follows_the_job(pool: PgPool) {
+        assert_eq!(job_progress(&pool, 1).await.unwrap(), None);
+        let job: i64 = sqlx::query_scalar(
+            "INSERT INTO jobs (kind, payload, max_attempts) VALUES ('x', '{}', 3) RETURNING id",
+        )
+        .fetch_one(&pool)
+        .await
+        .unwrap();
+        assert_eq!(
+            job_progress(&pool, job).await.unwrap(),
+            Some(JobProgress::Live)
+        );
+        let run = start_run(
+            &pool,
+            &NewRun {
+                job_id: job,
+                issue_id: None,
+                attempt: 1,
+                worker: "w1",
+            },
+        )
+        .await
+        .unwrap();
+        finish_run(&pool, run, job, RunOutcome::Retrying, 2)
+            .await
+            .unwrap();
+        let runs = runs(&pool, job).await.unwrap();
+        assert_eq!(runs.len(), 1);
+        assert_eq!(runs[0].outcome.as_deref(), Some("retrying"));
+        assert_eq!(runs[0].dropped, 2);
+        assert!(runs[0].finished_at.is_some());
+
+        sqlx::query("UPDATE jobs SET status = 'succeeded' WHERE id = $1")
+            .bind(job)
+            .execute(&pool)
+            .await
+            .unwrap();
+        assert_eq!(
+            job_progress(&pool, job).await.unwrap(),
+            Some(JobProgress::Finished)
+        );
+    }
+
+    #[sqlx::test(migrator = "crate::MIGRATOR")]
+    async fn writes_wake_listeners_with_the_job_id(pool: PgPool) {
+        let mut listener = TraceNotifications::connect(&pool).await.unwrap();
+        let run = start_run(
+            &pool,
+            &NewRun {
+                job_id: 42,
+                issue_id: None,
+                attempt: 1,
+                worker: "w1",
+            },
+        )
+        .await
+        .unwrap();
+        let payload = json!({});
+        insert_events(&pool, run, 42, &[event(0, "decision", &payload)])
+            .await
+            .unwrap();
+        assert_eq!(listener.recv().await.unwrap(), Some(42));
+    }
+}
