@@ -43,6 +43,7 @@ pub fn settings() -> WorkerSettings {
         backoff_max_secs: 60,
         job_timeout_secs: 60,
         shutdown_grace_secs: 5,
+        trace: true,
     }
 }
 
@@ -446,6 +447,83 @@ async fn failures_back_off_then_dead_letter(pool: PgPool) {
         worker.run_next_job().await.unwrap(),
         Outcome::Failed { job_id: unknown }
     );
+}
+
+/// Every attempt is a trace run: the worker's own begin/end events around the handler's, finished
+/// with the attempt's outcome before the job's status changes.
+#[sqlx::test(migrator = "relay_store::MIGRATOR")]
+async fn every_attempt_leaves_a_finished_trace_run(pool: PgPool) {
+    use relay_agent::trace::TraceKind;
+    use relay_store::trace;
+
+    let registry = Registry::new().register(
+        "flaky",
+        FnHandler::new(|context: JobContext| async move {
+            let tracer = context.tracer.for_agent("handler");
+            tracer.event(TraceKind::ToolCall, json!({ "tool": "grep", "ok": true }));
+            if context.job.attempt < 2 {
+                Err(JobError::Retryable(anyhow::anyhow!("upstream 502")))
+            } else {
+                Ok(json!({}))
+            }
+        }),
+    );
+    let worker = Worker::new(pool.clone(), registry, settings());
+    let job = enqueue(&pool, "flaky", json!({ "issue_id": 9 }), None, 3).await;
+    assert_eq!(
+        worker.run_next_job().await.unwrap(),
+        Outcome::Retried { job_id: job }
+    );
+    make_due(&pool).await;
+    assert_eq!(
+        worker.run_next_job().await.unwrap(),
+        Outcome::Succeeded { job_id: job }
+    );
+
+    let runs = trace::runs(&pool, job).await.unwrap();
+    let outcomes: Vec<_> = runs
+        .iter()
+        .map(|r| (r.attempt, r.outcome.as_deref(), r.issue_id))
+        .collect();
+    assert_eq!(
+        outcomes,
+        [
+            (1, Some("retrying"), Some(9)),
+            (2, Some("succeeded"), Some(9))
+        ]
+    );
+    let events = trace::events_after(&pool, job, 0, 100).await.unwrap();
+    let summary: Vec<(i64, &str, &str)> = events
+        .iter()
+        .map(|e| (e.run_id, e.agent.as_str(), e.kind.as_str()))
+        .collect();
+    let (first, second) = (runs[0].id, runs[1].id);
+    assert_eq!(
+        summary,
+        [
+            (first, "worker", "stage"),
+            (first, "handler", "tool_call"),
+            (first, "worker", "stage"),
+            (second, "worker", "stage"),
+            (second, "handler", "tool_call"),
+            (second, "worker", "stage"),
+        ]
+    );
+    assert_eq!(events[2].payload["outcome"], "retrying");
+    assert_eq!(events[2].payload["error"], "upstream 502");
+
+    // Switched off: no trace runs at all.
+    let worker = Worker::new(
+        pool.clone(),
+        Registry::new().register("quiet", FnHandler::new(|_| async { Ok(json!({})) })),
+        WorkerSettings {
+            trace: false,
+            ..settings()
+        },
+    );
+    let quiet = enqueue(&pool, "quiet", json!({}), None, 3).await;
+    worker.run_next_job().await.unwrap();
+    assert!(trace::runs(&pool, quiet).await.unwrap().is_empty());
 }
 
 #[sqlx::test(migrator = "relay_store::MIGRATOR")]

@@ -11,6 +11,8 @@
 //! | `relay_llm_tokens_total` | counter | `role`, `model`, `kind` | LLM tokens (prompt, completion, cached) |
 //! | `relay_llm_requests_total` | counter | `role`, `model`, `outcome` | LLM calls |
 //! | `relay_llm_request_duration_seconds` | histogram | `role`, `model` | LLM call latency |
+//! | `relay_trace_events_written_total` | counter | – | run trace events written to Postgres |
+//! | `relay_trace_events_dropped_total` | counter | `reason` (`buffer_full`, `write_failed`) | run trace events lost (the job went on) |
 
 use std::sync::OnceLock;
 
@@ -25,6 +27,8 @@ pub const JOBS_RUNNING: &str = "relay_jobs_running";
 pub const LLM_TOKENS_TOTAL: &str = "relay_llm_tokens_total";
 pub const LLM_REQUESTS_TOTAL: &str = "relay_llm_requests_total";
 pub const LLM_REQUEST_DURATION_SECONDS: &str = "relay_llm_request_duration_seconds";
+pub const TRACE_EVENTS_WRITTEN_TOTAL: &str = "relay_trace_events_written_total";
+pub const TRACE_EVENTS_DROPPED_TOTAL: &str = "relay_trace_events_dropped_total";
 
 static HANDLE: OnceLock<PrometheusHandle> = OnceLock::new();
 

@@ -3,6 +3,7 @@
 use std::collections::HashMap;
 use std::sync::Arc;
 
+use relay_agent::trace::Tracer;
 use relay_store::PgPool;
 use relay_store::queue::ClaimedJob;
 use serde_json::Value;
@@ -16,6 +17,8 @@ pub struct JobContext {
     /// Cancelled when the attempt must stop early (the lease was lost, or shutdown ran out of
     /// grace). Long handlers should check it between steps.
     pub cancel: CancellationToken,
+    /// The attempt's run trace (a no-op tracer when tracing is off or could not start).
+    pub tracer: Tracer,
 }
 
 /// How an attempt failed.

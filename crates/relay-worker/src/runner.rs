@@ -3,10 +3,12 @@
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use relay_agent::trace::{TraceKind, Tracer};
 use relay_store::PgPool;
 use relay_store::queue::{self, ClaimedJob, Failed, FailureKind, Notifications};
+use relay_store::trace::{NewRun, RunOutcome};
 use relay_telemetry::metrics::{JOB_DURATION_SECONDS, JOBS_RUNNING, JOBS_TOTAL};
-use serde_json::Value;
+use serde_json::{Value, json};
 use tokio::sync::Semaphore;
 use tokio::task::JoinSet;
 use tokio_util::sync::CancellationToken;
@@ -14,6 +16,7 @@ use tracing::Instrument;
 
 use crate::handler::{JobContext, JobError, Registry};
 use crate::settings::WorkerSettings;
+use crate::trace_sink::TraceRun;
 
 /// How one step of the worker ended.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -156,10 +159,18 @@ impl Worker {
                 .await;
         };
         let cancel = CancellationToken::new();
+        let trace = self.start_trace(&job).await;
+        let tracer = trace.as_ref().map_or_else(Tracer::noop, TraceRun::tracer);
+        let job_tracer = tracer.for_agent("worker");
+        job_tracer.event(
+            TraceKind::Stage,
+            json!({ "stage": "job", "phase": "begin", "kind": job.kind, "attempt": job.attempt }),
+        );
         let context = JobContext {
             job: job.clone(),
             pool: self.pool.clone(),
             cancel: cancel.clone(),
+            tracer,
         };
         // The handler runs in its own task so that a panic fails the attempt, not the worker.
         let mut task = tokio::spawn(
@@ -194,6 +205,8 @@ impl Worker {
                             tracing::warn!("lease lost; abandoning the attempt");
                             cancel.cancel();
                             task.abort();
+                            // Dropped unfinished: another worker owns the job now.
+                            drop(trace);
                             return Ok(Outcome::LeaseLost { job_id });
                         }
                         // The database blinked: keep running; the lease has slack for this.
@@ -210,12 +223,37 @@ impl Worker {
                 _ = hard_stop.cancelled() => {
                     cancel.cancel();
                     task.abort();
+                    job_tracer.event(TraceKind::Decision, json!({ "decision": "released", "reason": "shutdown" }));
+                    if let Some(trace) = trace {
+                        trace.finish(RunOutcome::Retrying).await;
+                    }
                     let released = queue::release(&self.pool, &job).await?;
                     tracing::info!(released, "job given back at shutdown");
                     return Ok(if released { Outcome::Released { job_id } } else { Outcome::LeaseLost { job_id } });
                 }
             }
         };
+
+        // The trace is finished before the job's outcome is recorded, so a reader that sees the
+        // job finished has every event (the SSE stream ends on that).
+        let run_outcome = match &result {
+            Ok(_) => RunOutcome::Succeeded,
+            Err(JobError::Retryable(_)) if job.attempt < job.max_attempts => RunOutcome::Retrying,
+            Err(_) => RunOutcome::Failed,
+        };
+        job_tracer.event(
+            TraceKind::Stage,
+            match &result {
+                Ok(_) => json!({ "stage": "job", "phase": "end", "outcome": run_outcome.as_str() }),
+                Err(error) => json!({
+                    "stage": "job", "phase": "end", "outcome": run_outcome.as_str(),
+                    "error": relay_agent::trace::capped(&format!("{error:#}")),
+                }),
+            },
+        );
+        if let Some(trace) = trace {
+            trace.finish(run_outcome).await;
+        }
 
         match result {
             Ok(detail) => {
@@ -244,6 +282,27 @@ impl Worker {
             Err(JobError::Permanent(error)) => {
                 self.finish_failed(&job, &format!("{error:#}"), FailureKind::Permanent, started)
                     .await
+            }
+        }
+    }
+
+    /// Starts the attempt's trace run; `None` when tracing is off or the store refused (logged:
+    /// the trace never fails a job).
+    async fn start_trace(&self, job: &ClaimedJob) -> Option<TraceRun> {
+        if !self.settings.trace {
+            return None;
+        }
+        let run = NewRun {
+            job_id: job.id,
+            issue_id: job.payload.get("issue_id").and_then(Value::as_i64),
+            attempt: job.attempt,
+            worker: &self.name,
+        };
+        match TraceRun::start(&self.pool, &run).await {
+            Ok(trace) => Some(trace),
+            Err(error) => {
+                tracing::warn!(error.message = %error, "failed to start the run trace; running untraced");
+                None
             }
         }
     }

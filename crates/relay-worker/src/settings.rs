@@ -33,6 +33,10 @@ pub struct WorkerSettings {
     /// On shutdown, how long running jobs may take to finish before they are released.
     #[serde(default = "default_shutdown_grace_secs")]
     pub shutdown_grace_secs: u64,
+    /// Record each job run's trace (LLM calls, tool calls, decisions) in Postgres for
+    /// `GET /api/jobs/{id}/events` and `relay trace`.
+    #[serde(default = "default_trace")]
+    pub trace: bool,
 }
 
 impl Default for WorkerSettings {
@@ -46,6 +50,7 @@ impl Default for WorkerSettings {
             backoff_max_secs: default_backoff_max_secs(),
             job_timeout_secs: default_job_timeout_secs(),
             shutdown_grace_secs: default_shutdown_grace_secs(),
+            trace: default_trace(),
         }
     }
 }
@@ -74,6 +79,9 @@ impl WorkerSettings {
     }
 }
 
+fn default_trace() -> bool {
+    true
+}
 fn default_concurrency() -> usize {
     4
 }
