@@ -26,9 +26,11 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
+use serde_json::json;
 
 use crate::llm::{LlmClient, LlmError};
 use crate::toolbox::{ToolCallRecord, Toolbox};
+use crate::trace::{TraceKind, Tracer, capped};
 
 pub use budget::{ExploreBudget, Thoroughness};
 pub use report::{Confidence, SUBMIT_REPORT_TOOL, SubmitReport};
@@ -236,6 +238,7 @@ pub struct ExploreAgent {
     llm: LlmClient,
     toolbox: Arc<Toolbox>,
     config: ExploreConfig,
+    tracer: Tracer,
 }
 
 impl ExploreAgent {
@@ -245,7 +248,17 @@ impl ExploreAgent {
             llm,
             toolbox,
             config,
+            tracer: Tracer::noop(),
         }
+    }
+
+    /// Where the explore's trace events go: a stage begin/end per explore and a `tool_call` per
+    /// tool call, emitted as `explore` (`explore#N` for the N-th request of
+    /// [`explore_all`](Self::explore_all)).
+    #[must_use]
+    pub fn with_tracer(mut self, tracer: &Tracer) -> Self {
+        self.tracer = tracer.for_agent("explore");
+        self
     }
 
     /// The configuration.
@@ -261,7 +274,48 @@ impl ExploreAgent {
     /// Answers one question. Errors only when the LLM cannot be used at all; every other ending
     /// (budgets, loops, malformed replies, mid-run LLM failures) is a report.
     pub async fn explore(&self, request: ExploreRequest) -> Result<ExploreReport, ExploreError> {
-        run::Run::new(self, &request).execute().await
+        self.explore_traced(request, self.tracer.clone()).await
+    }
+
+    async fn explore_traced(
+        &self,
+        request: ExploreRequest,
+        tracer: Tracer,
+    ) -> Result<ExploreReport, ExploreError> {
+        tracer.event(
+            TraceKind::Stage,
+            json!({
+                "stage": "explore",
+                "phase": "begin",
+                "question": capped(&request.question),
+                "thoroughness": request.thoroughness.as_str(),
+            }),
+        );
+        let result = run::Run::new(self, &request, tracer.clone())
+            .execute()
+            .await;
+        tracer.event(
+            TraceKind::Stage,
+            match &result {
+                Ok(report) => json!({
+                    "stage": "explore",
+                    "phase": "end",
+                    "stop": report.stop.as_str(),
+                    "iterations": report.iterations,
+                    "tool_calls": report.tool_calls.len(),
+                    "tokens_in": report.tokens_in,
+                    "tokens_out": report.tokens_out,
+                    "citations": report.evidence.len(),
+                    "dropped_citations": report.dropped_citations,
+                }),
+                Err(error) => json!({
+                    "stage": "explore",
+                    "phase": "end",
+                    "error": capped(&error.to_string()),
+                }),
+            },
+        );
+        result
     }
 
     /// Answers several questions, at most `max_parallel_explores` at once, each with its own
@@ -271,8 +325,11 @@ impl ExploreAgent {
         requests: Vec<ExploreRequest>,
     ) -> Vec<Result<ExploreReport, ExploreError>> {
         use futures::StreamExt;
-        futures::stream::iter(requests)
-            .map(|request| self.explore(request))
+        futures::stream::iter(requests.into_iter().enumerate())
+            .map(|(i, request)| {
+                let tracer = self.tracer.for_agent(format!("explore#{}", i + 1));
+                self.explore_traced(request, tracer)
+            })
             .buffered(self.config.max_parallel_explores.max(1))
             .collect()
             .await

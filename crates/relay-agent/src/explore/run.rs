@@ -3,6 +3,7 @@
 use std::time::Duration;
 
 use futures::StreamExt;
+use serde_json::json;
 use tokio::time::Instant;
 
 use super::context::Conversation;
@@ -15,7 +16,8 @@ use super::{
 use crate::llm::{
     ChatRequest, ChatResponse, ErrorKind, LlmError, ToolCall, ToolDefinition, ToolResult, Usage,
 };
-use crate::toolbox::ToolCallRecord;
+use crate::toolbox::{CallStatus, ToolCallRecord};
+use crate::trace::{TraceKind, Tracer, capped};
 
 /// Consecutive turns without a usable tool call (empty replies, plain text, only unknown tools
 /// or malformed arguments) before the loop gives up on the model.
@@ -52,10 +54,11 @@ pub(super) struct Run<'a> {
     idle_turns: u32,
     /// Whether the model has answered at least once (an error before that means unreachable).
     answered: bool,
+    tracer: Tracer,
 }
 
 impl<'a> Run<'a> {
-    pub(super) fn new(agent: &'a ExploreAgent, request: &ExploreRequest) -> Self {
+    pub(super) fn new(agent: &'a ExploreAgent, request: &ExploreRequest, tracer: Tracer) -> Self {
         let budget = agent.config.budget(request.thoroughness);
         let system = SYSTEM_PROMPT
             .replace("{max_iterations}", &budget.max_iterations.to_string())
@@ -82,6 +85,7 @@ impl<'a> Run<'a> {
             citations_warned: false,
             idle_turns: 0,
             answered: false,
+            tracer,
         }
     }
 
@@ -182,6 +186,7 @@ impl<'a> Run<'a> {
         let mut results: Vec<(ToolCall, ToolResult)> = Vec::new();
         for (call, outcome) in work.iter().zip(outcomes) {
             progress |= outcome.record.is_ok();
+            trace_tool_call(&self.tracer, &outcome.record);
             self.records.push(outcome.record);
             results.push(((*call).clone(), outcome.result));
         }
@@ -313,6 +318,24 @@ impl<'a> Run<'a> {
             _ => Failure::End(StopReason::LlmError, error),
         }
     }
+}
+
+/// The `tool_call` event of one call (its arguments are already capped by the record).
+fn trace_tool_call(tracer: &Tracer, record: &ToolCallRecord) {
+    if !tracer.is_enabled() {
+        return;
+    }
+    let mut payload = json!({
+        "tool": record.tool,
+        "args": record.arguments,
+        "result_tokens": record.result_tokens,
+        "duration_ms": u64::try_from(record.duration.as_millis()).unwrap_or(u64::MAX),
+        "ok": record.is_ok(),
+    });
+    if let CallStatus::Error { message } = &record.status {
+        payload["error"] = json!(capped(message));
+    }
+    tracer.event(TraceKind::ToolCall, payload);
 }
 
 /// What one turn led to.

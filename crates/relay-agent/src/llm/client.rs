@@ -3,7 +3,10 @@
 
 use std::sync::Arc;
 
+use serde_json::json;
 use tokio::time::Instant;
+
+use crate::trace::{TraceKind, Tracer};
 
 use super::budget::TokenBudget;
 use super::error::LlmError;
@@ -25,6 +28,7 @@ pub struct LlmClient {
     sink: Arc<dyn UsageSink>,
     context: UsageContext,
     budget: Option<Arc<TokenBudget>>,
+    tracer: Tracer,
 }
 
 impl std::fmt::Debug for LlmClient {
@@ -74,6 +78,7 @@ impl LlmClient {
             sink: Arc::new(NoopUsageSink),
             context: UsageContext::default(),
             budget: None,
+            tracer: Tracer::noop(),
         }
     }
 
@@ -116,6 +121,13 @@ impl LlmClient {
     #[must_use]
     pub fn with_budget(mut self, budget: Arc<TokenBudget>) -> Self {
         self.budget = Some(budget);
+        self
+    }
+
+    /// Where each call's `llm_call` trace event goes (the emitter is named after the role).
+    #[must_use]
+    pub fn with_tracer(mut self, tracer: &Tracer) -> Self {
+        self.tracer = tracer.for_agent(self.role.as_str());
         self
     }
 
@@ -261,6 +273,22 @@ impl LlmClient {
             error: error.map(LlmError::kind),
         };
         record.emit_metrics();
+        if self.tracer.is_enabled() {
+            self.tracer.event(
+                TraceKind::LlmCall,
+                json!({
+                    "role": self.role.as_str(),
+                    "model": record.model,
+                    "tokens_in": usage.prompt_tokens,
+                    "tokens_out": usage.completion_tokens,
+                    "tokens_cached": usage.cached_tokens,
+                    "latency_ms": u64::try_from(record.latency.as_millis()).unwrap_or(u64::MAX),
+                    "attempts": attempts,
+                    // `ok`, or the classified error (`rate_limited`, `timeout`, …).
+                    "outcome": record.error.map_or("ok", |kind| kind.as_str()),
+                }),
+            );
+        }
         self.sink.record(&record).await;
     }
 }

@@ -9,3 +9,4 @@ mod limits;
 mod masking;
 mod robustness;
 mod support;
+mod trace;

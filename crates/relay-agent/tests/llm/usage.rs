@@ -60,3 +60,44 @@ async fn metrics_count_tokens_and_requests() {
     );
     assert_eq!(histograms, 2);
 }
+
+/// One `llm_call` trace event per call, named after the role, with tokens and the outcome.
+#[tokio::test(flavor = "current_thread")]
+async fn each_call_is_one_trace_event() {
+    use relay_agent::trace::{MemoryTraceSink, TraceKind, Tracer};
+
+    let server = ScriptedLlm::start(vec![usage_reply("a"), ScriptedReply::error(400)]).await;
+    let sink = MemoryTraceSink::new();
+    let client = client_for("anthropic", &server.base_url(), "claude-haiku-4-5")
+        .with_tracer(&Tracer::new(sink.clone()));
+    let request = ChatRequest::new(vec![Message::user("hi")]);
+    client.complete(&request).await.unwrap();
+    client.complete(&request).await.unwrap_err();
+
+    let events = sink.events();
+    assert_eq!(events.len(), 2);
+    assert!(
+        events
+            .iter()
+            .all(|e| e.kind == TraceKind::LlmCall && e.agent == "planner")
+    );
+    let first = &events[0].payload;
+    assert_eq!(
+        (
+            &first["model"],
+            &first["tokens_in"],
+            &first["tokens_out"],
+            &first["tokens_cached"],
+            &first["outcome"]
+        ),
+        (
+            &serde_json::json!("claude-haiku-4-5"),
+            &serde_json::json!(1200),
+            &serde_json::json!(80),
+            &serde_json::json!(1000),
+            &serde_json::json!("ok")
+        )
+    );
+    assert_eq!(events[1].payload["outcome"], "invalid_request");
+    assert_eq!(events[1].payload["tokens_in"], 0);
+}

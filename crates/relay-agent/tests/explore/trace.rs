@@ -1,0 +1,93 @@
+//! The explore's run trace: a stage begin/end around each explore and one `tool_call` event per
+//! tool call, in call order, failures included and marked, arguments capped.
+
+use relay_agent::explore::{ExploreConfig, ExploreRequest, Thoroughness};
+use relay_agent::llm::scripted::ScriptedLlm;
+use relay_agent::trace::{MAX_TRACE_TEXT_CHARS, MemoryTraceSink, TraceKind, Tracer};
+use serde_json::json;
+
+use crate::support::*;
+
+#[tokio::test]
+async fn stages_and_tool_calls_are_traced_in_order() {
+    let repo = checkout();
+    let long_pattern = "x".repeat(500);
+    let server = ScriptedLlm::start(vec![
+        call("grep", json!({"pattern": "Plan\\(\\)"})),
+        call("read", json!({"path": "no/such/file.go"})),
+        call("grep", json!({"pattern": long_pattern})),
+        submit(
+            "Planner.Plan is at pkg/planner/plan.go:7.",
+            json!([good_citation()]),
+            "high",
+        ),
+    ])
+    .await;
+    let sink = MemoryTraceSink::new();
+    let agent = agent(&server, repo.path(), ExploreConfig::default())
+        .await
+        .with_tracer(&Tracer::new(sink.clone()));
+    let report = explore(&agent).await;
+
+    let events = sink.events();
+    let kinds: Vec<(TraceKind, &str)> = events
+        .iter()
+        .map(|e| (e.kind, e.payload["tool"].as_str().unwrap_or("")))
+        .collect();
+    assert_eq!(
+        kinds,
+        [
+            (TraceKind::Stage, ""),
+            (TraceKind::ToolCall, "grep"),
+            (TraceKind::ToolCall, "read"),
+            (TraceKind::ToolCall, "grep"),
+            (TraceKind::Stage, ""),
+        ]
+    );
+    assert!(events.iter().all(|e| e.agent == "explore"));
+    assert_eq!(events[0].payload["phase"], "begin");
+    assert_eq!(events[1].payload["ok"], true);
+    assert_eq!(events[2].payload["ok"], false);
+    assert!(events[2].payload["error"].as_str().is_some());
+    let args = events[3].payload["args"].as_str().unwrap();
+    assert!(args.chars().count() <= MAX_TRACE_TEXT_CHARS, "{args}");
+    let end = &events[4].payload;
+    assert_eq!(end["phase"], "end");
+    assert_eq!(end["stop"], report.stop.as_str());
+    assert_eq!(end["tool_calls"], 3);
+    assert_eq!(end["iterations"], report.iterations);
+}
+
+#[tokio::test]
+async fn parallel_explores_are_named_by_position() {
+    let repo = checkout();
+    let server = ScriptedLlm::start(vec![
+        submit(
+            "a at pkg/planner/plan.go:7",
+            json!([good_citation()]),
+            "high",
+        ),
+        submit(
+            "b at pkg/planner/plan.go:7",
+            json!([good_citation()]),
+            "high",
+        ),
+    ])
+    .await;
+    let sink = MemoryTraceSink::new();
+    let config = ExploreConfig {
+        max_parallel_explores: 1,
+        ..ExploreConfig::default()
+    };
+    let agent = agent(&server, repo.path(), config)
+        .await
+        .with_tracer(&Tracer::new(sink.clone()));
+    let requests = vec![
+        ExploreRequest::new("first?", Thoroughness::Quick),
+        ExploreRequest::new("second?", Thoroughness::Quick),
+    ];
+    let reports = agent.explore_all(requests).await;
+    assert!(reports.iter().all(Result::is_ok));
+    let names: Vec<String> = sink.events().iter().map(|e| e.agent.clone()).collect();
+    assert_eq!(names, ["explore#1", "explore#1", "explore#2", "explore#2"]);
+}
