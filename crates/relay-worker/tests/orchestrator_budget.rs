@@ -10,7 +10,7 @@ use relay_agent::llm::{LlmSettings, Role};
 use relay_store::PgPool;
 use relay_tracker::fake::FakeGitHub;
 use relay_worker::jobs::RepoSpecs;
-use relay_worker::jobs::orchestrator::brain::Brain;
+use relay_worker::jobs::orchestrator::brain::{Brain, JobRun};
 use serde_json::json;
 
 const REPO: &str = "acme/app";
@@ -164,7 +164,7 @@ async fn past_the_budget_one_note_then_silence_until_a_new_mention(pool: PgPool)
     let c1 = github.seed_comment(REPO, NUMBER, "alice", "@relay-bot please look");
     deliver(&pool, issue, "d1", "mention", c1).await;
     let first = brain
-        .orchestrate(&pool, &repos, &specs, 1, 3, issue)
+        .orchestrate(&pool, &repos, &specs, &JobRun::new(1, 3, issue))
         .await
         .unwrap();
     assert_eq!(first["budget_reached"]["epoch"], 1, "{first}");
@@ -178,7 +178,7 @@ async fn past_the_budget_one_note_then_silence_until_a_new_mention(pool: PgPool)
     let c2 = github.seed_comment(REPO, NUMBER, "alice", "any news?");
     deliver(&pool, issue, "d2", "thread_reply", c2).await;
     let paused = brain
-        .orchestrate(&pool, &repos, &specs, 2, 3, issue)
+        .orchestrate(&pool, &repos, &specs, &JobRun::new(2, 3, issue))
         .await
         .unwrap();
     assert_eq!(paused["paused"], "issue token budget", "{paused}");
@@ -197,7 +197,7 @@ async fn past_the_budget_one_note_then_silence_until_a_new_mention(pool: PgPool)
     let c3 = github.seed_comment(REPO, NUMBER, "alice", "@relay-bot go on");
     deliver(&pool, issue, "d3", "mention", c3).await;
     let resumed = brain
-        .orchestrate(&pool, &repos, &specs, 3, 3, issue)
+        .orchestrate(&pool, &repos, &specs, &JobRun::new(3, 3, issue))
         .await
         .unwrap();
     assert_eq!(resumed["cycles"], 1, "{resumed}");
@@ -218,12 +218,12 @@ async fn past_the_budget_one_note_then_silence_until_a_new_mention(pool: PgPool)
     let c4 = github.seed_comment(REPO, NUMBER, "alice", "@relay-bot and now?");
     deliver(&pool, issue, "d4", "mention", c4).await;
     let second = brain
-        .orchestrate(&pool, &repos, &specs, 4, 3, issue)
+        .orchestrate(&pool, &repos, &specs, &JobRun::new(4, 3, issue))
         .await
         .unwrap();
     assert_eq!(second["budget_reached"]["epoch"], 2, "{second}");
     let again = brain
-        .orchestrate(&pool, &repos, &specs, 4, 3, issue)
+        .orchestrate(&pool, &repos, &specs, &JobRun::new(4, 3, issue))
         .await
         .unwrap();
     assert_eq!(again["cycles"], 0, "{again}");
@@ -298,7 +298,7 @@ async fn events_left_after_the_last_cycle_get_one_follow_up_job(pool: PgPool) {
     // The job id stands for a job row that is not in this test's table: far from the ids the
     // queue hands out, so the follow-up's outbox keys differ from this job's.
     let first = brain
-        .orchestrate(&pool, &repos, &specs, 1_000, 4, issue)
+        .orchestrate(&pool, &repos, &specs, &JobRun::new(1_000, 4, issue))
         .await
         .unwrap();
     assert_eq!(first["cycles"], 1, "{first}");
@@ -322,7 +322,7 @@ async fn events_left_after_the_last_cycle_get_one_follow_up_job(pool: PgPool) {
 
     // The follow-up handles the reply; nothing is left, so it queues no further job.
     let second = brain
-        .orchestrate(&pool, &repos, &specs, follow_up, 4, issue)
+        .orchestrate(&pool, &repos, &specs, &JobRun::new(follow_up, 4, issue))
         .await
         .unwrap();
     assert_eq!(second["cycles"], 1, "{second}");

@@ -8,6 +8,7 @@ use relay_agent::agent_settings::AgentSettings;
 use relay_agent::llm::scripted::{ScriptedLlm, ScriptedReply};
 use relay_agent::llm::{LlmClient, LlmSettings, RetryPolicy, Role};
 use relay_agent::planner::{ExploreFailure, ExploreOutcome, ExploreRequest, Explorer};
+use relay_agent::trace::{MemoryTraceSink, TraceKind, Tracer};
 use relay_core::Citation;
 use relay_store::PgPool;
 use relay_tracker::IssueRef;
@@ -105,6 +106,7 @@ fn deps(pool: &PgPool, github: &FakeGitHub, llm: &ScriptedLlm, snapshot: Snapsho
         settings: AgentSettings::default(),
         bot_username: BOT.into(),
         redactions: vec![SecretString::from(TOKEN.to_owned())],
+        tracer: Tracer::noop(),
     }
 }
 
@@ -145,13 +147,46 @@ async fn a_mention_becomes_one_comment_a_gap_a_finding_and_a_raised_watermark(po
     ])
     .await;
     let (_dir, snapshot) = checkout();
-    let deps = deps(&pool, &github, &llm, snapshot);
+    let trace = MemoryTraceSink::new();
+    let deps = CycleDeps {
+        tracer: Tracer::new(trace.clone()),
+        ..deps(&pool, &github, &llm, snapshot)
+    };
     let end = run_cycle(&deps, issue, 1, 0).await.unwrap();
     let CycleEnd::Applied { outcome, drain, .. } = end else {
         panic!("{end:?}");
     };
     assert_eq!(outcome.explores, 1);
     assert!(drain.failures.is_empty(), "{:?}", drain.failures);
+
+    // The cycle's trace: its stage around the planner's, each applied action, the sent write.
+    let events: Vec<(String, TraceKind, String)> = trace
+        .events()
+        .into_iter()
+        .map(|e| {
+            let what = ["phase", "decision", "action"]
+                .iter()
+                .find_map(|k| e.payload[*k].as_str())
+                .unwrap_or_default()
+                .to_owned();
+            (e.agent, e.kind, what)
+        })
+        .collect();
+    let event = |agent: &str, kind, what: &str| (agent.to_owned(), kind, what.to_owned());
+    assert_eq!(
+        events,
+        [
+            event("orchestrator", TraceKind::Stage, "begin"),
+            event("planner", TraceKind::Stage, "begin"),
+            event("planner", TraceKind::Decision, "submit_actions"),
+            event("planner", TraceKind::Stage, "end"),
+            event("executor", TraceKind::Action, "post_comment"),
+            event("executor", TraceKind::Action, "update_gaps"),
+            event("executor", TraceKind::Action, "update_findings"),
+            event("orchestrator", TraceKind::Stage, "end"),
+            event("orchestrator", TraceKind::Action, "tracker_write"),
+        ]
+    );
 
     let bot_comments: Vec<_> = github
         .comments(REPO, NUMBER)

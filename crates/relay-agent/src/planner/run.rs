@@ -3,6 +3,7 @@
 use std::sync::Arc;
 
 use relay_core::ActionBatch;
+use serde_json::json;
 
 use super::explore_calls::answer_explores;
 use super::seams::{BatchValidator, Explorer, Verdict};
@@ -18,6 +19,7 @@ use crate::llm::{
     ChatRequest, LlmClient, LlmError, Message, ToolCall, ToolChoice, ToolDefinition, ToolResult,
     Usage,
 };
+use crate::trace::{TraceKind, Tracer, capped};
 
 /// Told to a model that answered with text instead of calling a tool.
 const NUDGE_NO_TOOL: &str = "Call `submit_actions` now (an empty `actions` list if nothing should \
@@ -30,7 +32,12 @@ pub struct Planner {
     explorer: Arc<dyn Explorer>,
     validator: Arc<dyn BatchValidator>,
     limits: PlannerLimits,
+    tracer: Tracer,
 }
+
+/// Characters of a validation refusal a trace event keeps (the Validator's terse format: one line
+/// per failure).
+const MAX_TRACED_REFUSAL_CHARS: usize = 2_000;
 
 impl std::fmt::Debug for Planner {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -83,11 +90,30 @@ impl Planner {
             explorer,
             validator,
             limits,
+            tracer: Tracer::noop(),
         }
+    }
+
+    /// Where the cycle's trace events go (stage begin/end, validation failures, the decision),
+    /// emitted as `planner`.
+    #[must_use]
+    pub fn with_tracer(mut self, tracer: &Tracer) -> Self {
+        self.tracer = tracer.for_agent("planner");
+        self
     }
 
     /// Runs one planning cycle over `context`.
     pub async fn plan(&self, context: &BuiltContext) -> PlanOutcome {
+        self.tracer.event(
+            TraceKind::Stage,
+            json!({
+                "stage": "planner",
+                "phase": "begin",
+                "context_tokens": context.estimated_tokens,
+                "context_truncated": context.truncated,
+                "max_iterations": self.limits.max_iterations,
+            }),
+        );
         let mut cycle = Cycle {
             messages: std::iter::once(Message::system(PLANNER_PROMPT))
                 .chain(context.messages.iter().cloned())
@@ -155,6 +181,7 @@ impl Planner {
                 Err(stop) => break PlanResult::Stopped(stop),
             }
         };
+        self.trace_decision(&result, iterations, &cycle);
         tracing::debug!(
             planner.iterations = iterations,
             planner.replans = cycle.replans,
@@ -195,6 +222,13 @@ impl Planner {
                     return Ok(Some(batch));
                 }
                 Submission::Refused(batch, result) => {
+                    self.tracer.event(
+                        TraceKind::ValidationFailure,
+                        json!({
+                            "errors": result.content.chars().take(MAX_TRACED_REFUSAL_CHARS).collect::<String>(),
+                            "actions": batch.as_ref().map(|b| b.actions.iter().map(|a| a.kind()).collect::<Vec<_>>()),
+                        }),
+                    );
                     cycle.submissions.push(SubmissionRecord {
                         batch,
                         refusal: Some(result.content.clone()),
@@ -231,6 +265,35 @@ impl Planner {
         }
         cycle.push_results(results.into_iter().flatten().collect());
         Ok(None)
+    }
+
+    /// The cycle's decision event and the end of its stage.
+    fn trace_decision(&self, result: &PlanResult, iterations: u32, cycle: &Cycle) {
+        if !self.tracer.is_enabled() {
+            return;
+        }
+        let decision = match result {
+            PlanResult::Submitted(batch) => json!({
+                "decision": "submit_actions",
+                "actions": batch.actions.iter().map(|a| a.kind()).collect::<Vec<_>>(),
+            }),
+            PlanResult::Stopped(reason) => json!({
+                "decision": "stopped",
+                "reason": capped(&reason.to_string()),
+            }),
+        };
+        self.tracer.event(TraceKind::Decision, decision);
+        self.tracer.event(
+            TraceKind::Stage,
+            json!({
+                "stage": "planner",
+                "phase": "end",
+                "iterations": iterations,
+                "replans": cycle.replans,
+                "explores": cycle.explores,
+                "tokens": cycle.spent(),
+            }),
+        );
     }
 
     async fn submit(&self, call: &ToolCall) -> Submission {

@@ -351,3 +351,51 @@ async fn a_rate_limited_llm_is_retried_and_a_dead_one_stops_the_cycle() {
         dead.outcome.result
     );
 }
+
+/// The cycle's trace: the planner stage, each refusal as a validation failure, the decision (the
+/// LLM calls are the client's events, named after its role).
+#[tokio::test]
+async fn the_cycle_is_traced_refusals_and_decision_included() {
+    use relay_agent::trace::{MemoryTraceSink, TraceKind, Tracer};
+
+    let bad = json!([{"type": "update_gaps", "close": [{"gap": "9", "reason": "answered", "note": "x"}]}]);
+    let server = ScriptedLlm::start(vec![submit(bad), submit(happy_actions())]).await;
+    let sink = MemoryTraceSink::new();
+    let tracer = Tracer::new(sink.clone());
+    let planner = Planner::new(
+        client(&server.base_url(), Role::Planner).with_tracer(&tracer),
+        Arc::new(FakeExplorer::default()),
+        Arc::new(FakeValidator::rejecting(1, FAILED)),
+        PlannerLimits::default(),
+    )
+    .with_tracer(&tracer);
+    let context = ContextBuilder::default().build(&sample_issue());
+    planner.plan(&context).await;
+
+    let events: Vec<(TraceKind, String)> = sink
+        .events()
+        .into_iter()
+        .map(|e| (e.kind, e.agent))
+        .collect();
+    let planner = || "planner".to_owned();
+    assert_eq!(
+        events,
+        [
+            (TraceKind::Stage, planner()),
+            (TraceKind::LlmCall, planner()),
+            (TraceKind::ValidationFailure, planner()),
+            (TraceKind::LlmCall, planner()),
+            (TraceKind::Decision, planner()),
+            (TraceKind::Stage, planner()),
+        ]
+    );
+    let all = sink.events();
+    assert!(all[2].payload["errors"].as_str().unwrap().contains(FAILED));
+    assert_eq!(all[2].payload["actions"], json!(["update_gaps"]));
+    assert_eq!(all[4].payload["decision"], "submit_actions");
+    assert_eq!(
+        all[4].payload["actions"],
+        json!(["post_comment", "update_gaps"])
+    );
+    assert_eq!(all[5].payload["replans"], 1);
+}

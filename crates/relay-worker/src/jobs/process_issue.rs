@@ -10,6 +10,7 @@ use relay_core::ProcessIssue;
 use relay_store::issues;
 use serde_json::{Value, json};
 
+use super::orchestrator::brain::JobRun;
 use crate::handler::{JobContext, JobError, JobHandler};
 
 #[derive(Default)]
@@ -39,9 +40,8 @@ impl JobHandler for ProcessIssueJob {
                     &context.pool,
                     &orchestrator.repos,
                     &orchestrator.specs,
-                    context.job.id,
-                    context.job.max_attempts,
-                    payload.issue_id,
+                    &JobRun::new(context.job.id, context.job.max_attempts, payload.issue_id)
+                        .with_tracer(context.tracer.clone()),
                 )
                 .await;
         }

@@ -10,6 +10,7 @@ use relay_agent::agent_settings::{AgentSettings, EngageDecision, Visibility};
 use relay_agent::explore::ExploreAgent;
 use relay_agent::llm::{LlmClient, LlmError, LlmSettings, Role, UsageContext};
 use relay_agent::toolbox::Toolbox;
+use relay_agent::trace::{TraceKind, Tracer};
 use relay_core::TrackerSettings;
 use relay_repo::RepoManager;
 use relay_store::PgPool;
@@ -21,6 +22,36 @@ use super::cycle::{CycleDeps, CycleEnd, enqueue_acknowledgement, run_cycle};
 use super::role_cache::{RoleCache, RoleKey};
 use crate::handler::JobError;
 use crate::jobs::RepoSpecs;
+
+/// The job attempt [`Brain::orchestrate`] serves.
+#[derive(Debug, Clone)]
+pub struct JobRun {
+    pub job_id: i64,
+    /// Attempts of the follow-up job, when events are left after the last cycle.
+    pub max_attempts: i32,
+    pub issue_id: i64,
+    /// Where the run's trace events go.
+    pub tracer: Tracer,
+}
+
+impl JobRun {
+    /// An untraced run.
+    pub fn new(job_id: i64, max_attempts: i32, issue_id: i64) -> JobRun {
+        JobRun {
+            job_id,
+            max_attempts,
+            issue_id,
+            tracer: Tracer::noop(),
+        }
+    }
+
+    /// The same run, traced to `tracer`.
+    #[must_use]
+    pub fn with_tracer(mut self, tracer: Tracer) -> JobRun {
+        self.tracer = tracer;
+        self
+    }
+}
 
 /// The orchestrator's dependencies.
 pub struct Brain {
@@ -44,10 +75,10 @@ impl Brain {
         pool: &PgPool,
         repos: &RepoManager,
         specs: &RepoSpecs,
-        job_id: i64,
-        max_attempts: i32,
-        issue_id: i64,
+        run: &JobRun,
     ) -> Result<Value, JobError> {
+        let (job_id, max_attempts, issue_id) = (run.job_id, run.max_attempts, run.issue_id);
+        let tracer = run.tracer.for_agent("orchestrator");
         let mut conn = pool.acquire().await.context("no database connection")?;
         let issue = relay_store::issues::get(&mut conn, issue_id)
             .await
@@ -124,6 +155,10 @@ impl Brain {
                 .await
                 .context("failed to mark ignored events handled")?;
             tracing::info!(issue.id = issue_id, reasons = ?reasons, "mention ignored");
+            tracer.event(
+                TraceKind::Decision,
+                json!({ "decision": "ignored", "reason": "engage_roles", "actors": reasons }),
+            );
             return Ok(json!({ "cycles": 0, "ignored": reasons }));
         }
 
@@ -187,10 +222,12 @@ impl Brain {
         };
         let explorer = ExploreAgent::new(
             metered_client(&self.llm, Role::Explore, pool, usage)
-                .map_err(|e| JobError::Permanent(e.into()))?,
+                .map_err(|e| JobError::Permanent(e.into()))?
+                .with_tracer(&run.tracer),
             Arc::new(toolbox),
             self.agent.explore.clone(),
-        );
+        )
+        .with_tracer(&run.tracer);
         let sandbox = relay_tools::sandbox::Sandbox::new(snapshot.path())
             .map_err(|e| anyhow::anyhow!("{e}"))?;
         let deps = CycleDeps {
@@ -198,9 +235,11 @@ impl Brain {
             tracker: tracker.clone(),
             issue_ref: issue_ref.clone(),
             planner: metered_client(&self.llm, Role::Planner, pool, usage)
-                .map_err(|e| JobError::Permanent(e.into()))?,
+                .map_err(|e| JobError::Permanent(e.into()))?
+                .with_tracer(&run.tracer),
             spec: metered_client(&self.llm, Role::Spec, pool, usage)
-                .map_err(|e| JobError::Permanent(e.into()))?,
+                .map_err(|e| JobError::Permanent(e.into()))?
+                .with_tracer(&run.tracer),
             explorer: Arc::new(explorer),
             snapshot: Some(Snapshot {
                 sandbox,
@@ -213,6 +252,7 @@ impl Brain {
                 .iter()
                 .map(|t| t.token.clone())
                 .collect(),
+            tracer: run.tracer.clone(),
         };
 
         // First contact: one reaction per issue, sent with the cycle's drain.
@@ -232,6 +272,10 @@ impl Brain {
                     )
                     .await?
             {
+                tracer.event(
+                    TraceKind::Decision,
+                    json!({ "decision": "stop_job", "reason": "issue_token_budget", "detail": stopped }),
+                );
                 return Ok(json!({ "cycles": cycles, "budget": stopped }));
             }
             let cycle = i32::try_from(cycle).unwrap_or(i32::MAX);

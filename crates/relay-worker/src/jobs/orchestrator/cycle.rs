@@ -16,12 +16,14 @@ use relay_agent::context::ContextBuilder;
 use relay_agent::llm::LlmClient;
 use relay_agent::planner::{Explorer, PlanOutcome, PlanResult, Planner, PlannerLimits};
 use relay_agent::spec::SpecWriter;
+use relay_agent::trace::{TraceKind, Tracer, capped};
 use relay_core::action::PostComment;
 use relay_core::{Action, ActionBatch};
 use relay_store::PgPool;
 use relay_store::outbox::{NewWrite, WriteKind};
 use relay_tracker::{IssueRef, IssueTracker};
 use secrecy::SecretString;
+use serde_json::json;
 
 use super::issue_context::{self, Note};
 use super::status::{status_comment, status_reply_to};
@@ -41,6 +43,8 @@ pub struct CycleDeps {
     pub bot_username: String,
     /// Secret values never to appear in a prompt.
     pub redactions: Vec<SecretString>,
+    /// The job run's trace (the LLM clients and explorer above carry their own handles).
+    pub tracer: Tracer,
 }
 
 /// How a cycle ended.
@@ -63,6 +67,69 @@ pub enum CycleEnd {
 
 /// Runs cycle `cycle` of job `job_id` on `issue_id`.
 pub async fn run_cycle(
+    deps: &CycleDeps,
+    issue_id: i64,
+    job_id: i64,
+    cycle: i32,
+) -> anyhow::Result<CycleEnd> {
+    let tracer = deps.tracer.for_agent("orchestrator");
+    tracer.event(
+        TraceKind::Stage,
+        json!({ "stage": "cycle", "phase": "begin", "cycle": cycle }),
+    );
+    let end = run_cycle_inner(deps, issue_id, job_id, cycle).await;
+    tracer.event(
+        TraceKind::Stage,
+        match &end {
+            Ok(end) => {
+                json!({ "stage": "cycle", "phase": "end", "cycle": cycle, "end": end.name() })
+            }
+            Err(error) => json!({
+                "stage": "cycle", "phase": "end", "cycle": cycle, "end": "error",
+                "error": capped(&format!("{error:#}")),
+            }),
+        },
+    );
+    if let Ok(CycleEnd::Applied { drain, .. } | CycleEnd::Stopped { drain, .. }) = &end {
+        trace_drain(&tracer, drain);
+    }
+    end
+}
+
+impl CycleEnd {
+    /// How the cycle ended, as the trace names it.
+    pub fn name(&self) -> &'static str {
+        match self {
+            CycleEnd::NothingPending => "nothing_pending",
+            CycleEnd::Applied { .. } => "applied",
+            CycleEnd::Stopped { .. } => "stopped",
+        }
+    }
+}
+
+/// One `action` event per tracker write the drain sent or gave up on.
+fn trace_drain(tracer: &Tracer, drain: &DrainReport) {
+    for sent in &drain.sent {
+        tracer.event(
+            TraceKind::Action,
+            json!({
+                "action": "tracker_write",
+                "ok": true,
+                "idempotency_key": sent.idempotency_key,
+                "note_id": sent.note_id,
+                "recovered": sent.recovered,
+            }),
+        );
+    }
+    for failure in &drain.failures {
+        tracer.event(
+            TraceKind::Action,
+            json!({ "action": failure.location, "ok": false, "error": capped(&failure.to_string()) }),
+        );
+    }
+}
+
+async fn run_cycle_inner(
     deps: &CycleDeps,
     issue_id: i64,
     job_id: i64,
@@ -112,7 +179,8 @@ pub async fn run_cycle(
             context: validation.clone(),
         }),
         PlannerLimits::from(&deps.settings),
-    );
+    )
+    .with_tracer(&deps.tracer);
     let outcome = planner.plan(&context).await;
     let executor = Executor::new(deps.pool.clone(), deps.tracker.clone());
     let batch_id = BatchId { job_id, cycle };
@@ -149,10 +217,21 @@ pub async fn run_cycle(
             }),
         )
         .await?;
+    let tracer = deps.tracer.for_agent("executor");
+    for action in &batch.actions {
+        tracer.event(
+            TraceKind::Action,
+            json!({ "action": action.kind(), "ok": true, "batch": format!("{job_id}:{cycle}") }),
+        );
+    }
 
     let mut spec_version = None;
     let mut spec_keys = None;
     if let Some(handover) = &applied.spec_requested {
+        tracer.event(
+            TraceKind::Stage,
+            json!({ "stage": "spec", "phase": "begin" }),
+        );
         let writer = SpecWriter::new(
             deps.spec.clone(),
             deps.explorer.clone(),
@@ -166,6 +245,10 @@ pub async fn run_cycle(
         let keys = relay_actions::execute::enqueue_spec(&mut tx, &row, batch_id).await?;
         tx.commit().await?;
         spec_version = Some(row.version);
+        tracer.event(
+            TraceKind::Stage,
+            json!({ "stage": "spec", "phase": "end", "version": row.version, "parts": keys.len() }),
+        );
         spec_keys = Some((row.id, keys));
     }
     let drain = executor.drain_outbox(issue_id, &deps.issue_ref).await?;
