@@ -18,6 +18,7 @@ pub mod payload;
 pub mod providers;
 pub mod routes;
 pub mod settings;
+pub mod trace_feed;
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -49,6 +50,8 @@ pub struct AppState {
     pub job_max_attempts: i32,
     /// Wakes workers after a job was committed (coalesced; see [`spawn_notifier`]).
     pub(crate) wake_workers: tokio::sync::mpsc::Sender<()>,
+    /// Wakes the trace event streams (one LISTEN connection, started with the first stream).
+    pub(crate) trace_feed: trace_feed::TraceFeed,
 }
 
 impl AppState {
@@ -63,6 +66,7 @@ impl AppState {
             .map(|t| (t.name.as_str().to_owned(), Arc::new(t)))
             .collect();
         let wake_workers = spawn_notifier(pool.clone());
+        let trace_feed = trace_feed::TraceFeed::new(pool.clone());
         AppState {
             pool,
             trackers: Arc::new(trackers),
@@ -71,6 +75,7 @@ impl AppState {
             metrics: relay_telemetry::metrics::install(),
             job_max_attempts,
             wake_workers,
+            trace_feed,
         }
     }
 

@@ -2,6 +2,7 @@
 //! dashboards. Read-only. Every route requires `Authorization: Bearer <[api] token>`; without a
 //! configured token the whole API answers 404 (it does not exist), a wrong token gets 401.
 
+pub mod events;
 pub mod issue;
 pub mod issues;
 pub mod job;
@@ -27,6 +28,7 @@ pub fn router(state: &AppState) -> Router<AppState> {
         .route("/api/issues", get(issues::list))
         .route("/api/issues/{id}", get(issue::show))
         .route("/api/jobs/{id}", get(job::show))
+        .route("/api/jobs/{id}/events", get(events::stream))
         .route_layer(middleware::from_fn_with_state(state.clone(), require_token))
 }
 
