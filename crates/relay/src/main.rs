@@ -59,6 +59,9 @@ enum Command {
     /// Dry run: one planner cycle on an issue from a JSON file against a local checkout; prints
     /// the actions and the Validator's verdicts and writes nothing.
     Plan(cmd::plan::PlanArgs),
+    /// Print a job's run trace (LLM calls, tool calls, decisions) as a timeline with the tokens
+    /// and cost per role; `--follow` keeps printing until the job finishes.
+    Trace(cmd::trace::TraceArgs),
     /// Load-test a running gateway with signed GitHub deliveries and compare with the raw
     /// Postgres INSERT ceiling.
     BenchIntake(cmd::bench_intake::BenchIntakeArgs),
@@ -121,6 +124,7 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
         Command::Codegraph(args) => cmd::codegraph::run(config, args).await,
         Command::Plan(args) => cmd::plan::run(config, &args).await,
         Command::Explore(args) => cmd::explore::run(config, args).await,
+        Command::Trace(args) => cmd::trace::run(config, &args).await,
     }
 }
 

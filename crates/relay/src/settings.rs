@@ -44,6 +44,9 @@ pub struct Settings {
     /// `[agent]`: planner, spec writer and orchestrator limits; who may engage Relay.
     #[serde(default)]
     pub agent: relay_agent::agent_settings::AgentSettings,
+    /// `[prices.<model>]`: USD per million tokens, for `relay trace`'s cost per role.
+    #[serde(default)]
+    pub prices: crate::cmd::trace_render::Prices,
 }
 
 /// A configuration problem, naming the key.

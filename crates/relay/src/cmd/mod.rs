@@ -10,6 +10,8 @@ pub mod migrate;
 pub mod plan;
 pub mod serve;
 pub mod tool;
+pub mod trace;
+pub mod trace_render;
 pub mod tracker;
 
 use std::path::Path;

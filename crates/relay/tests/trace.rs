@@ -1,0 +1,215 @@
+//! `relay trace`, run as a user runs it, against a real database holding a trace.
+
+use std::path::Path;
+use std::process::{Command, Output, Stdio};
+
+use relay_store::PgPool;
+use relay_store::trace::{self, NewEvent, NewRun, RunOutcome};
+use serde_json::{Value, json};
+
+/// The test database's URL (the pool's database on the server `DATABASE_URL` names).
+fn url_of(pool: &PgPool) -> String {
+    let base =
+        std::env::var("DATABASE_URL").expect("DATABASE_URL must point at the test PostgreSQL");
+    let (prefix, _) = base
+        .rsplit_once('/')
+        .expect("DATABASE_URL has a database name");
+    let database = pool
+        .connect_options()
+        .get_database()
+        .expect("the test pool names its database")
+        .to_owned();
+    format!("{prefix}/{database}")
+}
+
+fn config(dir: &Path, url: &str) -> std::path::PathBuf {
+    let path = dir.join("relay.toml");
+    std::fs::write(
+        &path,
+        format!(
+            "[database]\nurl = \"{url}\"\nmigrate_on_start = false\n\n\
+             [prices.\"gpt-x\"]\ninput = 1.0\noutput = 10.0\ncached_input = 0.1\n"
+        ),
+    )
+    .unwrap();
+    path
+}
+
+fn relay(config: &Path, args: &[&str], url: &str) -> Command {
+    let mut command = Command::new(env!("CARGO_BIN_EXE_relay"));
+    command
+        .arg("--config")
+        .arg(config)
+        .args(args)
+        .env("DATABASE_URL", url)
+        .env("RUST_LOG", "error");
+    command
+}
+
+fn text(output: &Output) -> (String, String) {
+    (
+        String::from_utf8_lossy(&output.stdout).into_owned(),
+        String::from_utf8_lossy(&output.stderr).into_owned(),
+    )
+}
+
+async fn seed(pool: &PgPool, status: &str) -> (i64, i64) {
+    let job: i64 = sqlx::query_scalar(
+        "INSERT INTO jobs (kind, payload, max_attempts, status) VALUES ('process_issue', '{}', 3, $1)
+         RETURNING id",
+    )
+    .bind(status)
+    .fetch_one(pool)
+    .await
+    .unwrap();
+    let run = trace::start_run(
+        pool,
+        &NewRun {
+            job_id: job,
+            issue_id: None,
+            attempt: 1,
+            worker: "host:1:ab",
+        },
+    )
+    .await
+    .unwrap();
+    (job, run)
+}
+
+async fn write(
+    pool: &PgPool,
+    job: i64,
+    run: i64,
+    seq: i32,
+    kind: &str,
+    agent: &str,
+    payload: Value,
+) {
+    trace::insert_events(
+        pool,
+        run,
+        job,
+        &[NewEvent {
+            seq,
+            at: chrono::Utc::now(),
+            kind,
+            agent,
+            payload: &payload,
+        }],
+    )
+    .await
+    .unwrap();
+}
+
+fn llm(tokens_in: u64) -> Value {
+    json!({"role": "planner", "model": "gpt-x", "tokens_in": tokens_in, "tokens_out": 100_000,
+           "tokens_cached": 0, "latency_ms": 800, "outcome": "ok"})
+}
+
+#[sqlx::test(migrator = "relay_store::MIGRATOR")]
+async fn prints_the_timeline_and_the_cost_per_role(pool: PgPool) {
+    let (job, run) = seed(&pool, "succeeded").await;
+    write(&pool, job, run, 0, "llm_call", "planner", llm(1_000_000)).await;
+    write(&pool, job, run, 1, "tool_call", "explore#1",
+        json!({"tool": "grep", "args": "{\"pattern\":\"Retry\"}", "duration_ms": 3, "result_tokens": 40, "ok": true})).await;
+    trace::finish_run(&pool, run, job, RunOutcome::Succeeded, 0)
+        .await
+        .unwrap();
+    let url = url_of(&pool);
+    let dir = tempfile::tempdir().unwrap();
+    let config = config(dir.path(), &url);
+
+    let output = relay(&config, &["trace", &job.to_string()], &url)
+        .output()
+        .unwrap();
+    let (stdout, stderr) = text(&output);
+    assert!(output.status.success(), "{stderr}");
+    assert!(
+        stdout.contains(&format!("run {run} · attempt 1 · worker host:1:ab")),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains("planner gpt-x  in 1000000 out 100000 cached 0  800 ms  ok"),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains("grep {\"pattern\":\"Retry\"}  3 ms  40 tok  ok"),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains("total: 1 LLM calls, 1 tool calls"),
+        "{stdout}"
+    );
+    // 1M input at $1 + 100k output at $10 per million.
+    assert!(stdout.contains("2.0000"), "{stdout}");
+
+    let output = relay(
+        &config,
+        &["trace", &job.to_string(), "--format", "json"],
+        &url,
+    )
+    .output()
+    .unwrap();
+    let (stdout, stderr) = text(&output);
+    assert!(output.status.success(), "{stderr}");
+    let lines: Vec<Value> = stdout
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(lines.len(), 3);
+    assert_eq!(lines[0]["type"], "llm_call");
+    assert_eq!(lines[2]["totals"]["planner"]["cost_usd"], 2.0);
+    assert_eq!(lines[2]["runs"][0]["outcome"], "succeeded");
+
+    let output = relay(&config, &["trace", "999999"], &url).output().unwrap();
+    assert!(!output.status.success());
+    assert!(text(&output).1.contains("job 999999 does not exist"));
+}
+
+#[sqlx::test(migrator = "relay_store::MIGRATOR")]
+async fn follow_prints_events_as_they_come_until_the_job_finishes(pool: PgPool) {
+    let (job, run) = seed(&pool, "running").await;
+    write(&pool, job, run, 0, "llm_call", "planner", llm(10)).await;
+    let url = url_of(&pool);
+    let dir = tempfile::tempdir().unwrap();
+    let config = config(dir.path(), &url);
+    let child = relay(&config, &["trace", &job.to_string(), "--follow"], &url)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Written while it follows (or before it starts: either way it must print them), then the job
+    // finishes and the command returns by itself.
+    write(
+        &pool,
+        job,
+        run,
+        1,
+        "decision",
+        "planner",
+        json!({"decision": "submit_actions"}),
+    )
+    .await;
+    trace::finish_run(&pool, run, job, RunOutcome::Succeeded, 0)
+        .await
+        .unwrap();
+    sqlx::query("UPDATE jobs SET status = 'succeeded' WHERE id = $1")
+        .bind(job)
+        .execute(&pool)
+        .await
+        .unwrap();
+    let output = tokio::task::spawn_blocking(move || child.wait_with_output().unwrap())
+        .await
+        .unwrap();
+    let (stdout, stderr) = text(&output);
+    assert!(output.status.success(), "{stderr}");
+    assert!(stdout.contains("in 10 out 100000"), "{stdout}");
+    assert!(
+        stdout.contains("decision           submit_actions"),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains("total: 1 LLM calls, 0 tool calls"),
+        "{stdout}"
+    );
+}
