@@ -178,10 +178,18 @@ async fn a_wrong_token_is_refused_and_the_right_one_reads(pool: PgPool) {
     assert_eq!(detail["spend_by_role"][0]["role"], "planner");
     assert_eq!(detail["spend_by_role"][0]["prompt_tokens"], 100);
     assert_eq!(detail["jobs"][0]["id"], job);
+    assert_eq!(
+        detail["jobs"][0]["events_url"],
+        format!("/api/jobs/{job}/events")
+    );
 
     let (status, job_body) = get(&format!("{base}/api/jobs/{job}"), Some(TOKEN)).await;
     assert_eq!(status, StatusCode::OK);
     assert_eq!(job_body["job"]["kind"], "process_issue");
+    assert_eq!(
+        job_body["job"]["events_url"],
+        format!("/api/jobs/{job}/events")
+    );
     assert_eq!(job_body["runs"], serde_json::json!([]));
 
     assert_eq!(

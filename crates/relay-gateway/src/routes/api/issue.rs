@@ -58,7 +58,7 @@ pub async fn show(
             "learnings": learnings,
             "spec": spec,
             "spend_by_role": spend,
-            "jobs": jobs,
+            "jobs": jobs.iter().map(|job| super::job::with_events_url(job, job.id)).collect::<Vec<_>>(),
         }))
         .into_response())
     })

@@ -17,7 +17,16 @@ pub async fn show(
             return Ok(super::not_found("job"));
         };
         let runs = relay_store::browse::job_runs(&state.pool, id).await?;
-        Ok(Json(json!({ "job": job, "runs": runs })).into_response())
+        Ok(Json(json!({ "job": with_events_url(&job, id), "runs": runs })).into_response())
     })
     .await
+}
+
+/// `job` as JSON with `events_url`: where its run trace streams (`GET /api/jobs/{id}/events`).
+pub(crate) fn with_events_url(job: &impl serde::Serialize, id: i64) -> serde_json::Value {
+    let mut value = serde_json::to_value(job).unwrap_or_default();
+    if let Some(object) = value.as_object_mut() {
+        object.insert("events_url".into(), json!(format!("/api/jobs/{id}/events")));
+    }
+    value
 }
