@@ -5,7 +5,8 @@
 //! rules end to end), `nul` (NULs in payloads stored replaced, never 5xx), `outage` (database down mid-test), `queue` (leases, concurrency, retries,
 //! shutdown), `process_issue` (the issue job's bookkeeping), `orchestrator` / `orchestrator_gitlab` /
 //! `orchestrator_flows` (the planner end to end on the fake GitHub and GitLab with the scripted LLM),
-//! `orchestrator_latency` (an ignored figure: webhook accepted → first LLM request).
+//! `orchestrator_latency` (an ignored figure: webhook accepted → first LLM request), `trace_live`
+//! (a running job's trace over SSE).
 
 mod engagement;
 mod fuzz;
@@ -22,3 +23,4 @@ mod outage;
 mod process_issue;
 mod push;
 mod queue;
+mod trace_live;

@@ -43,7 +43,33 @@ fn git(dir: &Path, args: &[&str]) {
 
 /// Sends the signed mention through the gateway and drains the worker with the orchestrator;
 /// returns the job id.
+/// A mention accepted by the gateway, its job queued, and the worker that will run it.
+pub struct Mention {
+    pub job: i64,
+    pub worker: Worker,
+    // The upstream repository and the checkouts live as long as the job may run.
+    _upstream: tempfile::TempDir,
+    _data: tempfile::TempDir,
+}
+
+impl Mention {
+    /// Runs the job to success.
+    pub async fn run(&self) {
+        assert_eq!(
+            self.worker.drain().await.unwrap(),
+            vec![Outcome::Succeeded { job_id: self.job }]
+        );
+    }
+}
+
 async fn run_mention(pool: &PgPool, github: &FakeGitHub, llm: &ScriptedLlm) -> i64 {
+    let mention = accept_mention(pool, github, llm).await;
+    mention.run().await;
+    mention.job
+}
+
+/// The signed webhook of a mention through the gateway, and a worker ready to run its job.
+pub async fn accept_mention(pool: &PgPool, github: &FakeGitHub, llm: &ScriptedLlm) -> Mention {
     let pool = pool.clone();
     let upstream = tempfile::tempdir().unwrap();
     git(upstream.path(), &["init", "-q"]);
@@ -113,15 +139,15 @@ async fn run_mention(pool: &PgPool, github: &FakeGitHub, llm: &ScriptedLlm) -> i
         })),
     });
     let worker = Worker::new(pool.clone(), registry, settings());
-    assert_eq!(
-        worker.drain().await.unwrap(),
-        vec![Outcome::Succeeded { job_id: job }]
-    );
-
-    job
+    Mention {
+        job,
+        worker,
+        _upstream: upstream,
+        _data: data,
+    }
 }
 
-fn happy_script() -> Vec<ScriptedReply> {
+pub fn happy_script() -> Vec<ScriptedReply> {
     vec![
         ScriptedReply::tool_calls(vec![(
             "explore",

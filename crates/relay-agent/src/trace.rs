@@ -111,6 +111,11 @@ impl Tracer {
         }
     }
 
+    /// The default emitter name, when one was set with [`Tracer::for_agent`].
+    pub fn agent(&self) -> Option<&str> {
+        self.agent.as_deref()
+    }
+
     /// Whether events go anywhere (lets callers skip building expensive payloads).
     pub fn is_enabled(&self) -> bool {
         self.sink.is_some()

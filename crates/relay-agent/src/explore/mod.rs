@@ -23,6 +23,7 @@ mod run;
 mod synthesis;
 
 use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
@@ -239,6 +240,8 @@ pub struct ExploreAgent {
     toolbox: Arc<Toolbox>,
     config: ExploreConfig,
     tracer: Tracer,
+    /// Explores started by this agent and its clones: the N of `explore#N` in the trace.
+    started: Arc<AtomicUsize>,
 }
 
 impl ExploreAgent {
@@ -249,15 +252,16 @@ impl ExploreAgent {
             toolbox,
             config,
             tracer: Tracer::noop(),
+            started: Arc::new(AtomicUsize::new(0)),
         }
     }
 
-    /// Where the explore's trace events go: a stage begin/end per explore and a `tool_call` per
-    /// tool call, emitted as `explore` (`explore#N` for the N-th request of
-    /// [`explore_all`](Self::explore_all)).
+    /// Where the explore's trace events go: a stage begin/end per explore, its LLM calls and a
+    /// `tool_call` per tool call, emitted as `explore#N` for the N-th explore this agent (or a
+    /// clone) started, so parallel explores stay apart in the trace.
     #[must_use]
     pub fn with_tracer(mut self, tracer: &Tracer) -> Self {
-        self.tracer = tracer.for_agent("explore");
+        self.tracer = tracer.clone();
         self
     }
 
@@ -274,14 +278,12 @@ impl ExploreAgent {
     /// Answers one question. Errors only when the LLM cannot be used at all; every other ending
     /// (budgets, loops, malformed replies, mid-run LLM failures) is a report.
     pub async fn explore(&self, request: ExploreRequest) -> Result<ExploreReport, ExploreError> {
-        self.explore_traced(request, self.tracer.clone()).await
-    }
-
-    async fn explore_traced(
-        &self,
-        request: ExploreRequest,
-        tracer: Tracer,
-    ) -> Result<ExploreReport, ExploreError> {
+        let n = self.started.fetch_add(1, Ordering::Relaxed) + 1;
+        let tracer = if self.tracer.is_enabled() {
+            self.tracer.for_agent(format!("explore#{n}"))
+        } else {
+            Tracer::noop()
+        };
         tracer.event(
             TraceKind::Stage,
             json!({
@@ -325,11 +327,8 @@ impl ExploreAgent {
         requests: Vec<ExploreRequest>,
     ) -> Vec<Result<ExploreReport, ExploreError>> {
         use futures::StreamExt;
-        futures::stream::iter(requests.into_iter().enumerate())
-            .map(|(i, request)| {
-                let tracer = self.tracer.for_agent(format!("explore#{}", i + 1));
-                self.explore_traced(request, tracer)
-            })
+        futures::stream::iter(requests)
+            .map(|request| self.explore(request))
             .buffered(self.config.max_parallel_explores.max(1))
             .collect()
             .await

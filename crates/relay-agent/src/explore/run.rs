@@ -55,6 +55,8 @@ pub(super) struct Run<'a> {
     /// Whether the model has answered at least once (an error before that means unreachable).
     answered: bool,
     tracer: Tracer,
+    /// The agent's client, its trace events named after this explore.
+    llm: crate::llm::LlmClient,
 }
 
 impl<'a> Run<'a> {
@@ -85,6 +87,12 @@ impl<'a> Run<'a> {
             citations_warned: false,
             idle_turns: 0,
             answered: false,
+            // An untraced explore keeps whatever tracer its client already has.
+            llm: if tracer.is_enabled() {
+                agent.llm.clone().with_tracer(&tracer)
+            } else {
+                agent.llm.clone()
+            },
             tracer,
         }
     }
@@ -289,7 +297,7 @@ impl<'a> Run<'a> {
         if remaining == Duration::ZERO {
             return Err(None);
         }
-        let result = tokio::time::timeout(remaining, self.agent.llm.complete(request)).await;
+        let result = tokio::time::timeout(remaining, self.llm.complete(request)).await;
         self.iterations += 1;
         match result {
             Err(_) => Err(None),

@@ -124,10 +124,14 @@ impl LlmClient {
         self
     }
 
-    /// Where each call's `llm_call` trace event goes (the emitter is named after the role).
+    /// Where each call's `llm_call` trace event goes, emitted as the tracer's agent (an explore
+    /// names its own client `explore#N`) or, when it has none, as the role.
     #[must_use]
     pub fn with_tracer(mut self, tracer: &Tracer) -> Self {
-        self.tracer = tracer.for_agent(self.role.as_str());
+        self.tracer = match tracer.agent() {
+            Some(_) => tracer.clone(),
+            None => tracer.for_agent(self.role.as_str()),
+        };
         self
     }
 

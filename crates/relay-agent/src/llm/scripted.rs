@@ -270,6 +270,13 @@ pub struct RecordedRequest {
 struct ScriptState {
     replies: VecDeque<ScriptedReply>,
     requests: Vec<RecordedRequest>,
+    hold: Option<Hold>,
+}
+
+/// Requests from number `from_request` (1-based) on wait until `open` is closed.
+struct Hold {
+    from_request: usize,
+    open: Arc<tokio::sync::Semaphore>,
 }
 
 type Shared = Arc<Mutex<ScriptState>>;
@@ -290,6 +297,7 @@ impl ScriptedLlm {
         let state: Shared = Arc::new(Mutex::new(ScriptState {
             replies: script.into(),
             requests: Vec::new(),
+            hold: None,
         }));
         let app = Router::new()
             .route("/v1/chat/completions", post(openai))
@@ -340,6 +348,23 @@ impl ScriptedLlm {
     /// Replies not yet served.
     pub fn remaining(&self) -> usize {
         self.lock().replies.len()
+    }
+
+    /// Holds request number `n` (1-based) and every later one, recorded but unanswered, until
+    /// [`release`](Self::release): lets a test look at a run in flight.
+    pub fn hold_from(&self, n: usize) {
+        self.lock().hold = Some(Hold {
+            from_request: n,
+            open: Arc::new(tokio::sync::Semaphore::new(0)),
+        });
+    }
+
+    /// Answers the held requests, and later ones at once.
+    pub fn release(&self) {
+        if let Some(hold) = self.lock().hold.take() {
+            // A closed semaphore fails every waiting and future `acquire` at once.
+            hold.open.close();
+        }
     }
 
     /// Appends replies to the script.
@@ -406,7 +431,7 @@ async fn respond(
             )
         })
         .collect();
-    let (reply, index) = {
+    let (reply, index, held) = {
         let mut state = state
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner);
@@ -419,8 +444,17 @@ async fn respond(
             body: body.clone(),
             received_at: std::time::Instant::now(),
         });
-        (state.replies.pop_front(), state.requests.len())
+        let index = state.requests.len();
+        let held = state
+            .hold
+            .as_ref()
+            .filter(|hold| index >= hold.from_request)
+            .map(|hold| hold.open.clone());
+        (state.replies.pop_front(), index, held)
     };
+    if let Some(open) = held {
+        let _ = open.acquire().await;
+    }
     let Some(mut reply) = reply else {
         let message = format!("scripted llm: no reply scripted for request #{index}");
         return render_error(protocol, 400, Some(&message), None, None, &BTreeMap::new());

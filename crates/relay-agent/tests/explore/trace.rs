@@ -38,20 +38,26 @@ async fn stages_and_tool_calls_are_traced_in_order() {
         kinds,
         [
             (TraceKind::Stage, ""),
+            (TraceKind::LlmCall, ""),
             (TraceKind::ToolCall, "grep"),
+            (TraceKind::LlmCall, ""),
             (TraceKind::ToolCall, "read"),
+            (TraceKind::LlmCall, ""),
             (TraceKind::ToolCall, "grep"),
+            (TraceKind::LlmCall, ""),
             (TraceKind::Stage, ""),
         ]
     );
-    assert!(events.iter().all(|e| e.agent == "explore"));
+    // The explore's own LLM calls carry its name, not just the role.
+    assert!(events.iter().all(|e| e.agent == "explore#1"), "{events:?}");
+    assert_eq!(events[1].payload["role"], "explore");
     assert_eq!(events[0].payload["phase"], "begin");
-    assert_eq!(events[1].payload["ok"], true);
-    assert_eq!(events[2].payload["ok"], false);
-    assert!(events[2].payload["error"].as_str().is_some());
-    let args = events[3].payload["args"].as_str().unwrap();
+    assert_eq!(events[2].payload["ok"], true);
+    assert_eq!(events[4].payload["ok"], false);
+    assert!(events[4].payload["error"].as_str().is_some());
+    let args = events[6].payload["args"].as_str().unwrap();
     assert!(args.chars().count() <= MAX_TRACE_TEXT_CHARS, "{args}");
-    let end = &events[4].payload;
+    let end = &events[8].payload;
     assert_eq!(end["phase"], "end");
     assert_eq!(end["stop"], report.stop.as_str());
     assert_eq!(end["tool_calls"], 3);
@@ -89,5 +95,15 @@ async fn parallel_explores_are_named_by_position() {
     let reports = agent.explore_all(requests).await;
     assert!(reports.iter().all(Result::is_ok));
     let names: Vec<String> = sink.events().iter().map(|e| e.agent.clone()).collect();
-    assert_eq!(names, ["explore#1", "explore#1", "explore#2", "explore#2"]);
+    assert_eq!(
+        names,
+        [
+            "explore#1",
+            "explore#1",
+            "explore#1",
+            "explore#2",
+            "explore#2",
+            "explore#2"
+        ]
+    );
 }
