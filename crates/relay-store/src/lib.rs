@@ -9,6 +9,7 @@
 //!   `relay_codegraph::store::postgres::sql`; their migration is here with the others.)
 //! - [`gaps`], [`findings`], [`learnings`], [`specs`], [`outbox`]: write-back state (migration 0006).
 //! - [`browse`]: read-only listings for the read API.
+//! - [`tool_graph`]: tool-sequence learning (transitions per repository, migration 0009).
 //! - [`trace`]: the run trace (runs and their events, migration 0008) and its notifications.
 
 pub mod bench;
@@ -25,6 +26,7 @@ pub mod outbox;
 pub mod queue;
 pub mod settings;
 pub mod specs;
+pub mod tool_graph;
 pub mod trace;
 
 pub use error::{Error, Result};
