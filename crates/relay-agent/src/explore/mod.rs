@@ -18,6 +18,7 @@
 mod budget;
 mod context;
 mod guard;
+pub mod observe;
 pub mod report;
 mod run;
 mod synthesis;
@@ -34,6 +35,7 @@ use crate::toolbox::{ToolCallRecord, Toolbox};
 use crate::trace::{TraceKind, Tracer, capped};
 
 pub use budget::{ExploreBudget, Thoroughness};
+pub use observe::{ExploreObserver, ObservedCall, ObservedRun, ToolHint};
 pub use report::{Confidence, SUBMIT_REPORT_TOOL, SubmitReport};
 
 /// The system prompt (its own file so it can be read and reviewed as prose).
@@ -242,6 +244,10 @@ pub struct ExploreAgent {
     tracer: Tracer,
     /// Explores started by this agent and its clones: the N of `explore#N` in the trace.
     started: Arc<AtomicUsize>,
+    /// Told about each finished explore (tool-sequence learning).
+    observer: Option<Arc<dyn ExploreObserver>>,
+    /// The repository's strongest tool sequences, added to the system prompt.
+    hint: Option<ToolHint>,
 }
 
 impl ExploreAgent {
@@ -253,7 +259,28 @@ impl ExploreAgent {
             config,
             tracer: Tracer::noop(),
             started: Arc::new(AtomicUsize::new(0)),
+            observer: None,
+            hint: None,
         }
+    }
+
+    /// Tells `observer` about every explore that produced a report and made a successful call.
+    #[must_use]
+    pub fn with_observer(mut self, observer: Arc<dyn ExploreObserver>) -> Self {
+        self.observer = Some(observer);
+        self
+    }
+
+    /// Adds the repository's tool-sequence hint to every explore's system prompt.
+    #[must_use]
+    pub fn with_hint(mut self, hint: Option<ToolHint>) -> Self {
+        self.hint = hint;
+        self
+    }
+
+    /// The hint, if any.
+    pub fn hint(&self) -> Option<&ToolHint> {
+        self.hint.as_ref()
     }
 
     /// Where the explore's trace events go: a stage begin/end per explore, its LLM calls and a
@@ -296,6 +323,11 @@ impl ExploreAgent {
         let result = run::Run::new(self, &request, tracer.clone())
             .execute()
             .await;
+        if let (Some(observer), Ok(report)) = (&self.observer, &result)
+            && let Some(run) = observe::observed_run(report)
+        {
+            observer.observe(&run).await;
+        }
         tracer.event(
             TraceKind::Stage,
             match &result {

@@ -8,6 +8,7 @@ use tokio::time::Instant;
 
 use super::context::Conversation;
 use super::guard::{LoopGuard, Verdict};
+use super::observe::ToolHint;
 use super::report::{self, SUBMIT_REPORT_TOOL, SubmitReport};
 use super::{
     ExploreAgent, ExploreBudget, ExploreError, ExploreReport, ExploreRequest, ReportOrigin,
@@ -65,7 +66,12 @@ impl<'a> Run<'a> {
         let system = SYSTEM_PROMPT
             .replace("{max_iterations}", &budget.max_iterations.to_string())
             .replace("{soft_tokens}", &budget.soft_tokens.to_string())
-            .replace("{hard_tokens}", &budget.hard_tokens.to_string());
+            .replace("{hard_tokens}", &budget.hard_tokens.to_string())
+            + &agent
+                .hint
+                .as_ref()
+                .map(ToolHint::render)
+                .unwrap_or_default();
         let mut tools = agent.toolbox.definitions().to_vec();
         tools.push(report::submit_report_definition());
         Self {

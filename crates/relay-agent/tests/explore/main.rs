@@ -5,6 +5,7 @@ mod citations;
 mod codegraph;
 mod happy;
 mod hints;
+mod learning;
 mod limits;
 mod masking;
 mod robustness;
