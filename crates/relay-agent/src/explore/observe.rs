@@ -54,7 +54,7 @@ pub fn observed_run(report: &ExploreReport) -> Option<ObservedRun> {
             result_tokens: record.result_tokens,
         })
         .collect();
-    (!calls.is_empty()).then(|| ObservedRun {
+    (!calls.is_empty()).then_some(ObservedRun {
         calls,
         grounded: !report.evidence.is_empty(),
     })
