@@ -210,6 +210,22 @@ async fn a_mention_is_explored_asked_and_recorded(pool: PgPool) {
         let body = request.body.to_string();
         assert!(!body.contains(TOKEN) && !body.contains(LLM_KEY));
     }
+    // The explore's successful calls were learned for this repository (one grounded run).
+    let edges = relay_store::tool_graph::edges(&pool, &format!("github:{REPO}"))
+        .await
+        .unwrap();
+    let edges: Vec<(&str, &str, i64, i64)> = edges
+        .iter()
+        .map(|e| {
+            (
+                e.from_tool.as_str(),
+                e.to_tool.as_str(),
+                e.count,
+                e.successes,
+            )
+        })
+        .collect();
+    assert_eq!(edges, [("^", "grep", 1, 1)]);
     for request in github.requests() {
         assert!(!format!("{request:?}").contains(LLM_KEY));
     }

@@ -48,6 +48,9 @@ pub struct AgentSettings {
     /// `[agent.explore]`: the ExploreAgent's budgets (its `max_parallel_explores` also bounds the
     /// explorations one planner turn runs).
     pub explore: ExploreConfig,
+    /// Add the repository's strongest tool sequences (learned from earlier explores) to the
+    /// explore prompt. Learning itself always runs.
+    pub tool_hints: bool,
 }
 
 impl Default for AgentSettings {
@@ -62,6 +65,7 @@ impl Default for AgentSettings {
             explore: ExploreConfig::default(),
             spec_max_iterations: DEFAULT_SPEC_MAX_ITERATIONS,
             engage_roles: EngageRoles::default(),
+            tool_hints: true,
         }
     }
 }

@@ -11,6 +11,9 @@
 //! | `relay_llm_tokens_total` | counter | `role`, `model`, `kind` | LLM tokens (prompt, completion, cached) |
 //! | `relay_llm_requests_total` | counter | `role`, `model`, `outcome` | LLM calls |
 //! | `relay_llm_request_duration_seconds` | histogram | `role`, `model` | LLM call latency |
+//! | `relay_tool_graph_updates_total` | counter | `outcome` (`ok`, `error`) | explores recorded in the tool graph |
+//! | `relay_tool_graph_edges_created_total` | counter | `source` (`observed`, `imported`) | new transitions in the tool graph |
+//! | `relay_explore_tools_per_run` | histogram | – | successful tool calls of each recorded explore |
 //! | `relay_trace_events_written_total` | counter | – | run trace events written to Postgres |
 //! | `relay_trace_events_dropped_total` | counter | `reason` (`buffer_full`, `write_failed`) | run trace events lost (the job went on) |
 
@@ -27,6 +30,9 @@ pub const JOBS_RUNNING: &str = "relay_jobs_running";
 pub const LLM_TOKENS_TOTAL: &str = "relay_llm_tokens_total";
 pub const LLM_REQUESTS_TOTAL: &str = "relay_llm_requests_total";
 pub const LLM_REQUEST_DURATION_SECONDS: &str = "relay_llm_request_duration_seconds";
+pub const TOOL_GRAPH_UPDATES_TOTAL: &str = "relay_tool_graph_updates_total";
+pub const TOOL_GRAPH_EDGES_CREATED_TOTAL: &str = "relay_tool_graph_edges_created_total";
+pub const EXPLORE_TOOLS_PER_RUN: &str = "relay_explore_tools_per_run";
 pub const TRACE_EVENTS_WRITTEN_TOTAL: &str = "relay_trace_events_written_total";
 pub const TRACE_EVENTS_DROPPED_TOTAL: &str = "relay_trace_events_dropped_total";
 
@@ -49,6 +55,12 @@ pub fn install() -> PrometheusHandle {
                         &[
                             0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5,
                         ],
+                    )
+                })
+                .and_then(|b| {
+                    b.set_buckets_for_metric(
+                        Matcher::Full(EXPLORE_TOOLS_PER_RUN.to_owned()),
+                        &[1.0, 2.0, 3.0, 5.0, 8.0, 13.0, 21.0, 34.0],
                     )
                 })
                 .and_then(|b| {

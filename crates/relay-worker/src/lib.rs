@@ -5,6 +5,7 @@
 //! - [`handler`]: the `JobHandler` trait, `JobContext`, `JobError` and the `Registry`.
 //! - [`runner`]: `Worker`: claim, heartbeat, complete/retry/dead-letter, the run loop, shutdown.
 //! - [`jobs`]: one module per job kind.
+//! - [`tool_graph`]: tool-sequence learning: the explore observer and the prompt hint.
 //! - [`trace_sink`]: `TraceRun`: one job run's trace, buffered and written to Postgres in batches.
 
 pub mod handler;
@@ -12,6 +13,7 @@ pub mod jobs;
 pub mod llm_usage;
 pub mod runner;
 pub mod settings;
+pub mod tool_graph;
 pub mod trace_sink;
 
 pub use handler::{JobContext, JobError, JobHandler, Registry};

@@ -22,6 +22,7 @@ use super::cycle::{CycleDeps, CycleEnd, enqueue_acknowledgement, run_cycle};
 use super::role_cache::{RoleCache, RoleKey};
 use crate::handler::JobError;
 use crate::jobs::RepoSpecs;
+use crate::tool_graph::{StoreExploreObserver, load_hint, repo_key};
 
 /// The job attempt [`Brain::orchestrate`] serves.
 #[derive(Debug, Clone)]
@@ -220,6 +221,13 @@ impl Brain {
             job_id: Some(job_id),
             issue_id: Some(issue_id),
         };
+        // What earlier explores of this repository learned (tool sequences), as a prompt hint.
+        let repo = repo_key(&issue.tracker, &issue.project_path);
+        let hint = if self.agent.tool_hints {
+            load_hint(pool, &repo).await
+        } else {
+            None
+        };
         let explorer = ExploreAgent::new(
             metered_client(&self.llm, Role::Explore, pool, usage)
                 .map_err(|e| JobError::Permanent(e.into()))?
@@ -227,7 +235,12 @@ impl Brain {
             Arc::new(toolbox),
             self.agent.explore.clone(),
         )
-        .with_tracer(&run.tracer);
+        .with_tracer(&run.tracer)
+        .with_observer(Arc::new(StoreExploreObserver::new(
+            pool.clone(),
+            repo.clone(),
+        )))
+        .with_hint(hint);
         let sandbox = relay_tools::sandbox::Sandbox::new(snapshot.path())
             .map_err(|e| anyhow::anyhow!("{e}"))?;
         let deps = CycleDeps {
