@@ -59,6 +59,9 @@ enum Command {
     /// Dry run: one planner cycle on an issue from a JSON file against a local checkout; prints
     /// the actions and the Validator's verdicts and writes nothing.
     Plan(cmd::plan::PlanArgs),
+    /// Show what Relay learned about exploring a repository (tool transitions, the hinted
+    /// sequences); `--import FILE` adds sequences from other sources at a lower weight.
+    ToolGraph(cmd::tool_graph::ToolGraphArgs),
     /// Print a job's run trace (LLM calls, tool calls, decisions) as a timeline with the tokens
     /// and cost per role; `--follow` keeps printing until the job finishes.
     Trace(cmd::trace::TraceArgs),
@@ -125,6 +128,7 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
         Command::Plan(args) => cmd::plan::run(config, &args).await,
         Command::Explore(args) => cmd::explore::run(config, args).await,
         Command::Trace(args) => cmd::trace::run(config, &args).await,
+        Command::ToolGraph(args) => cmd::tool_graph::run(config, &args).await,
     }
 }
 

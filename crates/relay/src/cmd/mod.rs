@@ -10,6 +10,7 @@ pub mod migrate;
 pub mod plan;
 pub mod serve;
 pub mod tool;
+pub mod tool_graph;
 pub mod trace;
 pub mod trace_render;
 pub mod tracker;

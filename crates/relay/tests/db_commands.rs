@@ -1,4 +1,5 @@
-//! `relay trace`, run as a user runs it, against a real database holding a trace.
+//! The commands that read the database (`relay trace`, `relay tool-graph`), run as a user runs
+//! them, against a real database.
 
 use std::path::Path;
 use std::process::{Command, Output, Stdio};
@@ -212,4 +213,86 @@ async fn follow_prints_events_as_they_come_until_the_job_finishes(pool: PgPool) 
         stdout.contains("total: 1 LLM calls, 0 tool calls"),
         "{stdout}"
     );
+}
+
+#[sqlx::test(migrator = "relay_store::MIGRATOR")]
+async fn tool_graph_shows_the_learned_sequences_and_imports_at_a_lower_weight(pool: PgPool) {
+    use relay_store::tool_graph::{Call, Source, record_run};
+    let repo = "github:acme/app";
+    let calls: Vec<Call> = ["codegraph search", "read"]
+        .iter()
+        .map(|t| Call {
+            tool: (*t).to_owned(),
+            result_tokens: 80,
+        })
+        .collect();
+    for grounded in [true, true, false] {
+        record_run(&pool, repo, Source::Observed, &calls, grounded)
+            .await
+            .unwrap();
+    }
+    let url = url_of(&pool);
+    let dir = tempfile::tempdir().unwrap();
+    let config = config(dir.path(), &url);
+
+    let output = relay(&config, &["tool-graph", "--repo", repo], &url)
+        .output()
+        .unwrap();
+    let (stdout, stderr) = text(&output);
+    assert!(output.status.success(), "{stderr}");
+    assert!(stdout.contains("3 observed runs (2 grounded)"), "{stdout}");
+    assert!(
+        stdout.contains("  codegraph search → read: 2 of 3 runs grounded"),
+        "{stdout}"
+    );
+
+    let file = dir.path().join("sequences.json");
+    std::fs::write(
+        &file,
+        r#"[{"tools": ["grep", "read"], "grounded": true}, {"tools": ["grep"]}]"#,
+    )
+    .unwrap();
+    let output = relay(
+        &config,
+        &[
+            "tool-graph",
+            "--repo",
+            repo,
+            "--format",
+            "json",
+            "--import",
+            file.to_str().unwrap(),
+        ],
+        &url,
+    )
+    .output()
+    .unwrap();
+    let (stdout, stderr) = text(&output);
+    assert!(output.status.success(), "{stderr}");
+    assert!(
+        stderr.contains("imported 2 sequences (2 new transitions) at weight 0.5"),
+        "{stderr}"
+    );
+    let graph: Value = serde_json::from_str(&stdout).unwrap();
+    let imported: Vec<(&str, &str, i64, f64)> = graph["edges"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|e| e["source"] == "imported")
+        .map(|e| {
+            (
+                e["from_tool"].as_str().unwrap(),
+                e["to_tool"].as_str().unwrap(),
+                e["count"].as_i64().unwrap(),
+                e["weight"].as_f64().unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(imported, [("^", "grep", 2, 0.5), ("grep", "read", 1, 0.5)]);
+    assert_eq!(graph["runs"][0]["source"], "imported");
+
+    let output = relay(&config, &["tool-graph", "--repo", "github:none/here"], &url)
+        .output()
+        .unwrap();
+    assert!(text(&output).0.contains("nothing learned yet"));
 }
