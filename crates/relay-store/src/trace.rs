@@ -103,7 +103,7 @@ pub async fn start_run(pool: &PgPool, run: &NewRun<'_>) -> Result<i64> {
     Ok(id)
 }
 
-/// Appends one batch of a run's events in a single statement, then wakes readers of the job.
+/// Appends one batch of a stored run's events and wakes readers of the job (one statement).
 pub async fn insert_events(
     pool: &PgPool,
     run_id: i64,
@@ -113,36 +113,123 @@ pub async fn insert_events(
     if events.is_empty() {
         return Ok(());
     }
-    let mut seqs = Vec::with_capacity(events.len());
-    let mut ats = Vec::with_capacity(events.len());
-    let mut kinds = Vec::with_capacity(events.len());
-    let mut agents = Vec::with_capacity(events.len());
-    let mut payloads = Vec::with_capacity(events.len());
-    for event in events {
-        seqs.push(event.seq);
-        ats.push(event.at);
-        kinds.push(event.kind);
-        agents.push(event.agent);
-        payloads.push(event.payload);
+    write_batch(pool, job_id, &RunRef::Stored(run_id), events, None).await?;
+    Ok(())
+}
+
+/// Which run a batch belongs to: one already stored, or one to create with the batch (a short
+/// job's whole trace is then a single statement).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum RunRef<'a> {
+    Stored(i64),
+    New {
+        run: NewRun<'a>,
+        started_at: DateTime<Utc>,
+    },
+}
+
+/// How a run ended and what it dropped, to record with its last batch.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Finish {
+    pub outcome: RunOutcome,
+    pub dropped: i64,
+}
+
+/// Writes one batch of a run's events — creating the run first when `run` is new, finishing it
+/// when `finish` is given — and wakes the job's readers, all in ONE statement (one round trip on
+/// the job's path). Returns the run's id.
+///
+/// The NOTIFY rides in the statement's own implicit transaction: trace writes are small and at
+/// most a few per second per running job, so the notify lock they take at commit is brief (unlike
+/// the intake's transactions, see `queue::enqueue`).
+pub async fn write_batch(
+    pool: &PgPool,
+    job_id: i64,
+    run: &RunRef<'_>,
+    events: &[NewEvent<'_>],
+    finish: Option<Finish>,
+) -> Result<i64> {
+    let columns = EventColumns::of(events);
+    let outcome = finish.map(|f| f.outcome.as_str());
+    let dropped = finish.map_or(0, |f| f.dropped.max(0));
+    let query = match run {
+        RunRef::New { run, started_at } => sqlx::query_scalar(
+            "WITH r AS (
+                 INSERT INTO trace_runs (job_id, issue_id, attempt, worker, started_at, finished_at,
+                                         outcome, dropped)
+                 VALUES ($1, $8, $9, $10, $11, CASE WHEN $12::text IS NULL THEN NULL ELSE now() END,
+                         $12, $13)
+                 RETURNING id
+             ),
+             e AS (
+                 INSERT INTO trace_events (run_id, job_id, seq, at, type, agent, payload)
+                 SELECT r.id, $1, x.seq, x.at, x.kind, x.agent, x.payload
+                 FROM r, unnest($3::int[], $4::timestamptz[], $5::text[], $6::text[], $7::jsonb[])
+                      WITH ORDINALITY AS x(seq, at, kind, agent, payload, n)
+                 ORDER BY x.n
+             )
+             SELECT r.id FROM r, pg_notify($2, $1::text)",
+        )
+        .bind(job_id)
+        .bind(NOTIFY_CHANNEL)
+        .bind(&columns.seqs)
+        .bind(&columns.ats)
+        .bind(&columns.kinds)
+        .bind(&columns.agents)
+        .bind(&columns.payloads)
+        .bind(run.issue_id)
+        .bind(run.attempt.max(1))
+        .bind(run.worker)
+        .bind(started_at)
+        .bind(outcome)
+        .bind(dropped),
+        RunRef::Stored(id) => sqlx::query_scalar(
+            "WITH e AS (
+                 INSERT INTO trace_events (run_id, job_id, seq, at, type, agent, payload)
+                 SELECT $8, $1, x.seq, x.at, x.kind, x.agent, x.payload
+                 FROM unnest($3::int[], $4::timestamptz[], $5::text[], $6::text[], $7::jsonb[])
+                      WITH ORDINALITY AS x(seq, at, kind, agent, payload, n)
+                 ORDER BY x.n
+             ),
+             u AS (
+                 UPDATE trace_runs SET finished_at = now(), outcome = $9, dropped = dropped + $10
+                 WHERE id = $8 AND $9::text IS NOT NULL
+             )
+             SELECT $8::bigint FROM pg_notify($2, $1::text)",
+        )
+        .bind(job_id)
+        .bind(NOTIFY_CHANNEL)
+        .bind(&columns.seqs)
+        .bind(&columns.ats)
+        .bind(&columns.kinds)
+        .bind(&columns.agents)
+        .bind(&columns.payloads)
+        .bind(*id)
+        .bind(outcome)
+        .bind(dropped),
+    };
+    Ok(query.fetch_one(pool).await?)
+}
+
+/// A batch as the column arrays `unnest` takes.
+struct EventColumns<'a> {
+    seqs: Vec<i32>,
+    ats: Vec<DateTime<Utc>>,
+    kinds: Vec<&'a str>,
+    agents: Vec<&'a str>,
+    payloads: Vec<&'a Value>,
+}
+
+impl<'a> EventColumns<'a> {
+    fn of(events: &[NewEvent<'a>]) -> EventColumns<'a> {
+        EventColumns {
+            seqs: events.iter().map(|e| e.seq).collect(),
+            ats: events.iter().map(|e| e.at).collect(),
+            kinds: events.iter().map(|e| e.kind).collect(),
+            agents: events.iter().map(|e| e.agent).collect(),
+            payloads: events.iter().map(|e| e.payload).collect(),
+        }
     }
-    // WITH ORDINALITY keeps the batch's order, so cursors follow seq within the batch.
-    sqlx::query(
-        "INSERT INTO trace_events (run_id, job_id, seq, at, type, agent, payload)
-         SELECT $1, $2, e.seq, e.at, e.kind, e.agent, e.payload
-         FROM unnest($3::int[], $4::timestamptz[], $5::text[], $6::text[], $7::jsonb[])
-              WITH ORDINALITY AS e(seq, at, kind, agent, payload, n)
-         ORDER BY e.n",
-    )
-    .bind(run_id)
-    .bind(job_id)
-    .bind(&seqs)
-    .bind(&ats)
-    .bind(&kinds)
-    .bind(&agents)
-    .bind(&payloads)
-    .execute(pool)
-    .await?;
-    notify(pool, job_id).await
 }
 
 /// Marks a run finished with its outcome and the number of events it dropped, then wakes readers.
@@ -348,6 +435,101 @@ mod tests {
             job_progress(&pool, job).await.unwrap(),
             Some(JobProgress::Finished)
         );
+    }
+
+    #[sqlx::test(migrator = "crate::MIGRATOR")]
+    async fn a_short_runs_whole_trace_is_one_statement_and_a_long_one_finishes_with_its_last_batch(
+        pool: PgPool,
+    ) {
+        let payload = json!({"x": 1});
+        let started_at = Utc::now() - chrono::Duration::seconds(5);
+        let new = RunRef::New {
+            run: NewRun {
+                job_id: 11,
+                issue_id: Some(4),
+                attempt: 2,
+                worker: "w",
+            },
+            started_at,
+        };
+        let done = Some(Finish {
+            outcome: RunOutcome::Failed,
+            dropped: 3,
+        });
+        let short = write_batch(&pool, 11, &new, &[event(0, "stage", &payload)], done)
+            .await
+            .unwrap();
+        let runs = runs(&pool, 11).await.unwrap();
+        assert_eq!(runs[0].id, short);
+        assert_eq!(runs[0].outcome.as_deref(), Some("failed"));
+        assert_eq!((runs[0].attempt, runs[0].dropped), (2, 3));
+        assert_eq!(runs[0].started_at.timestamp(), started_at.timestamp());
+        assert_eq!(events_after(&pool, 11, 0, 10).await.unwrap().len(), 1);
+
+        // A run created by its first batch, still running, then finished by its last.
+        let long = write_batch(
+            &pool,
+            12,
+            &RunRef::New {
+                run: NewRun {
+                    job_id: 12,
+                    issue_id: None,
+                    attempt: 1,
+                    worker: "w",
+                },
+                started_at,
+            },
+            &[event(0, "stage", &payload)],
+            None,
+        )
+        .await
+        .unwrap();
+        assert!(
+            super::runs(&pool, 12).await.unwrap()[0]
+                .finished_at
+                .is_none()
+        );
+        let finish = Some(Finish {
+            outcome: RunOutcome::Succeeded,
+            dropped: 0,
+        });
+        write_batch(
+            &pool,
+            12,
+            &RunRef::Stored(long),
+            &[event(1, "stage", &payload)],
+            finish,
+        )
+        .await
+        .unwrap();
+        let run = &super::runs(&pool, 12).await.unwrap()[0];
+        assert_eq!(run.outcome.as_deref(), Some("succeeded"));
+        let seqs: Vec<i32> = events_after(&pool, 12, 0, 10)
+            .await
+            .unwrap()
+            .iter()
+            .map(|e| e.seq)
+            .collect();
+        assert_eq!(seqs, [0, 1]);
+        // An empty last batch only finishes.
+        let empty = write_batch(
+            &pool,
+            13,
+            &RunRef::New {
+                run: NewRun {
+                    job_id: 13,
+                    issue_id: None,
+                    attempt: 1,
+                    worker: "w",
+                },
+                started_at,
+            },
+            &[],
+            finish,
+        )
+        .await
+        .unwrap();
+        assert_eq!(super::runs(&pool, 13).await.unwrap()[0].id, empty);
     }
 
     #[sqlx::test(migrator = "crate::MIGRATOR")]

@@ -159,7 +159,7 @@ impl Worker {
                 .await;
         };
         let cancel = CancellationToken::new();
-        let trace = self.start_trace(&job).await;
+        let trace = self.start_trace(&job);
         let tracer = trace.as_ref().map_or_else(Tracer::noop, TraceRun::tracer);
         let job_tracer = tracer.for_agent("worker");
         job_tracer.event(
@@ -286,9 +286,9 @@ impl Worker {
         }
     }
 
-    /// Starts the attempt's trace run; `None` when tracing is off or the store refused (logged:
-    /// the trace never fails a job).
-    async fn start_trace(&self, job: &ClaimedJob) -> Option<TraceRun> {
+    /// Starts the attempt's trace run (no round trip: its row is written with its first batch);
+    /// `None` when tracing is off.
+    fn start_trace(&self, job: &ClaimedJob) -> Option<TraceRun> {
         if !self.settings.trace {
             return None;
         }
@@ -298,13 +298,7 @@ impl Worker {
             attempt: job.attempt,
             worker: &self.name,
         };
-        match TraceRun::start(&self.pool, &run).await {
-            Ok(trace) => Some(trace),
-            Err(error) => {
-                tracing::warn!(error.message = %error, "failed to start the run trace; running untraced");
-                None
-            }
-        }
+        Some(TraceRun::start(&self.pool, &run))
     }
 
     async fn finish_failed(

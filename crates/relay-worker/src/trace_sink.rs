@@ -15,7 +15,7 @@ use std::time::Duration;
 
 use relay_agent::trace::{TraceEvent, TraceSink, Tracer};
 use relay_store::PgPool;
-use relay_store::trace::{self as store, NewEvent, NewRun, RunOutcome};
+use relay_store::trace::{self as store, Finish, NewEvent, NewRun, RunOutcome, RunRef};
 use relay_telemetry::metrics as m;
 use tokio::sync::{mpsc, oneshot};
 use tokio::task::JoinHandle;
@@ -65,44 +65,52 @@ impl TraceSink for PgTraceSink {
 }
 
 /// One job run's trace: hand out [`TraceRun::tracer`], then [`TraceRun::finish`].
+///
+/// Starting costs no round trip: the flusher creates the run's row with its first batch, and a
+/// job shorter than one flush interval writes its whole trace — run, events, outcome — in the
+/// single statement of [`TraceRun::finish`].
 #[derive(Debug)]
 pub struct TraceRun {
-    run_id: i64,
-    job_id: i64,
-    pool: PgPool,
     sink: Arc<PgTraceSink>,
-    finish: Option<oneshot::Sender<()>>,
+    finish: Option<oneshot::Sender<Option<RunOutcome>>>,
     flusher: Option<JoinHandle<()>>,
 }
 
+/// The run's row, until the flusher has stored it.
+#[derive(Debug, Clone)]
+struct PendingRun {
+    job_id: i64,
+    issue_id: Option<i64>,
+    attempt: i32,
+    worker: String,
+    started_at: chrono::DateTime<chrono::Utc>,
+}
+
 impl TraceRun {
-    /// Records the run and starts its flusher.
-    pub async fn start(pool: &PgPool, run: &NewRun<'_>) -> relay_store::Result<TraceRun> {
-        let run_id = store::start_run(pool, run).await?;
+    /// Starts the run's flusher (on the current tokio runtime); nothing is written yet.
+    pub fn start(pool: &PgPool, run: &NewRun<'_>) -> TraceRun {
         let (events, receiver) = mpsc::channel(TRACE_BUFFER_EVENTS);
         let (finish, finished) = oneshot::channel();
         let dropped = Arc::new(AtomicU64::new(0));
         let flusher = Flusher {
             pool: pool.clone(),
-            run_id,
-            job_id: run.job_id,
+            run: PendingRun {
+                job_id: run.job_id,
+                issue_id: run.issue_id,
+                attempt: run.attempt,
+                worker: run.worker.to_owned(),
+                started_at: chrono::Utc::now(),
+            },
+            run_id: None,
             next_seq: 0,
             dropped: dropped.clone(),
         };
         let flusher = tokio::spawn(flusher.run(receiver, finished));
-        Ok(TraceRun {
-            run_id,
-            job_id: run.job_id,
-            pool: pool.clone(),
+        TraceRun {
             sink: Arc::new(PgTraceSink { events, dropped }),
             finish: Some(finish),
             flusher: Some(flusher),
-        })
-    }
-
-    /// The run's id (`trace_runs.id`).
-    pub fn run_id(&self) -> i64 {
-        self.run_id
+        }
     }
 
     /// A tracer writing to this run.
@@ -110,28 +118,16 @@ impl TraceRun {
         Tracer::new(self.sink.clone())
     }
 
-    /// Writes what is buffered, then marks the run finished with `outcome` and its dropped count.
-    /// Errors are logged: the trace never fails the job.
+    /// Writes what is buffered and marks the run finished with `outcome` (one statement), and
+    /// waits for it. Errors are logged: the trace never fails the job.
     pub async fn finish(mut self, outcome: RunOutcome) {
         if let Some(finish) = self.finish.take() {
-            let _ = finish.send(());
+            let _ = finish.send(Some(outcome));
         }
         if let Some(flusher) = self.flusher.take()
             && let Err(error) = flusher.await
         {
-            tracing::warn!(trace.run = self.run_id, error = %error, "trace flusher failed");
-        }
-        let dropped = self.sink.dropped.load(Ordering::Relaxed);
-        if let Err(error) = store::finish_run(
-            &self.pool,
-            self.run_id,
-            self.job_id,
-            outcome,
-            i64::try_from(dropped).unwrap_or(i64::MAX),
-        )
-        .await
-        {
-            tracing::warn!(trace.run = self.run_id, error = %error, "failed to finish the trace run");
+            tracing::warn!(error = %error, "trace flusher failed");
         }
     }
 
@@ -146,18 +142,19 @@ impl TraceRun {
 
 impl Drop for TraceRun {
     fn drop(&mut self) {
-        // Not finished (the job's task panicked or was cancelled): the flusher writes what it has
-        // and stops; the run stays unfinished, like after a crash.
+        // Not finished (the lease was lost, or the task was cancelled): the flusher writes what
+        // it has and stops; the run stays unfinished, like after a crash.
         if let Some(finish) = self.finish.take() {
-            let _ = finish.send(());
+            let _ = finish.send(None);
         }
     }
 }
 
 struct Flusher {
     pool: PgPool,
-    run_id: i64,
-    job_id: i64,
+    run: PendingRun,
+    /// Set once the run's row is stored.
+    run_id: Option<i64>,
     next_seq: i32,
     dropped: Arc<AtomicU64>,
 }
@@ -166,42 +163,45 @@ impl Flusher {
     async fn run(
         mut self,
         mut events: mpsc::Receiver<TraceEvent>,
-        mut finish: oneshot::Receiver<()>,
+        mut finish: oneshot::Receiver<Option<RunOutcome>>,
     ) {
         let mut batch: Vec<TraceEvent> = Vec::with_capacity(FLUSH_EVENTS);
         let mut tick = tokio::time::interval(FLUSH_INTERVAL);
         tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
-        loop {
+        tick.tick().await;
+        let outcome = loop {
             tokio::select! {
                 biased;
-                _ = &mut finish => break,
+                outcome = &mut finish => break outcome.ok().flatten(),
                 event = events.recv() => match event {
                     Some(event) => {
                         batch.push(event);
                         if batch.len() >= FLUSH_EVENTS {
-                            self.write(&mut batch).await;
+                            self.write(&mut batch, None).await;
                         }
                     }
-                    None => break,
+                    None => break None,
                 },
-                _ = tick.tick(), if !batch.is_empty() => self.write(&mut batch).await,
+                _ = tick.tick(), if !batch.is_empty() => self.write(&mut batch, None).await,
             }
-        }
+        };
         // Finishing: take what is already buffered (later emits find the channel closed).
         events.close();
         while let Some(event) = events.recv().await {
             batch.push(event);
             if batch.len() >= FLUSH_EVENTS {
-                self.write(&mut batch).await;
+                self.write(&mut batch, None).await;
             }
         }
-        self.write(&mut batch).await;
+        match outcome {
+            Some(outcome) => self.write(&mut batch, Some(outcome)).await,
+            None if !batch.is_empty() => self.write(&mut batch, None).await,
+            None => {}
+        }
     }
 
-    async fn write(&mut self, batch: &mut Vec<TraceEvent>) {
-        if batch.is_empty() {
-            return;
-        }
+    /// Writes `batch` (possibly empty when finishing) in one statement.
+    async fn write(&mut self, batch: &mut Vec<TraceEvent>, outcome: Option<RunOutcome>) {
         let rows: Vec<NewEvent<'_>> = batch
             .iter()
             .enumerate()
@@ -216,12 +216,49 @@ impl Flusher {
         let n = rows.len();
         // Seq advances even when the write fails, so the lost batch shows as a gap.
         self.next_seq += n as i32;
-        match store::insert_events(&self.pool, self.run_id, self.job_id, &rows).await {
-            Ok(()) => metrics::counter!(m::TRACE_EVENTS_WRITTEN_TOTAL).increment(n as u64),
+        let run = match self.run_id {
+            Some(id) => RunRef::Stored(id),
+            None => RunRef::New {
+                run: NewRun {
+                    job_id: self.run.job_id,
+                    issue_id: self.run.issue_id,
+                    attempt: self.run.attempt,
+                    worker: &self.run.worker,
+                },
+                started_at: self.run.started_at,
+            },
+        };
+        let finish = outcome.map(|outcome| Finish {
+            outcome,
+            // The events of this very batch count if it fails, but then nothing is recorded.
+            dropped: i64::try_from(self.dropped.load(Ordering::Relaxed)).unwrap_or(i64::MAX),
+        });
+        match store::write_batch(&self.pool, self.run.job_id, &run, &rows, finish).await {
+            Ok(id) => {
+                self.run_id = Some(id);
+                metrics::counter!(m::TRACE_EVENTS_WRITTEN_TOTAL).increment(n as u64);
+            }
             Err(error) => {
-                tracing::warn!(trace.run = self.run_id, events = n, error = %error, "failed to write trace events");
+                tracing::warn!(job.id = self.run.job_id, events = n, error = %error, "failed to write trace events");
                 self.dropped.fetch_add(n as u64, Ordering::Relaxed);
                 count_dropped(DropReason::WriteFailed, n as u64);
+                // The last batch failed: still try to record how the run ended and what it lost.
+                if let Some(finish) = finish
+                    && n > 0
+                {
+                    let finish = Finish {
+                        dropped: finish.dropped.saturating_add(n as i64),
+                        ..finish
+                    };
+                    match store::write_batch(&self.pool, self.run.job_id, &run, &[], Some(finish))
+                        .await
+                    {
+                        Ok(id) => self.run_id = Some(id),
+                        Err(error) => {
+                            tracing::warn!(job.id = self.run.job_id, error = %error, "failed to finish the trace run")
+                        }
+                    }
+                }
             }
         }
         batch.clear();
@@ -252,7 +289,7 @@ mod tests {
 
     #[sqlx::test(migrator = "relay_store::MIGRATOR")]
     async fn events_are_written_in_batches_in_order(pool: PgPool) {
-        let run = TraceRun::start(&pool, &new_run(1)).await.unwrap();
+        let run = TraceRun::start(&pool, &new_run(1));
         let tracer = run.tracer().for_agent("explore#1");
         for n in 0..150 {
             tracer.event(TraceKind::ToolCall, json!({ "n": n }));
@@ -283,7 +320,7 @@ mod tests {
 
     #[sqlx::test(migrator = "relay_store::MIGRATOR")]
     async fn a_quiet_run_is_flushed_by_the_interval(pool: PgPool) {
-        let run = TraceRun::start(&pool, &new_run(2)).await.unwrap();
+        let run = TraceRun::start(&pool, &new_run(2));
         run.tracer()
             .event(TraceKind::Stage, json!({ "stage": "cycle" }));
         // Fewer than FLUSH_EVENTS: only the interval can write it. Wait for it (bounded).
@@ -303,7 +340,7 @@ mod tests {
 
     #[sqlx::test(migrator = "relay_store::MIGRATOR")]
     async fn a_crash_keeps_every_flushed_batch(pool: PgPool) {
-        let run = TraceRun::start(&pool, &new_run(3)).await.unwrap();
+        let run = TraceRun::start(&pool, &new_run(3));
         let tracer = run.tracer();
         for n in 0..FLUSH_EVENTS {
             tracer.event(TraceKind::ToolCall, json!({ "n": n }));
@@ -330,9 +367,9 @@ mod tests {
 
     #[sqlx::test(migrator = "relay_store::MIGRATOR")]
     async fn a_failed_write_is_counted_never_raised(pool: PgPool) {
-        let run = TraceRun::start(&pool, &new_run(4)).await.unwrap();
-        // Break the events table under the flusher: the write fails, the run still finishes.
-        sqlx::query("ALTER TABLE trace_events RENAME TO trace_events_gone")
+        let run = TraceRun::start(&pool, &new_run(4));
+        // Refuse every event row: the batch fails, the run still records its end and its loss.
+        sqlx::query("ALTER TABLE trace_events ADD CONSTRAINT refuse_all CHECK (seq < 0)")
             .execute(&pool)
             .await
             .unwrap();
@@ -348,7 +385,7 @@ mod tests {
 
     #[sqlx::test(migrator = "relay_store::MIGRATOR")]
     async fn a_full_buffer_drops_and_counts(pool: PgPool) {
-        let run = TraceRun::start(&pool, &new_run(5)).await.unwrap();
+        let run = TraceRun::start(&pool, &new_run(5));
         let tracer = run.tracer();
         // The flusher runs on this (current-thread) runtime only when we await, so emitting
         // without awaiting fills the buffer deterministically.
