@@ -42,9 +42,21 @@ pub struct DrainReport {
 pub const REACTION_EYES: &str = "eyes";
 pub const REACTION_THUMBS_UP: &str = "thumbs_up";
 
+/// How a write came to be on the tracker.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Delivery {
+    /// Written by this attempt.
+    Posted,
+    /// Found by its marker: an earlier, interrupted attempt had landed.
+    FoundByMarker,
+}
+
 enum Outcome {
-    /// The tracker has it; `bool`: found by its marker rather than written now.
-    Sent(Option<PostedComment>, bool),
+    /// The tracker has it (`comment`: what it answered for a comment).
+    Sent {
+        comment: Option<PostedComment>,
+        delivery: Delivery,
+    },
     Failed(TrackerError),
 }
 
@@ -95,7 +107,10 @@ impl Executor {
             let outcome = self.attempt(row, kind, issue, maybe_sent).await?;
             maybe_sent = true;
             let error = match outcome {
-                Outcome::Sent(posted, recovered) => {
+                Outcome::Sent {
+                    comment: posted,
+                    delivery,
+                } => {
                     let mut conn = self
                         .pool
                         .acquire()
@@ -108,7 +123,7 @@ impl Executor {
                     report.sent.push(SentWrite {
                         idempotency_key: row.idempotency_key.clone(),
                         note_id: note.map(str::to_owned),
-                        recovered,
+                        recovered: delivery == Delivery::FoundByMarker,
                     });
                     return Ok(true);
                 }
@@ -158,7 +173,10 @@ impl Executor {
             match self.tracker.find_marked_comment(issue, &marker).await {
                 Ok(Some(found)) => {
                     tracing::info!(outbox.key = %row.idempotency_key, "write found already posted; not posting again");
-                    return Ok(Outcome::Sent(Some(found), true));
+                    return Ok(Outcome::Sent {
+                        comment: Some(found),
+                        delivery: Delivery::FoundByMarker,
+                    });
                 }
                 Ok(None) => {}
                 Err(error) => return Ok(Outcome::Failed(error)),
@@ -209,7 +227,10 @@ impl Executor {
             )),
         };
         Ok(match result {
-            Ok(posted) => Outcome::Sent(posted, false),
+            Ok(comment) => Outcome::Sent {
+                comment,
+                delivery: Delivery::Posted,
+            },
             Err(error) => Outcome::Failed(error),
         })
     }
