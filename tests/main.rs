@@ -6,7 +6,7 @@
 //! shutdown), `process_issue` (the issue job's bookkeeping), `orchestrator` / `orchestrator_gitlab` /
 //! `orchestrator_flows` (the planner end to end on the fake GitHub and GitLab with the scripted LLM),
 //! `orchestrator_latency` (an ignored figure: webhook accepted → first LLM request), `trace_live`
-//! (a running job's trace over SSE).
+//! (a running job's trace over SSE), `visibility` (the project's visibility from every webhook).
 
 mod engagement;
 mod fuzz;
@@ -24,3 +24,4 @@ mod process_issue;
 mod push;
 mod queue;
 mod trace_live;
+mod visibility;

@@ -70,6 +70,16 @@ async fn run_mention(pool: &PgPool, github: &FakeGitHub, llm: &ScriptedLlm) -> i
 
 /// The signed webhook of a mention through the gateway, and a worker ready to run its job.
 pub async fn accept_mention(pool: &PgPool, github: &FakeGitHub, llm: &ScriptedLlm) -> Mention {
+    accept_mention_with(pool, github, llm, |_| {}).await
+}
+
+/// [`accept_mention`] with the webhook payload edited first.
+pub async fn accept_mention_with(
+    pool: &PgPool,
+    github: &FakeGitHub,
+    llm: &ScriptedLlm,
+    edit: impl FnOnce(&mut serde_json::Value),
+) -> Mention {
     let pool = pool.clone();
     let upstream = tempfile::tempdir().unwrap();
     git(upstream.path(), &["init", "-q"]);
@@ -104,6 +114,7 @@ pub async fn accept_mention(pool: &PgPool, github: &FakeGitHub, llm: &ScriptedLl
     let mut payload = fixture_json("webhooks/github/issue_comment.created.on-issue.json");
     payload["comment"]["id"] = json!(comment);
     payload["comment"]["body"] = json!("@relay-bot can retries be configured?");
+    edit(&mut payload);
     let answer = call(
         &app,
         github_request(
@@ -267,4 +278,31 @@ async fn a_mention_by_someone_without_a_role_is_ignored_without_an_llm_call(pool
             .unwrap(),
         0
     );
+}
+
+/// On a private repository anyone who can comment may engage Relay (`[agent.engage_roles]
+/// private = ["anyone"]`): the same mention by someone without a role is planned.
+#[sqlx::test(migrator = "relay_store::MIGRATOR")]
+async fn on_a_private_repository_a_mention_without_a_role_engages(pool: PgPool) {
+    let github = FakeGitHub::start().await;
+    github.seed_issue(REPO, 1, "Retries", "Can retries be configured?");
+    let llm = ScriptedLlm::start(happy_script()).await;
+    let mention = accept_mention_with(&pool, &github, &llm, |payload| {
+        payload["repository"]["private"] = json!(true);
+        payload["repository"]["visibility"] = json!("private");
+    })
+    .await;
+    mention.run().await;
+    let visibility: Option<String> = sqlx::query_scalar("SELECT project_visibility FROM issues")
+        .fetch_one(&pool)
+        .await
+        .unwrap();
+    assert_eq!(visibility.as_deref(), Some("private"));
+    assert_eq!(llm.requests().len(), 4, "planned and explored");
+    let bot = github
+        .comments(REPO, 1)
+        .into_iter()
+        .filter(|c| c.author == "relay-bot")
+        .count();
+    assert_eq!(bot, 1);
 }

@@ -24,6 +24,40 @@ pub struct IssueSnapshot {
     pub url: String,
     pub confidential: bool,
     pub updated_at: DateTime<Utc>,
+    /// Who can see the project; `None` when the payload does not say (the stored value is kept).
+    pub visibility: Option<ProjectVisibility>,
+}
+
+/// Who can see a project.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ProjectVisibility {
+    /// Anyone.
+    Public,
+    /// Any signed-in user of the instance (GitLab `internal`, GitHub Enterprise `internal`).
+    Internal,
+    /// Members only.
+    Private,
+}
+
+impl ProjectVisibility {
+    /// The stored name.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Public => "public",
+            Self::Internal => "internal",
+            Self::Private => "private",
+        }
+    }
+
+    /// The stored name read back; `None` for anything else.
+    pub fn parse(name: &str) -> Option<Self> {
+        match name {
+            "public" => Some(Self::Public),
+            "internal" => Some(Self::Internal),
+            "private" => Some(Self::Private),
+            _ => None,
+        }
+    }
 }
 
 /// One comment (GitHub) or note (GitLab) on an issue.

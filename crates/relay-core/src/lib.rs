@@ -13,6 +13,6 @@ pub mod tracker;
 
 pub use action::{Action, ActionBatch};
 pub use citation::Citation;
-pub use issue::{IssueSnapshot, NoteSnapshot};
+pub use issue::{IssueSnapshot, NoteSnapshot, ProjectVisibility};
 pub use job::{JobKind, ProcessIssue, UpdateCheckout};
 pub use tracker::{AuthorRole, Provider, TokenAuth, TrackerName, TrackerSettings};

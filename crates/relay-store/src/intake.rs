@@ -135,15 +135,18 @@ async fn record_issue_delivery_once(
     let result: std::result::Result<(i64, i64, Option<i64>), sqlx::Error> = sqlx::query_as(concat!(
         "WITH upserted AS (
              INSERT INTO issues (tracker, project_id, project_path, number, title, body, state, labels,
-                                 author, assignees, url, confidential, updated_at, installation_id)
-             VALUES ($1, $6, $7, $8, $9, $10, $11, $12, COALESCE($13, ''), COALESCE($14, '{}'), $15, $16, $17, $31)
+                                 author, assignees, url, confidential, updated_at, installation_id,
+                                 project_visibility)
+             VALUES ($1, $6, $7, $8, $9, $10, $11, $12, COALESCE($13, ''), COALESCE($14, '{}'), $15, $16, $17, $31,
+                     $32)
              ON CONFLICT (tracker, project_id, number) DO UPDATE SET
                  project_path = EXCLUDED.project_path, title = EXCLUDED.title, body = EXCLUDED.body,
                  state = EXCLUDED.state, labels = EXCLUDED.labels,
                  author = COALESCE($13, issues.author), assignees = COALESCE($14, issues.assignees),
                  url = EXCLUDED.url, confidential = EXCLUDED.confidential,
                  updated_at = EXCLUDED.updated_at, synced_at = now(),
-                 installation_id = COALESCE($31, issues.installation_id)
+                 installation_id = COALESCE($31, issues.installation_id),
+                 project_visibility = COALESCE($32, issues.project_visibility)
              WHERE issues.updated_at <= EXCLUDED.updated_at
              RETURNING id
          ), issue AS (
@@ -207,6 +210,7 @@ async fn record_issue_delivery_once(
     .bind(delivery.ignore_reason) // $29
     .bind(engage.map(|e| e.actor).unwrap_or("")) // $30
     .bind(delivery.installation_id) // $31
+    .bind(issue.visibility.map(|v| v.as_str())) // $32
     .fetch_one(pool)
     .await;
     match result {

@@ -25,12 +25,14 @@ pub struct IssueRow {
     pub updated_at: DateTime<Utc>,
     /// The GitHub App installation that delivered the issue's webhooks (migration 0005).
     pub installation_id: Option<i64>,
+    /// `public`, `internal` or `private` as the webhooks said; `None` until one did (migration 0009).
+    pub project_visibility: Option<String>,
 }
 
 pub async fn get(conn: &mut PgConnection, issue_id: i64) -> Result<Option<IssueRow>> {
     Ok(sqlx::query_as(
         "SELECT id, tracker, project_id, project_path, number, title, body, state, labels, author,
-                assignees, url, confidential, updated_at, installation_id
+                assignees, url, confidential, updated_at, installation_id, project_visibility
          FROM issues WHERE id = $1",
     )
     .bind(issue_id)

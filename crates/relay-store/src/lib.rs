@@ -9,8 +9,8 @@
 //!   `relay_codegraph::store::postgres::sql`; their migration is here with the others.)
 //! - [`gaps`], [`findings`], [`learnings`], [`specs`], [`outbox`]: write-back state (migration 0006).
 //! - [`browse`]: read-only listings for the read API.
-//! - [`tool_graph`]: tool-sequence learning (transitions per repository, migration 0009).
-//! - [`trace`]: the run trace (runs and their events, migration 0008) and its notifications.
+//! - [`tool_graph`]: tool-sequence learning (transitions per repository, migration 0008).
+//! - [`trace`]: the run trace (runs and their events, migration 0007) and its notifications.
 
 pub mod bench;
 pub mod browse;

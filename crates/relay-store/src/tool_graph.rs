@@ -1,4 +1,4 @@
-//! Tool-sequence learning (migration 0009): per repository, the transitions between the tools
+//! Tool-sequence learning (migration 0008): per repository, the transitions between the tools
 //! of successful explores, and the strongest sequences read back as a hint for the next explore.
 //!
 //! One run updates all its edges and the run totals in a single statement ([`record_run`]). A

@@ -1,4 +1,4 @@
-//! The run trace (migration 0008): one `trace_runs` row per attempt of a job and its events in
+//! The run trace (migration 0007): one `trace_runs` row per attempt of a job and its events in
 //! `trace_events`. The worker's sink writes events in batches ([`insert_events`]: one statement
 //! per batch) and wakes readers with a notification on [`NOTIFY_CHANNEL`] carrying the job id;
 //! readers (the SSE endpoint, `relay trace`) page with [`events_after`] by cursor.

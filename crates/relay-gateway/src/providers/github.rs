@@ -2,7 +2,7 @@
 
 use hmac::{KeyInit, Mac};
 use http::HeaderMap;
-use relay_core::{IssueSnapshot, NoteSnapshot};
+use relay_core::{IssueSnapshot, NoteSnapshot, ProjectVisibility};
 use serde_json::Value;
 use sha2::Sha256;
 
@@ -184,6 +184,24 @@ fn push(payload: &Value) -> ParsedEvent {
     })
 }
 
+/// `repository.visibility` (`public`, `private`, `internal`), else `repository.private`.
+fn visibility(payload: &Value) -> Option<ProjectVisibility> {
+    str_at(payload, "/repository/visibility")
+        .and_then(ProjectVisibility::parse)
+        .or_else(|| {
+            payload
+                .pointer("/repository/private")
+                .and_then(Value::as_bool)
+                .map(|private| {
+                    if private {
+                        ProjectVisibility::Private
+                    } else {
+                        ProjectVisibility::Public
+                    }
+                })
+        })
+}
+
 fn issue_event(payload: &Value) -> Option<IssueEvent> {
     let issue = payload.get("issue")?;
     let snapshot = IssueSnapshot {
@@ -199,6 +217,7 @@ fn issue_event(payload: &Value) -> Option<IssueEvent> {
         url: str_at(issue, "/html_url").unwrap_or_default().to_owned(),
         confidential: false,
         updated_at: parse_time(str_at(issue, "/updated_at")).unwrap_or_else(chrono::Utc::now),
+        visibility: visibility(payload),
     };
     let actor = str_at(payload, "/sender/login")?.to_owned();
     let mut event = IssueEvent::new(snapshot, actor);

@@ -1,7 +1,7 @@
 //! GitLab webhooks: `X-Gitlab-Token` verification and Issue / Note hook parsing.
 
 use http::HeaderMap;
-use relay_core::{IssueSnapshot, NoteSnapshot};
+use relay_core::{IssueSnapshot, NoteSnapshot, ProjectVisibility};
 use serde_json::Value;
 use sha2::{Digest, Sha256};
 use subtle::ConstantTimeEq;
@@ -108,6 +108,7 @@ fn issue_hook(payload: &Value) -> ParsedEvent {
             .and_then(Value::as_bool)
             .unwrap_or(false),
         updated_at: parse_time(str_at(attrs, "/updated_at")).unwrap_or_else(chrono::Utc::now),
+        visibility: visibility(payload),
     };
     let mut event = IssueEvent::new(issue, actor.to_owned());
     event.opened = action == "open";
@@ -207,6 +208,7 @@ fn note_hook(event_name: &str, payload: &Value) -> ParsedEvent {
             .and_then(Value::as_bool)
             .unwrap_or(false),
         updated_at: parse_time(str_at(issue, "/updated_at")).unwrap_or_else(chrono::Utc::now),
+        visibility: visibility(payload),
     };
     let created_at = parse_time(str_at(attrs, "/created_at")).unwrap_or_else(chrono::Utc::now);
     let note = NoteSnapshot {
@@ -273,6 +275,16 @@ fn normalize_state(state: Option<&str>) -> String {
     match state {
         Some("closed") => "closed".to_owned(),
         _ => "open".to_owned(),
+    }
+}
+
+/// `project.visibility_level`: 0 private, 10 internal, 20 public.
+fn visibility(payload: &Value) -> Option<ProjectVisibility> {
+    match payload.pointer("/project/visibility_level")?.as_i64()? {
+        0 => Some(ProjectVisibility::Private),
+        10 => Some(ProjectVisibility::Internal),
+        20 => Some(ProjectVisibility::Public),
+        _ => None,
     }
 }
 

@@ -30,6 +30,8 @@ impl GitHubClient {
             url: got.html_url,
             confidential: false,
             updated_at: got.updated_at,
+            // The REST issue does not say; the webhooks keep it current.
+            visibility: None,
         })
     }
 

@@ -34,6 +34,8 @@ impl GitLabClient {
             url: got.web_url,
             confidential: got.confidential,
             updated_at: got.updated_at,
+            // The REST issue does not say; the webhooks keep it current.
+            visibility: None,
         })
     }
 

@@ -139,11 +139,10 @@ impl Brain {
                     }
                 }
             };
-            // The project's visibility is not stored yet: the stricter public rule applies.
             match self
                 .agent
                 .engage_roles
-                .decide(&issue.tracker, Visibility::Public, role)
+                .decide(&issue.tracker, engage_visibility(&issue), role)
             {
                 EngageDecision::Engage => engage = true,
                 EngageDecision::Ignore { reason } => reasons.push(format!("@{actor}: {reason}")),
@@ -375,6 +374,20 @@ impl Brain {
                 })))
             }
         }
+    }
+}
+
+/// Which engage policy applies to the issue's project. Only a project the webhooks said is private
+/// gets the private policy: an internal project (any signed-in user of the instance can comment)
+/// and one whose visibility is not known yet get the stricter public rule.
+fn engage_visibility(issue: &relay_store::issues::IssueRow) -> Visibility {
+    match issue
+        .project_visibility
+        .as_deref()
+        .and_then(relay_core::ProjectVisibility::parse)
+    {
+        Some(relay_core::ProjectVisibility::Private) => Visibility::Private,
+        _ => Visibility::Public,
     }
 }
 

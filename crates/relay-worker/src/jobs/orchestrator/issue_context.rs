@@ -248,6 +248,7 @@ mod tests {
                 confidential: false,
                 updated_at: at(),
                 installation_id: None,
+                project_visibility: None,
             },
             gaps: vec![gap(1, "closed", Some("answered")), gap(2, "open", None)],
             findings: vec![FindingRow {
