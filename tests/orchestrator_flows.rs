@@ -221,6 +221,8 @@ async fn an_llm_outage_backs_the_job_off_then_one_status_comment(pool: PgPool) {
             assert_eq!(row.attempts, attempt);
             assert!(row.run_after > chrono::Utc::now(), "a backoff delay");
             assert!(row.last_error.is_some());
+            // Not a word while a retry may still find the LLM back.
+            assert!(h.bot_notes().is_empty(), "attempt {attempt}: no status yet");
             // The backoff's wait, without waiting.
             sqlx::query("UPDATE jobs SET run_after = now() WHERE id = $1")
                 .bind(job)
@@ -236,6 +238,7 @@ async fn an_llm_outage_backs_the_job_off_then_one_status_comment(pool: PgPool) {
         usize::try_from(attempts).unwrap(),
         "one planner request per attempt"
     );
+    // The last attempt says it, once.
     let bot = h.bot_notes();
     assert_eq!(bot.len(), 1, "exactly one status comment: {bot:?}");
     assert_eq!(

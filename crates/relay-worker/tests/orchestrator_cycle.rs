@@ -13,7 +13,7 @@ use relay_core::Citation;
 use relay_store::PgPool;
 use relay_tracker::IssueRef;
 use relay_tracker::fake::FakeGitHub;
-use relay_worker::jobs::orchestrator::cycle::{CycleDeps, CycleEnd, run_cycle};
+use relay_worker::jobs::orchestrator::cycle::{Attempt, CycleDeps, CycleEnd, run_cycle};
 use secrecy::SecretString;
 use serde_json::json;
 
@@ -107,6 +107,7 @@ fn deps(pool: &PgPool, github: &FakeGitHub, llm: &ScriptedLlm, snapshot: Snapsho
         bot_username: BOT.into(),
         redactions: vec![SecretString::from(TOKEN.to_owned())],
         tracer: Tracer::noop(),
+        attempt: Attempt::Last,
     }
 }
 

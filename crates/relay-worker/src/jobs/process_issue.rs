@@ -41,6 +41,7 @@ impl JobHandler for ProcessIssueJob {
                     &orchestrator.repos,
                     &orchestrator.specs,
                     &JobRun::new(context.job.id, context.job.max_attempts, payload.issue_id)
+                        .at_attempt(context.job.attempt, context.job.max_attempts)
                         .with_tracer(context.tracer.clone()),
                 )
                 .await;

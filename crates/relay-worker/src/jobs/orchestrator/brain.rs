@@ -18,7 +18,7 @@ use relay_tracker::{IssueRef, IssueTracker, Trackers};
 use serde_json::{Value, json};
 
 use super::budget::{self, BudgetGate};
-use super::cycle::{CycleDeps, CycleEnd, enqueue_acknowledgement, run_cycle};
+use super::cycle::{Attempt, CycleDeps, CycleEnd, enqueue_acknowledgement, run_cycle};
 use super::role_cache::{RoleCache, RoleKey};
 use crate::handler::JobError;
 use crate::jobs::RepoSpecs;
@@ -33,6 +33,8 @@ pub struct JobRun {
     pub issue_id: i64,
     /// Where the run's trace events go.
     pub tracer: Tracer,
+    /// Whether the queue retries the job if a cycle stops ([`Attempt::Last`] unless told).
+    pub attempt: Attempt,
 }
 
 impl JobRun {
@@ -43,7 +45,19 @@ impl JobRun {
             max_attempts,
             issue_id,
             tracer: Tracer::noop(),
+            attempt: Attempt::Last,
         }
+    }
+
+    /// The same run, as attempt `attempt` of `max_attempts` of its job.
+    #[must_use]
+    pub fn at_attempt(mut self, attempt: i32, max_attempts: i32) -> JobRun {
+        self.attempt = if attempt < max_attempts {
+            Attempt::Retryable
+        } else {
+            Attempt::Last
+        };
+        self
     }
 
     /// The same run, traced to `tracer`.
@@ -265,6 +279,7 @@ impl Brain {
                 .map(|t| t.token.clone())
                 .collect(),
             tracer: run.tracer.clone(),
+            attempt: run.attempt,
         };
 
         // First contact: one reaction per issue, sent with the cycle's drain.

@@ -14,7 +14,7 @@ use relay_actions::{
 use relay_agent::agent_settings::AgentSettings;
 use relay_agent::context::ContextBuilder;
 use relay_agent::llm::LlmClient;
-use relay_agent::planner::{Explorer, PlanOutcome, PlanResult, Planner, PlannerLimits};
+use relay_agent::planner::{Explorer, PlanOutcome, PlanResult, Planner, PlannerLimits, StopReason};
 use relay_agent::spec::SpecWriter;
 use relay_agent::trace::{TraceKind, Tracer, capped};
 use relay_core::action::PostComment;
@@ -45,6 +45,18 @@ pub struct CycleDeps {
     pub redactions: Vec<SecretString>,
     /// The job run's trace (the LLM clients and explorer above carry their own handles).
     pub tracer: Tracer,
+    /// Whether the queue will run this job again if the cycle stops.
+    pub attempt: Attempt,
+}
+
+/// Whether a job attempt is its last.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Attempt {
+    /// A failed cycle is retried after a backoff: a transient stop (the LLM unavailable) says
+    /// nothing yet.
+    Retryable,
+    /// No retry follows: every stop posts its status comment.
+    Last,
 }
 
 /// How a cycle ended.
@@ -188,6 +200,14 @@ async fn run_cycle_inner(
         PlanResult::Submitted(batch) => batch.clone(),
         PlanResult::Stopped(reason) => {
             tracing::warn!(issue.id = issue_id, reason = %reason, "planning cycle stopped");
+            // An unavailable LLM may be back for the retry: stay silent until the last attempt
+            // (the queue backs off meanwhile). Other stops would recur, so they are said at once.
+            if matches!(reason, StopReason::Llm(_)) && deps.attempt == Attempt::Retryable {
+                return Ok(CycleEnd::Stopped {
+                    outcome,
+                    drain: DrainReport::default(),
+                });
+            }
             // Never silent: one status comment, keyed by (job, cycle), in the triggering note's
             // discussion when there is one; the events stay pending.
             let status = ActionBatch {
