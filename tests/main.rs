@@ -6,7 +6,8 @@
 //! shutdown), `process_issue` (the issue job's bookkeeping), `orchestrator` / `orchestrator_gitlab` /
 //! `orchestrator_flows` (the planner end to end on the fake GitHub and GitLab with the scripted LLM),
 //! `orchestrator_latency` (an ignored figure: webhook accepted → first LLM request), `trace_live`
-//! (a running job's trace over SSE), `visibility` (the project's visibility from every webhook).
+//! (a running job's trace over SSE), `visibility` (the project's visibility from every webhook), `spec_flow` (go-ahead → spec in
+//! parts → approved).
 
 mod engagement;
 mod fuzz;
@@ -23,5 +24,6 @@ mod outage;
 mod process_issue;
 mod push;
 mod queue;
+mod spec_flow;
 mod trace_live;
 mod visibility;
