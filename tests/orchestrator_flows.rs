@@ -68,25 +68,7 @@ async fn the_bots_own_note_does_nothing_and_approved_sets_the_spec_status(pool: 
 
     // The reporter approves in the bot's discussion, without a mention.
     const APPROVAL: &str = "Looks right to me, approved.";
-    let (_, note) = h
-        .gitlab
-        .seed_note(PROJECT, ISSUE, REPORTER, APPROVAL, false);
-    h.llm.push([ScriptedReply::tool_calls(vec![(
-        "submit_actions",
-        json!({"actions": [{"type": "set_spec_status", "status": "approved", "note": APPROVAL}]}),
-    )])]);
-    let answer = h
-        .deliver(REPORTER, APPROVAL, note, &discussion, "gl-3")
-        .await;
-    assert_eq!(answer.outcome(), "accepted", "{:?}", answer.body);
-    let job = answer.body["job"].as_i64().unwrap();
-    assert_eq!(h.drain().await, vec![Outcome::Succeeded { job_id: job }]);
-
-    let mut conn = h.pool.acquire().await.unwrap();
-    let spec = relay_store::specs::current(&mut conn, issue)
-        .await
-        .unwrap()
-        .unwrap();
+    let spec = h.approve_spec(&discussion, APPROVAL, "gl-3").await;
     assert_eq!(spec.status, "approved");
     assert_eq!(spec.note.as_deref(), Some(APPROVAL));
     assert_eq!(h.pending_events().await, 0);

@@ -247,6 +247,36 @@ impl GitLabHarness {
     }
 
     /// Every note the bot wrote on the issue, with its discussion id.
+    /// The reporter's `text` in `discussion`, answered by the planner with `set_spec_status`
+    /// approved; runs the job and returns the issue's current spec.
+    pub async fn approve_spec(
+        &self,
+        discussion: &str,
+        text: &str,
+        delivery: &str,
+    ) -> relay_store::specs::SpecRow {
+        let (_, note) = self.gitlab.seed_note(PROJECT, ISSUE, REPORTER, text, false);
+        self.llm.push([ScriptedReply::tool_calls(vec![(
+            "submit_actions",
+            serde_json::json!({"actions": [{"type": "set_spec_status", "status": "approved", "note": text}]}),
+        )])]);
+        let answer = self
+            .deliver(REPORTER, text, note, discussion, delivery)
+            .await;
+        assert_eq!(answer.outcome(), "accepted", "{:?}", answer.body);
+        let job = answer.body["job"].as_i64().unwrap();
+        assert_eq!(
+            self.drain().await,
+            vec![relay_worker::Outcome::Succeeded { job_id: job }]
+        );
+        let issue = self.issue_id().await;
+        let mut conn = self.pool.acquire().await.unwrap();
+        relay_store::specs::current(&mut conn, issue)
+            .await
+            .unwrap()
+            .expect("a spec")
+    }
+
     pub fn bot_notes(&self) -> Vec<(String, String)> {
         self.gitlab
             .discussions(PROJECT, ISSUE)

@@ -80,24 +80,7 @@ async fn go_ahead_posts_the_spec_in_parts_and_approval_sets_its_status(pool: PgP
 
     // The reporter approves.
     const APPROVAL: &str = "@relay looks right to me, approved.";
-    let (_, note) = h
-        .gitlab
-        .seed_note(PROJECT, ISSUE, REPORTER, APPROVAL, false);
-    h.llm.push([ScriptedReply::tool_calls(vec![(
-        "submit_actions",
-        json!({"actions": [{"type": "set_spec_status", "status": "approved", "note": APPROVAL}]}),
-    )])]);
-    let answer = h
-        .deliver(REPORTER, APPROVAL, note, &discussion, "gl-approve")
-        .await;
-    assert_eq!(answer.outcome(), "accepted", "{:?}", answer.body);
-    let job = answer.body["job"].as_i64().unwrap();
-    assert_eq!(h.drain().await, vec![Outcome::Succeeded { job_id: job }]);
-    let mut conn = h.pool.acquire().await.unwrap();
-    let spec = relay_store::specs::current(&mut conn, issue)
-        .await
-        .unwrap()
-        .unwrap();
+    let spec = h.approve_spec(&discussion, APPROVAL, "gl-approve").await;
     assert_eq!(spec.status, "approved");
     assert_eq!(spec.note.as_deref(), Some(APPROVAL));
     h.assert_no_secret_leaked();

@@ -22,7 +22,6 @@ use std::time::{Duration, Instant};
 use anyhow::Context;
 use relay_actions::{BatchId, Executor, RetryPolicy, ValidationContext, WatermarkRaise, validate};
 use sqlx::postgres::PgPoolOptions;
-use sqlx::{Connection, PgConnection};
 
 #[tokio::main(flavor = "current_thread")]
 async fn main() -> anyhow::Result<()> {
@@ -30,21 +29,10 @@ async fn main() -> anyhow::Result<()> {
     let batches: usize = args.next().map(|a| a.parse()).transpose()?.unwrap_or(500);
     let writes: usize = args.next().map(|a| a.parse()).transpose()?.unwrap_or(1000);
     let admin_url = std::env::var("DATABASE_URL").context("DATABASE_URL must be set")?;
-    let db = format!("relay_bench_writeback_{}", std::process::id());
-    let mut admin = PgConnection::connect(&admin_url).await?;
-    sqlx::query(sqlx::AssertSqlSafe(format!("CREATE DATABASE {db}")))
-        .execute(&mut admin)
-        .await?;
-    let url = match admin_url.rsplit_once('/') {
-        Some((base, _)) => format!("{base}/{db}"),
-        None => anyhow::bail!("DATABASE_URL has no database name"),
-    };
-    let result = run(&url, batches, writes).await;
-    sqlx::query(sqlx::AssertSqlSafe(format!(
-        "DROP DATABASE {db} WITH (FORCE)"
-    )))
-    .execute(&mut admin)
-    .await?;
+    let scratch =
+        relay_store::bench::ScratchDatabase::create(&admin_url, "relay_bench_writeback").await?;
+    let result = run(&scratch.url, batches, writes).await;
+    scratch.drop_database().await?;
     result
 }
 

@@ -14,7 +14,6 @@ use anyhow::Context;
 use relay_gateway::{ApiSettings, AppState, ServerSettings};
 use relay_store::trace::{self, NewEvent, NewRun};
 use sqlx::postgres::PgPoolOptions;
-use sqlx::{Connection, PgConnection};
 
 const TOKEN: &str = "bench-token";
 /// Pause between events, so each is delivered on its own (not caught up in a page).
@@ -28,21 +27,10 @@ async fn main() -> anyhow::Result<()> {
         .transpose()?
         .unwrap_or(500);
     let admin_url = std::env::var("DATABASE_URL").context("DATABASE_URL must be set")?;
-    let db = format!("relay_bench_sse_{}", std::process::id());
-    let mut admin = PgConnection::connect(&admin_url).await?;
-    sqlx::query(sqlx::AssertSqlSafe(format!("CREATE DATABASE {db}")))
-        .execute(&mut admin)
-        .await?;
-    let url = match admin_url.rsplit_once('/') {
-        Some((base, _)) => format!("{base}/{db}"),
-        None => anyhow::bail!("DATABASE_URL has no database name"),
-    };
-    let result = run(&url, events).await;
-    sqlx::query(sqlx::AssertSqlSafe(format!(
-        "DROP DATABASE {db} WITH (FORCE)"
-    )))
-    .execute(&mut admin)
-    .await?;
+    let scratch =
+        relay_store::bench::ScratchDatabase::create(&admin_url, "relay_bench_sse").await?;
+    let result = run(&scratch.url, events).await;
+    scratch.drop_database().await?;
     result
 }
 

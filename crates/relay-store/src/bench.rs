@@ -61,3 +61,45 @@ pub async fn insert_ceiling(
         .await?;
     Ok(all)
 }
+
+/// A throwaway database for a benchmark: created next to the one `admin_url` names, dropped by
+/// [`ScratchDatabase::drop_database`] (benchmarks never touch a real database's data).
+pub struct ScratchDatabase {
+    admin: sqlx::PgConnection,
+    name: String,
+    /// The scratch database's URL.
+    pub url: String,
+}
+
+impl ScratchDatabase {
+    /// Creates `<prefix>_<pid>` on the server of `admin_url` (e.g. `DATABASE_URL`).
+    pub async fn create(admin_url: &str, prefix: &str) -> Result<ScratchDatabase> {
+        use sqlx::Connection as _;
+        let name = format!("{prefix}_{}", std::process::id());
+        let (base, _) = admin_url.rsplit_once('/').ok_or_else(|| {
+            crate::Error::Database(sqlx::Error::Configuration(
+                "the database URL has no database name".into(),
+            ))
+        })?;
+        let mut admin = sqlx::PgConnection::connect(admin_url).await?;
+        sqlx::query(sqlx::AssertSqlSafe(format!("CREATE DATABASE {name}")))
+            .execute(&mut admin)
+            .await?;
+        Ok(ScratchDatabase {
+            url: format!("{base}/{name}"),
+            admin,
+            name,
+        })
+    }
+
+    /// Drops the database, closing whatever still uses it.
+    pub async fn drop_database(mut self) -> Result<()> {
+        sqlx::query(sqlx::AssertSqlSafe(format!(
+            "DROP DATABASE {} WITH (FORCE)",
+            self.name
+        )))
+        .execute(&mut self.admin)
+        .await?;
+        Ok(())
+    }
+}

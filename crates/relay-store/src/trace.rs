@@ -135,6 +135,38 @@ pub struct Finish {
     pub dropped: i64,
 }
 
+/// A batch that creates its run ($8 issue, $9 attempt, $10 worker, $11 started, $12 outcome,
+/// $13 dropped).
+const NEW_RUN_BATCH: &str = "WITH r AS (
+                 INSERT INTO trace_runs (job_id, issue_id, attempt, worker, started_at, finished_at,
+                                         outcome, dropped)
+                 VALUES ($1, $8, $9, $10, $11, CASE WHEN $12::text IS NULL THEN NULL ELSE now() END,
+                         $12, $13)
+                 RETURNING id
+             ),
+             e AS (
+                 INSERT INTO trace_events (run_id, job_id, seq, at, type, agent, payload)
+                 SELECT r.id, $1, x.seq, x.at, x.kind, x.agent, x.payload
+                 FROM r, unnest($3::int[], $4::timestamptz[], $5::text[], $6::text[], $7::jsonb[])
+                      WITH ORDINALITY AS x(seq, at, kind, agent, payload, n)
+                 ORDER BY x.n
+             )
+             SELECT r.id FROM r, pg_notify($2, $1::text)";
+
+/// A batch of a stored run, finishing it when $9 (outcome) is given ($8 run, $10 dropped).
+const STORED_RUN_BATCH: &str = "WITH e AS (
+                 INSERT INTO trace_events (run_id, job_id, seq, at, type, agent, payload)
+                 SELECT $8, $1, x.seq, x.at, x.kind, x.agent, x.payload
+                 FROM unnest($3::int[], $4::timestamptz[], $5::text[], $6::text[], $7::jsonb[])
+                      WITH ORDINALITY AS x(seq, at, kind, agent, payload, n)
+                 ORDER BY x.n
+             ),
+             u AS (
+                 UPDATE trace_runs SET finished_at = now(), outcome = $9, dropped = dropped + $10
+                 WHERE id = $8 AND $9::text IS NOT NULL
+             )
+             SELECT $8::bigint FROM pg_notify($2, $1::text)";
+
 /// Writes one batch of a run's events — creating the run first when `run` is new, finishing it
 /// when `finish` is given — and wakes the job's readers, all in ONE statement (one round trip on
 /// the job's path). Returns the run's id.
@@ -152,61 +184,28 @@ pub async fn write_batch(
     let columns = EventColumns::of(events);
     let outcome = finish.map(|f| f.outcome.as_str());
     let dropped = finish.map_or(0, |f| f.dropped.max(0));
+    // $1-$7 are common to both statements; the run's own parameters follow.
+    let sql = match run {
+        RunRef::New { .. } => NEW_RUN_BATCH,
+        RunRef::Stored(_) => STORED_RUN_BATCH,
+    };
+    let query = sqlx::query_scalar(sql)
+        .bind(job_id)
+        .bind(NOTIFY_CHANNEL)
+        .bind(&columns.seqs)
+        .bind(&columns.ats)
+        .bind(&columns.kinds)
+        .bind(&columns.agents)
+        .bind(&columns.payloads);
     let query = match run {
-        RunRef::New { run, started_at } => sqlx::query_scalar(
-            "WITH r AS (
-                 INSERT INTO trace_runs (job_id, issue_id, attempt, worker, started_at, finished_at,
-                                         outcome, dropped)
-                 VALUES ($1, $8, $9, $10, $11, CASE WHEN $12::text IS NULL THEN NULL ELSE now() END,
-                         $12, $13)
-                 RETURNING id
-             ),
-             e AS (
-                 INSERT INTO trace_events (run_id, job_id, seq, at, type, agent, payload)
-                 SELECT r.id, $1, x.seq, x.at, x.kind, x.agent, x.payload
-                 FROM r, unnest($3::int[], $4::timestamptz[], $5::text[], $6::text[], $7::jsonb[])
-                      WITH ORDINALITY AS x(seq, at, kind, agent, payload, n)
-                 ORDER BY x.n
-             )
-             SELECT r.id FROM r, pg_notify($2, $1::text)",
-        )
-        .bind(job_id)
-        .bind(NOTIFY_CHANNEL)
-        .bind(&columns.seqs)
-        .bind(&columns.ats)
-        .bind(&columns.kinds)
-        .bind(&columns.agents)
-        .bind(&columns.payloads)
-        .bind(run.issue_id)
-        .bind(run.attempt.max(1))
-        .bind(run.worker)
-        .bind(started_at)
-        .bind(outcome)
-        .bind(dropped),
-        RunRef::Stored(id) => sqlx::query_scalar(
-            "WITH e AS (
-                 INSERT INTO trace_events (run_id, job_id, seq, at, type, agent, payload)
-                 SELECT $8, $1, x.seq, x.at, x.kind, x.agent, x.payload
-                 FROM unnest($3::int[], $4::timestamptz[], $5::text[], $6::text[], $7::jsonb[])
-                      WITH ORDINALITY AS x(seq, at, kind, agent, payload, n)
-                 ORDER BY x.n
-             ),
-             u AS (
-                 UPDATE trace_runs SET finished_at = now(), outcome = $9, dropped = dropped + $10
-                 WHERE id = $8 AND $9::text IS NOT NULL
-             )
-             SELECT $8::bigint FROM pg_notify($2, $1::text)",
-        )
-        .bind(job_id)
-        .bind(NOTIFY_CHANNEL)
-        .bind(&columns.seqs)
-        .bind(&columns.ats)
-        .bind(&columns.kinds)
-        .bind(&columns.agents)
-        .bind(&columns.payloads)
-        .bind(*id)
-        .bind(outcome)
-        .bind(dropped),
+        RunRef::New { run, started_at } => query
+            .bind(run.issue_id)
+            .bind(run.attempt.max(1))
+            .bind(run.worker)
+            .bind(started_at)
+            .bind(outcome)
+            .bind(dropped),
+        RunRef::Stored(id) => query.bind(*id).bind(outcome).bind(dropped),
     };
     Ok(query.fetch_one(pool).await?)
 }

@@ -27,8 +27,8 @@ use relay_store::trace::{NewRun, RunOutcome};
 use relay_worker::trace_sink::TraceRun;
 use relay_worker::{JobContext, JobError, JobHandler, Outcome, Registry, Worker, WorkerSettings};
 use serde_json::{Value, json};
+use sqlx::PgPool;
 use sqlx::postgres::PgPoolOptions;
-use sqlx::{Connection, PgConnection, PgPool};
 
 const EVENTS: usize = 20_000;
 
@@ -40,21 +40,10 @@ async fn main() -> anyhow::Result<()> {
         .transpose()?
         .unwrap_or(200);
     let admin_url = std::env::var("DATABASE_URL").context("DATABASE_URL must be set")?;
-    let db = format!("relay_bench_trace_{}", std::process::id());
-    let mut admin = PgConnection::connect(&admin_url).await?;
-    sqlx::query(sqlx::AssertSqlSafe(format!("CREATE DATABASE {db}")))
-        .execute(&mut admin)
-        .await?;
-    let url = match admin_url.rsplit_once('/') {
-        Some((base, _)) => format!("{base}/{db}"),
-        None => anyhow::bail!("DATABASE_URL has no database name"),
-    };
-    let result = run(&url, jobs).await;
-    sqlx::query(sqlx::AssertSqlSafe(format!(
-        "DROP DATABASE {db} WITH (FORCE)"
-    )))
-    .execute(&mut admin)
-    .await?;
+    let scratch =
+        relay_store::bench::ScratchDatabase::create(&admin_url, "relay_bench_trace").await?;
+    let result = run(&scratch.url, jobs).await;
+    scratch.drop_database().await?;
     result
 }
 
