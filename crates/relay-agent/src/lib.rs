@@ -16,5 +16,6 @@ pub mod explore;
 pub mod llm;
 pub mod planner;
 pub mod spec;
+pub mod thorough;
 pub mod toolbox;
 pub mod trace;

@@ -1,0 +1,183 @@
+//! Thorough mode's bounds: one named constant and one counter each, so every limit is enforced in
+//! one place and a hit names the bound that stopped the work.
+
+/// Tokens of one `tree` step's output.
+pub const STEP_TREE_TOKENS: u64 = 2_000;
+/// Tokens of one file slice.
+pub const STEP_FILE_SLICE_TOKENS: u64 = 4_000;
+/// Matches of one grep step.
+pub const STEP_GREP_MATCHES: usize = 50;
+/// Symbols of one code-graph step.
+pub const STEP_SYMBOLS: usize = 100;
+
+/// Distinct files read per query.
+pub const QUERY_FILES: usize = 10;
+/// Code tokens per query (all tool output together).
+pub const QUERY_CODE_TOKENS: u64 = 25_000;
+/// Depth of a traversal (call chain hops) per query.
+pub const QUERY_DEPTH: usize = 10;
+/// LLM calls per query; past it the remaining stages are skipped and integration runs.
+pub const QUERY_LLM_CALLS: u32 = 10;
+/// Agent hops (stage transitions and tool steps) per query.
+pub const QUERY_AGENT_HOPS: u32 = 21;
+
+/// Which bound was reached.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+pub enum BoundHit {
+    #[error("the query read its {QUERY_FILES} files")]
+    Files,
+    #[error("the query's {QUERY_CODE_TOKENS} code tokens are spent")]
+    CodeTokens,
+    #[error("the traversal reached depth {QUERY_DEPTH}")]
+    Depth,
+    #[error("the query made its {QUERY_LLM_CALLS} LLM calls")]
+    LlmCalls,
+    #[error("the query made its {QUERY_AGENT_HOPS} agent hops")]
+    AgentHops,
+    #[error("the job's token budget is spent")]
+    JobTokens,
+}
+
+/// The per-query counters.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct QueryBudget {
+    files: Vec<String>,
+    code_tokens: u64,
+    depth: usize,
+    llm_calls: u32,
+    agent_hops: u32,
+    job_tokens: u64,
+    /// What the job still allows (`None`: no job budget).
+    job_token_limit: Option<u64>,
+}
+
+impl QueryBudget {
+    /// A fresh budget; `job_token_limit` is what the job's own budget still allows.
+    pub fn new(job_token_limit: Option<u64>) -> QueryBudget {
+        QueryBudget {
+            files: Vec::new(),
+            code_tokens: 0,
+            depth: 0,
+            llm_calls: 0,
+            agent_hops: 0,
+            job_tokens: 0,
+            job_token_limit,
+        }
+    }
+
+    /// Reading `path`: a file already read costs nothing more.
+    pub fn read_file(&mut self, path: &str) -> Result<(), BoundHit> {
+        if self.files.iter().any(|known| known == path) {
+            return Ok(());
+        }
+        if self.files.len() >= QUERY_FILES {
+            return Err(BoundHit::Files);
+        }
+        self.files.push(path.to_owned());
+        Ok(())
+    }
+
+    /// `tokens` of tool output about to be kept; refused whole when they do not fit.
+    pub fn spend_code_tokens(&mut self, tokens: u64) -> Result<(), BoundHit> {
+        if self.code_tokens + tokens > QUERY_CODE_TOKENS {
+            return Err(BoundHit::CodeTokens);
+        }
+        self.code_tokens += tokens;
+        Ok(())
+    }
+
+    /// One hop deeper along a call chain.
+    pub fn descend(&mut self) -> Result<(), BoundHit> {
+        if self.depth >= QUERY_DEPTH {
+            return Err(BoundHit::Depth);
+        }
+        self.depth += 1;
+        Ok(())
+    }
+
+    /// Before an LLM call.
+    pub fn llm_call(&mut self) -> Result<(), BoundHit> {
+        if self.llm_calls >= QUERY_LLM_CALLS {
+            return Err(BoundHit::LlmCalls);
+        }
+        self.llm_calls += 1;
+        Ok(())
+    }
+
+    /// Before a stage transition or a tool step.
+    pub fn hop(&mut self) -> Result<(), BoundHit> {
+        if self.agent_hops >= QUERY_AGENT_HOPS {
+            return Err(BoundHit::AgentHops);
+        }
+        self.agent_hops += 1;
+        Ok(())
+    }
+
+    /// After an LLM call, its tokens; an error once the job's budget is spent (the call happened:
+    /// the tokens are counted either way).
+    pub fn charge_tokens(&mut self, tokens: u64) -> Result<(), BoundHit> {
+        self.job_tokens += tokens;
+        match self.job_token_limit {
+            Some(limit) if self.job_tokens >= limit => Err(BoundHit::JobTokens),
+            _ => Ok(()),
+        }
+    }
+
+    pub fn llm_calls(&self) -> u32 {
+        self.llm_calls
+    }
+
+    pub fn code_tokens(&self) -> u64 {
+        self.code_tokens
+    }
+}
+
+/// `items` cut to a per-step cap (e.g. [`STEP_GREP_MATCHES`]), with how many were left out.
+pub fn cap_matches<T>(mut items: Vec<T>, cap: usize) -> (Vec<T>, usize) {
+    let dropped = items.len().saturating_sub(cap);
+    items.truncate(cap);
+    (items, dropped)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_query_bound_is_enforced_by_its_own_counter() {
+        let mut budget = QueryBudget::new(Some(1_000));
+        for i in 0..QUERY_FILES {
+            budget.read_file(&format!("f{i}")).unwrap();
+        }
+        budget.read_file("f0").unwrap();
+        assert_eq!(budget.read_file("new"), Err(BoundHit::Files));
+
+        budget.spend_code_tokens(QUERY_CODE_TOKENS - 10).unwrap();
+        assert_eq!(budget.spend_code_tokens(11), Err(BoundHit::CodeTokens));
+        budget.spend_code_tokens(10).unwrap();
+
+        for _ in 0..QUERY_DEPTH {
+            budget.descend().unwrap();
+        }
+        assert_eq!(budget.descend(), Err(BoundHit::Depth));
+        for _ in 0..QUERY_LLM_CALLS {
+            budget.llm_call().unwrap();
+        }
+        assert_eq!(budget.llm_call(), Err(BoundHit::LlmCalls));
+        for _ in 0..QUERY_AGENT_HOPS {
+            budget.hop().unwrap();
+        }
+        assert_eq!(budget.hop(), Err(BoundHit::AgentHops));
+        budget.charge_tokens(999).unwrap();
+        assert_eq!(budget.charge_tokens(1), Err(BoundHit::JobTokens));
+        assert_eq!(QueryBudget::new(None).charge_tokens(u64::MAX / 2), Ok(()));
+    }
+
+    #[test]
+    fn step_caps_cut_and_count() {
+        let (kept, dropped) = cap_matches((0..80).collect(), STEP_GREP_MATCHES);
+        assert_eq!((kept.len(), dropped), (50, 30));
+        let (kept, dropped) = cap_matches(vec![1, 2], STEP_SYMBOLS);
+        assert_eq!((kept, dropped), (vec![1, 2], 0));
+    }
+}

@@ -1,0 +1,186 @@
+//! Goals of a thorough query and the Critic's updates to them: applied in the order given, each
+//! to the goal its id names; an update naming no goal is reported, never guessed at.
+
+use serde::{Deserialize, Serialize};
+
+/// Where a goal stands.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum GoalStatus {
+    Pending,
+    Satisfied,
+    Partial,
+    Unmet,
+    Blocked,
+}
+
+/// One goal, with a stable id (`g1`, `g2`, …).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct Goal {
+    pub id: String,
+    pub description: String,
+    /// 1 is most important.
+    pub priority: u8,
+    /// Ids of goals this one needs first.
+    #[serde(default)]
+    pub depends_on: Vec<String>,
+    pub status: GoalStatus,
+    /// Why it is blocked, when it is.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub blocked_reason: Option<String>,
+}
+
+/// One change the Critic asks for.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum GoalUpdate {
+    /// A goal the stage revealed.
+    New {
+        id: String,
+        description: String,
+        priority: u8,
+    },
+    /// A sharper wording of a goal.
+    Refined { id: String, description: String },
+    /// No longer worth pursuing.
+    Dropped { id: String },
+    /// Cannot be pursued (e.g. the code is not in the repository).
+    Blocked { id: String, reason: String },
+}
+
+impl GoalUpdate {
+    fn id(&self) -> &str {
+        match self {
+            Self::New { id, .. }
+            | Self::Refined { id, .. }
+            | Self::Dropped { id }
+            | Self::Blocked { id, .. } => id,
+        }
+    }
+}
+
+/// An update that could not be applied.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Rejected {
+    pub update: GoalUpdate,
+    pub why: &'static str,
+}
+
+/// Applies `updates` to `goals` in order. Dropped goals leave the list; an update of an unknown
+/// id, or a `new` whose id exists, is rejected and reported.
+pub fn apply_updates(goals: &mut Vec<Goal>, updates: &[GoalUpdate]) -> Vec<Rejected> {
+    let mut rejected = Vec::new();
+    for update in updates {
+        let at = goals.iter().position(|g| g.id == update.id());
+        match (update, at) {
+            (
+                GoalUpdate::New {
+                    id,
+                    description,
+                    priority,
+                },
+                None,
+            ) => goals.push(Goal {
+                id: id.clone(),
+                description: description.clone(),
+                priority: *priority,
+                depends_on: Vec::new(),
+                status: GoalStatus::Pending,
+                blocked_reason: None,
+            }),
+            (GoalUpdate::New { .. }, Some(_)) => rejected.push(Rejected {
+                update: update.clone(),
+                why: "a goal with this id exists",
+            }),
+            (_, None) => rejected.push(Rejected {
+                update: update.clone(),
+                why: "no goal has this id",
+            }),
+            (GoalUpdate::Refined { description, .. }, Some(at)) => {
+                goals[at].description = description.clone();
+            }
+            (GoalUpdate::Dropped { .. }, Some(at)) => {
+                goals.remove(at);
+            }
+            (GoalUpdate::Blocked { reason, .. }, Some(at)) => {
+                goals[at].status = GoalStatus::Blocked;
+                goals[at].blocked_reason = Some(reason.clone());
+            }
+        }
+    }
+    rejected
+}
+
+/// Goals still to work on: pending, partial or unmet.
+pub fn open_goals(goals: &[Goal]) -> impl Iterator<Item = &Goal> {
+    goals.iter().filter(|g| {
+        matches!(
+            g.status,
+            GoalStatus::Pending | GoalStatus::Partial | GoalStatus::Unmet
+        )
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn goal(id: &str) -> Goal {
+        Goal {
+            id: id.into(),
+            description: format!("goal {id}"),
+            priority: 1,
+            depends_on: Vec::new(),
+            status: GoalStatus::Pending,
+            blocked_reason: None,
+        }
+    }
+
+    #[test]
+    fn updates_apply_in_order_by_id() {
+        let mut goals = vec![goal("g1"), goal("g2"), goal("g3")];
+        let updates = vec![
+            GoalUpdate::Refined {
+                id: "g2".into(),
+                description: "where is the webhook stored".into(),
+            },
+            GoalUpdate::New {
+                id: "g4".into(),
+                description: "who drains the outbox".into(),
+                priority: 2,
+            },
+            // In order: g4 exists by now, so this refines the new goal.
+            GoalUpdate::Refined {
+                id: "g4".into(),
+                description: "who drains the outbox, and when".into(),
+            },
+            GoalUpdate::Dropped { id: "g1".into() },
+            GoalUpdate::Blocked {
+                id: "g3".into(),
+                reason: "vendored code is not indexed".into(),
+            },
+            GoalUpdate::Dropped { id: "g1".into() },
+            GoalUpdate::New {
+                id: "g2".into(),
+                description: "duplicate".into(),
+                priority: 1,
+            },
+        ];
+        let rejected = apply_updates(&mut goals, &updates);
+        let ids: Vec<&str> = goals.iter().map(|g| g.id.as_str()).collect();
+        assert_eq!(ids, ["g2", "g3", "g4"]);
+        assert_eq!(goals[0].description, "where is the webhook stored");
+        assert_eq!(goals[2].description, "who drains the outbox, and when");
+        assert_eq!(goals[1].status, GoalStatus::Blocked);
+        assert_eq!(
+            rejected.iter().map(|r| r.why).collect::<Vec<_>>(),
+            ["no goal has this id", "a goal with this id exists"]
+        );
+        assert_eq!(
+            open_goals(&goals)
+                .map(|g| g.id.as_str())
+                .collect::<Vec<_>>(),
+            ["g2", "g4"]
+        );
+    }
+}

@@ -1,0 +1,13 @@
+//! Thorough mode (issue #12): goal-driven multi-stage analysis for questions that span many files.
+//!
+//! This module holds the deterministic core the pipeline runs on: perception ([`perception`]), the
+//! traversal state with its FIFO bounds ([`state`]), one counter per bound ([`bounds`]), goals and
+//! their ordered updates ([`goals`]) and the routing between stages ([`routing`]). The LLM stages
+//! (intent, planner, synthesizer, critic), the traverser and integration are not built yet:
+//! `explore(thoroughness: thorough)` still runs one ExploreAgent with twice the medium budget.
+
+pub mod bounds;
+pub mod goals;
+pub mod perception;
+pub mod routing;
+pub mod state;

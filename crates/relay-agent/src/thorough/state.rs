@@ -1,0 +1,141 @@
+//! The traversal state of one issue: what thorough mode has explored so far, FIFO-bounded so a
+//! long investigation keeps its most recent ground and never grows without limit.
+
+use std::collections::VecDeque;
+
+/// Files remembered at most.
+pub const MAX_FILES: usize = 100;
+/// Symbols remembered at most.
+pub const MAX_SYMBOLS: usize = 200;
+/// Snippets remembered at most.
+pub const MAX_SNIPPETS: usize = 50;
+/// Steps of the call chain remembered at most.
+pub const MAX_CALL_CHAIN: usize = 20;
+
+/// A first-in-first-out list of distinct items with a capacity: adding a known item moves it to
+/// the back (it is fresh again); adding past the capacity drops the oldest.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Fifo<T> {
+    items: VecDeque<T>,
+    capacity: usize,
+}
+
+impl<T: PartialEq> Fifo<T> {
+    pub fn new(capacity: usize) -> Fifo<T> {
+        Fifo {
+            items: VecDeque::with_capacity(capacity.min(1024)),
+            capacity: capacity.max(1),
+        }
+    }
+
+    /// Adds `item` (or refreshes it); returns the item dropped to make room, if any.
+    pub fn push(&mut self, item: T) -> Option<T> {
+        if let Some(at) = self.items.iter().position(|known| *known == item) {
+            self.items.remove(at);
+            self.items.push_back(item);
+            return None;
+        }
+        self.items.push_back(item);
+        if self.items.len() > self.capacity {
+            self.items.pop_front()
+        } else {
+            None
+        }
+    }
+
+    pub fn contains(&self, item: &T) -> bool {
+        self.items.contains(item)
+    }
+
+    pub fn len(&self) -> usize {
+        self.items.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.items.is_empty()
+    }
+
+    /// Oldest first.
+    pub fn iter(&self) -> impl Iterator<Item = &T> {
+        self.items.iter()
+    }
+}
+
+/// A piece of code seen, with where it came from.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Snippet {
+    pub path: String,
+    pub start_line: u32,
+    pub end_line: u32,
+    pub text: String,
+}
+
+/// What thorough mode knows about the repository for one issue.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TraversalState {
+    pub files: Fifo<String>,
+    pub symbols: Fifo<String>,
+    pub snippets: Fifo<Snippet>,
+    /// Qualified names along the call chain being followed, outermost first.
+    pub call_chain: Fifo<String>,
+}
+
+impl Default for TraversalState {
+    fn default() -> Self {
+        TraversalState {
+            files: Fifo::new(MAX_FILES),
+            symbols: Fifo::new(MAX_SYMBOLS),
+            snippets: Fifo::new(MAX_SNIPPETS),
+            call_chain: Fifo::new(MAX_CALL_CHAIN),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_fifo_keeps_the_newest_distinct_items() {
+        let mut fifo = Fifo::new(3);
+        assert_eq!(fifo.push("a"), None);
+        fifo.push("b");
+        fifo.push("c");
+        // Known again: refreshed, nothing dropped.
+        assert_eq!(fifo.push("a"), None);
+        assert_eq!(fifo.iter().copied().collect::<Vec<_>>(), ["b", "c", "a"]);
+        assert_eq!(fifo.push("d"), Some("b"));
+        assert_eq!(fifo.len(), 3);
+        assert!(!fifo.contains(&"b"));
+    }
+
+    #[test]
+    fn the_state_holds_its_documented_bounds() {
+        let mut state = TraversalState::default();
+        for i in 0..500 {
+            state.files.push(format!("f{i}.go"));
+            state.symbols.push(format!("pkg.S{i}"));
+            state.call_chain.push(format!("pkg.F{i}"));
+            state.snippets.push(Snippet {
+                path: format!("f{i}.go"),
+                start_line: 1,
+                end_line: 2,
+                text: String::new(),
+            });
+        }
+        assert_eq!(
+            (
+                state.files.len(),
+                state.symbols.len(),
+                state.snippets.len(),
+                state.call_chain.len()
+            ),
+            (MAX_FILES, MAX_SYMBOLS, MAX_SNIPPETS, MAX_CALL_CHAIN)
+        );
+        assert_eq!(
+            state.files.iter().next().unwrap(),
+            "f400.go",
+            "the oldest dropped"
+        );
+    }
+}
