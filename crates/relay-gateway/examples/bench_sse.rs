@@ -12,6 +12,7 @@ use std::time::{Duration, Instant};
 
 use anyhow::Context;
 use relay_gateway::{ApiSettings, AppState, ServerSettings};
+use relay_store::bench::p50_p99;
 use relay_store::trace::{self, NewEvent, NewRun};
 use sqlx::postgres::PgPoolOptions;
 
@@ -127,8 +128,8 @@ async fn run(url: &str, count: usize) -> anyhow::Result<()> {
         "{} of {count} events arrived",
         latencies.len()
     );
-    let (l50, l99) = percentiles(&mut latencies);
-    let (r50, r99) = percentiles(&mut round_trips);
+    let (l50, l99) = p50_p99(&mut latencies);
+    let (r50, r99) = p50_p99(&mut round_trips);
     println!("## SSE delivery ({count} single-event batches from another pool, {GAP:?} apart)");
     println!(
         "write round trip (baseline): p50 {:7.3} ms  p99 {:7.3} ms",
@@ -142,12 +143,6 @@ async fn run(url: &str, count: usize) -> anyhow::Result<()> {
         l50.as_secs_f64() / r50.as_secs_f64()
     );
     Ok(())
-}
-
-fn percentiles(times: &mut [Duration]) -> (Duration, Duration) {
-    times.sort();
-    let at = |q: f64| times[((times.len() - 1) as f64 * q).round() as usize];
-    (at(0.5), at(0.99))
 }
 
 fn ms(d: Duration) -> f64 {

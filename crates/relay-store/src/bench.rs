@@ -103,3 +103,10 @@ impl ScratchDatabase {
         Ok(())
     }
 }
+
+/// The p50 and p99 of `times` (sorted in place; nearest rank). `times` must not be empty.
+pub fn p50_p99(times: &mut [Duration]) -> (Duration, Duration) {
+    times.sort();
+    let at = |q: f64| times[((times.len() - 1) as f64 * q).round() as usize];
+    (at(0.5), at(0.99))
+}

@@ -21,6 +21,7 @@ use relay_agent::llm::scripted::{ScriptedLlm, ScriptedReply};
 use relay_agent::llm::{LlmClient, LlmSettings, Role};
 use relay_agent::toolbox::Toolbox;
 use relay_agent::trace::{TraceKind, Tracer};
+use relay_store::bench::p50_p99;
 use relay_store::queue::{NewJob, enqueue};
 use relay_store::tool_graph::{Call, Source, record_run};
 use relay_store::trace::{NewRun, RunOutcome};
@@ -225,8 +226,8 @@ async fn per_job(pool: &PgPool, jobs: usize) -> anyhow::Result<()> {
     )
     .fetch_one(pool)
     .await?;
-    let (t50, t99) = percentiles(&mut traced);
-    let (u50, u99) = percentiles(&mut untraced);
+    let (t50, t99) = p50_p99(&mut traced);
+    let (u50, u99) = p50_p99(&mut untraced);
     println!("\n## per job ({jobs} jobs each: claim, scripted explore with 3 LLM calls, complete)");
     println!("trace off: p50 {:7.2} ms  p99 {:7.2} ms", ms(u50), ms(u99));
     println!(
@@ -275,8 +276,8 @@ async fn graph_update(pool: &PgPool) -> anyhow::Result<()> {
             .await?;
         single.push(started.elapsed());
     }
-    let (g50, g99) = percentiles(&mut update);
-    let (s50, s99) = percentiles(&mut single);
+    let (g50, g99) = p50_p99(&mut update);
+    let (s50, s99) = p50_p99(&mut single);
     println!("\n## tool graph update per explore ({RUNS} runs of 8 calls, 20 repositories)");
     println!(
         "single-row INSERT: p50 {:6.0} us  p99 {:6.0} us",
@@ -290,12 +291,6 @@ async fn graph_update(pool: &PgPool) -> anyhow::Result<()> {
         g50.as_secs_f64() / s50.as_secs_f64()
     );
     Ok(())
-}
-
-fn percentiles(times: &mut [Duration]) -> (Duration, Duration) {
-    times.sort();
-    let at = |q: f64| times[((times.len() - 1) as f64 * q).round() as usize];
-    (at(0.5), at(0.99))
 }
 
 fn ms(d: Duration) -> f64 {
