@@ -23,14 +23,15 @@ pub mod report;
 mod run;
 mod synthesis;
 
-use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 use serde_json::json;
 
 use crate::llm::{LlmClient, LlmError};
+use crate::thorough::state::TraversalState;
 use crate::toolbox::{ToolCallRecord, Toolbox};
 use crate::trace::{TraceKind, Tracer, capped};
 
@@ -58,7 +59,8 @@ pub const DEFAULT_KEEP_TURNS: usize = 6;
 pub struct ExploreConfig {
     /// Budget of a `quick` explore.
     pub quick: ExploreBudget,
-    /// Budget of a `medium` explore (`thorough` is twice this until the multi-stage mode lands).
+    /// Budget of a `medium` explore. (`thorough` runs the multi-stage mode of
+    /// [`crate::thorough`], bounded by its own query bounds.)
     pub medium: ExploreBudget,
     /// Wall-clock limit of one explore (`time_limit_secs`).
     #[serde(rename = "time_limit_secs", with = "seconds")]
@@ -90,12 +92,12 @@ impl Default for ExploreConfig {
 }
 
 impl ExploreConfig {
-    /// The budget of one explore at `thoroughness`.
+    /// The budget of one single-loop explore at `thoroughness` (a `thorough` request runs the
+    /// multi-stage mode instead; were it run as one loop, it would get twice the medium budget).
     pub fn budget(&self, thoroughness: Thoroughness) -> ExploreBudget {
         match thoroughness {
             Thoroughness::Quick => self.quick,
             Thoroughness::Medium => self.medium,
-            // Until the multi-stage mode lands: medium with twice the budget.
             Thoroughness::Thorough => self.medium.doubled(),
         }
     }
@@ -157,6 +159,10 @@ pub enum StopReason {
     JobBudget,
     /// The LLM failed mid-run (after retries); the kind is in `llm_error`.
     LlmError,
+    /// Thorough mode: every goal is settled (satisfied, blocked or dropped).
+    GoalsDone,
+    /// Thorough mode: the question cannot be explored before a human answers.
+    NeedsClarification,
 }
 
 impl StopReason {
@@ -171,6 +177,8 @@ impl StopReason {
             Self::NoProgress => "no_progress",
             Self::JobBudget => "job_budget",
             Self::LlmError => "llm_error",
+            Self::GoalsDone => "goals_done",
+            Self::NeedsClarification => "needs_clarification",
         }
     }
 }
@@ -191,6 +199,8 @@ pub enum ReportOrigin {
     ForcedSynthesis,
     /// Relay's "insufficient evidence" report: no usable report could be obtained.
     InsufficientEvidence,
+    /// Thorough mode's Integration: the verified claims of its completed stages.
+    Integrated,
 }
 
 /// The outcome of one explore.
@@ -248,6 +258,9 @@ pub struct ExploreAgent {
     observer: Option<Arc<dyn ExploreObserver>>,
     /// The repository's strongest tool sequences, added to the system prompt.
     hint: Option<ToolHint>,
+    /// What this agent's thorough explores have explored (an agent serves one job, so one
+    /// issue): each thorough query starts from it and adds to it.
+    traversal: Arc<Mutex<TraversalState>>,
 }
 
 impl ExploreAgent {
@@ -261,6 +274,7 @@ impl ExploreAgent {
             started: Arc::new(AtomicUsize::new(0)),
             observer: None,
             hint: None,
+            traversal: Arc::new(Mutex::new(TraversalState::default())),
         }
     }
 
@@ -320,9 +334,14 @@ impl ExploreAgent {
                 "thoroughness": request.thoroughness.as_str(),
             }),
         );
-        let result = run::Run::new(self, &request, tracer.clone())
-            .execute()
-            .await;
+        let result = match request.thoroughness {
+            Thoroughness::Thorough => self.thorough(&request, &tracer).await,
+            Thoroughness::Quick | Thoroughness::Medium => {
+                run::Run::new(self, &request, tracer.clone())
+                    .execute()
+                    .await
+            }
+        };
         if let (Some(observer), Ok(report)) = (&self.observer, &result)
             && let Some(run) = observe::observed_run(report)
         {
@@ -352,6 +371,40 @@ impl ExploreAgent {
         result
     }
 
+    /// A thorough request: the multi-stage mode, its report in the explore's shape.
+    async fn thorough(
+        &self,
+        request: &ExploreRequest,
+        tracer: &Tracer,
+    ) -> Result<ExploreReport, ExploreError> {
+        let mut state = self
+            .traversal
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .clone();
+        let report = crate::thorough::analyze(
+            &self.llm,
+            &self.toolbox,
+            &request.question,
+            &mut state,
+            tracer,
+        )
+        .await?;
+        self.traversal
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .absorb(&state);
+        Ok(thorough_report(report))
+    }
+
+    /// The traversal state this agent's thorough explores built.
+    pub fn traversal_state(&self) -> TraversalState {
+        self.traversal
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .clone()
+    }
+
     /// Answers several questions, at most `max_parallel_explores` at once, each with its own
     /// budget; results are in request order.
     pub async fn explore_all(
@@ -364,5 +417,67 @@ impl ExploreAgent {
             .buffered(self.config.max_parallel_explores.max(1))
             .collect()
             .await
+    }
+}
+
+/// A thorough query's report in the explore's shape: the integrated answer, the citations of its
+/// claims, and the open goals (and any clarification) as `unanswered`.
+fn thorough_report(report: crate::thorough::ThoroughReport) -> ExploreReport {
+    use crate::thorough::bounds::BoundHit;
+    use crate::thorough::routing::IntegrateReason;
+
+    let answer = report.answer;
+    let mut evidence: Vec<relay_core::Citation> = Vec::new();
+    for citation in answer.claims.iter().flat_map(|c| &c.citations) {
+        if !evidence.contains(citation) {
+            evidence.push(citation.clone());
+        }
+    }
+    let confidence = if answer.claims.is_empty() {
+        Confidence::Low
+    } else if answer.open_goals.is_empty() {
+        Confidence::High
+    } else {
+        Confidence::Medium
+    };
+    let mut unanswered: Vec<String> = answer
+        .open_goals
+        .iter()
+        .map(|goal| goal.description.clone())
+        .collect();
+    if let Some(question) = &answer.clarification {
+        unanswered.push(format!("needs clarification: {question}"));
+    }
+    let stop = match answer.reason {
+        IntegrateReason::GoalsDone => StopReason::GoalsDone,
+        IntegrateReason::StageCap
+        | IntegrateReason::Bound(BoundHit::LlmCalls | BoundHit::AgentHops) => {
+            StopReason::IterationCap
+        }
+        IntegrateReason::Stuck => StopReason::NoProgress,
+        IntegrateReason::Bound(BoundHit::JobTokens) => StopReason::JobBudget,
+        IntegrateReason::Bound(BoundHit::Files | BoundHit::CodeTokens | BoundHit::Depth) => {
+            StopReason::TokenLimit
+        }
+        IntegrateReason::NeedsClarification => StopReason::NeedsClarification,
+        IntegrateReason::LlmFailed => StopReason::LlmError,
+    };
+    ExploreReport {
+        answer: answer.text,
+        evidence,
+        confidence,
+        unanswered,
+        dropped_citations: report
+            .stages
+            .iter()
+            .map(|s| s.rejected_citations.len())
+            .sum(),
+        stop,
+        origin: ReportOrigin::Integrated,
+        iterations: report.llm_calls,
+        tokens_in: report.tokens_in,
+        tokens_out: report.tokens_out,
+        llm_error: report.llm_error,
+        tool_calls: report.tool_calls,
     }
 }

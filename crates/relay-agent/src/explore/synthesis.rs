@@ -141,5 +141,7 @@ fn describe(stop: StopReason) -> &'static str {
         StopReason::NoProgress => "replies without a usable tool call",
         StopReason::JobBudget => "the job's token budget is spent",
         StopReason::LlmError => "the model failed",
+        StopReason::GoalsDone => "every goal settled",
+        StopReason::NeedsClarification => "a human must clarify the question",
     }
 }

@@ -22,7 +22,8 @@ pub const QUERY_LLM_CALLS: u32 = 10;
 pub const QUERY_AGENT_HOPS: u32 = 21;
 
 /// Which bound was reached.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
 pub enum BoundHit {
     #[error("the query read its {QUERY_FILES} files")]
     Files,
@@ -104,6 +105,18 @@ impl QueryBudget {
         Ok(())
     }
 
+    /// Counts LLM calls already made beyond the one [`QueryBudget::llm_call`] admitted (a
+    /// structured reply that failed validation is asked again); they happened, so they count
+    /// even past the cap, and the next [`QueryBudget::llm_call`] is refused.
+    pub fn extra_llm_calls(&mut self, calls: u32) {
+        self.llm_calls = self.llm_calls.saturating_add(calls);
+    }
+
+    /// LLM calls the query may still make.
+    pub fn llm_calls_left(&self) -> u32 {
+        QUERY_LLM_CALLS.saturating_sub(self.llm_calls)
+    }
+
     /// Before a stage transition or a tool step.
     pub fn hop(&mut self) -> Result<(), BoundHit> {
         if self.agent_hops >= QUERY_AGENT_HOPS {
@@ -129,6 +142,18 @@ impl QueryBudget {
 
     pub fn code_tokens(&self) -> u64 {
         self.code_tokens
+    }
+
+    pub fn agent_hops(&self) -> u32 {
+        self.agent_hops
+    }
+
+    pub fn files_read(&self) -> usize {
+        self.files.len()
+    }
+
+    pub fn depth(&self) -> usize {
+        self.depth
     }
 }
 

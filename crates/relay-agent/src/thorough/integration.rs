@@ -5,15 +5,54 @@
 use std::fmt::Write as _;
 
 use relay_core::Citation;
+use serde::Serialize;
 
 use super::goals::{Goal, GoalStatus};
 use super::routing::IntegrateReason;
 
-/// A claim of a stage, with the citations that passed verification.
-#[derive(Debug, Clone, PartialEq, Eq)]
+/// Open questions the answer lists at most.
+pub const MAX_OPEN_QUESTIONS: usize = 5;
+
+/// A claim of a stage, with the citations that passed verification and where each was seen.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct Claim {
     pub text: String,
     pub citations: Vec<Citation>,
+    /// Ids of the goals it answers.
+    pub goals: Vec<String>,
+    /// The evidence chain: for each citation (same order), the tool step whose output showed
+    /// that file to the Synthesizer.
+    pub seen_in: Vec<StepRef>,
+}
+
+/// One tool step of a query: stage `stage`, its `attempt`-th plan (0 unless replanned), step
+/// `step` (0-based).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct StepRef {
+    pub stage: u32,
+    pub attempt: u32,
+    pub step: usize,
+}
+
+impl std::fmt::Display for StepRef {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "stage {}.{} step {}",
+            self.stage,
+            self.attempt,
+            self.step + 1
+        )
+    }
+}
+
+/// What the stages raised but did not settle.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Unsettled {
+    /// The question for the humans, when one was asked.
+    pub clarification: Option<String>,
+    /// The Synthesizers' open questions, in order.
+    pub open_questions: Vec<String>,
 }
 
 /// What one completed stage established.
@@ -24,7 +63,7 @@ pub struct StageEvidence {
 }
 
 /// The final answer.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct Answer {
     /// Markdown: the verified claims with their `[path:line]` citations, then what is not known.
     pub text: String,
@@ -34,11 +73,20 @@ pub struct Answer {
     pub open_goals: Vec<Goal>,
     /// Claims left out for want of a verified citation.
     pub dropped_claims: usize,
+    /// The question asked of the humans, if any.
+    pub clarification: Option<String>,
+    /// Questions the stages raised and did not settle (at most [`MAX_OPEN_QUESTIONS`]).
+    pub open_questions: Vec<String>,
     pub reason: IntegrateReason,
 }
 
 /// Builds the answer from the completed stages' evidence (duplicate claims stated once).
-pub fn integrate(stages: &[StageEvidence], goals: &[Goal], reason: IntegrateReason) -> Answer {
+pub fn integrate(
+    stages: &[StageEvidence],
+    goals: &[Goal],
+    unsettled: Unsettled,
+    reason: IntegrateReason,
+) -> Answer {
     let mut claims: Vec<Claim> = Vec::new();
     let mut dropped_claims = 0;
     for claim in stages.iter().flat_map(|s| &s.claims) {
@@ -80,11 +128,30 @@ pub fn integrate(stages: &[StageEvidence], goals: &[Goal], reason: IntegrateReas
             let _ = writeln!(text, "- {} ({status}{why})", goal.description);
         }
     }
+    let mut open_questions: Vec<String> = Vec::new();
+    for question in unsettled.open_questions {
+        let question = question.trim().to_owned();
+        if !question.is_empty() && !open_questions.contains(&question) {
+            open_questions.push(question);
+        }
+    }
+    open_questions.truncate(MAX_OPEN_QUESTIONS);
+    if !open_questions.is_empty() {
+        let _ = writeln!(text, "\nOpen questions:");
+        for question in &open_questions {
+            let _ = writeln!(text, "- {question}");
+        }
+    }
+    if let Some(question) = &unsettled.clarification {
+        let _ = writeln!(text, "\nNeeds clarification: {}", question.trim());
+    }
     Answer {
         text,
         claims,
         open_goals,
         dropped_claims,
+        clarification: unsettled.clarification,
+        open_questions,
         reason,
     }
 }
@@ -113,10 +180,28 @@ mod tests {
         }
     }
 
-    /// The contract: every statement of the answer's findings carries a citation that was
-    /// verified (one of the claims' own), and nothing else is stated.
-    fn assert_every_claim_is_cited(answer: &Answer) {
-        let findings = answer.text.split("\nNot answered:").next().unwrap();
+    fn claim(text: &str, citations: Vec<Citation>) -> Claim {
+        let seen_in = citations
+            .iter()
+            .map(|_| StepRef {
+                stage: 1,
+                attempt: 0,
+                step: 0,
+            })
+            .collect();
+        Claim {
+            text: text.into(),
+            citations,
+            goals: vec!["g1".into()],
+            seen_in,
+        }
+    }
+
+    /// The contract: every statement of the answer's findings (the lines before the first
+    /// section) carries a citation that was verified (one of the claims' own), and nothing else
+    /// is stated.
+    pub(crate) fn assert_every_claim_is_cited(answer: &Answer) {
+        let findings = answer.text.split("\n\n").next().unwrap();
         for line in findings.lines().filter(|l| l.starts_with("- ")) {
             let claim = answer
                 .claims
@@ -140,27 +225,24 @@ mod tests {
             StageEvidence {
                 stage: 1,
                 claims: vec![
-                    Claim {
-                        text: "Webhooks are verified before parsing.".into(),
-                        citations: vec![cite("routes/webhook.rs", 40)],
-                    },
-                    Claim {
-                        text: "Deliveries are deduplicated.".into(),
-                        citations: vec![],
-                    },
+                    claim(
+                        "Webhooks are verified before parsing.",
+                        vec![cite("routes/webhook.rs", 40)],
+                    ),
+                    claim("Deliveries are deduplicated.", vec![]),
                 ],
             },
             StageEvidence {
                 stage: 2,
                 claims: vec![
-                    Claim {
-                        text: "Webhooks are verified before parsing.".into(),
-                        citations: vec![cite("routes/webhook.rs", 40)],
-                    },
-                    Claim {
-                        text: "The outbox drain marks each write sent.".into(),
-                        citations: vec![cite("drain.rs", 110), cite("outbox.rs", 12)],
-                    },
+                    claim(
+                        "Webhooks are verified before parsing.",
+                        vec![cite("routes/webhook.rs", 40)],
+                    ),
+                    claim(
+                        "The outbox drain marks each write sent.",
+                        vec![cite("drain.rs", 110), cite("outbox.rs", 12)],
+                    ),
                 ],
             },
         ];
@@ -169,7 +251,22 @@ mod tests {
             goal("g2", GoalStatus::Unmet),
             goal("g3", GoalStatus::Blocked),
         ];
-        let answer = integrate(&stages, &goals, IntegrateReason::StageCap);
+        let answer = integrate(
+            &stages,
+            &goals,
+            Unsettled {
+                clarification: Some("GitHub or GitLab?".into()),
+                open_questions: vec!["who retries?".into(), " who retries? ".into()],
+            },
+            IntegrateReason::StageCap,
+        );
+        assert_eq!(answer.open_questions, ["who retries?"]);
+        assert!(answer.text.contains("\nOpen questions:\n- who retries?\n"));
+        assert!(
+            answer
+                .text
+                .ends_with("\nNeeds clarification: GitHub or GitLab?\n")
+        );
         assert_eq!(answer.claims.len(), 2, "duplicates stated once");
         assert_eq!(answer.dropped_claims, 1);
         assert!(!answer.text.contains("deduplicated"), "{}", answer.text);
@@ -185,12 +282,10 @@ mod tests {
         let answer = integrate(
             &[StageEvidence {
                 stage: 1,
-                claims: vec![Claim {
-                    text: "A guess.".into(),
-                    citations: vec![],
-                }],
+                claims: vec![claim("A guess.", vec![])],
             }],
             &[goal("g1", GoalStatus::Pending)],
+            Unsettled::default(),
             IntegrateReason::Stuck,
         );
         assert!(answer.text.starts_with("Nothing could be verified"));

@@ -43,16 +43,46 @@ pub struct RoutingInput {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum IntegrateReason {
+    /// No goal is left open.
     GoalsDone,
+    /// [`MAX_STAGES`] stages ran.
     StageCap,
+    /// [`STUCK_STAGES`] stages in a row made no progress.
     Stuck,
+    /// A query bound stopped the stages (the LLM-call cap, the hops, the job's tokens).
+    Bound(super::bounds::BoundHit),
+    /// Nothing can be explored before a human answers (an empty or incomprehensible question).
+    NeedsClarification,
+    /// An LLM stage failed (after its retries); the answer holds what the stages before it did.
+    LlmFailed,
+}
+
+impl IntegrateReason {
+    /// Stable snake_case name (a bound is `bound:<which>`).
+    pub fn as_str(self) -> String {
+        match self {
+            Self::GoalsDone => "goals_done".into(),
+            Self::StageCap => "stage_cap".into(),
+            Self::Stuck => "stuck".into(),
+            Self::Bound(hit) => format!(
+                "bound:{}",
+                serde_json::to_value(hit)
+                    .ok()
+                    .and_then(|v| v.as_str().map(str::to_owned))
+                    .unwrap_or_default()
+            ),
+            Self::NeedsClarification => "needs_clarification".into(),
+            Self::LlmFailed => "llm_failed".into(),
+        }
+    }
 }
 
 /// The next step.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Route {
-    /// Ask the humans (ends the run with the question).
+    /// Ask the humans: the question is recorded for the answer (once per run) and the query goes
+    /// on with what the code can tell — a human's reply arrives on the issue, not inside a run.
     Clarify,
     /// Plan this stage again.
     Replan,

@@ -56,7 +56,7 @@ impl<T: PartialEq> Fifo<T> {
     }
 
     /// Oldest first.
-    pub fn iter(&self) -> impl Iterator<Item = &T> {
+    pub fn iter(&self) -> impl DoubleEndedIterator<Item = &T> {
         self.items.iter()
     }
 }
@@ -87,6 +87,24 @@ impl Default for TraversalState {
             symbols: Fifo::new(MAX_SYMBOLS),
             snippets: Fifo::new(MAX_SNIPPETS),
             call_chain: Fifo::new(MAX_CALL_CHAIN),
+        }
+    }
+}
+
+impl TraversalState {
+    /// Adds what `other` explored (oldest first, so `other`'s newest stay newest here).
+    pub fn absorb(&mut self, other: &TraversalState) {
+        for file in other.files.iter() {
+            self.files.push(file.clone());
+        }
+        for symbol in other.symbols.iter() {
+            self.symbols.push(symbol.clone());
+        }
+        for snippet in other.snippets.iter() {
+            self.snippets.push(snippet.clone());
+        }
+        for step in other.call_chain.iter() {
+            self.call_chain.push(step.clone());
         }
     }
 }

@@ -1,16 +1,19 @@
 //! The Traverser (no LLM): runs a stage's planned tool steps through the job's [`Toolbox`] —
 //! which applies the code tools' deterministic retries (the grep ladder, closest paths, partial
-//! symbol matches) — under the query's bounds, records each step's attempt history, and feeds the
-//! traversal state.
+//! symbol matches) — under the query's bounds (the per-step caps of [`super::step_caps`], the
+//! query's files, code tokens, depth and hops of [`QueryBudget`]), records each step's attempt
+//! history, and feeds the traversal state.
 
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
 use super::bounds::{BoundHit, QueryBudget};
-use super::state::TraversalState;
+use super::state::{Snippet, TraversalState};
+use super::step_caps::cap_output;
 use crate::llm::ToolCall;
-use crate::toolbox::Toolbox;
-use crate::trace::{TraceKind, Tracer, capped};
+use crate::toolbox::{ToolCallRecord, Toolbox};
+use crate::trace::{TraceKind, Tracer, capped as capped_text};
+use relay_tools::output::estimate_tokens;
 
 /// One planned step: a tool by name with its arguments.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
@@ -44,10 +47,19 @@ pub struct StepRecord {
     /// The tools' retry history (`tried …: 0 matches`), in order; empty when the first try did.
     pub attempts: Vec<String>,
     pub result_tokens: usize,
+    /// What the step's own bound cut from the output, if anything.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cut: Option<String>,
     /// The output kept for the Synthesizer (empty unless `Ok`).
     #[serde(skip)]
     pub output: String,
+    /// The toolbox's record of the call (`None` when a bound refused the step before it ran).
+    #[serde(skip)]
+    pub call: Option<ToolCallRecord>,
 }
+
+/// Snippet text kept in the traversal state at most (characters).
+const SNIPPET_CHARS: usize = 2_000;
 
 /// Runs `steps` in order. Stops at the first query-wide bound (the rest are recorded as refused,
 /// so the Critic sees what was not done).
@@ -64,25 +76,21 @@ pub async fn traverse(
         let arguments = step.arguments.to_string();
         let refused = |bound: BoundHit| StepRecord {
             tool: step.tool.clone(),
-            arguments: capped(&arguments),
+            arguments: capped_text(&arguments),
             status: StepStatus::Refused {
                 bound: bound.to_string(),
             },
             attempts: Vec::new(),
             result_tokens: 0,
+            cut: None,
             output: String::new(),
+            call: None,
         };
         if let Some(bound) = stopped {
             records.push(refused(bound));
             continue;
         }
-        let path = step.arguments["path"].as_str();
-        let admitted = budget
-            .hop()
-            .and_then(|()| match (step.tool.as_str(), path) {
-                ("read", Some(path)) => budget.read_file(path),
-                _ => Ok(()),
-            });
+        let admitted = budget.hop().and_then(|()| admit(step, budget));
         if let Err(bound) = admitted {
             stopped = Some(bound);
             tracer.event(
@@ -115,44 +123,88 @@ pub async fn traverse(
             .find_map(|line| line.strip_prefix("Attempts: "))
             .map(|tried| tried.split("; ").map(str::to_owned).collect())
             .unwrap_or_default();
-        let status = if outcome.result.is_error {
-            StepStatus::Failed {
-                message: capped(outcome.result.content.lines().next().unwrap_or_default()),
-            }
-        } else if let Err(bound) = budget.spend_code_tokens(record.result_tokens as u64) {
-            stopped = Some(bound);
-            StepStatus::Refused {
-                bound: bound.to_string(),
-            }
-        } else {
-            StepStatus::Ok
+        let capped = (!outcome.result.is_error)
+            .then(|| cap_output(&step.tool, outcome.result.content.clone()));
+        let status = match &capped {
+            None => StepStatus::Failed {
+                message: capped_text(outcome.result.content.lines().next().unwrap_or_default()),
+            },
+            Some(kept) => match budget.spend_code_tokens(estimate_tokens(&kept.text) as u64) {
+                Err(bound) => {
+                    stopped = Some(bound);
+                    StepStatus::Refused {
+                        bound: bound.to_string(),
+                    }
+                }
+                Ok(()) => StepStatus::Ok,
+            },
+        };
+        let (output, cut) = match capped {
+            Some(kept) if status == StepStatus::Ok => (kept.text, kept.cut),
+            _ => (String::new(), None),
         };
         if status == StepStatus::Ok {
-            if let Some(path) = path {
-                state.files.push(path.to_owned());
-            }
-            if let Some(name) = step.arguments["name"]
-                .as_str()
-                .or(step.arguments["qname"].as_str())
-            {
-                state.symbols.push(name.to_owned());
-            }
+            remember(step, &output, state);
         }
-        let output = if status == StepStatus::Ok {
-            outcome.result.content.clone()
-        } else {
-            String::new()
-        };
         records.push(StepRecord {
             tool: step.tool.clone(),
-            arguments: capped(&arguments),
+            arguments: capped_text(&arguments),
             status,
             attempts,
             result_tokens: record.result_tokens,
+            cut,
             output,
+            call: Some(outcome.record.clone()),
         });
     }
     records
+}
+
+/// The query bounds a step needs before it runs: a read is a file of the query's
+/// [`super::bounds::QUERY_FILES`]; following callers or callees goes `depth` levels deeper.
+fn admit(step: &Step, budget: &mut QueryBudget) -> Result<(), BoundHit> {
+    match step.tool.as_str() {
+        "read" => match step.arguments["path"].as_str() {
+            Some(path) => budget.read_file(path),
+            None => Ok(()),
+        },
+        "codegraph"
+            if matches!(
+                step.arguments["operation"].as_str(),
+                Some("callers" | "callees")
+            ) =>
+        {
+            let levels = step.arguments["depth"].as_u64().unwrap_or(1).clamp(1, 3);
+            (0..levels).try_for_each(|_| budget.descend())
+        }
+        _ => Ok(()),
+    }
+}
+
+/// Feeds the traversal state with what a successful step saw.
+fn remember(step: &Step, output: &str, state: &mut TraversalState) {
+    let arguments = &step.arguments;
+    if let Some(path) = arguments["path"].as_str() {
+        state.files.push(path.to_owned());
+        if step.tool == "read" {
+            let start = arguments["offset"].as_u64().unwrap_or(1).max(1);
+            let lines = output.lines().count() as u64;
+            state.snippets.push(Snippet {
+                path: path.to_owned(),
+                start_line: u32::try_from(start).unwrap_or(u32::MAX),
+                end_line: u32::try_from(start + lines.saturating_sub(1)).unwrap_or(u32::MAX),
+                text: output.chars().take(SNIPPET_CHARS).collect(),
+            });
+        }
+    }
+    if let Some(name) = arguments["qname"].as_str().or(arguments["name"].as_str()) {
+        state.symbols.push(name.to_owned());
+        if step.tool == "codegraph"
+            && matches!(arguments["operation"].as_str(), Some("callers" | "callees"))
+        {
+            state.call_chain.push(name.to_owned());
+        }
+    }
 }
 
 #[cfg(test)]
@@ -230,5 +282,68 @@ mod tests {
                 }
             );
         }
+    }
+
+    #[tokio::test]
+    async fn code_tokens_are_counted_after_each_steps_own_cap() {
+        let dir = tempfile::tempdir().unwrap();
+        let line = format!("// {}\n", "x".repeat(36));
+        for i in 0..8 {
+            std::fs::write(dir.path().join(format!("big{i}.go")), line.repeat(600)).unwrap();
+        }
+        let toolbox = Toolbox::new(dir.path(), None, Default::default()).unwrap();
+        let mut budget = QueryBudget::new(None);
+        let mut state = TraversalState::default();
+        let steps: Vec<Step> = (0..8)
+            .map(|i| step("read", json!({"path": format!("big{i}.go"), "limit": 500})))
+            .collect();
+        let records = traverse(&toolbox, &steps, &mut budget, &mut state, &Tracer::noop()).await;
+        // Each slice is cut to the step bound, so six fit the query's code tokens; the seventh
+        // does not, and the rest are refused by name.
+        for record in &records[..6] {
+            assert_eq!(record.status, StepStatus::Ok);
+            assert!(
+                record.cut.as_deref().unwrap().contains("file slice"),
+                "{record:?}"
+            );
+            assert!(
+                estimate_tokens(&record.output) as u64
+                    <= crate::thorough::bounds::STEP_FILE_SLICE_TOKENS + 30
+            );
+        }
+        for record in &records[6..] {
+            assert_eq!(
+                record.status,
+                StepStatus::Refused {
+                    bound: BoundHit::CodeTokens.to_string()
+                }
+            );
+        }
+        assert!(budget.code_tokens() <= crate::thorough::bounds::QUERY_CODE_TOKENS);
+        assert_eq!(state.snippets.len(), 6);
+    }
+
+    #[tokio::test]
+    async fn following_call_chains_is_bounded_in_depth() {
+        let dir = repo();
+        let graph = crate::toolbox::index_in_memory(dir.path(), None)
+            .await
+            .unwrap();
+        let toolbox = Toolbox::new(dir.path(), Some(graph), Default::default()).unwrap();
+        let mut budget = QueryBudget::new(None);
+        let mut state = TraversalState::default();
+        let callers = json!({"operation": "callers", "qname": "pkg.GetUserName", "depth": 3});
+        let steps: Vec<Step> = (0..4).map(|_| step("codegraph", callers.clone())).collect();
+        let records = traverse(&toolbox, &steps, &mut budget, &mut state, &Tracer::noop()).await;
+        let statuses: Vec<&StepStatus> = records.iter().map(|r| &r.status).collect();
+        let depth = StepStatus::Refused {
+            bound: BoundHit::Depth.to_string(),
+        };
+        assert_eq!(statuses[..3], [&StepStatus::Ok; 3], "{records:?}");
+        assert_eq!(statuses[3], &depth);
+        assert_eq!(
+            state.call_chain.iter().collect::<Vec<_>>(),
+            ["pkg.GetUserName"]
+        );
     }
 }

@@ -1,0 +1,146 @@
+//! The Synthesizer's claims made evidence: each citation is verified against the checkout (as in
+//! the ExploreAgent: the file exists, the lines are in range, the quote is there) and must name a
+//! file that a tool step of this query showed — a citation of code nobody looked at is a guess,
+//! however real the lines. A claim keeps the citations that pass, each linked to the step that
+//! saw its file (the evidence chain); a claim with none left is dropped.
+
+use relay_core::Citation;
+use relay_tools::citation::verify;
+use relay_tools::sandbox::Sandbox;
+
+use super::contracts::SynthesizerReply;
+use super::integration::{Claim, StepRef};
+use super::traverser::{StepRecord, StepStatus};
+
+/// What a query's steps have shown so far: each step's output, by reference.
+#[derive(Debug, Default, Clone)]
+pub struct Seen {
+    steps: Vec<(StepRef, String)>,
+}
+
+impl Seen {
+    /// Adds the successful steps of one stage attempt.
+    pub fn add(&mut self, stage: u32, attempt: u32, records: &[StepRecord]) {
+        for (step, record) in records.iter().enumerate() {
+            if record.status == StepStatus::Ok {
+                self.steps.push((
+                    StepRef {
+                        stage,
+                        attempt,
+                        step,
+                    },
+                    record.output.clone(),
+                ));
+            }
+        }
+    }
+
+    /// The first step whose output named `path`.
+    pub fn first_showing(&self, path: &str) -> Option<StepRef> {
+        self.steps
+            .iter()
+            .find(|(_, output)| mentions(output, path))
+            .map(|(step, _)| *step)
+    }
+}
+
+/// Whether `output` names `path` as a whole path (not as the tail of a longer one: `a.go` is not
+/// named by `pkg/data.go`).
+pub fn mentions(output: &str, path: &str) -> bool {
+    if path.is_empty() {
+        return false;
+    }
+    let before_ok = |c: Option<char>| {
+        c.is_none_or(|c| c.is_whitespace() || matches!(c, '(' | '[' | '"' | '\'' | '`'))
+    };
+    let after_ok = |c: Option<char>| {
+        c.is_none_or(|c| c.is_whitespace() || matches!(c, ':' | ')' | ']' | ',' | '"' | '\'' | '`'))
+    };
+    output.match_indices(path).any(|(at, _)| {
+        before_ok(output[..at].chars().next_back())
+            && after_ok(output[at + path.len()..].chars().next())
+    })
+}
+
+/// The verified claims of one Synthesizer reply.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct VerifiedSynthesis {
+    pub claims: Vec<Claim>,
+    /// Claims left without a verified, seen citation.
+    pub dropped_claims: usize,
+    /// Why each rejected citation was rejected, in order (`path:line: problem`).
+    pub rejected: Vec<String>,
+}
+
+/// Verifies every evidence item and flow of `reply`. Claims without goal ids answer
+/// `stage_goals`.
+pub fn verify_reply(
+    sandbox: &Sandbox,
+    reply: &SynthesizerReply,
+    stage_goals: &[String],
+    seen: &Seen,
+) -> VerifiedSynthesis {
+    let mut out = VerifiedSynthesis::default();
+    let no_goals: Vec<String> = Vec::new();
+    let items = reply
+        .evidence
+        .iter()
+        .map(|item| (&item.claim, &item.goals, &item.citations))
+        .chain(
+            reply
+                .flows
+                .iter()
+                .map(|flow| (&flow.description, &no_goals, &flow.citations)),
+        );
+    for (text, goals, citations) in items {
+        let mut kept: Vec<Citation> = Vec::new();
+        let mut seen_in = Vec::new();
+        for citation in citations {
+            match verify(sandbox, citation) {
+                Err(problem) => out.rejected.push(problem.to_string()),
+                Ok(verified) => match seen.first_showing(&verified.citation.path) {
+                    None => out.rejected.push(format!(
+                        "{}: no step of this query showed this file",
+                        verified.citation
+                    )),
+                    Some(step) => {
+                        if !kept.contains(&verified.citation) {
+                            kept.push(verified.citation);
+                            seen_in.push(step);
+                        }
+                    }
+                },
+            }
+        }
+        if kept.is_empty() || text.trim().is_empty() {
+            out.dropped_claims += 1;
+            continue;
+        }
+        out.claims.push(Claim {
+            text: text.trim().to_owned(),
+            citations: kept,
+            goals: if goals.is_empty() {
+                stage_goals.to_vec()
+            } else {
+                goals.clone()
+            },
+            seen_in,
+        });
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_path_is_named_only_as_a_whole() {
+        assert!(mentions("pkg/a.go (lines 1-3 of 3)\n", "pkg/a.go"));
+        assert!(mentions("x\npkg/a.go:12: func A()", "pkg/a.go"));
+        assert!(mentions("  pkg.A (pkg/a.go:3)", "pkg/a.go"));
+        assert!(!mentions("pkg/data.go:3: x", "a.go"));
+        assert!(!mentions("pkg/a.go.bak:3: x", "pkg/a.go"));
+        assert!(!mentions("anything", ""));
+    }
+}

@@ -1,0 +1,626 @@
+//! One thorough query: Perception → Intent → stages (Planner → Traverser → Synthesizer → Critic →
+//! routing) → Integration. The LLM stages only propose; the deterministic code between them runs
+//! the steps, verifies every citation, applies goal updates in order and decides the route, and
+//! the answer holds only what completed stages verified.
+
+use std::time::Instant;
+
+use serde::Serialize;
+use serde_json::{Value, json};
+
+use super::bounds::QueryBudget;
+use super::contracts::{CriticReply, IntentReply, PlannerReply, SynthesizerReply};
+use super::evidence::{Seen, verify_reply};
+use super::goals::{Goal, GoalStatus, GoalUpdate, apply_updates, open_goals};
+use super::integration::{Answer, Claim, StageEvidence, Unsettled, integrate};
+use super::perception::perceive;
+use super::render;
+use super::routing::{IntegrateReason, Route, RoutingInput, Verdict, route};
+use super::stages::{
+    CRITIC_PROMPT, INTENT_PROMPT, PLANNER_PROMPT, SYNTHESIZER_PROMPT, Stage, StageCaller,
+    StageFailure,
+};
+use super::state::TraversalState;
+use super::traverser::{Step, StepRecord, StepStatus, traverse};
+use super::{bounds, contracts::GoalAssessment};
+use crate::explore::ExploreError;
+use crate::llm::LlmClient;
+use crate::toolbox::{ToolCallRecord, Toolbox};
+use crate::trace::{TraceKind, Tracer, capped};
+
+/// Steps of one plan at most; the rest are dropped (and said in the trace).
+pub const MAX_STEPS_PER_PLAN: usize = 6;
+
+/// The clarification asked when the question has nothing to explore.
+pub const EMPTY_QUESTION: &str = "The question is empty or unreadable: what should be looked for \
+in the code?";
+
+/// One stage attempt, as it ran.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct StageRecord {
+    /// The stage (1-based).
+    pub stage: u32,
+    /// Its plan: 0, then 1.. for each replan.
+    pub attempt: u32,
+    pub target_goals: Vec<String>,
+    pub rationale: String,
+    pub feasibility: f64,
+    pub steps: Vec<StepRecord>,
+    /// Claims that kept a verified citation.
+    pub verified_claims: usize,
+    pub dropped_claims: usize,
+    /// Why citations were rejected.
+    pub rejected_citations: Vec<String>,
+    /// The Critic's verdict (absent when the query ended before it).
+    pub verdict: Option<Verdict>,
+    /// Where routing sent the query next.
+    pub route: Option<Route>,
+    /// Whether the stage satisfied, refined or verified anything new.
+    pub progress: bool,
+}
+
+/// The outcome of one thorough query.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ThoroughReport {
+    /// The question after perception.
+    pub question: String,
+    pub primary_intent: Option<String>,
+    pub constraints: Vec<String>,
+    pub ambiguities: Vec<String>,
+    /// The goals as they ended.
+    pub goals: Vec<Goal>,
+    pub stages: Vec<StageRecord>,
+    /// The final answer (verified claims only, open goals listed).
+    pub answer: Answer,
+    /// Goal updates and statuses that named no goal, or claimed a goal without evidence.
+    pub rejected_updates: Vec<String>,
+    pub llm_calls: u32,
+    pub tokens_in: u64,
+    pub tokens_out: u64,
+    pub agent_hops: u32,
+    pub files_read: usize,
+    pub code_tokens: u64,
+    pub elapsed_ms: u64,
+    /// The classified error of the LLM stage that failed, when one did.
+    pub llm_error: Option<String>,
+    /// Every tool call, in order.
+    #[serde(skip)]
+    pub tool_calls: Vec<ToolCallRecord>,
+}
+
+/// Runs one thorough query over `toolbox` with `llm`. `state` is the issue's traversal state: read
+/// to plan, fed by the steps. Errors only when the LLM cannot be used at all.
+pub async fn analyze(
+    llm: &LlmClient,
+    toolbox: &Toolbox,
+    question: &str,
+    state: &mut TraversalState,
+    tracer: &Tracer,
+) -> Result<ThoroughReport, ExploreError> {
+    // Emitted as the caller's agent (`explore#N` when dispatched from an explore), else as
+    // `thorough`.
+    let tracer = match (tracer.is_enabled(), tracer.agent()) {
+        (false, _) => Tracer::noop(),
+        (true, Some(_)) => tracer.clone(),
+        (true, None) => tracer.for_agent("thorough"),
+    };
+    let llm = if tracer.is_enabled() {
+        llm.clone().with_tracer(&tracer)
+    } else {
+        llm.clone()
+    };
+    let budget = QueryBudget::new(llm.budget().map(|b| b.remaining()));
+    let query = Query {
+        caller: StageCaller::new(llm, tracer.clone()),
+        toolbox,
+        tracer,
+        budget,
+        started: Instant::now(),
+        question: String::new(),
+        intent: None,
+        goals: Vec::new(),
+        stages: Vec::new(),
+        evidence: Vec::new(),
+        unsettled: Unsettled::default(),
+        rejected_updates: Vec::new(),
+        seen: Seen::default(),
+        llm_error: None,
+    };
+    query.run(question, state).await
+}
+
+struct Query<'a> {
+    caller: StageCaller,
+    toolbox: &'a Toolbox,
+    tracer: Tracer,
+    budget: QueryBudget,
+    started: Instant,
+    question: String,
+    intent: Option<IntentReply>,
+    goals: Vec<Goal>,
+    stages: Vec<StageRecord>,
+    evidence: Vec<StageEvidence>,
+    unsettled: Unsettled,
+    rejected_updates: Vec<String>,
+    seen: Seen,
+    llm_error: Option<String>,
+}
+
+impl Query<'_> {
+    async fn run(
+        mut self,
+        raw_question: &str,
+        state: &mut TraversalState,
+    ) -> Result<ThoroughReport, ExploreError> {
+        self.transition("perception", json!({}));
+        let Some(perceived) = perceive(raw_question) else {
+            self.unsettled.clarification = Some(EMPTY_QUESTION.to_owned());
+            return Ok(self.finish(IntegrateReason::NeedsClarification));
+        };
+        self.question = perceived.question;
+
+        self.transition("intent", json!({}));
+        if let Some(reason) = self.intent().await? {
+            return Ok(self.finish(reason));
+        }
+
+        let mut stage = 1_u32;
+        let mut attempt = 0_u32;
+        let mut clarified = false;
+        let mut without_progress = 0_u32;
+        let mut feedback: Option<String> = None;
+        let reason = loop {
+            self.transition("stage", json!({"number": stage, "attempt": attempt}));
+            let (record, critique) = match self
+                .stage(stage, attempt, feedback.as_deref(), state)
+                .await?
+            {
+                Ok(done) => done,
+                Err(reason) => break reason,
+            };
+            let progress = record.progress;
+            without_progress = if progress { 0 } else { without_progress + 1 };
+            let mut input = RoutingInput {
+                verdict: critique.verdict,
+                blocking_issues: !critique.blocking_issues.is_empty(),
+                clarified,
+                replans_in_stage: attempt,
+                open_goals: open_goals(&self.goals).count(),
+                stages_done: stage,
+                stages_without_progress: without_progress,
+            };
+            let mut next = route(input);
+            if next == Route::Clarify {
+                clarified = true;
+                let question = critique
+                    .clarification
+                    .clone()
+                    .filter(|q| !q.trim().is_empty())
+                    .unwrap_or_else(|| critique.blocking_issues.join("; "));
+                self.unsettled.clarification = Some(capped_question(&question));
+                self.tracer.event(
+                    TraceKind::Decision,
+                    json!({"decision": "clarify", "question": capped(&question)}),
+                );
+                input.clarified = true;
+                next = route(input);
+            }
+            self.tracer.event(
+                TraceKind::Decision,
+                json!({
+                    "decision": "route", "stage": stage, "attempt": attempt,
+                    "verdict": critique.verdict, "route": next, "progress": progress,
+                    "open_goals": input.open_goals,
+                }),
+            );
+            let mut record = record;
+            record.route = Some(next);
+            self.stages.push(record);
+            match next {
+                Route::Replan => {
+                    attempt += 1;
+                    feedback = critique.feedback.clone();
+                }
+                // Clarify was asked once and re-routed above; it is never the route here.
+                Route::NextStage | Route::Clarify => {
+                    stage += 1;
+                    attempt = 0;
+                    feedback = None;
+                }
+                Route::Integrate(reason) => break reason,
+            }
+        };
+        Ok(self.finish(reason))
+    }
+
+    /// The Intent stage; `Some` ends the query before any stage.
+    async fn intent(&mut self) -> Result<Option<IntegrateReason>, ExploreError> {
+        let user = render::question(&self.question);
+        let reply = match self
+            .caller
+            .ask::<IntentReply>(
+                Stage::Intent,
+                INTENT_PROMPT.to_owned(),
+                user,
+                &mut self.budget,
+            )
+            .await
+        {
+            Ok(reply) => reply,
+            Err(failure) => {
+                // The answer still lists what was asked as the one open goal.
+                let reason = self.failed(failure)?;
+                self.goals = vec![question_goal(&self.question)];
+                return Ok(Some(reason));
+            }
+        };
+        self.goals = normalise_goals(&reply);
+        let clarification = reply.clarification.clone().filter(|q| !q.trim().is_empty());
+        if self.goals.is_empty() {
+            if let Some(question) = clarification {
+                self.unsettled.clarification = Some(capped_question(&question));
+                self.intent = Some(reply);
+                return Ok(Some(IntegrateReason::NeedsClarification));
+            }
+            self.goals = vec![question_goal(&self.question)];
+        }
+        self.tracer.event(
+            TraceKind::Decision,
+            json!({
+                "decision": "goals",
+                "goals": self.goals.iter().map(|g| json!({"id": g.id, "description": capped(&g.description)})).collect::<Vec<_>>(),
+            }),
+        );
+        self.intent = Some(reply);
+        Ok(None)
+    }
+
+    /// One stage attempt up to the Critic's reply. The outer `Err` is a fatal LLM error; the inner
+    /// one ends the query.
+    async fn stage(
+        &mut self,
+        stage: u32,
+        attempt: u32,
+        feedback: Option<&str>,
+        state: &mut TraversalState,
+    ) -> Result<Result<(StageRecord, CriticReply), IntegrateReason>, ExploreError> {
+        // Planner.
+        let mut user = self.context(state);
+        user.push_str(&render::tools(self.toolbox.definitions()));
+        if let Some(previous) = self.stages.last().filter(|s| s.stage == stage) {
+            user.push_str("\nThe previous plan of this stage ran:\n");
+            user.push_str(&render::step_summaries(&previous.steps));
+            if let Some(feedback) = feedback {
+                user.push_str(&format!("The Critic asks for a new plan: {feedback}\n"));
+            }
+        }
+        let system = PLANNER_PROMPT
+            .replace("{max_steps}", &MAX_STEPS_PER_PLAN.to_string())
+            .replace("{files}", &bounds::QUERY_FILES.to_string())
+            .replace("{code_tokens}", &bounds::QUERY_CODE_TOKENS.to_string())
+            .replace("{depth}", &bounds::QUERY_DEPTH.to_string());
+        let plan = match self
+            .caller
+            .ask::<PlannerReply>(Stage::Planner, system, user, &mut self.budget)
+            .await
+        {
+            Ok(plan) => plan,
+            Err(failure) => return Ok(Err(self.failed(failure)?)),
+        };
+        let target_goals: Vec<String> = plan
+            .target_goals
+            .iter()
+            .filter(|id| self.goals.iter().any(|g| &g.id == *id))
+            .cloned()
+            .collect();
+        if plan.steps.len() > MAX_STEPS_PER_PLAN {
+            self.tracer.event(
+                TraceKind::Decision,
+                json!({"decision": "steps_dropped", "planned": plan.steps.len(), "kept": MAX_STEPS_PER_PLAN}),
+            );
+        }
+        let steps: Vec<Step> = plan
+            .steps
+            .iter()
+            .take(MAX_STEPS_PER_PLAN)
+            .map(|s| Step {
+                tool: s.tool.clone(),
+                arguments: Value::Object(s.arguments.clone()),
+            })
+            .collect();
+
+        // Traverser.
+        self.transition(
+            "traverser",
+            json!({"number": stage, "attempt": attempt, "steps": steps.len()}),
+        );
+        let records = traverse(self.toolbox, &steps, &mut self.budget, state, &self.tracer).await;
+        self.seen.add(stage, attempt, &records);
+        let mut record = StageRecord {
+            stage,
+            attempt,
+            target_goals: target_goals.clone(),
+            rationale: plan.rationale.clone(),
+            feasibility: plan.feasibility,
+            steps: records,
+            verified_claims: 0,
+            dropped_claims: 0,
+            rejected_citations: Vec::new(),
+            verdict: None,
+            route: None,
+            progress: false,
+        };
+
+        // Synthesizer (only over output there is).
+        let mut new_claims = 0;
+        if record.steps.iter().any(|s| s.status == StepStatus::Ok) {
+            let mut user = self.context(state);
+            user.push_str("\nTool output of this stage:\n");
+            user.push_str(&render::step_outputs(&record.steps));
+            let reply = match self
+                .caller
+                .ask::<SynthesizerReply>(
+                    Stage::Synthesizer,
+                    SYNTHESIZER_PROMPT.to_owned(),
+                    user,
+                    &mut self.budget,
+                )
+                .await
+            {
+                Ok(reply) => reply,
+                Err(failure) => {
+                    let reason = self.failed(failure)?;
+                    self.stages.push(record);
+                    return Ok(Err(reason));
+                }
+            };
+            let verified = verify_reply(self.toolbox.sandbox(), &reply, &target_goals, &self.seen);
+            for problem in &verified.rejected {
+                self.tracer.event(
+                    TraceKind::ValidationFailure,
+                    json!({"stage": "synthesizer", "citation": capped(problem)}),
+                );
+            }
+            let known: Vec<&str> = self.claims().map(|c| c.text.as_str()).collect();
+            new_claims = verified
+                .claims
+                .iter()
+                .filter(|c| !known.contains(&c.text.as_str()))
+                .count();
+            record.verified_claims = verified.claims.len();
+            record.dropped_claims = verified.dropped_claims;
+            record.rejected_citations = verified.rejected.clone();
+            self.unsettled
+                .open_questions
+                .extend(reply.open_questions.iter().cloned());
+            self.evidence.push(StageEvidence {
+                stage,
+                claims: verified.claims,
+            });
+        }
+
+        // Critic.
+        let mut user = self.context(state);
+        user.push_str("\nSteps of this stage:\n");
+        user.push_str(&render::step_summaries(&record.steps));
+        let critique = match self
+            .caller
+            .ask::<CriticReply>(
+                Stage::Critic,
+                CRITIC_PROMPT.to_owned(),
+                user,
+                &mut self.budget,
+            )
+            .await
+        {
+            Ok(critique) => critique,
+            Err(failure) => {
+                let reason = self.failed(failure)?;
+                self.stages.push(record);
+                return Ok(Err(reason));
+            }
+        };
+        let improved = self.assess(&critique.goal_status);
+        let rejected = apply_updates(&mut self.goals, &critique.goal_updates);
+        for update in &critique.goal_updates {
+            let refused = rejected.iter().find(|r| &r.update == update);
+            self.tracer.event(
+                TraceKind::Decision,
+                json!({
+                    "decision": "goal_update", "update": update,
+                    "applied": refused.is_none(), "why": refused.map(|r| r.why),
+                }),
+            );
+        }
+        let reshaped = critique.goal_updates.iter().any(|u| {
+            matches!(u, GoalUpdate::New { .. } | GoalUpdate::Refined { .. })
+                && !rejected.iter().any(|r| &r.update == u)
+        });
+        self.rejected_updates.extend(rejected.iter().map(|r| {
+            format!(
+                "{}: {}",
+                serde_json::to_string(&r.update).unwrap_or_default(),
+                r.why
+            )
+        }));
+        record.verdict = Some(critique.verdict);
+        record.progress = improved || reshaped || new_claims > 0;
+        Ok(Ok((record, critique)))
+    }
+
+    /// Applies the Critic's goal statuses; a goal is satisfied only when a verified claim answers
+    /// it. Returns whether any goal moved forward.
+    fn assess(&mut self, statuses: &[GoalAssessment]) -> bool {
+        fn rank(status: GoalStatus) -> u8 {
+            match status {
+                GoalStatus::Satisfied => 2,
+                GoalStatus::Partial => 1,
+                _ => 0,
+            }
+        }
+        let mut improved = false;
+        for assessment in statuses {
+            let evidenced = self
+                .claims()
+                .any(|c| c.goals.iter().any(|g| g == &assessment.id));
+            let Some(goal) = self.goals.iter_mut().find(|g| g.id == assessment.id) else {
+                self.rejected_updates
+                    .push(format!("status of {}: no goal has this id", assessment.id));
+                continue;
+            };
+            let mut status = assessment.status;
+            if status == GoalStatus::Satisfied && !evidenced {
+                self.rejected_updates.push(format!(
+                    "{} satisfied: no verified claim answers it",
+                    assessment.id
+                ));
+                status = if goal.status == GoalStatus::Partial {
+                    GoalStatus::Partial
+                } else {
+                    GoalStatus::Unmet
+                };
+            }
+            if status == GoalStatus::Pending {
+                continue;
+            }
+            improved |= rank(status) > rank(goal.status);
+            goal.status = status;
+            if status == GoalStatus::Blocked {
+                goal.blocked_reason = assessment.reason.clone();
+            }
+            self.tracer.event(
+                TraceKind::Decision,
+                json!({"decision": "goal_status", "id": goal.id, "status": status}),
+            );
+        }
+        improved
+    }
+
+    /// The part every stage's message starts with.
+    fn context(&self, state: &TraversalState) -> String {
+        let mut out = render::question(&self.question);
+        if let Some(intent) = &self.intent {
+            out.push_str(&format!("Intent: {}\n", intent.primary_intent));
+            if !intent.constraints.is_empty() {
+                out.push_str(&format!("Constraints: {}\n", intent.constraints.join("; ")));
+            }
+        }
+        out.push_str(&render::goals(&self.goals));
+        out.push_str(&render::state(state));
+        let claims: Vec<Claim> = self.claims().cloned().collect();
+        out.push_str(&render::claims(&claims));
+        out
+    }
+
+    fn claims(&self) -> impl Iterator<Item = &Claim> {
+        self.evidence.iter().flat_map(|s| &s.claims)
+    }
+
+    /// A stage failure: a bound or a failed call ends the query; an unusable LLM is an error.
+    fn failed(&mut self, failure: StageFailure) -> Result<IntegrateReason, ExploreError> {
+        match failure {
+            StageFailure::Bound(hit) => Ok(IntegrateReason::Bound(hit)),
+            StageFailure::Failed(error) => {
+                self.llm_error = Some(format!("{}: {error}", error.kind().as_str()));
+                Ok(IntegrateReason::LlmFailed)
+            }
+            StageFailure::Fatal(source) => Err(ExploreError::Llm { source }),
+        }
+    }
+
+    fn transition(&self, to: &str, detail: Value) {
+        self.tracer.event(
+            TraceKind::Stage,
+            json!({"stage": "thorough", "phase": to, "detail": detail}),
+        );
+    }
+
+    fn finish(self, reason: IntegrateReason) -> ThoroughReport {
+        let answer = integrate(&self.evidence, &self.goals, self.unsettled, reason);
+        self.tracer.event(
+            TraceKind::Stage,
+            json!({
+                "stage": "thorough", "phase": "end", "reason": reason.as_str(),
+                "claims": answer.claims.len(), "open_goals": answer.open_goals.len(),
+                "llm_calls": self.budget.llm_calls(),
+            }),
+        );
+        let tool_calls = self
+            .stages
+            .iter()
+            .flat_map(|s| &s.steps)
+            .filter_map(|s| s.call.clone())
+            .collect();
+        let intent = self.intent;
+        ThoroughReport {
+            question: self.question,
+            primary_intent: intent.as_ref().map(|i| i.primary_intent.clone()),
+            constraints: intent
+                .as_ref()
+                .map(|i| i.constraints.clone())
+                .unwrap_or_default(),
+            ambiguities: intent
+                .as_ref()
+                .map(|i| i.ambiguities.clone())
+                .unwrap_or_default(),
+            goals: self.goals,
+            stages: self.stages,
+            answer,
+            rejected_updates: self.rejected_updates,
+            llm_calls: self.budget.llm_calls(),
+            tokens_in: self.caller.usage.prompt_tokens,
+            tokens_out: self.caller.usage.completion_tokens,
+            agent_hops: self.budget.agent_hops(),
+            files_read: self.budget.files_read(),
+            code_tokens: self.budget.code_tokens(),
+            elapsed_ms: u64::try_from(self.started.elapsed().as_millis()).unwrap_or(u64::MAX),
+            llm_error: self.llm_error,
+            tool_calls,
+        }
+    }
+}
+
+/// The Intent stage's goals with stable ids: an empty or repeated id becomes `gN` (N its place);
+/// dependencies on unknown ids are dropped.
+fn normalise_goals(reply: &IntentReply) -> Vec<Goal> {
+    let mut goals: Vec<Goal> = Vec::new();
+    for (i, goal) in reply.goals.iter().enumerate() {
+        let mut id = goal.id.trim().to_owned();
+        if id.is_empty() || goals.iter().any(|g| g.id == id) {
+            id = format!("g{}", i + 1);
+        }
+        if goal.description.trim().is_empty() {
+            continue;
+        }
+        goals.push(Goal {
+            id,
+            description: goal.description.trim().to_owned(),
+            priority: goal.priority.clamp(1, 5),
+            depends_on: goal.depends_on.clone(),
+            status: GoalStatus::Pending,
+            blocked_reason: None,
+        });
+    }
+    let ids: Vec<String> = goals.iter().map(|g| g.id.clone()).collect();
+    for goal in &mut goals {
+        goal.depends_on.retain(|d| ids.contains(d) && *d != goal.id);
+    }
+    goals
+}
+
+/// The question itself as the one goal.
+fn question_goal(question: &str) -> Goal {
+    Goal {
+        id: "g1".to_owned(),
+        description: question.chars().take(300).collect(),
+        priority: 1,
+        depends_on: Vec::new(),
+        status: GoalStatus::Pending,
+        blocked_reason: None,
+    }
+}
+
+/// A clarification question kept to a readable length.
+fn capped_question(question: &str) -> String {
+    question.trim().chars().take(500).collect()
+}
