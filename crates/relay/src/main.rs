@@ -54,6 +54,10 @@ enum Command {
     /// Answer a question about a checkout with the ExploreAgent (no database needed):
     /// `relay explore --repo . "who calls Planner.Plan?"`.
     Explore(cmd::explore::ExploreArgs),
+    /// Thorough analysis of a question that spans many files (no database needed): goals, at
+    /// most 5 stages of plan → tools → synthesis → critique, an answer of verified claims only:
+    /// `relay analyze --repo . "how does a webhook become a comment?"`.
+    Analyze(cmd::analyze::AnalyzeArgs),
     /// Ask the code graph of a checkout: search, callers, callees, implementations, usages, resolve.
     Codegraph(cmd::codegraph::CodegraphArgs),
     /// Dry run: one planner cycle on an issue from a JSON file against a local checkout; prints
@@ -127,6 +131,7 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
         Command::Codegraph(args) => cmd::codegraph::run(config, args).await,
         Command::Plan(args) => cmd::plan::run(config, &args).await,
         Command::Explore(args) => cmd::explore::run(config, args).await,
+        Command::Analyze(args) => cmd::analyze::run(config, args).await,
         Command::Trace(args) => cmd::trace::run(config, &args).await,
         Command::ToolGraph(args) => cmd::tool_graph::run(config, &args).await,
     }

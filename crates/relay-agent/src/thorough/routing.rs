@@ -92,6 +92,17 @@ pub enum Route {
     Integrate(IntegrateReason),
 }
 
+impl std::fmt::Display for Route {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Self::Clarify => f.write_str("clarify"),
+            Self::Replan => f.write_str("replan"),
+            Self::NextStage => f.write_str("next_stage"),
+            Self::Integrate(reason) => write!(f, "integrate: {}", reason.as_str()),
+        }
+    }
+}
+
 /// The route for `input`, checks in the contract's order.
 pub fn route(input: RoutingInput) -> Route {
     if !input.clarified && (input.blocking_issues || input.verdict == Verdict::Clarify) {

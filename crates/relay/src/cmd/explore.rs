@@ -18,12 +18,22 @@ pub struct ExploreArgs {
     /// The checkout to explore.
     #[arg(long, value_name = "PATH")]
     repo: PathBuf,
-    /// Effort: quick (15 turns, ~25k tokens) or medium (30 turns, ~60k tokens).
+    /// Effort: quick (15 turns, ~25k tokens), medium (30 turns, ~60k tokens) or thorough (the
+    /// multi-stage mode of `relay analyze`: goals, at most 5 stages, 10 LLM calls).
     #[arg(long, default_value = "quick")]
     thoroughness: Thoroughness,
     /// `text` for people, `json` for scripts (the whole report, tool calls included).
     #[arg(long, value_enum, default_value_t = Format::Text)]
     format: Format,
+    #[command(flatten)]
+    llm: LlmOverrides,
+    /// The question, e.g. "who calls Planner.Plan?".
+    question: String,
+}
+
+/// The `[llm.explore]` overrides `relay explore` and `relay analyze` take.
+#[derive(Debug, Args)]
+pub struct LlmOverrides {
     /// Overrides the LLM base URL (e.g. `http://localhost:11434/v1` for Ollama).
     #[arg(long, value_name = "URL")]
     base_url: Option<String>,
@@ -33,26 +43,39 @@ pub struct ExploreArgs {
     /// Reads the API key from this environment variable.
     #[arg(long, value_name = "NAME")]
     api_key_env: Option<String>,
-    /// The question, e.g. "who calls Planner.Plan?".
-    question: String,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-enum Format {
+pub enum Format {
     Text,
     Json,
 }
 
-pub async fn run(config: Option<&Path>, args: ExploreArgs) -> anyhow::Result<()> {
+/// What `relay explore` and `relay analyze` run on: the explore role's client, the checkout's
+/// toolbox with its in-memory code graph, and the `[agent]` explore settings.
+pub struct Workbench {
+    pub llm: LlmClient,
+    pub toolbox: Toolbox,
+    pub config: relay_agent::explore::ExploreConfig,
+}
+
+/// Loads the settings, resolves the explore role with `overrides`, and indexes `repo` in memory
+/// (with a progress bar when `progress` and stderr is a terminal).
+pub async fn workbench(
+    config: Option<&Path>,
+    repo: &Path,
+    overrides: &LlmOverrides,
+    progress: bool,
+) -> anyhow::Result<Workbench> {
     let loaded = crate::settings::load(config)?;
     let settings = loaded.settings;
-    let llm = LlmClient::from_settings(&overridden(settings.llm, &args), Role::Explore)
+    let llm = LlmClient::from_settings(&overridden(settings.llm, overrides), Role::Explore)
         .map_err(|error| anyhow::anyhow!("{error} [{}]", error.kind().as_str()))?;
-    let root = std::fs::canonicalize(&args.repo)
-        .with_context(|| format!("repository path {} is not accessible", args.repo.display()))?;
+    let root = std::fs::canonicalize(repo)
+        .with_context(|| format!("repository path {} is not accessible", repo.display()))?;
 
-    let bar = (std::io::stderr().is_terminal() && args.format == Format::Text).then(progress_bar);
-    let progress = bar.clone().map(|bar| {
+    let bar = (std::io::stderr().is_terminal() && progress).then(progress_bar);
+    let on_progress = bar.clone().map(|bar| {
         Arc::new(move |p: Progress| {
             bar.set_length(p.total as u64);
             bar.set_position(p.done as u64);
@@ -62,7 +85,7 @@ pub async fn run(config: Option<&Path>, args: ExploreArgs) -> anyhow::Result<()>
             });
         }) as ProgressFn
     });
-    let graph = index_in_memory(&root, progress)
+    let graph = index_in_memory(&root, on_progress)
         .await
         .with_context(|| format!("failed to build the code graph of {}", root.display()))?;
     if let Some(bar) = &bar {
@@ -70,19 +93,33 @@ pub async fn run(config: Option<&Path>, args: ExploreArgs) -> anyhow::Result<()>
     }
     let toolbox = Toolbox::new(&root, Some(graph), settings.tools)
         .with_context(|| format!("cannot open {}", root.display()))?;
-    let agent = ExploreAgent::new(llm, Arc::new(toolbox), settings.agent.explore);
+    Ok(Workbench {
+        llm,
+        toolbox,
+        config: settings.agent.explore,
+    })
+}
+
+/// An explore error as the command reports it (the LLM's error kind in brackets).
+pub fn explore_error(error: relay_agent::explore::ExploreError) -> anyhow::Error {
+    match &error {
+        relay_agent::explore::ExploreError::Llm { source } => {
+            anyhow::anyhow!("{source} [{}]", source.kind().as_str())
+        }
+        other => anyhow::anyhow!("{other}"),
+    }
+}
+
+pub async fn run(config: Option<&Path>, args: ExploreArgs) -> anyhow::Result<()> {
+    let bench = workbench(config, &args.repo, &args.llm, args.format == Format::Text).await?;
+    let agent = ExploreAgent::new(bench.llm, Arc::new(bench.toolbox), bench.config);
     let report = agent
         .explore(ExploreRequest::new(
             args.question.clone(),
             args.thoroughness,
         ))
         .await
-        .map_err(|error| match &error {
-            relay_agent::explore::ExploreError::Llm { source } => {
-                anyhow::anyhow!("{source} [{}]", source.kind().as_str())
-            }
-            other => anyhow::anyhow!("{other}"),
-        })?;
+        .map_err(explore_error)?;
     match args.format {
         Format::Json => println!("{}", serde_json::to_string_pretty(&report)?),
         Format::Text => print!("{}", render(&report)),
@@ -103,7 +140,7 @@ fn progress_bar() -> indicatif::ProgressBar {
 }
 
 /// `[llm.explore]` with the command-line overrides on top.
-fn overridden(mut llm: LlmSettings, args: &ExploreArgs) -> LlmSettings {
+fn overridden(mut llm: LlmSettings, args: &LlmOverrides) -> LlmSettings {
     let explore = llm.explore.get_or_insert_with(ProviderSettings::default);
     if let Some(url) = &args.base_url {
         explore.base_url = Some(url.clone());

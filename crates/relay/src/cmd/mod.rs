@@ -1,5 +1,6 @@
 //! One module per subcommand.
 
+pub mod analyze;
 pub mod bench_intake;
 pub mod codegraph;
 pub mod config;
