@@ -6,7 +6,8 @@
 //! shutdown), `process_issue` (the issue job's bookkeeping), `orchestrator` / `orchestrator_gitlab` /
 //! `orchestrator_flows` (the planner end to end on the fake GitHub and GitLab with the scripted LLM),
 //! `orchestrator_latency` (an ignored figure: webhook accepted → first LLM request), `trace_live`
-//! (a running job's trace over SSE), `visibility` (the project's visibility from every webhook), `spec_flow` (go-ahead → spec in
+//! (a running job's trace over SSE), `thorough` (the planner's thorough explore and the issue's
+//! traversal state), `visibility` (the project's visibility from every webhook), `spec_flow` (go-ahead → spec in
 //! parts → approved).
 
 mod engagement;
@@ -25,5 +26,6 @@ mod process_issue;
 mod push;
 mod queue;
 mod spec_flow;
+mod thorough;
 mod trace_live;
 mod visibility;

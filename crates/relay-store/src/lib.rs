@@ -11,6 +11,7 @@
 //! - [`browse`]: read-only listings for the read API.
 //! - [`tool_graph`]: tool-sequence learning (transitions per repository, migration 0008).
 //! - [`trace`]: the run trace (runs and their events, migration 0007) and its notifications.
+//! - [`traversal`]: thorough mode's traversal state per issue (migration 0010).
 
 pub mod bench;
 pub mod browse;
@@ -28,6 +29,7 @@ pub mod settings;
 pub mod specs;
 pub mod tool_graph;
 pub mod trace;
+pub mod traversal;
 
 pub use error::{Error, Result};
 pub use settings::DatabaseSettings;

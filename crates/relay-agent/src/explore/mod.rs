@@ -397,6 +397,17 @@ impl ExploreAgent {
         Ok(thorough_report(report))
     }
 
+    /// Starts this agent's thorough explores from `state` (the issue's, as an earlier job left
+    /// it).
+    #[must_use]
+    pub fn with_traversal_state(self, state: TraversalState) -> Self {
+        *self
+            .traversal
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner) = state;
+        self
+    }
+
     /// The traversal state this agent's thorough explores built.
     pub fn traversal_state(&self) -> TraversalState {
         self.traversal

@@ -3,6 +3,8 @@
 
 use std::collections::VecDeque;
 
+use serde::{Deserialize, Deserializer, Serialize, Serializer};
+
 /// Files remembered at most.
 pub const MAX_FILES: usize = 100;
 /// Symbols remembered at most.
@@ -62,7 +64,7 @@ impl<T: PartialEq> Fifo<T> {
 }
 
 /// A piece of code seen, with where it came from.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Snippet {
     pub path: String,
     pub start_line: u32,
@@ -91,7 +93,61 @@ impl Default for TraversalState {
     }
 }
 
+/// The stored shape: each list oldest first. Capacities are not stored: a state read back gets
+/// the current bounds, keeping the newest items of a longer stored list.
+#[derive(Serialize, Deserialize)]
+struct Stored {
+    #[serde(default)]
+    files: Vec<String>,
+    #[serde(default)]
+    symbols: Vec<String>,
+    #[serde(default)]
+    snippets: Vec<Snippet>,
+    #[serde(default)]
+    call_chain: Vec<String>,
+}
+
+impl Serialize for TraversalState {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        Stored {
+            files: self.files.iter().cloned().collect(),
+            symbols: self.symbols.iter().cloned().collect(),
+            snippets: self.snippets.iter().cloned().collect(),
+            call_chain: self.call_chain.iter().cloned().collect(),
+        }
+        .serialize(serializer)
+    }
+}
+
+impl<'de> Deserialize<'de> for TraversalState {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        let stored = Stored::deserialize(deserializer)?;
+        let mut state = TraversalState::default();
+        stored.files.into_iter().for_each(|f| {
+            state.files.push(f);
+        });
+        stored.symbols.into_iter().for_each(|s| {
+            state.symbols.push(s);
+        });
+        stored.snippets.into_iter().for_each(|s| {
+            state.snippets.push(s);
+        });
+        stored.call_chain.into_iter().for_each(|c| {
+            state.call_chain.push(c);
+        });
+        Ok(state)
+    }
+}
+
 impl TraversalState {
+    /// Whether nothing has been explored.
+    pub fn is_empty(&self) -> bool {
+        self.files.is_empty()
+            && self.symbols.is_empty()
+            && self.snippets.is_empty()
+            && self.call_chain.is_empty()
+    }
+
     /// Adds what `other` explored (oldest first, so `other`'s newest stay newest here).
     pub fn absorb(&mut self, other: &TraversalState) {
         for file in other.files.iter() {
@@ -155,5 +211,33 @@ mod tests {
             "f400.go",
             "the oldest dropped"
         );
+    }
+
+    #[test]
+    fn a_state_round_trips_through_json_within_its_bounds() {
+        let mut state = TraversalState::default();
+        state.files.push("a.go".into());
+        state.symbols.push("pkg.A".into());
+        state.call_chain.push("pkg.main".into());
+        state.snippets.push(Snippet {
+            path: "a.go".into(),
+            start_line: 1,
+            end_line: 2,
+            text: "package a".into(),
+        });
+        let json = serde_json::to_value(&state).unwrap();
+        assert_eq!(json["files"], serde_json::json!(["a.go"]));
+        let back: TraversalState = serde_json::from_value(json).unwrap();
+        assert_eq!(back, state);
+        let long =
+            serde_json::json!({"files": (0..150).map(|i| format!("f{i}")).collect::<Vec<_>>()});
+        let capped: TraversalState = serde_json::from_value(long).unwrap();
+        assert_eq!(capped.files.len(), MAX_FILES);
+        assert_eq!(
+            capped.files.iter().next().unwrap(),
+            "f50",
+            "the newest are kept"
+        );
+        assert!(TraversalState::default().is_empty());
     }
 }

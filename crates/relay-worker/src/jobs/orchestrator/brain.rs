@@ -254,6 +254,10 @@ impl Brain {
             repo.clone(),
         )))
         .with_hint(hint);
+        // Thorough queries start from what earlier jobs on this issue explored.
+        let mut traversal = super::traversal::load(pool, issue_id).await;
+        let explorer = Arc::new(explorer.with_traversal_state(traversal.clone()));
+        let commit_sha = snapshot.commit().to_owned();
         let sandbox = relay_tools::sandbox::Sandbox::new(snapshot.path())
             .map_err(|e| anyhow::anyhow!("{e}"))?;
         let deps = CycleDeps {
@@ -266,7 +270,7 @@ impl Brain {
             spec: metered_client(&self.llm, Role::Spec, pool, usage)
                 .map_err(|e| JobError::Permanent(e.into()))?
                 .with_tracer(&run.tracer),
-            explorer: Arc::new(explorer),
+            explorer: explorer.clone(),
             snapshot: Some(Snapshot {
                 sandbox,
                 commit_sha: snapshot.commit().to_owned(),
@@ -306,7 +310,16 @@ impl Brain {
                 return Ok(json!({ "cycles": cycles, "budget": stopped }));
             }
             let cycle = i32::try_from(cycle).unwrap_or(i32::MAX);
-            match run_cycle(&deps, issue_id, job_id, cycle).await? {
+            let ended = run_cycle(&deps, issue_id, job_id, cycle).await;
+            super::traversal::save_if_changed(
+                pool,
+                issue_id,
+                &commit_sha,
+                &explorer,
+                &mut traversal,
+            )
+            .await;
+            match ended? {
                 CycleEnd::NothingPending => break,
                 CycleEnd::Applied { .. } => cycles += 1,
                 CycleEnd::Stopped { .. } => {

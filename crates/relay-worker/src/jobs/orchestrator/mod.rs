@@ -8,7 +8,8 @@
 //! - [`role_cache`]: authors' roles kept for a TTL per (tracker, project, username);
 //! - [`budget`]: the per-issue token budget across jobs;
 //! - [`follow_up`]: the next job when events are left after the last cycle;
-//! - [`validator`]: the write-back Validator as the planner's `submit_actions` judge.
+//! - [`validator`]: the write-back Validator as the planner's `submit_actions` judge;
+//! - [`traversal`]: thorough mode's traversal state of the issue, loaded per job, saved per cycle.
 
 pub mod brain;
 pub mod budget;
@@ -18,4 +19,5 @@ pub mod graph;
 pub mod issue_context;
 pub mod role_cache;
 pub mod status;
+pub mod traversal;
 pub mod validator;
