@@ -1,28 +1,29 @@
 //! One thorough query: Perception → Intent → stages (Planner → Traverser → Synthesizer → Critic →
 //! routing) → Integration. The LLM stages only propose; the deterministic code between them runs
 //! the steps, verifies every citation, applies goal updates in order and decides the route, and
-//! the answer holds only what completed stages verified.
+//! the answer holds only what completed stages verified. One stage attempt is [`attempt`].
+
+mod attempt;
 
 use std::time::Instant;
 
 use serde::Serialize;
 use serde_json::{Value, json};
 
+use schemars::JsonSchema;
+use serde::de::DeserializeOwned;
+
 use super::bounds::QueryBudget;
-use super::contracts::{CriticReply, IntentReply, PlannerReply, SynthesizerReply};
-use super::evidence::{Seen, verify_reply};
-use super::goals::{Goal, GoalStatus, GoalUpdate, apply_updates, open_goals};
+use super::contracts::IntentReply;
+use super::evidence::Seen;
+use super::goals::{Goal, GoalStatus, open_goals};
 use super::integration::{Answer, Claim, StageEvidence, Unsettled, integrate};
 use super::perception::perceive;
 use super::render;
 use super::routing::{IntegrateReason, Route, RoutingInput, Verdict, route};
-use super::stages::{
-    CRITIC_PROMPT, INTENT_PROMPT, PLANNER_PROMPT, SYNTHESIZER_PROMPT, Stage, StageCaller,
-    StageFailure,
-};
+use super::stages::{INTENT_PROMPT, Stage, StageCaller, StageFailure};
 use super::state::TraversalState;
-use super::traverser::{Step, StepRecord, StepStatus, traverse};
-use super::{bounds, contracts::GoalAssessment};
+use super::traverser::StepRecord;
 use crate::explore::ExploreError;
 use crate::llm::LlmClient;
 use crate::toolbox::{ToolCallRecord, Toolbox};
@@ -233,23 +234,34 @@ impl Query<'_> {
         Ok(self.finish(reason))
     }
 
+    /// One LLM stage's reply; the inner `Err` ends the query (a bound, a failed call), the outer
+    /// one is an LLM that cannot be used at all.
+    async fn ask<T: JsonSchema + DeserializeOwned>(
+        &mut self,
+        stage: Stage,
+        system: String,
+        user: String,
+    ) -> Result<Result<T, IntegrateReason>, ExploreError> {
+        match self
+            .caller
+            .ask::<T>(stage, system, user, &mut self.budget)
+            .await
+        {
+            Ok(reply) => Ok(Ok(reply)),
+            Err(failure) => self.failed(failure).map(Err),
+        }
+    }
+
     /// The Intent stage; `Some` ends the query before any stage.
     async fn intent(&mut self) -> Result<Option<IntegrateReason>, ExploreError> {
         let user = render::question(&self.question);
         let reply = match self
-            .caller
-            .ask::<IntentReply>(
-                Stage::Intent,
-                INTENT_PROMPT.to_owned(),
-                user,
-                &mut self.budget,
-            )
-            .await
+            .ask::<IntentReply>(Stage::Intent, INTENT_PROMPT.to_owned(), user)
+            .await?
         {
             Ok(reply) => reply,
-            Err(failure) => {
+            Err(reason) => {
                 // The answer still lists what was asked as the one open goal.
-                let reason = self.failed(failure)?;
                 self.goals = vec![question_goal(&self.question)];
                 return Ok(Some(reason));
             }
@@ -273,227 +285,6 @@ impl Query<'_> {
         );
         self.intent = Some(reply);
         Ok(None)
-    }
-
-    /// One stage attempt up to the Critic's reply. The outer `Err` is a fatal LLM error; the inner
-    /// one ends the query.
-    async fn stage(
-        &mut self,
-        stage: u32,
-        attempt: u32,
-        feedback: Option<&str>,
-        state: &mut TraversalState,
-    ) -> Result<Result<(StageRecord, CriticReply), IntegrateReason>, ExploreError> {
-        // Planner.
-        let mut user = self.context(state);
-        user.push_str(&render::tools(self.toolbox.definitions()));
-        if let Some(previous) = self.stages.last().filter(|s| s.stage == stage) {
-            user.push_str("\nThe previous plan of this stage ran:\n");
-            user.push_str(&render::step_summaries(&previous.steps));
-            if let Some(feedback) = feedback {
-                user.push_str(&format!("The Critic asks for a new plan: {feedback}\n"));
-            }
-        }
-        let system = PLANNER_PROMPT
-            .replace("{max_steps}", &MAX_STEPS_PER_PLAN.to_string())
-            .replace("{files}", &bounds::QUERY_FILES.to_string())
-            .replace("{code_tokens}", &bounds::QUERY_CODE_TOKENS.to_string())
-            .replace("{depth}", &bounds::QUERY_DEPTH.to_string());
-        let plan = match self
-            .caller
-            .ask::<PlannerReply>(Stage::Planner, system, user, &mut self.budget)
-            .await
-        {
-            Ok(plan) => plan,
-            Err(failure) => return Ok(Err(self.failed(failure)?)),
-        };
-        let target_goals: Vec<String> = plan
-            .target_goals
-            .iter()
-            .filter(|id| self.goals.iter().any(|g| &g.id == *id))
-            .cloned()
-            .collect();
-        if plan.steps.len() > MAX_STEPS_PER_PLAN {
-            self.tracer.event(
-                TraceKind::Decision,
-                json!({"decision": "steps_dropped", "planned": plan.steps.len(), "kept": MAX_STEPS_PER_PLAN}),
-            );
-        }
-        let steps: Vec<Step> = plan
-            .steps
-            .iter()
-            .take(MAX_STEPS_PER_PLAN)
-            .map(|s| Step {
-                tool: s.tool.clone(),
-                arguments: Value::Object(s.arguments.clone()),
-            })
-            .collect();
-
-        // Traverser.
-        self.transition(
-            "traverser",
-            json!({"number": stage, "attempt": attempt, "steps": steps.len()}),
-        );
-        let records = traverse(self.toolbox, &steps, &mut self.budget, state, &self.tracer).await;
-        self.seen.add(stage, attempt, &records);
-        let mut record = StageRecord {
-            stage,
-            attempt,
-            target_goals: target_goals.clone(),
-            rationale: plan.rationale.clone(),
-            feasibility: plan.feasibility,
-            steps: records,
-            verified_claims: 0,
-            dropped_claims: 0,
-            rejected_citations: Vec::new(),
-            verdict: None,
-            route: None,
-            progress: false,
-        };
-
-        // Synthesizer (only over output there is).
-        let mut new_claims = 0;
-        if record.steps.iter().any(|s| s.status == StepStatus::Ok) {
-            let mut user = self.context(state);
-            user.push_str("\nTool output of this stage:\n");
-            user.push_str(&render::step_outputs(&record.steps));
-            let reply = match self
-                .caller
-                .ask::<SynthesizerReply>(
-                    Stage::Synthesizer,
-                    SYNTHESIZER_PROMPT.to_owned(),
-                    user,
-                    &mut self.budget,
-                )
-                .await
-            {
-                Ok(reply) => reply,
-                Err(failure) => {
-                    let reason = self.failed(failure)?;
-                    self.stages.push(record);
-                    return Ok(Err(reason));
-                }
-            };
-            let verified = verify_reply(self.toolbox.sandbox(), &reply, &target_goals, &self.seen);
-            for problem in &verified.rejected {
-                self.tracer.event(
-                    TraceKind::ValidationFailure,
-                    json!({"stage": "synthesizer", "citation": capped(problem)}),
-                );
-            }
-            let known: Vec<&str> = self.claims().map(|c| c.text.as_str()).collect();
-            new_claims = verified
-                .claims
-                .iter()
-                .filter(|c| !known.contains(&c.text.as_str()))
-                .count();
-            record.verified_claims = verified.claims.len();
-            record.dropped_claims = verified.dropped_claims;
-            record.rejected_citations = verified.rejected.clone();
-            self.unsettled
-                .open_questions
-                .extend(reply.open_questions.iter().cloned());
-            self.evidence.push(StageEvidence {
-                stage,
-                claims: verified.claims,
-            });
-        }
-
-        // Critic.
-        let mut user = self.context(state);
-        user.push_str("\nSteps of this stage:\n");
-        user.push_str(&render::step_summaries(&record.steps));
-        let critique = match self
-            .caller
-            .ask::<CriticReply>(
-                Stage::Critic,
-                CRITIC_PROMPT.to_owned(),
-                user,
-                &mut self.budget,
-            )
-            .await
-        {
-            Ok(critique) => critique,
-            Err(failure) => {
-                let reason = self.failed(failure)?;
-                self.stages.push(record);
-                return Ok(Err(reason));
-            }
-        };
-        let improved = self.assess(&critique.goal_status);
-        let rejected = apply_updates(&mut self.goals, &critique.goal_updates);
-        for update in &critique.goal_updates {
-            let refused = rejected.iter().find(|r| &r.update == update);
-            self.tracer.event(
-                TraceKind::Decision,
-                json!({
-                    "decision": "goal_update", "update": update,
-                    "applied": refused.is_none(), "why": refused.map(|r| r.why),
-                }),
-            );
-        }
-        let reshaped = critique.goal_updates.iter().any(|u| {
-            matches!(u, GoalUpdate::New { .. } | GoalUpdate::Refined { .. })
-                && !rejected.iter().any(|r| &r.update == u)
-        });
-        self.rejected_updates.extend(rejected.iter().map(|r| {
-            format!(
-                "{}: {}",
-                serde_json::to_string(&r.update).unwrap_or_default(),
-                r.why
-            )
-        }));
-        record.verdict = Some(critique.verdict);
-        record.progress = improved || reshaped || new_claims > 0;
-        Ok(Ok((record, critique)))
-    }
-
-    /// Applies the Critic's goal statuses; a goal is satisfied only when a verified claim answers
-    /// it. Returns whether any goal moved forward.
-    fn assess(&mut self, statuses: &[GoalAssessment]) -> bool {
-        fn rank(status: GoalStatus) -> u8 {
-            match status {
-                GoalStatus::Satisfied => 2,
-                GoalStatus::Partial => 1,
-                _ => 0,
-            }
-        }
-        let mut improved = false;
-        for assessment in statuses {
-            let evidenced = self
-                .claims()
-                .any(|c| c.goals.iter().any(|g| g == &assessment.id));
-            let Some(goal) = self.goals.iter_mut().find(|g| g.id == assessment.id) else {
-                self.rejected_updates
-                    .push(format!("status of {}: no goal has this id", assessment.id));
-                continue;
-            };
-            let mut status = assessment.status;
-            if status == GoalStatus::Satisfied && !evidenced {
-                self.rejected_updates.push(format!(
-                    "{} satisfied: no verified claim answers it",
-                    assessment.id
-                ));
-                status = if goal.status == GoalStatus::Partial {
-                    GoalStatus::Partial
-                } else {
-                    GoalStatus::Unmet
-                };
-            }
-            if status == GoalStatus::Pending {
-                continue;
-            }
-            improved |= rank(status) > rank(goal.status);
-            goal.status = status;
-            if status == GoalStatus::Blocked {
-                goal.blocked_reason = assessment.reason.clone();
-            }
-            self.tracer.event(
-                TraceKind::Decision,
-                json!({"decision": "goal_status", "id": goal.id, "status": status}),
-            );
-        }
-        improved
     }
 
     /// The part every stage's message starts with.
