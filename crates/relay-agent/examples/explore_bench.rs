@@ -22,7 +22,7 @@ use relay_agent::explore::{
     ExploreAgent, ExploreBudget, ExploreConfig, ExploreRequest, Thoroughness,
 };
 use relay_agent::llm::scripted::{ScriptedLlm, ScriptedReply};
-use relay_agent::llm::{LlmClient, LlmSettings, Role, ToolCall};
+use relay_agent::llm::{LlmClient, Role, ToolCall};
 use relay_agent::toolbox::{GraphAccess, ToolCallRecord, Toolbox, index_in_memory};
 use relay_tools::ToolLimits;
 use serde_json::{Value, json};
@@ -216,12 +216,7 @@ async fn transcript(toolbox: &Toolbox, go: bool) -> Vec<ScriptedReply> {
 }
 
 fn client(server: &ScriptedLlm) -> LlmClient {
-    let text = format!(
-        "[default]\nprovider = \"openai\"\nbase_url = \"{}\"\nmodel = \"bench\"\napi_key = \"k\"\n",
-        server.base_url()
-    );
-    let settings: LlmSettings = toml::from_str(&text).expect("bench settings");
-    LlmClient::from_settings(&settings, Role::Explore).expect("bench client")
+    server.client(Role::Explore)
 }
 
 struct Replay {

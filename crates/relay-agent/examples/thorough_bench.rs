@@ -18,7 +18,7 @@ use std::time::Instant;
 
 use relay_agent::explore::{ExploreAgent, ExploreConfig, ExploreRequest, Thoroughness};
 use relay_agent::llm::scripted::{RecordedRequest, ScriptedLlm, ScriptedReply};
-use relay_agent::llm::{LlmClient, LlmSettings, Role};
+use relay_agent::llm::{LlmClient, Role};
 use relay_agent::thorough::analyze;
 use relay_agent::thorough::state::TraversalState;
 use relay_agent::toolbox::{Toolbox, index_in_memory};
@@ -171,12 +171,7 @@ fn medium_transcript(root: &Path, e: &Evidence) -> Vec<ScriptedReply> {
 }
 
 fn client(server: &ScriptedLlm) -> LlmClient {
-    let settings: LlmSettings = toml::from_str(&format!(
-        "[default]\nprovider = \"openai\"\nbase_url = \"{}\"\nmodel = \"bench\"\napi_key = \"k\"\n",
-        server.base_url()
-    ))
-    .unwrap();
-    LlmClient::from_settings(&settings, Role::Explore).unwrap()
+    server.client(Role::Explore)
 }
 
 /// Estimated tokens of everything sent (request bodies, ~4 characters a token).

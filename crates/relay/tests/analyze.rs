@@ -2,62 +2,22 @@
 //! goals, the stages and the figures; `--format json` for the whole report; a refused key is a
 //! non-zero exit with the classified error.
 
-use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
-
 use relay_agent::llm::scripted::{ScriptedLlm, ScriptedReply};
 use serde_json::json;
 
-async fn relay(args: Vec<String>, config: PathBuf) -> Output {
-    tokio::task::spawn_blocking(move || {
-        Command::new(env!("CARGO_BIN_EXE_relay"))
-            .arg("--config")
-            .arg(config)
-            .args(args)
-            .env_remove("DATABASE_URL")
-            .env("RUST_LOG", "error")
-            .env("RELAY_TEST_ANALYZE_KEY", "sk-from-env")
-            .output()
-            .expect("relay runs")
-    })
-    .await
-    .unwrap()
-}
+mod support;
 
-fn checkout() -> tempfile::TempDir {
-    let dir = tempfile::tempdir().unwrap();
-    std::fs::write(dir.path().join("go.mod"), "module example.com/app\n").unwrap();
-    std::fs::write(
-        dir.path().join("app.go"),
-        "package app\n\n// Run starts the app.\nfunc Run() error {\n\treturn start()\n}\n\nfunc start() error {\n\treturn nil\n}\n",
+use support::{KEY, relay};
+
+/// `relay analyze` on `repo` with the scripted server's URL, the key from the environment, `extra`.
+fn args(repo: &std::path::Path, base_url: &str, extra: &[&str]) -> Vec<String> {
+    support::args(
+        "analyze",
+        repo,
+        base_url,
+        extra,
+        "How does Run reach start, and can it fail?",
     )
-    .unwrap();
-    dir
-}
-
-fn config(dir: &Path) -> PathBuf {
-    let path = dir.join("relay.toml");
-    std::fs::write(
-        &path,
-        "[llm.default]\nprovider = \"openai\"\nbase_url = \"http://127.0.0.1:9/v1\"\nmodel = \"default-model\"\napi_key = \"sk-config\"\nmax_retries = 0\n\n[llm.explore]\nmodel = \"explore-model\"\n",
-    )
-    .unwrap();
-    path
-}
-
-fn args(repo: &Path, base_url: &str, extra: &[&str]) -> Vec<String> {
-    let mut args: Vec<String> = vec![
-        "analyze".into(),
-        "--repo".into(),
-        repo.display().to_string(),
-        "--base-url".into(),
-        base_url.into(),
-        "--api-key-env".into(),
-        "RELAY_TEST_ANALYZE_KEY".into(),
-    ];
-    args.extend(extra.iter().map(|s| s.to_string()));
-    args.push("How does Run reach start, and can it fail?".into());
-    args
 }
 
 fn script() -> Vec<ScriptedReply> {
@@ -95,12 +55,12 @@ fn script() -> Vec<ScriptedReply> {
 
 #[tokio::test]
 async fn analyze_prints_the_verified_answer_goals_stages_and_figures() {
-    let repo = checkout();
+    let repo = support::checkout();
     let dir = tempfile::tempdir().unwrap();
     let server = ScriptedLlm::start(script()).await;
     let output = relay(
         args(repo.path(), &server.base_url(), &[]),
-        config(dir.path()),
+        support::config(dir.path()),
     )
     .await;
     let stdout = String::from_utf8_lossy(&output.stdout);
@@ -135,7 +95,10 @@ async fn analyze_prints_the_verified_answer_goals_stages_and_figures() {
     );
     let requests = server.requests();
     assert_eq!(requests[0].body["model"], "explore-model");
-    assert_eq!(requests[0].headers["authorization"], "Bearer sk-from-env");
+    assert_eq!(
+        requests[0].headers["authorization"],
+        format!("Bearer {KEY}")
+    );
     let synthesizer = requests[2].body["messages"][1]["content"].as_str().unwrap();
     assert!(
         synthesizer.contains("example.com/app.Run"),
@@ -145,12 +108,12 @@ async fn analyze_prints_the_verified_answer_goals_stages_and_figures() {
 
 #[tokio::test]
 async fn analyze_json_is_the_whole_report_and_a_refused_key_fails() {
-    let repo = checkout();
+    let repo = support::checkout();
     let dir = tempfile::tempdir().unwrap();
     let server = ScriptedLlm::start(script()).await;
     let output = relay(
         args(repo.path(), &server.base_url(), &["--format", "json"]),
-        config(dir.path()),
+        support::config(dir.path()),
     )
     .await;
     assert!(
@@ -175,7 +138,7 @@ async fn analyze_json_is_the_whole_report_and_a_refused_key_fails() {
     let server = ScriptedLlm::start(vec![ScriptedReply::error(401)]).await;
     let output = relay(
         args(repo.path(), &server.base_url(), &[]),
-        config(dir.path()),
+        support::config(dir.path()),
     )
     .await;
     assert!(!output.status.success());

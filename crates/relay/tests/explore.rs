@@ -1,67 +1,20 @@
 //! `relay explore` as a user runs it, against the scripted LLM server.
 
-use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
-
 use relay_agent::llm::scripted::{ScriptedLlm, ScriptedReply};
 use serde_json::json;
 
-async fn relay(args: Vec<String>, config: PathBuf) -> Output {
-    tokio::task::spawn_blocking(move || {
-        Command::new(env!("CARGO_BIN_EXE_relay"))
-            .arg("--config")
-            .arg(config)
-            .args(args)
-            .env_remove("DATABASE_URL")
-            .env("RUST_LOG", "error")
-            .env("RELAY_TEST_EXPLORE_KEY", "sk-from-env")
-            .output()
-            .expect("relay runs")
-    })
-    .await
-    .unwrap()
-}
+mod support;
 
-fn checkout() -> tempfile::TempDir {
-    let dir = tempfile::tempdir().unwrap();
-    std::fs::write(dir.path().join("go.mod"), "module example.com/app\n").unwrap();
-    std::fs::write(
-        dir.path().join("app.go"),
-        "package app\n\n// Run starts the app.\nfunc Run() error {\n\treturn start()\n}\n\nfunc start() error {\n\treturn nil\n}\n",
-    )
-    .unwrap();
-    dir
-}
+use support::{KEY, relay};
 
-/// `[llm.default]` points nowhere useful: the flags must override it.
-fn config(dir: &Path) -> PathBuf {
-    let path = dir.join("relay.toml");
-    std::fs::write(
-        &path,
-        "[llm.default]\nprovider = \"openai\"\nbase_url = \"http://127.0.0.1:9/v1\"\nmodel = \"default-model\"\napi_key = \"sk-config\"\nmax_retries = 0\n\n[llm.explore]\nmodel = \"explore-model\"\n",
-    )
-    .unwrap();
-    path
-}
-
-fn args(repo: &Path, base_url: &str, extra: &[&str]) -> Vec<String> {
-    let mut args: Vec<String> = vec![
-        "explore".into(),
-        "--repo".into(),
-        repo.display().to_string(),
-        "--base-url".into(),
-        base_url.into(),
-        "--api-key-env".into(),
-        "RELAY_TEST_EXPLORE_KEY".into(),
-    ];
-    args.extend(extra.iter().map(|s| s.to_string()));
-    args.push("Who calls start?".into());
-    args
+/// `relay explore` on `repo` with the scripted server's URL, the key from the environment, `extra`.
+fn args(repo: &std::path::Path, base_url: &str, extra: &[&str]) -> Vec<String> {
+    support::args("explore", repo, base_url, extra, "Who calls start?")
 }
 
 #[tokio::test]
 async fn explore_prints_the_answer_citations_and_figures() {
-    let repo = checkout();
+    let repo = support::checkout();
     let dir = tempfile::tempdir().unwrap();
     let submit = ScriptedReply::tool_calls(vec![(
         "submit_report",
@@ -85,7 +38,7 @@ async fn explore_prints_the_answer_citations_and_figures() {
     .await;
     let output = relay(
         args(repo.path(), &server.base_url(), &[]),
-        config(dir.path()),
+        support::config(dir.path()),
     )
     .await;
     let stdout = String::from_utf8_lossy(&output.stdout);
@@ -103,7 +56,10 @@ async fn explore_prints_the_answer_citations_and_figures() {
         requests[0].body["model"], "explore-model",
         "[llm.explore] over [llm.default]"
     );
-    assert_eq!(requests[0].headers["authorization"], "Bearer sk-from-env");
+    assert_eq!(
+        requests[0].headers["authorization"],
+        format!("Bearer {KEY}")
+    );
     let result = requests[1].body["messages"]
         .as_array()
         .unwrap()
@@ -121,7 +77,7 @@ async fn explore_prints_the_answer_citations_and_figures() {
 
 #[tokio::test]
 async fn explore_json_and_model_override() {
-    let repo = checkout();
+    let repo = support::checkout();
     let dir = tempfile::tempdir().unwrap();
     let server = ScriptedLlm::start(vec![ScriptedReply::tool_calls(vec![(
         "submit_report",
@@ -141,7 +97,7 @@ async fn explore_json_and_model_override() {
                 "medium",
             ],
         ),
-        config(dir.path()),
+        support::config(dir.path()),
     )
     .await;
     assert!(
@@ -158,12 +114,12 @@ async fn explore_json_and_model_override() {
 
 #[tokio::test]
 async fn explore_exits_non_zero_with_the_classified_error() {
-    let repo = checkout();
+    let repo = support::checkout();
     let dir = tempfile::tempdir().unwrap();
     let server = ScriptedLlm::start(vec![ScriptedReply::error(401)]).await;
     let output = relay(
         args(repo.path(), &server.base_url(), &[]),
-        config(dir.path()),
+        support::config(dir.path()),
     )
     .await;
     assert!(!output.status.success());
@@ -172,7 +128,7 @@ async fn explore_exits_non_zero_with_the_classified_error() {
 
     let unreachable = relay(
         args(repo.path(), "http://127.0.0.1:9/v1", &[]),
-        config(dir.path()),
+        support::config(dir.path()),
     )
     .await;
     assert!(!unreachable.status.success());

@@ -335,6 +335,35 @@ impl ScriptedLlm {
         format!("http://{}/v1", self.address)
     }
 
+    /// A client of `role` on this server (OpenAI protocol, model `scripted`), retrying once after
+    /// 1 ms so error scripts stay short and fast.
+    ///
+    /// # Panics
+    /// Never for these settings (they are complete).
+    pub fn client(&self, role: crate::llm::Role) -> crate::llm::LlmClient {
+        let settings = crate::llm::LlmSettings {
+            default: crate::llm::ProviderSettings {
+                provider: Some(crate::llm::ProviderKind::Openai),
+                base_url: Some(self.base_url()),
+                model: Some("scripted".to_owned()),
+                api_key: Some(secrecy::SecretString::from("sk-scripted")),
+                max_output_tokens: Some(1024),
+                timeout_secs: Some(30),
+                ..Default::default()
+            },
+            ..Default::default()
+        };
+        crate::llm::LlmClient::from_settings(&settings, role)
+            .expect("complete scripted settings")
+            .with_retry_policy(crate::llm::RetryPolicy {
+                max_retries: 1,
+                initial_backoff: std::time::Duration::from_millis(1),
+                max_backoff: std::time::Duration::from_millis(2),
+                jitter: false,
+                ..crate::llm::RetryPolicy::default()
+            })
+    }
+
     /// The server's address.
     pub fn address(&self) -> SocketAddr {
         self.address

@@ -7,7 +7,7 @@ use relay_agent::explore::{
     ExploreAgent, ExploreConfig, ExploreReport, ExploreRequest, Thoroughness,
 };
 use relay_agent::llm::scripted::{RecordedRequest, ScriptedLlm, ScriptedReply, ScriptedUsage};
-use relay_agent::llm::{LlmClient, LlmSettings, RetryPolicy, Role};
+use relay_agent::llm::{LlmClient, Role};
 use relay_agent::toolbox::{GraphAccess, Toolbox, index_in_memory};
 use relay_tools::ToolLimits;
 use serde_json::{Value, json};
@@ -49,30 +49,9 @@ pub fn checkout() -> tempfile::TempDir {
     dir
 }
 
-/// A client for the scripted server (OpenAI protocol) with fast retries.
+/// A client for the scripted server with fast retries.
 pub fn client(server: &ScriptedLlm) -> LlmClient {
-    let text = format!(
-        r#"
-        [default]
-        provider = "openai"
-        base_url = "{}"
-        model = "explorer"
-        api_key = "sk-test"
-        max_output_tokens = 1024
-        timeout_secs = 30
-        "#,
-        server.base_url()
-    );
-    let settings: LlmSettings = toml::from_str(&text).unwrap();
-    LlmClient::from_settings(&settings, Role::Explore)
-        .unwrap()
-        .with_retry_policy(RetryPolicy {
-            max_retries: 1,
-            initial_backoff: std::time::Duration::from_millis(1),
-            max_backoff: std::time::Duration::from_millis(2),
-            jitter: false,
-            ..RetryPolicy::default()
-        })
+    server.client(Role::Explore)
 }
 
 /// An agent over `root` with the in-memory code graph.

@@ -2,11 +2,9 @@
 //! and goal updates applied in order by id.
 
 use relay_agent::llm::scripted::ScriptedLlm;
-use relay_agent::thorough::analyze;
 use relay_agent::thorough::bounds::BoundHit;
 use relay_agent::thorough::goals::GoalStatus;
 use relay_agent::thorough::routing::{IntegrateReason, Route, Verdict};
-use relay_agent::thorough::state::TraversalState;
 use relay_agent::trace::{MemoryTraceSink, TraceKind, Tracer};
 use serde_json::{Value, json};
 
@@ -182,17 +180,8 @@ async fn clarification_is_asked_once_and_the_query_goes_on() {
         ),
     ])
     .await;
-    let toolbox = toolbox(dir.path()).await;
     let sink = MemoryTraceSink::new();
-    let report = analyze(
-        &client(&server),
-        &toolbox,
-        QUESTION,
-        &mut TraversalState::default(),
-        &Tracer::new(sink.clone()),
-    )
-    .await
-    .unwrap();
+    let report = run_traced(&server, dir.path(), QUESTION, &Tracer::new(sink.clone())).await;
     assert_eq!(report.answer.reason, IntegrateReason::GoalsDone);
     assert_eq!(
         report.answer.clarification.as_deref(),
@@ -286,17 +275,8 @@ async fn goal_updates_apply_in_order_by_id_and_reach_the_next_plan() {
         ),
     ])
     .await;
-    let toolbox = toolbox(dir.path()).await;
     let sink = MemoryTraceSink::new();
-    let report = analyze(
-        &client(&server),
-        &toolbox,
-        QUESTION,
-        &mut TraversalState::default(),
-        &Tracer::new(sink.clone()),
-    )
-    .await
-    .unwrap();
+    let report = run_traced(&server, dir.path(), QUESTION, &Tracer::new(sink.clone())).await;
     let ids: Vec<&str> = report.goals.iter().map(|g| g.id.as_str()).collect();
     assert_eq!(ids, ["g2", "g3"]);
     assert_eq!(

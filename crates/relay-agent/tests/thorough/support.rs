@@ -5,7 +5,7 @@ use std::path::Path;
 use std::sync::Arc;
 
 use relay_agent::llm::scripted::{RecordedRequest, ScriptedLlm, ScriptedReply, ScriptedUsage};
-use relay_agent::llm::{LlmClient, LlmSettings, RetryPolicy, Role, TokenBudget};
+use relay_agent::llm::{LlmClient, Role, TokenBudget};
 use relay_agent::thorough::state::TraversalState;
 use relay_agent::thorough::{ThoroughReport, analyze};
 use relay_agent::toolbox::{Toolbox, index_in_memory};
@@ -86,30 +86,9 @@ pub fn checkout() -> tempfile::TempDir {
     dir
 }
 
-/// A client for the scripted server (OpenAI protocol) with fast retries.
+/// A client for the scripted server with fast retries.
 pub fn client(server: &ScriptedLlm) -> LlmClient {
-    let text = format!(
-        r#"
-        [default]
-        provider = "openai"
-        base_url = "{}"
-        model = "thinker"
-        api_key = "sk-test"
-        max_output_tokens = 1024
-        timeout_secs = 30
-        "#,
-        server.base_url()
-    );
-    let settings: LlmSettings = toml::from_str(&text).unwrap();
-    LlmClient::from_settings(&settings, Role::Explore)
-        .unwrap()
-        .with_retry_policy(RetryPolicy {
-            max_retries: 1,
-            initial_backoff: std::time::Duration::from_millis(1),
-            max_backoff: std::time::Duration::from_millis(2),
-            jitter: false,
-            ..RetryPolicy::default()
-        })
+    server.client(Role::Explore)
 }
 
 /// The client with a job token budget of `limit`.
@@ -125,17 +104,21 @@ pub async fn toolbox(root: &Path) -> Toolbox {
 
 /// Runs one thorough query with a fresh traversal state.
 pub async fn run(server: &ScriptedLlm, root: &Path, question: &str) -> ThoroughReport {
+    run_traced(server, root, question, &Tracer::noop()).await
+}
+
+/// [`run`] with its events going to `tracer`.
+pub async fn run_traced(
+    server: &ScriptedLlm,
+    root: &Path,
+    question: &str,
+    tracer: &Tracer,
+) -> ThoroughReport {
     let toolbox = toolbox(root).await;
     let mut state = TraversalState::default();
-    analyze(
-        &client(server),
-        &toolbox,
-        question,
-        &mut state,
-        &Tracer::noop(),
-    )
-    .await
-    .expect("the query ends in a report")
+    analyze(&client(server), &toolbox, question, &mut state, tracer)
+        .await
+        .expect("the query ends in a report")
 }
 
 /// A structured reply.
