@@ -228,29 +228,19 @@ async fn an_incomprehensible_question_is_clarified_an_ambiguous_one_explored() {
     );
 
     // With goals, a clarification is not asked: the code is explored first.
-    let server = ScriptedLlm::start(vec![
-        reply(json!({
-            "primary_intent": "find the queue", "confidence": 0.5,
-            "goals": [{"id": "g1", "description": "where jobs are queued", "priority": 1}],
-            "ambiguities": ["GitHub or GitLab webhooks"],
-            "clarification": "GitHub or GitLab?"
-        })),
-        plan(
-            &["g1"],
-            json!([step("read", json!({"path": "queue/queue.go"}))]),
-        ),
-        synthesis(json!([claim(
-            "Enqueue queues jobs.",
-            &["g1"],
-            json!([cite(
-                "queue/queue.go",
-                4,
-                4,
-                "func Enqueue(body []byte) error {"
-            )])
-        )])),
-        critic("APPROVED", &[("g1", "satisfied")], json!({})),
-    ])
+    let server = ScriptedLlm::start(
+        [
+            vec![reply(json!({
+                "primary_intent": "find the queue", "confidence": 0.5,
+                "goals": [{"id": "g1", "description": "where jobs are queued", "priority": 1}],
+                "ambiguities": ["GitHub or GitLab webhooks"],
+                "clarification": "GitHub or GitLab?"
+            }))],
+            queue_stage("g1"),
+            vec![critic("APPROVED", &[("g1", "satisfied")], json!({}))],
+        ]
+        .concat(),
+    )
     .await;
     let report = run(&server, dir.path(), "where are jobs queued?").await;
     assert_eq!(report.answer.reason, IntegrateReason::GoalsDone);

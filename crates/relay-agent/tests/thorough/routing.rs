@@ -21,30 +21,22 @@ fn decisions(sink: &MemoryTraceSink, name: &str) -> Vec<Value> {
 #[tokio::test]
 async fn a_replan_sends_the_critics_feedback_and_the_previous_steps_to_the_planner() {
     let dir = checkout();
-    let server = ScriptedLlm::start(vec![
-        intent(&[("g1", "where jobs are queued")]),
-        plan(&["g1"], json!([])),
-        critic(
-            "REPLAN",
-            &[("g1", "unmet")],
-            json!({"feedback": "read queue/queue.go"}),
-        ),
-        plan(
-            &["g1"],
-            json!([step("read", json!({"path": "queue/queue.go"}))]),
-        ),
-        synthesis(json!([claim(
-            "Enqueue queues jobs.",
-            &["g1"],
-            json!([cite(
-                "queue/queue.go",
-                4,
-                4,
-                "func Enqueue(body []byte) error {"
-            )])
-        )])),
-        critic("APPROVED", &[("g1", "satisfied")], json!({})),
-    ])
+    let server = ScriptedLlm::start(
+        [
+            vec![
+                intent(&[("g1", "where jobs are queued")]),
+                plan(&["g1"], json!([])),
+                critic(
+                    "REPLAN",
+                    &[("g1", "unmet")],
+                    json!({"feedback": "read queue/queue.go"}),
+                ),
+            ],
+            queue_stage("g1"),
+            vec![critic("APPROVED", &[("g1", "satisfied")], json!({}))],
+        ]
+        .concat(),
+    )
     .await;
     let report = run(&server, dir.path(), "where are jobs queued?").await;
     assert_eq!(report.answer.reason, IntegrateReason::GoalsDone);
@@ -135,50 +127,42 @@ async fn replans_are_bounded_per_stage_and_the_llm_call_cap_ends_the_query() {
 #[tokio::test]
 async fn clarification_is_asked_once_and_the_query_goes_on() {
     let dir = checkout();
-    let server = ScriptedLlm::start(vec![
-        intent(&[
-            ("g1", "where jobs are queued"),
-            ("g2", "who posts the comment"),
-        ]),
-        plan(
-            &["g1"],
-            json!([step("read", json!({"path": "queue/queue.go"}))]),
-        ),
-        synthesis(json!([claim(
-            "Enqueue queues jobs.",
-            &["g1"],
-            json!([cite(
-                "queue/queue.go",
-                4,
-                4,
-                "func Enqueue(body []byte) error {"
-            )])
-        )])),
-        critic(
-            "CLARIFY",
-            &[("g1", "satisfied"), ("g2", "unmet")],
-            json!({"clarification": "GitHub or GitLab comments?"}),
-        ),
-        plan(
-            &["g2"],
-            json!([step("read", json!({"path": "worker/worker.go"}))]),
-        ),
-        synthesis(json!([claim(
-            "Run posts the comment.",
-            &["g2"],
-            json!([cite(
-                "worker/worker.go",
-                7,
-                7,
-                "return tracker.PostComment(\"done\")"
-            )])
-        )])),
-        critic(
-            "CLARIFY",
-            &[("g2", "satisfied")],
-            json!({"clarification": "Which comment?", "blocking_issues": ["no spec"]}),
-        ),
-    ])
+    let server = ScriptedLlm::start(
+        [
+            vec![intent(&[
+                ("g1", "where jobs are queued"),
+                ("g2", "who posts the comment"),
+            ])],
+            queue_stage("g1"),
+            vec![
+                critic(
+                    "CLARIFY",
+                    &[("g1", "satisfied"), ("g2", "unmet")],
+                    json!({"clarification": "GitHub or GitLab comments?"}),
+                ),
+                plan(
+                    &["g2"],
+                    json!([step("read", json!({"path": "worker/worker.go"}))]),
+                ),
+                synthesis(json!([claim(
+                    "Run posts the comment.",
+                    &["g2"],
+                    json!([cite(
+                        "worker/worker.go",
+                        7,
+                        7,
+                        "return tracker.PostComment(\"done\")"
+                    )])
+                )])),
+                critic(
+                    "CLARIFY",
+                    &[("g2", "satisfied")],
+                    json!({"clarification": "Which comment?", "blocking_issues": ["no spec"]}),
+                ),
+            ],
+        ]
+        .concat(),
+    )
     .await;
     let sink = MemoryTraceSink::new();
     let report = run_traced(&server, dir.path(), QUESTION, &Tracer::new(sink.clone())).await;

@@ -223,3 +223,24 @@ pub fn stage_of(request: &RecordedRequest) -> String {
 pub fn stages(server: &ScriptedLlm) -> Vec<String> {
     server.requests().iter().map(stage_of).collect()
 }
+
+/// A stage's Planner and Synthesizer replies: read `queue/queue.go`, claim (with a citation that
+/// verifies) that Enqueue queues jobs, answering `goal`.
+pub fn queue_stage(goal: &str) -> Vec<ScriptedReply> {
+    vec![
+        plan(
+            &[goal],
+            json!([step("read", json!({"path": "queue/queue.go"}))]),
+        ),
+        synthesis(json!([claim(
+            "Enqueue queues jobs.",
+            &[goal],
+            json!([cite(
+                "queue/queue.go",
+                4,
+                4,
+                "func Enqueue(body []byte) error {"
+            )])
+        )])),
+    ]
+}
