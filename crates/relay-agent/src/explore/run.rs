@@ -3,7 +3,7 @@
 use std::time::Duration;
 
 use futures::StreamExt;
-use serde_json::json;
+
 use tokio::time::Instant;
 
 use super::context::Conversation;
@@ -17,8 +17,8 @@ use super::{
 use crate::llm::{
     ChatRequest, ChatResponse, ErrorKind, LlmError, ToolCall, ToolDefinition, ToolResult, Usage,
 };
-use crate::toolbox::{CallStatus, ToolCallRecord};
-use crate::trace::{TraceKind, Tracer, capped};
+use crate::toolbox::ToolCallRecord;
+use crate::trace::Tracer;
 
 /// Consecutive turns without a usable tool call (empty replies, plain text, only unknown tools
 /// or malformed arguments) before the loop gives up on the model.
@@ -200,7 +200,7 @@ impl<'a> Run<'a> {
         let mut results: Vec<(ToolCall, ToolResult)> = Vec::new();
         for (call, outcome) in work.iter().zip(outcomes) {
             progress |= outcome.record.is_ok();
-            trace_tool_call(&self.tracer, &outcome.record);
+            outcome.record.trace(&self.tracer);
             self.records.push(outcome.record);
             results.push(((*call).clone(), outcome.result));
         }
@@ -332,24 +332,6 @@ impl<'a> Run<'a> {
             _ => Failure::End(StopReason::LlmError, error),
         }
     }
-}
-
-/// The `tool_call` event of one call (its arguments are already capped by the record).
-fn trace_tool_call(tracer: &Tracer, record: &ToolCallRecord) {
-    if !tracer.is_enabled() {
-        return;
-    }
-    let mut payload = json!({
-        "tool": record.tool,
-        "args": record.arguments,
-        "result_tokens": record.result_tokens,
-        "duration_ms": u64::try_from(record.duration.as_millis()).unwrap_or(u64::MAX),
-        "ok": record.is_ok(),
-    });
-    if let CallStatus::Error { message } = &record.status {
-        payload["error"] = json!(capped(message));
-    }
-    tracer.event(TraceKind::ToolCall, payload);
 }
 
 /// What one turn led to.

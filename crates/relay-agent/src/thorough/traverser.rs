@@ -107,14 +107,7 @@ pub async fn traverse(
         };
         let outcome = toolbox.call(&call).await;
         let record = &outcome.record;
-        tracer.event(
-            TraceKind::ToolCall,
-            json!({
-                "tool": record.tool, "args": record.arguments, "result_tokens": record.result_tokens,
-                "duration_ms": u64::try_from(record.duration.as_millis()).unwrap_or(u64::MAX),
-                "ok": record.is_ok(),
-            }),
-        );
+        record.trace(tracer);
         // The tools print their retry ladder as `Attempts: tried …: 0 matches; tried …: 3 matches`.
         let attempts: Vec<String> = outcome
             .result

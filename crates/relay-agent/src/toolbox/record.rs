@@ -73,3 +73,23 @@ impl ToolCallRecord {
 fn as_millis<S: serde::Serializer>(duration: &Duration, serializer: S) -> Result<S::Ok, S::Error> {
     serializer.serialize_f64(duration.as_secs_f64() * 1000.0)
 }
+
+impl ToolCallRecord {
+    /// Emits the call's `tool_call` trace event (its arguments are already capped).
+    pub fn trace(&self, tracer: &crate::trace::Tracer) {
+        if !tracer.is_enabled() {
+            return;
+        }
+        let mut payload = serde_json::json!({
+            "tool": self.tool,
+            "args": self.arguments,
+            "result_tokens": self.result_tokens,
+            "duration_ms": u64::try_from(self.duration.as_millis()).unwrap_or(u64::MAX),
+            "ok": self.is_ok(),
+        });
+        if let CallStatus::Error { message } = &self.status {
+            payload["error"] = serde_json::json!(crate::trace::capped(message));
+        }
+        tracer.event(crate::trace::TraceKind::ToolCall, payload);
+    }
+}

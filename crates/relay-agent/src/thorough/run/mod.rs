@@ -159,6 +159,12 @@ impl Query<'_> {
             return Ok(self.finish(IntegrateReason::NeedsClarification));
         };
         self.question = perceived.question;
+        if perceived.truncated_chars > 0 {
+            self.tracer.event(
+                TraceKind::Decision,
+                json!({"decision": "question_truncated", "cut_chars": perceived.truncated_chars}),
+            );
+        }
 
         self.transition("intent", json!({}));
         if let Some(reason) = self.intent().await? {
