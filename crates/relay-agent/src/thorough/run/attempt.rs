@@ -88,6 +88,7 @@ impl Query<'_> {
             verified_claims: 0,
             dropped_claims: 0,
             rejected_citations: Vec::new(),
+            contradictions: Vec::new(),
             verdict: None,
             route: None,
             progress: false,
@@ -125,6 +126,7 @@ impl Query<'_> {
             record.verified_claims = verified.claims.len();
             record.dropped_claims = verified.dropped_claims;
             record.rejected_citations = verified.rejected.clone();
+            record.contradictions = reply.contradictions.clone();
             self.unsettled
                 .open_questions
                 .extend(reply.open_questions.iter().cloned());

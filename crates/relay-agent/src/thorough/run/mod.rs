@@ -52,6 +52,9 @@ pub struct StageRecord {
     pub dropped_claims: usize,
     /// Why citations were rejected.
     pub rejected_citations: Vec<String>,
+    /// What the Synthesizer saw the code contradict (its words, unverified: kept for the
+    /// report, never stated in the answer).
+    pub contradictions: Vec<String>,
     /// The Critic's verdict (absent when the query ended before it).
     pub verdict: Option<Verdict>,
     /// Where routing sent the query next.
