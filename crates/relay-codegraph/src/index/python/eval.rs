@@ -96,15 +96,19 @@ pub(crate) struct Eval<'i, 'a> {
     /// The flow entries read, when recorded (resolution records them so that an update can
     /// re-resolve exactly the modules that read a changed entry).
     pub(super) reads: Option<ReadSet>,
-    /// Values of names bound in a scope: `(file, scope, name)`.
-    memo: HashMap<(usize, u32, &'a str), Vals>,
+    /// Values of names bound in a scope, keyed by the address of the binding's list in the
+    /// facts (unique per file, scope and name; hashing it is cheaper than hashing the name).
+    memo: HashMap<usize, Vals>,
     /// Values of expressions: `(file, expression)`.
     expr_memo: HashMap<(u32, u32), Vals>,
     /// Whether the evaluation under way hit a limit (its value is then not memoized).
     truncated: bool,
     steps: u32,
-    /// Items of container literals: `(file, expression, key)`.
-    item_memo: HashMap<(u32, u32, Option<String>), Vals>,
+    /// Items of container literals: `(file, expression)` → key → values (looked up by a
+    /// borrowed key).
+    item_memo: HashMap<(u32, u32), Vec<(Option<String>, Vals)>>,
+    /// A scratch buffer for qualified names looked up in the tables.
+    qname: String,
 }
 
 impl<'i, 'a> Eval<'i, 'a> {
@@ -118,6 +122,7 @@ impl<'i, 'a> Eval<'i, 'a> {
             memo: HashMap::default(),
             item_memo: HashMap::default(),
             expr_memo: HashMap::default(),
+            qname: String::new(),
             truncated: false,
             steps: 0,
         }
@@ -139,7 +144,7 @@ impl<'i, 'a> Eval<'i, 'a> {
         self.flow.returns(f)
     }
 
-    pub(crate) fn read_returned_params(&mut self, f: &str) -> Vec<u32> {
+    pub(crate) fn read_returned_params(&mut self, f: &str) -> &'i [u32] {
         self.note(|| digest(1, f, "", 0));
         self.flow.returned_params(f)
     }
@@ -304,14 +309,20 @@ impl<'i, 'a> Eval<'i, 'a> {
         for b in base {
             match b {
                 Val::Container(cf, ce) => {
-                    let memo_key = (*cf, *ce, key.map(str::to_owned));
-                    let literal = match self.item_memo.get(&memo_key) {
-                        Some(v) => v.clone(),
+                    let memoized = self
+                        .item_memo
+                        .get(&(*cf, *ce))
+                        .and_then(|keys| keys.iter().find(|(k, _)| k.as_deref() == key));
+                    let literal = match memoized {
+                        Some((_, v)) => v.clone(),
                         None => {
                             let outer = std::mem::replace(&mut self.truncated, false);
                             let v = self.literal_items(*cf, *ce, key);
                             if !self.truncated {
-                                self.item_memo.insert(memo_key, v.clone());
+                                self.item_memo
+                                    .entry((*cf, *ce))
+                                    .or_default()
+                                    .push((key.map(str::to_owned), v.clone()));
                             }
                             self.truncated |= outer;
                             v
@@ -551,7 +562,7 @@ impl<'i, 'a> Eval<'i, 'a> {
                 .iter()
                 .any(|a| matches!(a, PArg::Star(_) | PArg::DoubleStar(_)));
         let mut out = Vals::new();
-        for i in params {
+        for &i in params {
             if unpacked {
                 let v = self.read_param(f, i);
                 join(&mut out, v.into_iter().map(Val::inferred).collect());
@@ -586,18 +597,18 @@ impl<'i, 'a> Eval<'i, 'a> {
             // Class bodies are visible only to code directly in them.
             let visible = sc.kind != ScopeKind::Class || first;
             first = false;
-            if sc.globals.contains(name) {
+            if !sc.globals.is_empty() && sc.globals.contains(name) {
                 current = Some(0);
                 continue;
             }
-            if visible && sc.bindings.contains_key(name) {
+            if visible && let Some(binds) = sc.bindings.get(name) {
                 if si == 0 && record {
                     let q = format!("{}.{name}", file.module);
                     if self.index.vars.contains(&q) {
                         self.touched.push(q);
                     }
                 }
-                return self.scope_value(fi, si, name);
+                return self.bound_value(fi, binds);
             }
             if si == 0 {
                 break;
@@ -622,18 +633,11 @@ impl<'i, 'a> Eval<'i, 'a> {
         }
     }
 
-    /// The value of `name` as bound in scope `si` of file `fi` (memoized).
-    pub(crate) fn scope_value(&mut self, fi: usize, si: u32, name: &str) -> Vals {
-        let file: &'a PyFile = self.index.files[fi];
-        let Some((bound, binds)) = file
-            .scopes
-            .get(si as usize)
-            .and_then(|s| s.bindings.get_key_value(name))
-        else {
-            return unknown();
-        };
-        // Keyed by the bound name as stored in the facts: no allocation per lookup.
-        let key = (fi, si, bound.as_str());
+    /// The value of a name bound in a scope of file `fi` to `binds` (memoized).
+    fn bound_value(&mut self, fi: usize, binds: &'a [PBind]) -> Vals {
+        // Keyed by the address of the bindings in the facts: no allocation or hashing of the
+        // name per lookup. A name has at least one binding, so the address is its own.
+        let key = binds.as_ptr() as usize;
         if let Some(v) = self.memo.get(&key) {
             return v.clone();
         }
@@ -761,19 +765,27 @@ impl<'i, 'a> Eval<'i, 'a> {
             return None;
         }
         let mi = self.index.module_file(module);
-        let canonical = mi.map_or(module.to_owned(), |i| self.index.files[i].module.clone());
-        let sub = format!("{canonical}.{name}");
-        if !star && let Some(si) = self.index.modules.get(sub.as_str()) {
-            return Some(one(Val::Module(self.index.files[*si].module.clone())));
+        if !star {
+            let canonical = mi.map_or(module, |i| self.index.files[i].module.as_str());
+            let mut sub = std::mem::take(&mut self.qname);
+            sub.clear();
+            sub.push_str(canonical);
+            sub.push('.');
+            sub.push_str(name);
+            let submodule = self.index.modules.get(sub.as_str()).copied();
+            self.qname = sub;
+            if let Some(si) = submodule {
+                return Some(one(Val::Module(self.index.files[si].module.clone())));
+            }
         }
         let fi = mi?;
         let file = self.index.files[fi];
         if star && name.starts_with('_') {
             return None;
         }
-        if file.scopes[0].bindings.contains_key(name) {
+        if let Some(binds) = file.scopes[0].bindings.get(name) {
             self.depth += 1;
-            let v = self.scope_value(fi, 0, name);
+            let v = self.bound_value(fi, binds);
             self.depth -= 1;
             return Some(v);
         }
@@ -833,8 +845,8 @@ impl<'i, 'a> Eval<'i, 'a> {
             };
             let file = self.index.files[fi];
             let def = &file.defs[di];
-            if file.scopes[def.scope as usize].bindings.contains_key(attr) {
-                let v = self.scope_value(fi, def.scope, attr);
+            if let Some(binds) = file.scopes[def.scope as usize].bindings.get(attr) {
+                let v = self.bound_value(fi, binds);
                 let v = v.into_iter().map(|v| self.bind_method(v, instance));
                 join(
                     &mut out,

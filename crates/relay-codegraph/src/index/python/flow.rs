@@ -8,6 +8,8 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
+use rustc_hash::FxHashMap as HashMap;
+
 use super::eval::{Eval, Val, Vals, join};
 use super::tables::PyIndex;
 use super::{DefKind, PArg, PStore, ParamKind, PyFile};
@@ -71,19 +73,25 @@ impl FlowKey {
     }
 }
 
-/// Values flowing between modules; compared between updates (a change re-resolves every
-/// Python module).
+/// Values flowing between modules; compared between updates (a change re-resolves the
+/// modules that read a changed entry).
+///
+/// Every map is keyed so that a read looks an entry up by borrowed names (no allocation per
+/// read), and holds no empty entry (an empty set and a missing entry are the same, so that
+/// tables compare equal whatever order they were built in).
 #[derive(Debug, Default, Clone, PartialEq, Eq)]
 pub(crate) struct PyFlow {
-    params: BTreeMap<(String, u32), Vals>,
-    returns: BTreeMap<String, Vals>,
+    /// function → parameter index → values.
+    params: HashMap<String, BTreeMap<u32, Vals>>,
+    returns: HashMap<String, Vals>,
     /// Parameters a function returns as they are (`def dec(fn): return fn`): a call returns
     /// the arguments of that call site, not every argument ever passed.
-    returned_params: BTreeMap<String, Vec<u32>>,
-    yields: BTreeMap<String, Vals>,
-    decorated: BTreeMap<String, Vals>,
-    stored: BTreeMap<Val, Items>,
-    attrs: BTreeMap<(String, String), Vals>,
+    returned_params: HashMap<String, Vec<u32>>,
+    yields: HashMap<String, Vals>,
+    decorated: HashMap<String, Vals>,
+    stored: HashMap<Val, Items>,
+    /// class → attribute → values.
+    attrs: HashMap<String, HashMap<String, Vals>>,
     /// The items of container literals that flow between functions, as written (compared
     /// between updates only; evaluation reads the literal itself).
     literals: BTreeMap<Val, Items>,
@@ -92,7 +100,8 @@ pub(crate) struct PyFlow {
 impl PyFlow {
     pub(crate) fn param(&self, f: &str, index: u32) -> Vals {
         self.params
-            .get(&(f.to_owned(), index))
+            .get(f)
+            .and_then(|p| p.get(&index))
             .cloned()
             .unwrap_or_default()
     }
@@ -101,8 +110,8 @@ impl PyFlow {
         self.returns.get(f).cloned().unwrap_or_default()
     }
 
-    pub(crate) fn returned_params(&self, f: &str) -> Vec<u32> {
-        self.returned_params.get(f).cloned().unwrap_or_default()
+    pub(crate) fn returned_params(&self, f: &str) -> &[u32] {
+        self.returned_params.get(f).map_or(&[], Vec::as_slice)
     }
 
     pub(crate) fn yields(&self, f: &str) -> Vals {
@@ -115,7 +124,8 @@ impl PyFlow {
 
     pub(crate) fn attr(&self, class: &str, attr: &str) -> Vals {
         self.attrs
-            .get(&(class.to_owned(), attr.to_owned()))
+            .get(class)
+            .and_then(|a| a.get(attr))
             .cloned()
             .unwrap_or_default()
     }
@@ -136,77 +146,109 @@ impl PyFlow {
 
     /// The entries whose values differ between `self` and `other`.
     pub(crate) fn changed(&self, other: &PyFlow) -> BTreeSet<FlowKey> {
-        fn diff<K: Ord + Clone, V: PartialEq>(
-            a: &BTreeMap<K, V>,
-            b: &BTreeMap<K, V>,
-            key: impl Fn(K) -> FlowKey,
-            out: &mut std::collections::BTreeSet<FlowKey>,
-        ) {
-            for (k, v) in a {
-                if b.get(k) != Some(v) {
-                    out.insert(key(k.clone()));
+        /// Keys of `a` whose value differs in `b` (or that `b` lacks).
+        fn diff<'m, K: 'm + Eq + std::hash::Hash, V: 'm + PartialEq>(
+            a: &'m HashMap<K, V>,
+            b: &'m HashMap<K, V>,
+        ) -> impl Iterator<Item = &'m K> {
+            a.iter()
+                .filter(move |(k, v)| b.get(*k) != Some(*v))
+                .map(|(k, _)| k)
+        }
+        let mut out = BTreeSet::new();
+        for (a, b) in [(self, other), (other, self)] {
+            for (f, params) in &a.params {
+                let theirs = b.params.get(f);
+                for (i, v) in params {
+                    if theirs.and_then(|t| t.get(i)) != Some(v) {
+                        out.insert(FlowKey::Param(f.clone(), *i));
+                    }
                 }
             }
-            for k in b.keys() {
-                if !a.contains_key(k) {
-                    out.insert(key(k.clone()));
+            out.extend(diff(&a.returns, &b.returns).cloned().map(FlowKey::Returns));
+            out.extend(
+                diff(&a.returned_params, &b.returned_params)
+                    .cloned()
+                    .map(FlowKey::Returns),
+            );
+            out.extend(diff(&a.yields, &b.yields).cloned().map(FlowKey::Yields));
+            out.extend(
+                diff(&a.decorated, &b.decorated)
+                    .cloned()
+                    .map(FlowKey::Decorated),
+            );
+            out.extend(diff(&a.stored, &b.stored).cloned().map(FlowKey::Stored));
+            for (c, attrs) in &a.attrs {
+                let theirs = b.attrs.get(c);
+                for (n, v) in attrs {
+                    if theirs.and_then(|t| t.get(n)) != Some(v) {
+                        out.insert(FlowKey::Attr(c.clone(), n.clone()));
+                    }
+                }
+            }
+            for (k, v) in &a.literals {
+                if b.literals.get(k) != Some(v) {
+                    out.insert(FlowKey::Stored(k.clone()));
                 }
             }
         }
-        let mut out = std::collections::BTreeSet::new();
-        diff(
-            &self.params,
-            &other.params,
-            |(f, i)| FlowKey::Param(f, i),
-            &mut out,
-        );
-        diff(&self.returns, &other.returns, FlowKey::Returns, &mut out);
-        diff(
-            &self.returned_params,
-            &other.returned_params,
-            FlowKey::Returns,
-            &mut out,
-        );
-        diff(&self.yields, &other.yields, FlowKey::Yields, &mut out);
-        diff(
-            &self.decorated,
-            &other.decorated,
-            FlowKey::Decorated,
-            &mut out,
-        );
-        diff(&self.stored, &other.stored, FlowKey::Stored, &mut out);
-        diff(
-            &self.attrs,
-            &other.attrs,
-            |(c, a)| FlowKey::Attr(c, a),
-            &mut out,
-        );
-        diff(&self.literals, &other.literals, FlowKey::Stored, &mut out);
         out
     }
 
-    /// Adds the entries of `other`.
-    fn merge(&mut self, other: PyFlow) {
-        fn all<K: Ord>(into: &mut BTreeMap<K, Vals>, from: BTreeMap<K, Vals>) {
+    /// Adds the entries of `other`, recording in `changed` the digests ([`FlowKey::digest`])
+    /// of the entries whose values changed (values only grow, so nothing else can change).
+    fn merge(&mut self, other: PyFlow, changed: &mut ReadSet) {
+        fn all(
+            into: &mut HashMap<String, Vals>,
+            from: HashMap<String, Vals>,
+            tag: u8,
+            changed: &mut ReadSet,
+        ) {
             for (k, v) in from {
-                join_entry(into.entry(k).or_default(), v);
+                let d = digest(tag, &k, "", 0);
+                if join_entry(into.entry(k).or_default(), v) {
+                    changed.insert(d);
+                }
             }
         }
-        all(&mut self.params, other.params);
-        all(&mut self.returns, other.returns);
-        all(&mut self.yields, other.yields);
-        all(&mut self.decorated, other.decorated);
-        all(&mut self.attrs, other.attrs);
+        for (f, params) in other.params {
+            let into = self.params.entry(f.clone()).or_default();
+            for (i, v) in params {
+                if join_entry(into.entry(i).or_default(), v) {
+                    changed.insert(digest(0, &f, "", i));
+                }
+            }
+        }
+        all(&mut self.returns, other.returns, 1, changed);
+        all(&mut self.yields, other.yields, 2, changed);
+        all(&mut self.decorated, other.decorated, 3, changed);
+        for (c, attrs) in other.attrs {
+            let into = self.attrs.entry(c.clone()).or_default();
+            for (n, v) in attrs {
+                let d = digest(4, &c, &n, 0);
+                if join_entry(into.entry(n).or_default(), v) {
+                    changed.insert(d);
+                }
+            }
+        }
         for (k, mut v) in other.returned_params {
+            let d = digest(1, &k, "", 0);
             let e = self.returned_params.entry(k).or_default();
+            let before = e.len();
             e.append(&mut v);
             e.sort_unstable();
             e.dedup();
+            if e.len() != before {
+                changed.insert(d);
+            }
         }
         for (c, items) in other.stored {
+            let d = digest_stored(&c);
             let into = self.stored.entry(c).or_default();
             for (k, v) in items {
-                join_entry(into.entry(k).or_default(), v);
+                if join_entry(into.entry(k).or_default(), v) {
+                    changed.insert(d);
+                }
             }
         }
     }
@@ -226,6 +268,8 @@ impl PyFlow {
                 break;
             }
             rounds += 1;
+            let round_started = std::time::Instant::now();
+            let todo_len = todo.len();
             // Fixed chunks (not one per thread), merged in order: the result does not depend
             // on the number of threads.
             let chunks: Vec<&[usize]> = todo.chunks(FLOW_CHUNK).collect();
@@ -245,16 +289,21 @@ impl PyFlow {
                 },
                 |_| {},
             );
-            let mut next = flow.clone();
+            let eval_ms = round_started.elapsed().as_millis() as u64;
+            let mut changed = ReadSet::default();
             for (part, part_reads) in parts {
-                next.merge(part);
+                flow.merge(part, &mut changed);
                 for (fi, r) in part_reads {
                     reads[fi] = r;
                 }
             }
-            let changed: ReadSet = next.changed(&flow).iter().map(FlowKey::digest).collect();
-            tracing::trace!(index.py_flow_changed = changed.len(), "flow round");
-            flow = next;
+            tracing::debug!(
+                index.py_flow_modules = todo_len,
+                index.py_flow_changed = changed.len(),
+                index.py_flow_eval_ms = eval_ms,
+                index.py_flow_round_ms = round_started.elapsed().as_millis() as u64,
+                "flow round"
+            );
             if changed.is_empty() {
                 break;
             }
@@ -262,7 +311,12 @@ impl PyFlow {
                 .filter(|&fi| reads[fi].iter().any(|k| changed.contains(k)))
                 .collect();
         }
+        let snapshot_started = std::time::Instant::now();
         flow.snapshot_literals(index);
+        tracing::debug!(
+            index.py_flow_snapshot_ms = snapshot_started.elapsed().as_millis() as u64,
+            "flow literal snapshot"
+        );
         tracing::debug!(index.py_flow_rounds = rounds, "python value-flow fixpoint");
         flow
     }
@@ -271,14 +325,28 @@ impl PyFlow {
     /// that an edit of such a literal (`run([a, b])` → `run([a, c])`, same expression ids)
     /// changes the table and reaches the modules that read the container.
     fn snapshot_literals(&mut self, index: &PyIndex<'_>) {
-        let mut pending: Vec<Val> = self
-            .params
-            .values()
-            .chain(self.returns.values())
-            .chain(self.yields.values())
-            .chain(self.decorated.values())
-            .chain(self.attrs.values())
-            .chain(self.stored.values().flat_map(|items| items.values()))
+        // In key order (the order of a sorted table), so that the literals evaluated first
+        // (their evaluation shares one memo) do not depend on hashing.
+        fn sorted<K: Ord, V>(map: &HashMap<K, V>) -> Vec<(&K, &V)> {
+            let mut entries: Vec<(&K, &V)> = map.iter().collect();
+            entries.sort_unstable_by(|a, b| a.0.cmp(b.0));
+            entries
+        }
+        let mut sets: Vec<&Vals> = Vec::new();
+        for (_, params) in sorted(&self.params) {
+            sets.extend(params.values());
+        }
+        for map in [&self.returns, &self.yields, &self.decorated] {
+            sets.extend(sorted(map).into_iter().map(|(_, v)| v));
+        }
+        for (_, attrs) in sorted(&self.attrs) {
+            sets.extend(sorted(attrs).into_iter().map(|(_, v)| v));
+        }
+        for (_, items) in sorted(&self.stored) {
+            sets.extend(items.values());
+        }
+        let mut pending: Vec<Val> = sets
+            .into_iter()
             .flatten()
             .filter(|v| matches!(v, Val::Container(..)))
             .cloned()
@@ -316,24 +384,38 @@ impl PyFlow {
     }
 }
 
-/// Adds `more` to a table entry. Entries hold known values only, so an entry that is just
-/// [`Val::Unknown`] overflowed [`super::eval::MAX_VALUES`]: it stays so (otherwise rounds could
-/// oscillate between overflowing and not).
-fn join_entry(into: &mut Vals, more: Vals) {
-    if into.as_slice() == [Val::Unknown] {
-        return;
+/// Adds `more` to a table entry; returns whether the entry changed. Entries hold known values
+/// only, so an entry that is just [`Val::Unknown`] overflowed [`super::eval::MAX_VALUES`]: it
+/// stays so (otherwise rounds could oscillate between overflowing and not).
+fn join_entry(into: &mut Vals, more: Vals) -> bool {
+    if into.as_slice() == [Val::Unknown] || more.is_empty() {
+        return false;
     }
     if more.as_slice() == [Val::Unknown] {
         *into = more;
-        return;
+        return true;
     }
+    let before = into.len();
     join(into, more);
+    // A union only grows, unless it overflowed into `[Unknown]` (from known values).
+    into.len() != before || into.as_slice() == [Val::Unknown]
 }
 
-fn add<K: Ord>(map: &mut BTreeMap<K, Vals>, key: K, v: Vals) {
+fn add<K: Eq + std::hash::Hash>(map: &mut HashMap<K, Vals>, key: K, v: Vals) {
     let known: Vals = v.into_iter().filter(|v| *v != Val::Unknown).collect();
     if !known.is_empty() {
         join_entry(map.entry(key).or_default(), known);
+    }
+}
+
+fn add_param(out: &mut PyFlow, f: &str, index: u32, v: Vals) {
+    let known: Vals = v.into_iter().filter(|v| *v != Val::Unknown).collect();
+    if !known.is_empty() {
+        let params = match out.params.get_mut(f) {
+            Some(p) => p,
+            None => out.params.entry(f.to_owned()).or_default(),
+        };
+        join_entry(params.entry(index).or_default(), known);
     }
 }
 
@@ -471,7 +553,7 @@ fn contribute(eval: &mut Eval<'_, '_>, fi: usize, out: &mut PyFlow) {
                 let v = eval.expr(fi, *value, false);
                 for t in targets {
                     if let Val::Class(c, _) | Val::Instance(c, _) = t {
-                        add(&mut out.attrs, (c, attr.clone()), v.clone());
+                        add(out.attrs.entry(c).or_default(), attr.clone(), v.clone());
                     }
                 }
             }
@@ -578,7 +660,7 @@ fn bind_params(
         let slot = i + offset;
         match params.get(slot) {
             Some(p) if p.kind == ParamKind::Plain && star.is_none_or(|s| slot < s) => {
-                add(&mut out.params, (f.to_owned(), slot as u32), v.clone());
+                add_param(out, f, slot as u32, v.clone());
             }
             _ => {
                 if let Some(s) = star {
@@ -597,7 +679,7 @@ fn bind_params(
         match params.iter().position(|p| {
             &p.name == name && matches!(p.kind, ParamKind::Plain | ParamKind::KeywordOnly)
         }) {
-            Some(slot) => add(&mut out.params, (f.to_owned(), slot as u32), v.clone()),
+            Some(slot) => add_param(out, f, slot as u32, v.clone()),
             None => {
                 if double_star.is_some() {
                     add_item(
