@@ -128,6 +128,19 @@ impl<'i, 'a> Eval<'i, 'a> {
         }
     }
 
+    /// Forgets everything evaluated so far (the state of [`Eval::new`]), keeping the memo
+    /// tables' capacity for the next module.
+    pub(crate) fn reset(&mut self) {
+        self.depth = 0;
+        self.touched.clear();
+        self.reads = None;
+        self.memo.clear();
+        self.expr_memo.clear();
+        self.item_memo.clear();
+        self.truncated = false;
+        self.steps = 0;
+    }
+
     fn note(&mut self, key: impl FnOnce() -> u64) {
         if let Some(reads) = &mut self.reads {
             reads.insert(key());

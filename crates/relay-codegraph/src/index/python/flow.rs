@@ -279,8 +279,9 @@ impl PyFlow {
                 |files| {
                     let mut part = PyFlow::default();
                     let mut part_reads = Vec::with_capacity(files.len());
+                    let mut eval = Eval::new(index, &flow);
                     for &fi in *files {
-                        let mut eval = Eval::new(index, &flow);
+                        eval.reset();
                         eval.reads = Some(ReadSet::default());
                         contribute(&mut eval, fi, &mut part);
                         part_reads.push((fi, eval.reads.take().unwrap_or_default()));
