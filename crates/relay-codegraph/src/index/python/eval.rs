@@ -54,6 +54,9 @@ pub(crate) enum Val {
 /// A sorted, deduplicated set of values.
 pub(crate) type Vals = Vec<Val>;
 
+/// The items of one container literal by constant key (`None`: any), as looked up so far.
+type ItemsByKey = Vec<(Option<String>, Vals)>;
+
 impl Val {
     pub(crate) fn inferred(self) -> Val {
         match self {
@@ -106,7 +109,7 @@ pub(crate) struct Eval<'i, 'a> {
     steps: u32,
     /// Items of container literals: `(file, expression)` → key → values (looked up by a
     /// borrowed key).
-    item_memo: HashMap<(u32, u32), Vec<(Option<String>, Vals)>>,
+    item_memo: HashMap<(u32, u32), ItemsByKey>,
     /// A scratch buffer for qualified names looked up in the tables.
     qname: String,
 }
