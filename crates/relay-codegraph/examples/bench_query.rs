@@ -502,6 +502,7 @@ fn synthetic() -> Graph {
         file: file.to_owned(),
         line,
         confidence,
+        external: false,
     };
     let hot = functions.len() / 200; // 0.5% of functions are hot helpers
     for (i, (from, file)) in functions.iter().enumerate() {

@@ -188,6 +188,13 @@ pub struct Edge {
     pub file: String,
     pub line: u32,
     pub confidence: Confidence,
+    /// Whether `to` is a target outside the repository, kept by its qualified name (a Python name
+    /// imported from a module that is not in the repository: `requests.get`). Such a `to` names no
+    /// symbol of the graph, which tells it from an unresolved edge (`to: None`). In the JSON
+    /// export the field is present (`true`) only on external edges: a document without it (or an
+    /// older one) reads back as `false`.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub external: bool,
 }
 
 /// A whole repository's graph: the `relay index --format json` document.
@@ -195,6 +202,18 @@ pub struct Edge {
 pub struct Graph {
     pub symbols: Vec<Symbol>,
     pub edges: Vec<Edge>,
+}
+
+impl Graph {
+    /// Marks as [`Edge::external`] exactly the edges whose `to` names no symbol of the graph
+    /// (what a store without the field derives when it reads edges back).
+    pub fn mark_external(&mut self) {
+        let qnames: std::collections::HashSet<&str> =
+            self.symbols.iter().map(|s| s.qname.as_str()).collect();
+        for e in &mut self.edges {
+            e.external = e.to.as_deref().is_some_and(|to| !qnames.contains(to));
+        }
+    }
 }
 
 #[cfg(test)]

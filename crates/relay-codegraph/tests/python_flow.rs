@@ -169,3 +169,65 @@ fn keyword_arguments_into_a_function_with_kwargs() {
 fn functions_stored_as_class_attributes() {
     check("class_attr_func");
 }
+
+/// Calls into modules outside the repository are marked `external` (in the model and in the
+/// JSON export, where the field appears only when true); internal and unresolved edges are not.
+#[test]
+fn external_targets_are_marked() {
+    use relay_codegraph::model::{EdgeKind, Graph};
+    let dir = tempfile::tempdir().expect("tempdir");
+    std::fs::write(
+        dir.path().join("main.py"),
+        "import requests\nfrom ext import Cls\n\n\ndef helper():\n    pass\n\n\n\
+         def f(obj):\n    requests.get(\"x\")\n    Cls.method()\n    helper()\n    obj.unknown()\n",
+    )
+    .expect("write");
+    let out = index_repository(dir.path(), &IndexOptions::default()).expect("index");
+    let calls: BTreeSet<(Option<String>, bool)> = out
+        .graph
+        .edges
+        .iter()
+        .filter(|e| e.kind == EdgeKind::Calls && e.from == "main.f")
+        .map(|e| (e.to.clone(), e.external))
+        .collect();
+    let expected: BTreeSet<(Option<String>, bool)> = [
+        (Some("requests.get".to_owned()), true),
+        (Some("ext.Cls.method".to_owned()), true),
+        (Some("main.helper".to_owned()), false),
+        (None, false),
+    ]
+    .into_iter()
+    .collect();
+    assert_eq!(calls, expected);
+
+    let json = serde_json::to_value(&out.graph).expect("json");
+    for e in json["edges"].as_array().expect("edges") {
+        match e["to"].as_str() {
+            Some("requests.get" | "ext.Cls.method") => assert_eq!(e["external"], true, "{e}"),
+            _ => assert!(e.get("external").is_none(), "{e}"),
+        }
+    }
+    // A document written before the field existed reads back with every edge internal.
+    let mut old = json.clone();
+    for e in old["edges"].as_array_mut().expect("edges") {
+        e.as_object_mut().expect("edge").remove("external");
+    }
+    let old: Graph = serde_json::from_value(old).expect("old export");
+    assert!(old.edges.iter().all(|e| !e.external));
+}
+
+/// The indexer marks exactly the edges whose target names no symbol of the graph: the rule a
+/// store without the field (Postgres) derives when it reads edges back.
+#[test]
+fn external_is_a_target_that_names_no_symbol() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures");
+    for dir in ["pyflow", "python", "go"] {
+        let out = index_repository(&root.join(dir), &IndexOptions::default()).expect("index");
+        let mut derived = out.graph.clone();
+        derived.mark_external();
+        assert_eq!(derived, out.graph, "{dir}");
+        if dir == "pyflow" {
+            assert!(out.graph.edges.iter().any(|e| e.external), "{dir}");
+        }
+    }
+}

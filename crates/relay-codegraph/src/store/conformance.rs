@@ -63,6 +63,7 @@ pub fn edge(
         file: file.to_owned(),
         line,
         confidence,
+        external: false,
     }
 }
 
@@ -457,7 +458,10 @@ pub fn fixture_graph() -> Graph {
         ),
         edge(Imports, CMD, Some(BRAIN), BRAIN, main_go, 3, Exact),
     ];
-    Graph { symbols, edges }
+    let mut graph = Graph { symbols, edges };
+    // `fmt.Println` names no symbol: an external target, as every backend reads it back.
+    graph.mark_external();
+    graph
 }
 
 /// A delta on top of [`fixture_graph`]: `brain/stub.go` is rewritten (StubPlanner becomes MockPlanner),
@@ -582,16 +586,42 @@ pub async fn round_trip(store: &dyn GraphStore) {
     canonicalize(&mut expected);
     let exported = store.export(&snap).await.expect("export");
     assert_eq!(exported, expected, "[{backend}] export after replace_graph");
+    // "Who calls fmt.Println": the external target's callers, marked external; an unresolved
+    // edge (`to: None`) is not.
+    let callers = store
+        .edges(
+            &snap,
+            "fmt.Println",
+            Direction::Incoming,
+            &[EdgeKind::Calls],
+        )
+        .await
+        .expect("edges");
+    assert!(
+        !callers.is_empty() && callers.iter().all(|e| e.external),
+        "[{backend}] calls of an external target are external: {callers:?}"
+    );
+    assert!(
+        exported
+            .edges
+            .iter()
+            .filter(|e| e.to.is_none())
+            .all(|e| !e.external),
+        "[{backend}] unresolved edges are not external"
+    );
     assert_eq!(
         store.latest_commit(&snap.repo).await.expect("latest"),
         Some("c1".to_owned()),
         "[{backend}] latest commit"
     );
 
-    let small = Graph {
+    let mut small = Graph {
         symbols: expected.symbols[..3].to_vec(),
         edges: expected.edges[..2].to_vec(),
     };
+    // Graphs keep the invariant of `Edge::external` (a target that names no symbol), which the
+    // Postgres backend derives when it reads edges back.
+    small.mark_external();
     store
         .replace_graph(&snap.repo, "c1", &small)
         .await
@@ -1121,9 +1151,30 @@ pub async fn deltas(store: &dyn GraphStore) {
         "[{backend}] unchanged files keep their symbols"
     );
 
-    // In place, and a second delta on top.
+    // In place, and a second delta on top: `brain/stub.go` is deleted, and `cmd/main.go`, whose
+    // dynamic call reached a method of it, is re-indexed without that edge (as the indexer lists
+    // the files with edges into a changed file, so that no edge is left pointing at nothing).
+    let deleted: Vec<String> = expected
+        .symbols
+        .iter()
+        .filter(|s| s.file == "brain/stub.go")
+        .map(|s| s.qname.clone())
+        .collect();
     let second = GraphDelta {
-        files: vec!["brain/stub.go".into()],
+        files: vec!["brain/stub.go".into(), "cmd/main.go".into()],
+        symbols: expected
+            .symbols
+            .iter()
+            .filter(|s| s.file == "cmd/main.go")
+            .cloned()
+            .collect(),
+        edges: expected
+            .edges
+            .iter()
+            .filter(|e| e.file == "cmd/main.go")
+            .filter(|e| e.to.as_ref().is_none_or(|to| !deleted.contains(to)))
+            .cloned()
+            .collect(),
         ..GraphDelta::default()
     };
     store

@@ -27,6 +27,7 @@ pub(crate) fn resolve_file(
             file: file.clone(),
             line: imp.line,
             confidence: Confidence::Exact,
+            external: false,
         });
     }
     for body in &go_file.bodies {
@@ -42,6 +43,7 @@ pub(crate) fn resolve_file(
                     file: file.clone(),
                     line: reference.line,
                     confidence,
+                    external: false,
                 });
             };
             match reference.kind {
@@ -104,6 +106,7 @@ pub(crate) fn resolve_file(
                     file: file.clone(),
                     line: reference.line,
                     confidence: Confidence::Exact,
+                    external: false,
                 });
             }
         }
@@ -124,6 +127,7 @@ pub(crate) fn implements_edges(index: &GoIndex, file: &str, edges: &mut Vec<Edge
             file: file.to_owned(),
             line: implementation.line,
             confidence: implementation.confidence,
+            external: false,
         });
     }
 }

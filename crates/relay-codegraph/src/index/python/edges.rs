@@ -49,6 +49,7 @@ pub(crate) fn resolve_file(
             file: file.clone(),
             line: imp.line,
             confidence: Confidence::Exact,
+            external: false,
         });
     }
     let mut eval = Eval::new(index, &index.flow);
@@ -57,15 +58,16 @@ pub(crate) fn resolve_file(
         eval.touched.clear();
         eval.depth = 0;
         let from = &p.owners[r.owner as usize];
-        let mut out = |kind: EdgeKind, to: Option<String>, confidence: Confidence| {
+        let mut out = |kind: EdgeKind, to: Target, confidence: Confidence| {
             edges.push(Edge {
                 kind,
                 from: from.clone(),
-                to,
+                to: to.qname,
                 to_name: r.name.clone(),
                 file: file.clone(),
                 line: r.line,
                 confidence,
+                external: to.external,
             });
         };
         match r.kind {
@@ -96,20 +98,24 @@ pub(crate) fn resolve_file(
                 targets.sort();
                 targets.dedup();
                 let several = targets.len() > 1;
-                for (t, inf) in targets {
-                    out(EdgeKind::Calls, Some(t), conf(inf || several));
+                for (t, inf, external) in targets {
+                    out(
+                        EdgeKind::Calls,
+                        Target::resolved(t, external),
+                        conf(inf || several),
+                    );
                 }
             }
             PRefKind::Use => {
                 let vals = eval.expr(fi, r.expr, true);
                 if let [Val::Class(c, inf)] = vals.as_slice() {
-                    out(EdgeKind::Uses, Some(c.clone()), conf(*inf));
+                    out(EdgeKind::Uses, Target::symbol(c), conf(*inf));
                 }
             }
             PRefKind::Inherit => match eval.expr(fi, r.expr, true).as_slice() {
-                [Val::Class(c, inf)] => out(EdgeKind::Inherits, Some(c.clone()), conf(*inf)),
+                [Val::Class(c, inf)] => out(EdgeKind::Inherits, Target::symbol(c), conf(*inf)),
                 _ if r.name == "object" => {}
-                _ => out(EdgeKind::Inherits, None, Confidence::Exact),
+                _ => out(EdgeKind::Inherits, Target::UNRESOLVED, Confidence::Exact),
             },
         }
         for var in std::mem::take(&mut eval.touched) {
@@ -121,20 +127,47 @@ pub(crate) fn resolve_file(
                 file: file.clone(),
                 line: r.line,
                 confidence: Confidence::Exact,
+                external: false,
             });
         }
     }
     eval.reads.take().unwrap_or_default()
 }
 
-/// A resolved call target: qname and whether it was inferred.
-type Target = (String, bool);
+/// The target of an edge: a qname (`None`: unresolved), and whether it is outside the
+/// repository ([`Edge::external`]).
+struct Target {
+    qname: Option<String>,
+    external: bool,
+}
 
-/// The functions (and external names) among `vals`.
-fn functions(vals: &[Val]) -> Vec<Target> {
+impl Target {
+    const UNRESOLVED: Target = Target {
+        qname: None,
+        external: false,
+    };
+
+    fn symbol(qname: &str) -> Target {
+        Target::resolved(qname.to_owned(), false)
+    }
+
+    fn resolved(qname: String, external: bool) -> Target {
+        Target {
+            qname: Some(qname),
+            external,
+        }
+    }
+}
+
+/// A resolved call target: qname, whether it was inferred, and whether it is an external name
+/// ([`Val::External`]).
+type CallTarget = (String, bool, bool);
+
+/// The functions among `vals`.
+fn functions(vals: &[Val]) -> Vec<CallTarget> {
     vals.iter()
         .filter_map(|v| match v {
-            Val::Func(f, inf) | Val::Bound(f, inf) => Some((f.clone(), *inf)),
+            Val::Func(f, inf) | Val::Bound(f, inf) => Some((f.clone(), *inf, false)),
             _ => None,
         })
         .collect()
@@ -143,13 +176,13 @@ fn functions(vals: &[Val]) -> Vec<Target> {
 /// What calling `vals` at call expression `call` of file `fi` reaches: functions and methods,
 /// a class and its `__init__`, an instance's `__call__`, external names, and the callbacks that
 /// `map`/`filter`/`sorted(key=)`/`min`/`max` call.
-fn call_targets(eval: &mut Eval<'_, '_>, fi: usize, call: u32, vals: &Vals) -> Vec<Target> {
+fn call_targets(eval: &mut Eval<'_, '_>, fi: usize, call: u32, vals: &Vals) -> Vec<CallTarget> {
     let mut targets = Vec::new();
     for v in vals {
         match v {
-            Val::Func(f, inf) | Val::Bound(f, inf) => targets.push((f.clone(), *inf)),
+            Val::Func(f, inf) | Val::Bound(f, inf) => targets.push((f.clone(), *inf, false)),
             Val::Class(c, inf) => {
-                targets.push((c.clone(), *inf));
+                targets.push((c.clone(), *inf, false));
                 let init = eval.class_attr(c, "__init__", 0, *inf, true);
                 targets.extend(functions(&init));
             }
@@ -157,7 +190,7 @@ fn call_targets(eval: &mut Eval<'_, '_>, fi: usize, call: u32, vals: &Vals) -> V
                 let call = eval.class_attr(c, "__call__", 0, *inf, true);
                 targets.extend(functions(&call));
             }
-            Val::External(q) => targets.push((q.clone(), false)),
+            Val::External(q) => targets.push((q.clone(), false, true)),
             Val::Builtin(name) => {
                 let file = eval.index.files[fi];
                 let args = file.args(call);
@@ -180,7 +213,11 @@ fn call_targets(eval: &mut Eval<'_, '_>, fi: usize, call: u32, vals: &Vals) -> V
                             inner.extend(call_targets(eval, fi, u32::MAX, &vec![f.clone()]));
                         }
                     }
-                    targets.extend(inner.into_iter().map(|(t, _)| (t, true)));
+                    targets.extend(
+                        inner
+                            .into_iter()
+                            .map(|(t, _, external)| (t, true, external)),
+                    );
                 }
             }
             _ => {}
@@ -193,15 +230,11 @@ fn call_targets(eval: &mut Eval<'_, '_>, fi: usize, call: u32, vals: &Vals) -> V
 
 /// Emits the call edges of one site: one per target (`inferred` when one of several, or when
 /// the value could also be something unknown), or an unresolved edge when there is none.
-fn emit(
-    targets: &[Target],
-    vals: &Vals,
-    out: &mut impl FnMut(EdgeKind, Option<String>, Confidence),
-) {
+fn emit(targets: &[CallTarget], vals: &Vals, out: &mut impl FnMut(EdgeKind, Target, Confidence)) {
     if targets.is_empty() {
         let builtin_only = !vals.is_empty() && vals.iter().all(|v| matches!(v, Val::Builtin(_)));
         if !builtin_only {
-            out(EdgeKind::Calls, None, Confidence::Exact);
+            out(EdgeKind::Calls, Target::UNRESOLVED, Confidence::Exact);
         }
         return;
     }
@@ -211,7 +244,11 @@ fn emit(
         .filter(|v| !matches!(v, Val::Builtin(_)))
         .count();
     let uncertain = values > 1 || vals.contains(&Val::Unknown);
-    for (t, inf) in targets {
-        out(EdgeKind::Calls, Some(t.clone()), conf(*inf || uncertain));
+    for (t, inf, external) in targets {
+        out(
+            EdgeKind::Calls,
+            Target::resolved(t.clone(), *external),
+            conf(*inf || uncertain),
+        );
     }
 }

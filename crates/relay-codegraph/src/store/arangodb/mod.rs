@@ -119,6 +119,9 @@ struct EdgeDoc {
     file: String,
     line: u32,
     confidence: Confidence,
+    /// [`Edge::external`]; absent (false) in documents stored before the field existed.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    external: bool,
 }
 
 impl EdgeDoc {
@@ -134,6 +137,7 @@ impl EdgeDoc {
             file: e.file.clone(),
             line: e.line,
             confidence: e.confidence,
+            external: e.external,
         }
     }
 
@@ -146,6 +150,7 @@ impl EdgeDoc {
             file: self.file,
             line: self.line,
             confidence: self.confidence,
+            external: self.external,
         }
     }
 }

@@ -95,6 +95,7 @@ pub(crate) fn edge_row(e: &Edge) -> EdgeRow {
         file: e.file.clone(),
         line: line_to_i32(e.line),
         confidence: e.confidence,
+        external: e.external,
     }
 }
 
@@ -107,6 +108,7 @@ fn edge_from_row(r: EdgeRow) -> Edge {
         to_name: r.to_name,
         file: r.file,
         line: line_from_i32(r.line),
+        external: r.external,
     }
 }
 

@@ -41,6 +41,12 @@ pub struct EdgeRow {
     pub file: String,
     pub line: i32,
     pub confidence: Confidence,
+    /// [`crate::model::Edge::external`]: not a column (the table predates it, and its migrations
+    /// belong to `relay-store`) but derived when edges are read ([`EDGE_COLUMNS`]): an edge
+    /// whose `to_qname` names no symbol of its snapshot. Ignored on insert; `false` where a query
+    /// does not select it.
+    #[sqlx(default)]
+    pub external: bool,
 }
 
 /// A stored snapshot.
@@ -102,7 +108,11 @@ pub enum EdgeDirection {
 
 const SYMBOL_COLUMNS: &str =
     "qname, name, kind, language, file, line, end_line, signature, doc, parent";
-const EDGE_COLUMNS: &str = "kind, from_qname, to_qname, to_name, file, line, confidence";
+/// The edge columns, plus `external` derived from the snapshot's symbols (see
+/// [`EdgeRow::external`]); edges are read as `codegraph_edges e`.
+const EDGE_COLUMNS: &str = "kind, from_qname, to_qname, to_name, file, line, confidence, \
+     (e.to_qname IS NOT NULL AND NOT EXISTS (SELECT 1 FROM codegraph_symbols s \
+     WHERE s.snapshot_id = e.snapshot_id AND s.qname = e.to_qname)) AS external";
 
 /// The snapshot id of `repository` at `commit`.
 pub async fn find_snapshot(pool: &PgPool, repository: &str, commit: &str) -> Result<Option<i64>> {
@@ -291,7 +301,7 @@ pub async fn export(pool: &PgPool, snapshot_id: i64) -> Result<(Vec<SymbolRow>, 
     .fetch_all(pool)
     .await?;
     let edges = sqlx::query_as(AssertSqlSafe(format!(
-        "SELECT {EDGE_COLUMNS} FROM codegraph_edges WHERE snapshot_id = $1"
+        "SELECT {EDGE_COLUMNS} FROM codegraph_edges e WHERE snapshot_id = $1"
     )))
     .bind(snapshot_id)
     .fetch_all(pool)
@@ -411,7 +421,7 @@ pub async fn edges_of(
         " AND kind = ANY($3)"
     };
     let query = sqlx::query_as(AssertSqlSafe(format!(
-        "SELECT {EDGE_COLUMNS} FROM codegraph_edges \
+        "SELECT {EDGE_COLUMNS} FROM codegraph_edges e \
          WHERE snapshot_id = $1 AND {column} = $2{kind_filter}"
     )))
     .bind(snapshot_id)
