@@ -4,6 +4,7 @@
 #
 #   apt-get install -y golang-1.19-src universal-ctags time rsync
 #   CARGO_TARGET_DIR=... scripts/bench-index.sh
+#   BASELINE_BENCH_INDEX=/path/to/old/bench_index ROUNDS=6 scripts/bench-index.sh   # ratios to a baseline
 #
 # Reports files, lines, symbols, edges, wall time, lines/s and peak RSS of a full index (release
 # build, all cores), the incremental re-index time of one changed file, the parse-only floor
@@ -33,6 +34,28 @@ run() {
     end=$(date +%s.%N)
     echo "ctags -R:    $(echo "$end - $start" | bc) s"
 }
+
+# Against a baseline build (BASELINE_BENCH_INDEX=path/to/an older bench_index): ROUNDS (default 5)
+# alternating rounds of the baseline, this build and the parse-only floor on the Python standard
+# library, each one's CPU time (user + sys) and peak RSS from `time`, and the ratios per round and
+# of the means. CPU time rather than wall time: it does not depend on how many cores are free.
+if [[ -n "${BASELINE_BENCH_INDEX:-}" ]]; then
+    echo "== Python standard library against $BASELINE_BENCH_INDEX (${ROUNDS:-5} rounds)"
+    ctags -R --languages=Python --exclude=site-packages --exclude=__pycache__ -f /dev/null "$py_root"
+    cpu() { /usr/bin/time -f "%U %S %M" "$@" 2>&1 >/dev/null | tail -1; }
+    for round in $(seq 1 "${ROUNDS:-5}"); do
+        read -r bu bs brss < <(cpu "$BASELINE_BENCH_INDEX" "$py_root")
+        read -r nu ns nrss < <(cpu "$bin" "$py_root")
+        read -r pu ps prss < <(cpu "$parse_bin" "$py_root")
+        echo "$round $bu $bs $brss $nu $ns $nrss $pu $ps $prss"
+    done | awk '{
+        b = $2 + $3; n = $5 + $6; p = $8 + $9; sb += b; sn += n; sp += p
+        if ($4 > rb) rb = $4; if ($7 > rn) rn = $7
+        printf "round %d: baseline %.2f s, new %.2f s, parse %.2f s CPU; new/baseline %.3f, new/parse %.3f\n", $1, b, n, p, n / b, n / p
+    } END {
+        printf "mean: new/baseline %.3f, new/parse %.3f, baseline/parse %.3f; peak RSS baseline %d MiB, new %d MiB\n", sn / sb, sn / sp, sb / sp, rb / 1024, rn / 1024
+    }'
+fi
 
 run "Go standard library" "$go_root" "net/http/server.go" Go --exclude=testdata
 run "Python standard library" "$py_root" "json/decoder.py" Python \
