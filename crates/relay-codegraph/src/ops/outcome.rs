@@ -60,7 +60,7 @@ pub struct CallsOutcome {
     pub indexed: bool,
     /// Number of results (distinct symbols, plus distinct unresolved names for callees).
     pub total: usize,
-    /// Results shown (at most [`MAX_CALL_RESULTS`]).
+    /// Results shown (at most `MAX_CALL_RESULTS`).
     pub results: Vec<CallResult>,
 }
 

@@ -42,7 +42,7 @@ pub struct EdgeRow {
     pub line: i32,
     pub confidence: Confidence,
     /// [`crate::model::Edge::external`]: not a column (the table predates it, and its migrations
-    /// belong to `relay-store`) but derived when edges are read ([`EDGE_COLUMNS`]): an edge
+    /// belong to `relay-store`) but derived when edges are read (`EDGE_COLUMNS`): an edge
     /// whose `to_qname` names no symbol of its snapshot. Ignored on insert; `false` where a query
     /// does not select it.
     #[sqlx(default)]
