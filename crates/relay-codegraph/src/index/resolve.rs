@@ -8,7 +8,7 @@ use rustc_hash::FxHashMap as HashMap;
 use super::facts::{FileFacts, LangFacts};
 use super::go::{self as resolve_go, GoIndex, Implementation};
 use super::parallel::par_map;
-use super::python::{self as resolve_python, PyIndex, PyTables};
+use super::python::{self as resolve_python, FlowState, FlowUpdate, PyIndex, PyTables};
 use super::{IndexOptions, Phase};
 use crate::model::{Confidence, Edge, EdgeKind, Language, Symbol};
 
@@ -63,6 +63,11 @@ impl Tables<'_> {
     pub(crate) fn py_flow(&self) -> Arc<super::python::PyFlow> {
         self.py.flow()
     }
+
+    /// How the Python value-flow fixpoint went, for the next update to replay.
+    pub(crate) fn py_flow_state(&self) -> Arc<FlowState> {
+        self.py.flow_state()
+    }
 }
 
 /// Builds the resolution tables from the facts of the files of the given `languages` (the
@@ -71,6 +76,16 @@ impl Tables<'_> {
 pub(crate) fn build_tables<'a>(
     files: &'a BTreeMap<String, FileFacts>,
     languages: &[Language],
+) -> Tables<'a> {
+    build_tables_after(files, languages, None)
+}
+
+/// [`build_tables`] after an update: the Python value flow is replayed from `py_update` when
+/// that applies.
+pub(crate) fn build_tables_after<'a>(
+    files: &'a BTreeMap<String, FileFacts>,
+    languages: &[Language],
+    py_update: Option<&FlowUpdate>,
 ) -> Tables<'a> {
     let all: Vec<&FileFacts> = files
         .values()
@@ -81,7 +96,7 @@ pub(crate) fn build_tables<'a>(
         let go = std::thread::Builder::new()
             .stack_size(super::parallel::WORKER_STACK)
             .spawn_scoped(s, || GoIndex::build(&all));
-        let py = PyIndex::build(&all);
+        let py = PyIndex::build(&all, py_update);
         let go = match go {
             Ok(handle) => handle.join().unwrap_or_default(),
             Err(_) => GoIndex::build(&all),
@@ -96,17 +111,18 @@ pub(crate) fn build_tables<'a>(
 }
 
 /// Tables for resolving Python files against kept Python tables ([`PyIndex::kept`]).
-pub(crate) fn python_tables_kept(
-    files: &BTreeMap<String, FileFacts>,
+pub(crate) fn python_tables_kept<'a>(
+    files: &'a BTreeMap<String, FileFacts>,
     tables: Arc<PyTables>,
-) -> Tables<'_> {
+    py_update: Option<&FlowUpdate>,
+) -> Tables<'a> {
     let all: Vec<&FileFacts> = files
         .values()
         .filter(|f| language(f) == Language::Python)
         .collect();
     Tables {
         go: GoIndex::default(),
-        py: PyIndex::kept(&all, tables),
+        py: PyIndex::kept(&all, tables, py_update),
         files: all,
     }
 }

@@ -7,7 +7,7 @@ use std::time::Instant;
 use crate::index::facts::{FileFacts, LangFacts};
 use crate::index::fast_path;
 use crate::index::parallel::par_map;
-use crate::index::python::PyFlow;
+use crate::index::python::{FlowUpdate, PyFlow};
 use crate::index::resolve::{self, FileOutput, build_tables, resolve_files};
 use crate::index::walk::SourceFile;
 use crate::index::{GraphDelta, Indexer};
@@ -68,10 +68,21 @@ impl Indexer {
         }
         let mut outputs: BTreeMap<String, FileOutput> = BTreeMap::new();
         if !py_files.is_empty() {
+            // The exports are the same: the modules whose evaluation can differ are the
+            // changed ones and those that read their facts (the replay finds them).
+            let py_update = self.py_flow_state.as_ref().map(|state| FlowUpdate {
+                state: Arc::clone(state),
+                changed: py_files.iter().cloned().collect(),
+                extra_dirty: Vec::new(),
+                tables: None,
+            });
             let tables = match &self.py_tables {
-                Some(kept) => resolve::python_tables_kept(&self.facts, Arc::clone(kept)),
+                Some(kept) => {
+                    resolve::python_tables_kept(&self.facts, Arc::clone(kept), py_update.as_ref())
+                }
                 None => build_tables(&self.facts, &[Language::Python]),
             };
+            self.py_flow_state = Some(tables.py_flow_state());
             let flow = tables.py_flow();
             if self.py_flow.as_ref() != Some(&flow) {
                 // A value flowing between modules changed (an argument, a returned value, a

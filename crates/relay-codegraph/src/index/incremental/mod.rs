@@ -27,8 +27,9 @@ use super::go::GoIndex;
 use super::go::dependents as go_dependents;
 use super::go::patch as go_patch;
 use super::parallel::par_map;
+use super::python::FlowUpdate;
 use super::python::PyTables;
-use super::resolve::{self, Derived, FileOutput, build_tables, resolve_files};
+use super::resolve::{self, Derived, FileOutput, build_tables, build_tables_after, resolve_files};
 use super::walk::{self, GoModules, SourceFile};
 use super::{IndexOptions, IndexStats, Phase, Result};
 use crate::model::{Edge, Graph, Language, Symbol};
@@ -80,6 +81,9 @@ pub struct Indexer {
     /// The Python value-flow table of the last resolution (compared after an update: when it
     /// changes, every Python module is re-resolved).
     py_flow: Option<Arc<super::python::PyFlow>>,
+    /// How the last value-flow fixpoint went: an update replays it, re-evaluating only the
+    /// modules its edit can affect.
+    py_flow_state: Option<Arc<super::python::FlowState>>,
     /// Symbol and edge counts of `outputs`, kept up to date by updates.
     tally: Tally,
     stats: IndexStats,
@@ -112,12 +116,13 @@ impl Indexer {
                 facts.insert(f.rel.clone(), f);
             }
         }
-        let (outputs, go_index, py_tables, py_flow) = {
+        let (outputs, go_index, py_tables, py_flow, py_flow_state) = {
             let tables = build_tables(&facts, &[Language::Go, Language::Python]);
             let outputs = resolve_files(&tables, None, &opts);
             let py_tables = tables.py_tables();
             let py_flow = tables.py_flow();
-            (outputs, tables.into_go(), py_tables, py_flow)
+            let py_flow_state = tables.py_flow_state();
+            (outputs, tables.into_go(), py_tables, py_flow, py_flow_state)
         };
         let mut tally = Tally::default();
         for out in outputs.values() {
@@ -132,6 +137,7 @@ impl Indexer {
             go_index: Some(go_index),
             py_tables: Some(py_tables),
             py_flow: Some(py_flow),
+            py_flow_state: Some(py_flow_state),
             tally,
             stats: IndexStats::default(),
         };
@@ -346,22 +352,23 @@ impl Indexer {
         // see a changed package/module are re-resolved (the other languages keep their results).
         // The Python modules to re-resolve by name depend on the facts alone: found while the
         // tables are built.
-        let facts = &self.facts;
-        let (tables, py_found) = std::thread::scope(|s| {
-            let old_py = &old_py;
-            let found = has_py.then(|| {
-                std::thread::Builder::new()
-                    .stack_size(super::parallel::WORKER_STACK)
-                    .spawn_scoped(s, move || python_dependents(facts, old_py))
-            });
-            let tables = build_tables(facts, &build);
-            let found = match found {
-                Some(Ok(handle)) => handle.join().unwrap_or(None),
-                Some(Err(_)) => python_dependents(facts, old_py),
-                None => None,
-            };
-            (tables, found)
-        });
+        // The Python modules to re-resolve by name depend on the facts alone; they also
+        // count as changed for the value-flow replay (which runs while the tables are built).
+        let py_found = if has_py {
+            python_dependents(&self.facts, &old_py)
+        } else {
+            None
+        };
+        let py_update = match (&self.py_flow_state, &py_found) {
+            (Some(state), Some(found)) if has_py => Some(FlowUpdate {
+                state: Arc::clone(state),
+                changed: old_py.keys().cloned().collect(),
+                extra_dirty: found.iter().cloned().collect(),
+                tables: self.py_tables.clone(),
+            }),
+            _ => None,
+        };
+        let tables = build_tables_after(&self.facts, &build, py_update.as_ref());
         tracing::debug!(
             index.at_ms = started.elapsed().as_millis() as u64,
             "update: tables built"
@@ -400,6 +407,7 @@ impl Indexer {
                     .map(|(rel, _)| rel.clone()),
             );
             self.py_flow = Some(tables.py_flow());
+            self.py_flow_state = Some(tables.py_flow_state());
         }
         tracing::debug!(
             index.at_ms = started.elapsed().as_millis() as u64,

@@ -51,6 +51,9 @@ pub(crate) enum Val {
     Unknown,
 }
 
+/// The files an evaluation read (indexes into [`PyIndex`]'s files).
+pub(crate) type FilesRead = rustc_hash::FxHashSet<u32>;
+
 /// A sorted, deduplicated set of values.
 pub(crate) type Vals = Vec<Val>;
 
@@ -99,6 +102,11 @@ pub(crate) struct Eval<'i, 'a> {
     /// The flow entries read, when recorded (resolution records them so that an update can
     /// re-resolve exactly the modules that read a changed entry).
     pub(super) reads: Option<ReadSet>,
+    /// The files whose facts the evaluation read, when recorded (an incremental value-flow
+    /// update re-evaluates the modules that read a changed file).
+    pub(super) files_read: Option<FilesRead>,
+    /// The file last added to `files_read` (most reads are of the same file as the one before).
+    last_file_read: usize,
     /// Values of names bound in a scope, keyed by the address of the binding's list in the
     /// facts (unique per file, scope and name; hashing it is cheaper than hashing the name).
     memo: HashMap<usize, Vals>,
@@ -122,6 +130,8 @@ impl<'i, 'a> Eval<'i, 'a> {
             depth: 0,
             touched: Vec::new(),
             reads: None,
+            files_read: None,
+            last_file_read: usize::MAX,
             memo: HashMap::default(),
             item_memo: HashMap::default(),
             expr_memo: HashMap::default(),
@@ -137,11 +147,24 @@ impl<'i, 'a> Eval<'i, 'a> {
         self.depth = 0;
         self.touched.clear();
         self.reads = None;
+        self.files_read = None;
+        self.last_file_read = usize::MAX;
         self.memo.clear();
         self.expr_memo.clear();
         self.item_memo.clear();
         self.truncated = false;
         self.steps = 0;
+    }
+
+    /// The facts of file `fi`, recording that they were read.
+    pub(super) fn file(&mut self, fi: usize) -> &'a PyFile {
+        if self.last_file_read != fi
+            && let Some(files) = &mut self.files_read
+        {
+            self.last_file_read = fi;
+            files.insert(fi as u32);
+        }
+        self.index.files[fi]
     }
 
     fn note(&mut self, key: impl FnOnce() -> u64) {
@@ -192,7 +215,7 @@ impl<'i, 'a> Eval<'i, 'a> {
         // Names (memoized by binding), literals and opaque expressions are cheap: only
         // attribute, call and subscript chains are memoized.
         let chain = matches!(
-            self.index.files[fi].exprs.get(id as usize),
+            self.file(fi).exprs.get(id as usize),
             Some(PExpr::Attr(..) | PExpr::Call(_) | PExpr::Subscript(..))
         );
         // A recording evaluation must run for its side effect (the variables it touches).
@@ -220,7 +243,7 @@ impl<'i, 'a> Eval<'i, 'a> {
     }
 
     fn expr_inner(&mut self, fi: usize, id: u32, record: bool) -> Vals {
-        let file = self.index.files[fi];
+        let file = self.file(fi);
         let Some(e) = file.exprs.get(id as usize) else {
             return unknown();
         };
@@ -277,7 +300,7 @@ impl<'i, 'a> Eval<'i, 'a> {
     /// The values of the items of containers `base` under constant `key` (`None`: any).
     /// The values of the items of literal `ce` of file `cf` under `key` (`None`: any).
     fn literal_items(&mut self, cf: u32, ce: u32, key: Option<&str>) -> Vals {
-        let file: &'a PyFile = self.index.files[cf as usize];
+        let file: &'a PyFile = self.file(cf as usize);
         let mut out = Vals::new();
         match file.exprs.get(ce as usize) {
             Some(PExpr::Seq { items, indexed }) => {
@@ -397,7 +420,7 @@ impl<'i, 'a> Eval<'i, 'a> {
             }
             _ => {}
         }
-        let file: &'a PyFile = self.index.files[fi];
+        let file: &'a PyFile = self.file(fi);
         let key = match file.args(call).first() {
             Some(PArg::Pos(k)) => constant_string(file, *k).map(|s| format!("s:{s}")),
             _ => None,
@@ -412,7 +435,7 @@ impl<'i, 'a> Eval<'i, 'a> {
             match b {
                 Val::Container(cf, ce) => {
                     let is_dict = matches!(
-                        self.index.files[*cf as usize].exprs.get(*ce as usize),
+                        self.file(*cf as usize).exprs.get(*ce as usize),
                         Some(PExpr::Dict(_))
                     );
                     // Iterating a dict yields its keys, which we do not track.
@@ -478,7 +501,7 @@ impl<'i, 'a> Eval<'i, 'a> {
                 }
                 Val::External(q) if q == "functools.partial" && fi != usize::MAX => {
                     // `partial(f, ...)` calls `f` when called.
-                    let v = match self.index.files[fi].args(call).first() {
+                    let v = match self.file(fi).args(call).first() {
                         Some(PArg::Pos(f)) => self.expr(fi, *f, false),
                         _ => unknown(),
                     };
@@ -491,7 +514,7 @@ impl<'i, 'a> Eval<'i, 'a> {
     }
 
     fn builtin_result(&mut self, fi: usize, call: u32, name: &str) -> Vals {
-        let file: &'a PyFile = self.index.files[fi];
+        let file: &'a PyFile = self.file(fi);
         let args = file.args(call);
         match (name, args) {
             ("getattr", [PArg::Pos(obj), PArg::Pos(attr), ..]) => {
@@ -530,7 +553,7 @@ impl<'i, 'a> Eval<'i, 'a> {
         let Some(&(fi, di)) = self.index.funcs.get(f) else {
             return unknown();
         };
-        let def = &self.index.files[fi].defs[di];
+        let def = &self.file(fi).defs[di];
         if def.generator {
             return one(Val::Gen(f.to_owned()));
         }
@@ -567,11 +590,11 @@ impl<'i, 'a> Eval<'i, 'a> {
         let Some(&(dfi, ddi)) = self.index.funcs.get(f) else {
             return Vals::new();
         };
-        let def: &'a super::PyDef = &self.index.files[dfi].defs[ddi];
+        let def: &'a super::PyDef = &self.file(dfi).defs[ddi];
         let args: &'a [PArg] = if fi == usize::MAX {
             &[]
         } else {
-            self.index.files[fi].args(call)
+            self.file(fi).args(call)
         };
         let unpacked = fi == usize::MAX
             || args
@@ -605,7 +628,7 @@ impl<'i, 'a> Eval<'i, 'a> {
 
     /// LEGB lookup of `name` used in scope `scope` of file `fi`.
     fn name(&mut self, fi: usize, scope: u32, name: &str, record: bool) -> Vals {
-        let file = self.index.files[fi];
+        let file = self.file(fi);
         let mut current = Some(scope);
         let mut first = true;
         while let Some(si) = current {
@@ -679,7 +702,7 @@ impl<'i, 'a> Eval<'i, 'a> {
     }
 
     fn binding(&mut self, fi: usize, b: &PBind) -> Vals {
-        let file: &'a PyFile = self.index.files[fi];
+        let file: &'a PyFile = self.file(fi);
         match b {
             PBind::Def(q) | PBind::Class(q) => match self.read_decorated(q) {
                 Some(v) => v,
@@ -795,7 +818,7 @@ impl<'i, 'a> Eval<'i, 'a> {
             }
         }
         let fi = mi?;
-        let file = self.index.files[fi];
+        let file = self.file(fi);
         if star && name.starts_with('_') {
             return None;
         }
@@ -859,7 +882,7 @@ impl<'i, 'a> Eval<'i, 'a> {
                 join(&mut out, unknown());
                 break;
             };
-            let file = self.index.files[fi];
+            let file = self.file(fi);
             let def = &file.defs[di];
             if let Some(binds) = file.scopes[def.scope as usize].bindings.get(attr) {
                 let v = self.bound_value(fi, binds);
@@ -880,7 +903,7 @@ impl<'i, 'a> Eval<'i, 'a> {
                 let Some(&(fi, di)) = self.index.classes.get(c.as_str()) else {
                     continue;
                 };
-                let file = self.index.files[fi];
+                let file = self.file(fi);
                 let values: Vec<u32> = file.defs[di]
                     .self_attrs
                     .iter()
@@ -898,12 +921,12 @@ impl<'i, 'a> Eval<'i, 'a> {
 
     /// A function found in a class namespace, as seen through an instance (bound unless
     /// static) or the class (bound only for classmethods).
-    fn bind_method(&self, v: Val, instance: bool) -> Val {
+    fn bind_method(&mut self, v: Val, instance: bool) -> Val {
         let Val::Func(f, inf) = v else { return v };
         let Some(&(fi, di)) = self.index.funcs.get(f.as_str()) else {
             return Val::Func(f, inf);
         };
-        let def = &self.index.files[fi].defs[di];
+        let def = &self.file(fi).defs[di];
         // Any function stored in a class namespace (a method, or `handler = func`) binds.
         if def.is_classmethod || (instance && !def.is_static) {
             Val::Bound(f, inf)

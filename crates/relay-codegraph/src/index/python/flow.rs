@@ -7,10 +7,11 @@
 //! [`MAX_FLOW_ROUNDS`]. Sets are bounded by [`super::eval::MAX_VALUES`].
 
 use std::collections::{BTreeMap, BTreeSet};
+use std::sync::Arc;
 
 use rustc_hash::FxHashMap as HashMap;
 
-use super::eval::{Eval, Val, Vals, join};
+use super::eval::{Eval, FilesRead, Val, Vals, join};
 use super::tables::PyIndex;
 use super::{DefKind, PArg, PStore, ParamKind, PyFile};
 
@@ -39,6 +40,79 @@ pub(crate) enum FlowKey {
 /// The digests of the flow entries a module's evaluation read ([`FlowKey::digest`]; a
 /// collision can only make a module look like a reader, which costs a re-resolution).
 pub(crate) type ReadSet = rustc_hash::FxHashSet<u64>;
+
+/// One evaluation of a module's contribution to a round of the fixpoint.
+#[derive(Debug)]
+pub(crate) struct FlowRecord {
+    pub(super) contribution: PyFlow,
+    /// The flow entries the evaluation read.
+    pub(super) reads: ReadSet,
+    /// The files whose facts the evaluation read.
+    pub(super) files_read: FilesRead,
+}
+
+/// How the fixpoint went, kept so that an update can replay it and re-evaluate only the
+/// modules an edit can affect ([`super::flow_update`]).
+#[derive(Debug, Default)]
+pub(crate) struct FlowState {
+    /// The repository-relative paths of the files, in index order (values name files by
+    /// position).
+    pub(super) paths: Vec<String>,
+    /// The table after each round run (the last one with its literal snapshots, which a
+    /// replay ignores).
+    pub(super) tables: Vec<Arc<PyFlow>>,
+    /// Whether the last round run changed the table (`false`: a fixpoint was reached).
+    pub(super) last_changed: bool,
+    /// Per file, the evaluations of its contribution with the first round each is in
+    /// effect for (a module not re-evaluated in a round contributes what it did before).
+    pub(super) records: Vec<Vec<(usize, Arc<FlowRecord>)>>,
+}
+
+/// Whether two digest sets share an element.
+pub(super) fn intersects(a: &ReadSet, b: &ReadSet) -> bool {
+    if a.len() <= b.len() {
+        a.iter().any(|k| b.contains(k))
+    } else {
+        b.iter().any(|k| a.contains(k))
+    }
+}
+
+/// Evaluates the contributions of the modules `todo` against `flow`, in parallel, in the
+/// order of `todo`.
+pub(super) fn evaluate(
+    index: &PyIndex<'_>,
+    flow: &PyFlow,
+    todo: &[usize],
+) -> Vec<(usize, FlowRecord)> {
+    let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let chunks: Vec<&[usize]> = todo.chunks(FLOW_CHUNK).collect();
+    let parts = crate::index::parallel::par_map(
+        &chunks,
+        threads,
+        |files| {
+            let mut eval = Eval::new(index, flow);
+            let mut out = Vec::with_capacity(files.len());
+            for &fi in *files {
+                eval.reset();
+                eval.reads = Some(ReadSet::default());
+                eval.files_read = Some(FilesRead::default());
+                let mut contribution = PyFlow::default();
+                contribute(&mut eval, fi, &mut contribution);
+                out.push((
+                    fi,
+                    FlowRecord {
+                        contribution,
+                        reads: eval.reads.take().unwrap_or_default(),
+                        files_read: eval.files_read.take().unwrap_or_default(),
+                    },
+                ));
+            }
+            out
+        },
+        |_| {},
+    );
+    parts.into_iter().flatten().collect()
+}
 
 /// The digest of a flow entry, computed from borrowed parts (no allocation per read).
 pub(crate) fn digest(tag: u8, a: &str, b: &str, index: u32) -> u64 {
@@ -146,6 +220,12 @@ impl PyFlow {
 
     /// The entries whose values differ between `self` and `other`.
     pub(crate) fn changed(&self, other: &PyFlow) -> BTreeSet<FlowKey> {
+        self.changed_entries(other, true)
+    }
+
+    /// The entries whose values differ between `self` and `other`, the literal snapshots
+    /// compared only if `literals`.
+    pub(super) fn changed_entries(&self, other: &PyFlow, literals: bool) -> BTreeSet<FlowKey> {
         /// Keys of `a` whose value differs in `b` (or that `b` lacks).
         fn diff<'m, K: 'm + Eq + std::hash::Hash, V: 'm + PartialEq>(
             a: &'m HashMap<K, V>,
@@ -186,7 +266,7 @@ impl PyFlow {
                     }
                 }
             }
-            for (k, v) in &a.literals {
+            for (k, v) in a.literals.iter().filter(|_| literals) {
                 if b.literals.get(k) != Some(v) {
                     out.insert(FlowKey::Stored(k.clone()));
                 }
@@ -197,7 +277,7 @@ impl PyFlow {
 
     /// Adds the entries of `other`, recording in `changed` the digests ([`FlowKey::digest`])
     /// of the entries whose values changed (values only grow, so nothing else can change).
-    fn merge(&mut self, other: PyFlow, changed: &mut ReadSet) {
+    pub(super) fn merge(&mut self, other: PyFlow, changed: &mut ReadSet) {
         fn all(
             into: &mut HashMap<String, Vals>,
             from: HashMap<String, Vals>,
@@ -253,50 +333,30 @@ impl PyFlow {
         }
     }
 
-    /// Computes the fixpoint for all modules of `index`.
-    pub(crate) fn compute(index: &PyIndex<'_>) -> PyFlow {
+    /// Computes the fixpoint for all modules of `index`, with what an update needs to replay
+    /// it ([`FlowState`]).
+    pub(crate) fn compute(index: &PyIndex<'_>) -> (Arc<PyFlow>, FlowState) {
         let mut flow = PyFlow::default();
-        let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
+        let files = index.files.len();
         // What each module's contribution read: a later round re-evaluates only the modules
         // that read an entry the previous round changed (semi-naive evaluation; values only
         // grow, so the other modules' contributions are already in the table).
-        let mut reads: Vec<ReadSet> = vec![ReadSet::default(); index.files.len()];
-        let mut todo: Vec<usize> = (0..index.files.len()).collect();
-        let mut rounds = 0;
-        for _ in 0..MAX_FLOW_ROUNDS {
+        let mut records: Vec<Vec<(usize, Arc<FlowRecord>)>> = vec![Vec::new(); files];
+        let mut tables: Vec<Arc<PyFlow>> = Vec::new();
+        let mut last_changed = false;
+        let mut todo: Vec<usize> = (0..files).collect();
+        for round in 1..=MAX_FLOW_ROUNDS {
             if todo.is_empty() {
                 break;
             }
-            rounds += 1;
             let round_started = std::time::Instant::now();
             let todo_len = todo.len();
-            // Fixed chunks (not one per thread), merged in order: the result does not depend
-            // on the number of threads.
-            let chunks: Vec<&[usize]> = todo.chunks(FLOW_CHUNK).collect();
-            let parts = crate::index::parallel::par_map(
-                &chunks,
-                threads,
-                |files| {
-                    let mut part = PyFlow::default();
-                    let mut part_reads = Vec::with_capacity(files.len());
-                    let mut eval = Eval::new(index, &flow);
-                    for &fi in *files {
-                        eval.reset();
-                        eval.reads = Some(ReadSet::default());
-                        contribute(&mut eval, fi, &mut part);
-                        part_reads.push((fi, eval.reads.take().unwrap_or_default()));
-                    }
-                    (part, part_reads)
-                },
-                |_| {},
-            );
+            let evaluated = evaluate(index, &flow, &todo);
             let eval_ms = round_started.elapsed().as_millis() as u64;
             let mut changed = ReadSet::default();
-            for (part, part_reads) in parts {
-                flow.merge(part, &mut changed);
-                for (fi, r) in part_reads {
-                    reads[fi] = r;
-                }
+            for (fi, record) in evaluated {
+                flow.merge(record.contribution.clone(), &mut changed);
+                records[fi].push((round, Arc::new(record)));
             }
             tracing::debug!(
                 index.py_flow_modules = todo_len,
@@ -305,21 +365,44 @@ impl PyFlow {
                 index.py_flow_round_ms = round_started.elapsed().as_millis() as u64,
                 "flow round"
             );
-            if changed.is_empty() {
+            last_changed = !changed.is_empty();
+            if !last_changed || round == MAX_FLOW_ROUNDS {
                 break;
             }
-            todo = (0..index.files.len())
-                .filter(|&fi| reads[fi].iter().any(|k| changed.contains(k)))
+            tables.push(Arc::new(flow.clone()));
+            todo = (0..files)
+                .filter(|&fi| {
+                    records[fi]
+                        .last()
+                        .is_some_and(|(_, r)| intersects(&r.reads, &changed))
+                })
                 .collect();
         }
+        tracing::debug!(
+            index.py_flow_rounds = tables.len() + 1,
+            "python value-flow fixpoint"
+        );
+        let flow = flow.finish(index);
+        tables.push(Arc::clone(&flow));
+        let state = FlowState {
+            paths: index.paths.iter().map(|p| (*p).to_owned()).collect(),
+            tables,
+            last_changed,
+            records,
+        };
+        (flow, state)
+    }
+
+    /// The final table: the last round's with the literal snapshots ([`Self::snapshot_literals`]).
+    pub(super) fn finish(mut self, index: &PyIndex<'_>) -> Arc<PyFlow> {
         let snapshot_started = std::time::Instant::now();
-        flow.snapshot_literals(index);
+        self.literals.clear();
+        self.snapshot_literals(index);
         tracing::debug!(
             index.py_flow_snapshot_ms = snapshot_started.elapsed().as_millis() as u64,
             "flow literal snapshot"
         );
-        tracing::debug!(index.py_flow_rounds = rounds, "python value-flow fixpoint");
-        flow
+        Arc::new(self)
     }
 
     /// Records the items of the container literals that flow between functions, so
@@ -430,7 +513,7 @@ fn add_item(out: &mut PyFlow, container: &Val, key: Option<String>, v: Vals) {
 
 /// What module `fi` contributes to the next round.
 fn contribute(eval: &mut Eval<'_, '_>, fi: usize, out: &mut PyFlow) {
-    let file: &PyFile = eval.index.files[fi];
+    let file: &PyFile = eval.file(fi);
     for def in &file.defs {
         if def.kind == DefKind::Class && def.decorators.is_empty() {
             continue;
@@ -643,7 +726,7 @@ fn pass_args(
 }
 
 fn bind_params(
-    eval: &Eval<'_, '_>,
+    eval: &mut Eval<'_, '_>,
     f: &str,
     offset: usize,
     positional: &[Vals],
@@ -653,7 +736,7 @@ fn bind_params(
     let Some(&(fi, di)) = eval.index.funcs.get(f) else {
         return;
     };
-    let def = &eval.index.files[fi].defs[di];
+    let def = &eval.file(fi).defs[di];
     let params = &def.params;
     let star = params.iter().position(|p| p.kind == ParamKind::Star);
     let double_star = params.iter().position(|p| p.kind == ParamKind::DoubleStar);

@@ -6,11 +6,13 @@ pub(crate) mod changed_names;
 mod edges;
 mod eval;
 mod flow;
+mod flow_update;
 mod symbols;
 mod tables;
 
 pub(crate) use edges::resolve_file;
-pub(crate) use flow::{FlowKey, PyFlow, ReadSet};
+pub(crate) use flow::{FlowKey, FlowState, PyFlow, ReadSet};
+pub(crate) use flow_update::FlowUpdate;
 pub(crate) use symbols::file_symbols;
 pub(crate) use tables::{PyIndex, PyTables};
 

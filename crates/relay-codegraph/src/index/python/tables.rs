@@ -6,7 +6,8 @@ use std::sync::Arc;
 use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
 
 use super::eval::{Eval, Val};
-use super::flow::PyFlow;
+use super::flow::{FlowState, PyFlow};
+use super::flow_update::{FlowUpdate, replay};
 use super::{DefKind, PExpr, PyFile};
 use crate::index::facts::{FileFacts, LangFacts};
 
@@ -16,8 +17,12 @@ pub(crate) struct PyIndex<'a> {
     /// Address of a file's facts → its index in `files`.
     pub(super) positions: HashMap<usize, usize>,
     pub(super) tables: Arc<PyTables>,
+    /// The repository-relative paths of `files` (sorted).
+    pub(super) paths: Vec<&'a str>,
     /// The value-flow fixpoint over these files.
     pub(super) flow: Arc<PyFlow>,
+    /// How the fixpoint went, for the next update to replay.
+    pub(super) flow_state: Arc<FlowState>,
 }
 
 impl std::ops::Deref for PyIndex<'_> {
@@ -49,15 +54,54 @@ pub(crate) struct PyTables {
     pub(super) prefixes: HashSet<String>,
 }
 
+impl PyTables {
+    /// The files (positions) that own an entry of `self` or `old` that differs between the
+    /// two (over the same files); `None` if the module tables differ.
+    fn changed_files(&self, old: &PyTables) -> Option<HashSet<usize>> {
+        if self.modules != old.modules
+            || self.import_names != old.import_names
+            || self.prefixes != old.prefixes
+        {
+            return None;
+        }
+        fn diff<V: PartialEq>(
+            a: &HashMap<String, V>,
+            b: &HashMap<String, V>,
+            mut owner: impl FnMut(&V) -> Option<usize>,
+            out: &mut HashSet<usize>,
+        ) {
+            for (k, v) in a {
+                if b.get(k) != Some(v) {
+                    out.extend(owner(v));
+                    out.extend(b.get(k).and_then(&mut owner));
+                }
+            }
+        }
+        let mut out = HashSet::default();
+        for (a, b) in [(self, old), (old, self)] {
+            diff(&a.funcs, &b.funcs, |v| Some(v.0), &mut out);
+            diff(&a.classes, &b.classes, |v| Some(v.0), &mut out);
+            diff(&a.owners, &b.owners, |v| Some(*v), &mut out);
+            for (c, line) in &a.mro {
+                if b.mro.get(c) != Some(line) {
+                    out.extend(a.classes.get(c).map(|v| v.0));
+                    out.extend(b.classes.get(c).map(|v| v.0));
+                }
+            }
+            for q in a.vars.difference(&b.vars) {
+                out.extend(a.owners.get(q).copied());
+                out.extend(b.owners.get(q).copied());
+            }
+        }
+        Some(out)
+    }
+}
+
 impl<'a> PyIndex<'a> {
-    pub(crate) fn build(all: &[&'a FileFacts]) -> PyIndex<'a> {
-        let files: Vec<&'a PyFile> = all
-            .iter()
-            .filter_map(|f| match &f.lang {
-                LangFacts::Python(p) => Some(p),
-                _ => None,
-            })
-            .collect();
+    /// Builds the tables and the value flow of the Python files of `all` (the flow replayed
+    /// from the previous one when `update` is given and applies).
+    pub(crate) fn build(all: &[&'a FileFacts], update: Option<&FlowUpdate>) -> PyIndex<'a> {
+        let (files, paths) = python_files(all);
         let mut index = PyTables::default();
         let packages: HashSet<&str> = files
             .iter()
@@ -104,7 +148,7 @@ impl<'a> PyIndex<'a> {
                 index.vars.insert(q);
             }
         }
-        let mut index = PyIndex::with_tables(files, Arc::new(index));
+        let mut index = PyIndex::with_tables(files, paths, Arc::new(index));
         let mut mro = HashMap::default();
         for c in index.classes.keys() {
             let line = index.linearize(c, 0, &mut HashSet::default());
@@ -113,33 +157,50 @@ impl<'a> PyIndex<'a> {
         if let Some(tables) = Arc::get_mut(&mut index.tables) {
             tables.mro = mro;
         }
-        index.compute_flow();
+        // A file whose table entries changed is read differently by the modules that looked
+        // them up: it counts as changed for the replay.
+        let update = update.and_then(|u| {
+            let old = u.tables.as_ref()?;
+            let files = index.tables.changed_files(old)?;
+            let mut u = u.clone();
+            u.changed
+                .extend(files.into_iter().map(|fi| index.paths[fi].to_owned()));
+            Some(u)
+        });
+        index.compute_flow(update.as_ref());
         index
     }
 
     /// An index over `all` (the same Python files, in the same order, as when `tables` were
     /// built, with the same exports) reusing `tables`.
-    pub(crate) fn kept(all: &[&'a FileFacts], tables: Arc<PyTables>) -> PyIndex<'a> {
-        let files = all
-            .iter()
-            .filter_map(|f| match &f.lang {
-                LangFacts::Python(p) => Some(p),
-                _ => None,
-            })
-            .collect();
-        let mut index = PyIndex::with_tables(files, tables);
-        index.compute_flow();
+    pub(crate) fn kept(
+        all: &[&'a FileFacts],
+        tables: Arc<PyTables>,
+        update: Option<&FlowUpdate>,
+    ) -> PyIndex<'a> {
+        let (files, paths) = python_files(all);
+        let mut index = PyIndex::with_tables(files, paths, tables);
+        index.compute_flow(update);
         index
     }
 
-    fn compute_flow(&mut self) {
+    fn compute_flow(&mut self, update: Option<&FlowUpdate>) {
         let started = std::time::Instant::now();
-        let flow = PyFlow::compute(self);
+        let (flow, state) = match update.and_then(|u| replay(self, u)) {
+            Some(replayed) => replayed,
+            None => PyFlow::compute(self),
+        };
         tracing::debug!(
             index.py_flow_ms = started.elapsed().as_millis() as u64,
             "python value flow"
         );
-        self.flow = Arc::new(flow);
+        self.flow = flow;
+        self.flow_state = Arc::new(state);
+    }
+
+    /// How the value-flow fixpoint went, for the next update ([`FlowUpdate`]).
+    pub(crate) fn flow_state(&self) -> Arc<FlowState> {
+        Arc::clone(&self.flow_state)
     }
 
     /// The value-flow table, to compare with the previous update's.
@@ -147,7 +208,11 @@ impl<'a> PyIndex<'a> {
         Arc::clone(&self.flow)
     }
 
-    pub(super) fn with_tables(files: Vec<&'a PyFile>, tables: Arc<PyTables>) -> PyIndex<'a> {
+    pub(super) fn with_tables(
+        files: Vec<&'a PyFile>,
+        paths: Vec<&'a str>,
+        tables: Arc<PyTables>,
+    ) -> PyIndex<'a> {
         let positions = files
             .iter()
             .enumerate()
@@ -157,7 +222,9 @@ impl<'a> PyIndex<'a> {
             files,
             positions,
             tables,
+            paths,
             flow: Arc::default(),
+            flow_state: Arc::default(),
         }
     }
 
@@ -254,4 +321,14 @@ impl<'a> PyIndex<'a> {
         }
         result
     }
+}
+
+/// The Python files of `all`, with their paths.
+fn python_files<'a>(all: &[&'a FileFacts]) -> (Vec<&'a PyFile>, Vec<&'a str>) {
+    all.iter()
+        .filter_map(|f| match &f.lang {
+            LangFacts::Python(p) => Some((p, f.rel.as_str())),
+            _ => None,
+        })
+        .unzip()
 }
