@@ -917,3 +917,68 @@ fn python_value_flow_edits_equal_full_index() {
     let delta = step(&mut indexer, root, &[other]);
     assert_eq!(delta.resolved, 1);
 }
+
+/// Values that travel through a module that neither defines nor calls them (a returned
+/// function kept in a variable, a callback, a container, an instance attribute), edited where
+/// they start and then removed: an update re-evaluates only the modules the edit reaches
+/// (`python::flow_update`), and every step equals a full index.
+#[test]
+fn python_value_flow_through_a_third_module_equals_full_index() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let root = tmp.path();
+    let lib = "lib.py";
+    let mid = "mid.py";
+    let main = "main.py";
+    std::fs::write(
+        root.join(lib),
+        "def a():\n    pass\n\n\ndef b():\n    pass\n\n\ndef make():\n    return a\n\n\n\
+         def apply(f):\n    f()\n\n\nclass Box:\n    def __init__(self, fn):\n        self.fn = fn\n\n\
+         \x20   def run(self):\n        self.fn()\n",
+    )
+    .expect("write");
+    std::fs::write(
+        root.join(mid),
+        "from lib import make, apply, Box, a\n\nh = make()\nTABLE = [a]\nbox = Box(make())\n\n\n\
+         def relay(f):\n    apply(f)\n",
+    )
+    .expect("write");
+    std::fs::write(
+        root.join(main),
+        "from mid import h, TABLE, box, relay\nfrom lib import b\n\nh()\nTABLE[0]()\nbox.run()\nrelay(b)\n",
+    )
+    .expect("write");
+    let mut indexer = Indexer::full(root).expect("full");
+    assert!(has_edge(&indexer, "main", "lib.a"));
+    assert!(has_edge(&indexer, "lib.Box.run", "lib.a"));
+    assert!(has_edge(&indexer, "lib.apply", "lib.b"));
+
+    // 1. The returned function changes where it is defined: the call in `main` (through
+    //    `mid.h`) and the instance attribute (through `mid.box`) follow.
+    edit(root, lib, "    return a\n", "    return b\n");
+    step(&mut indexer, root, &[lib]);
+    assert!(has_edge(&indexer, "main", "lib.b"));
+    assert!(has_edge(&indexer, "lib.Box.run", "lib.b"));
+    assert!(!has_edge(&indexer, "lib.Box.run", "lib.a"));
+
+    // 2. The flow is removed: nothing is returned.
+    edit(root, lib, "    return b\n", "    return None\n");
+    step(&mut indexer, root, &[lib]);
+    assert!(!has_edge(&indexer, "lib.Box.run", "lib.b"));
+
+    // 3. The callback relayed by `mid` changes in `main`, then is removed.
+    edit(root, main, "relay(b)\n", "relay(h)\nrelay(TABLE[0])\n");
+    step(&mut indexer, root, &[main]);
+    assert!(has_edge(&indexer, "lib.apply", "lib.a"));
+    assert!(!has_edge(&indexer, "lib.apply", "lib.b"));
+    edit(root, main, "relay(h)\nrelay(TABLE[0])\n", "");
+    step(&mut indexer, root, &[main]);
+    assert!(!has_edge(&indexer, "lib.apply", "lib.a"));
+
+    // 4. The container's item changes in `mid`, then the container goes.
+    edit(root, mid, "TABLE = [a]\n", "TABLE = [make]\n");
+    step(&mut indexer, root, &[mid]);
+    assert!(has_edge(&indexer, "main", "lib.make"));
+    edit(root, mid, "TABLE = [make]\n", "TABLE = []\n");
+    step(&mut indexer, root, &[mid]);
+    assert!(!has_edge(&indexer, "main", "lib.make"));
+}

@@ -8,6 +8,8 @@
 //! - `parse`: one file to facts, with a parser per thread.
 
 mod dependents;
+#[cfg(test)]
+mod flow_tests;
 mod kept;
 mod parse;
 mod tally;
