@@ -73,7 +73,6 @@ impl Indexer {
             let py_update = self.py_flow_state.as_ref().map(|state| FlowUpdate {
                 state: Arc::clone(state),
                 changed: py_files.iter().cloned().collect(),
-                extra_dirty: Vec::new(),
                 tables: None,
             });
             let tables = match &self.py_tables {

@@ -354,23 +354,32 @@ impl Indexer {
         // see a changed package/module are re-resolved (the other languages keep their results).
         // The Python modules to re-resolve by name depend on the facts alone: found while the
         // tables are built.
-        // The Python modules to re-resolve by name depend on the facts alone; they also
-        // count as changed for the value-flow replay (which runs while the tables are built).
-        let py_found = if has_py {
-            python_dependents(&self.facts, &old_py)
-        } else {
-            None
-        };
-        let py_update = match (&self.py_flow_state, &py_found) {
-            (Some(state), Some(found)) if has_py => Some(FlowUpdate {
+        // The value flow is replayed: the files whose facts or table entries changed count
+        // as changed (`python::flow_update`).
+        let py_update = match &self.py_flow_state {
+            Some(state) if has_py => Some(FlowUpdate {
                 state: Arc::clone(state),
                 changed: old_py.keys().cloned().collect(),
-                extra_dirty: found.iter().cloned().collect(),
                 tables: self.py_tables.clone(),
             }),
             _ => None,
         };
-        let tables = build_tables_after(&self.facts, &build, py_update.as_ref());
+        let facts = &self.facts;
+        let (tables, py_found) = std::thread::scope(|s| {
+            let old_py = &old_py;
+            let found = has_py.then(|| {
+                std::thread::Builder::new()
+                    .stack_size(super::parallel::WORKER_STACK)
+                    .spawn_scoped(s, move || python_dependents(facts, old_py))
+            });
+            let tables = build_tables_after(facts, &build, py_update.as_ref());
+            let found = match found {
+                Some(Ok(handle)) => handle.join().unwrap_or(None),
+                Some(Err(_)) => python_dependents(facts, old_py),
+                None => None,
+            };
+            (tables, found)
+        });
         tracing::debug!(
             index.at_ms = started.elapsed().as_millis() as u64,
             "update: tables built"

@@ -7,7 +7,8 @@
 //! before changed, so it contributes what it did). The replay runs the same rounds on the new
 //! facts. A module's contribution in round `k` is the one recorded by the previous run unless
 //! the module is *dirty* (its facts changed, or its evaluation read the facts of a changed
-//! file) or it read an entry in which the new round-`k - 1`
+//! file, a file that owns a table entry (function, class, MRO, variable) that changed counting
+//! as changed) or it read an entry in which the new round-`k - 1`
 //! table differs from the previous run's; only those are evaluated. Each round's table is
 //! then the previous run's when nothing evaluated contributes differently, that table joined
 //! with the new contributions when they only add to the old ones, and otherwise the new
@@ -29,8 +30,6 @@ pub(crate) struct FlowUpdate {
     pub state: Arc<FlowState>,
     /// The Python files whose facts changed (repository-relative paths).
     pub changed: Vec<String>,
-    /// Other files that count as changed (e.g. the modules that can see a changed name).
-    pub extra_dirty: Vec<String>,
     /// The tables of the previous resolution, when the update rebuilds them (the files whose
     /// entries changed count as changed).
     pub tables: Option<Arc<PyTables>>,
@@ -50,7 +49,7 @@ pub(crate) fn replay(index: &PyIndex<'_>, update: &FlowUpdate) -> Option<(Arc<Py
     }
     let position = |rel: &String| index.paths.binary_search(&rel.as_str()).ok();
     let mut changed: HashSet<u32> = HashSet::default();
-    for rel in update.changed.iter().chain(&update.extra_dirty) {
+    for rel in &update.changed {
         changed.insert(position(rel)? as u32);
     }
     let mut dirty = vec![false; files];
