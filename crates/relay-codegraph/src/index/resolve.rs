@@ -20,6 +20,9 @@ pub(crate) struct FileOutput {
     /// Python: the value-flow entries the resolution read (an update re-resolves the modules
     /// that read a changed entry). Not part of the output's identity.
     pub py_flow_reads: Option<Arc<super::python::ReadSet>>,
+    /// Python: the files (positions among the Python files) whose facts the resolution read
+    /// (an update re-resolves the modules that read a changed file).
+    pub py_files_read: Option<Arc<super::python::FilesRead>>,
 }
 
 /// Outputs are equal when their symbols and edges are: what a resolution read is bookkeeping.
@@ -62,6 +65,12 @@ impl Tables<'_> {
     /// The Python value-flow table computed with these tables.
     pub(crate) fn py_flow(&self) -> Arc<super::python::PyFlow> {
         self.py.flow()
+    }
+
+    /// The Python files (positions) whose table entries differ from those of the tables the
+    /// update was given (`None`: not compared, or the modules differ).
+    pub(crate) fn py_changed_table_files(&self) -> Option<&[usize]> {
+        self.py.changed_table_files()
     }
 
     /// How the Python value-flow fixpoint went, for the next update to replay.
@@ -169,8 +178,9 @@ fn resolve_one(go: &GoIndex, py: &PyIndex<'_>, facts: &FileFacts) -> FileOutput 
         LangFacts::Go(g) => resolve_go_into(go, facts, g, &mut out),
         LangFacts::Python(p) => {
             resolve_python::file_symbols(py, facts, p, &mut out.symbols);
-            let reads = resolve_python::resolve_file(py, facts, p, &mut out.edges);
+            let (reads, files_read) = resolve_python::resolve_file(py, facts, p, &mut out.edges);
             out.py_flow_reads = Some(Arc::new(reads));
+            out.py_files_read = Some(Arc::new(files_read));
         }
     }
     finish(out)

@@ -112,7 +112,7 @@ impl Indexer {
     /// The Python modules whose last resolution read a flow entry that differs between `old`
     /// and `new` (all of them without a previous table; a module resolved without recording
     /// its reads counts as reading everything).
-    fn flow_readers(&self, old: Option<&PyFlow>, new: &PyFlow) -> Vec<String> {
+    pub(super) fn flow_readers(&self, old: Option<&PyFlow>, new: &PyFlow) -> Vec<String> {
         let changed: Option<crate::index::python::ReadSet> = old.map(|old| {
             old.changed(new)
                 .iter()

@@ -408,16 +408,49 @@ impl Indexer {
             targets.extend(found);
         }
         if has_py {
-            // Values flow across modules against the import direction (callbacks, returns,
-            // stores), so a changed declaration, binding or module can change any module's
-            // edges: every Python module is re-resolved.
-            targets.extend(
-                self.facts
-                    .iter()
-                    .filter(|(_, f)| matches!(f.lang, LangFacts::Python(_)))
-                    .map(|(rel, _)| rel.clone()),
-            );
-            self.py_flow = Some(tables.py_flow());
+            let flow = tables.py_flow();
+            match (&py_found, tables.py_changed_table_files()) {
+                // Values flow across modules against the import direction (callbacks,
+                // returns, stores): besides the modules that can see a changed name, those
+                // whose resolution read a changed value-flow entry, or the facts of a file
+                // whose facts or table entries changed, are re-resolved.
+                (Some(_), Some(table_files)) => {
+                    let python: Vec<&String> = self
+                        .facts
+                        .iter()
+                        .filter(|(_, f)| matches!(f.lang, LangFacts::Python(_)))
+                        .map(|(rel, _)| rel)
+                        .collect();
+                    let mut changed: HashSet<u32> =
+                        table_files.iter().map(|&fi| fi as u32).collect();
+                    for (fi, rel) in python.iter().enumerate() {
+                        if old_py.contains_key(*rel) {
+                            changed.insert(fi as u32);
+                        }
+                    }
+                    for &fi in &changed {
+                        if let Some(rel) = python.get(fi as usize) {
+                            targets.insert((*rel).clone());
+                        }
+                    }
+                    targets.extend(self.flow_readers(self.py_flow.as_deref(), &flow));
+                    for rel in python {
+                        let read = self.outputs.get(rel).and_then(|o| o.py_files_read.as_ref());
+                        if read.is_none_or(|read| read.iter().any(|fi| changed.contains(fi))) {
+                            targets.insert(rel.clone());
+                        }
+                    }
+                }
+                // A module added or deleted (files are numbered by position), or a change
+                // not of names: every Python module is re-resolved.
+                _ => targets.extend(
+                    self.facts
+                        .iter()
+                        .filter(|(_, f)| matches!(f.lang, LangFacts::Python(_)))
+                        .map(|(rel, _)| rel.clone()),
+                ),
+            }
+            self.py_flow = Some(flow);
             self.py_flow_state = Some(tables.py_flow_state());
         }
         tracing::debug!(

@@ -1,7 +1,7 @@
 //! Edge emission: each module's imports and references resolved into [`Edge`]s.
 
 use super::PArg;
-use super::eval::{Eval, Val, Vals};
+use super::eval::{Eval, FilesRead, Val, Vals};
 use super::flow::ReadSet;
 use super::tables::PyIndex;
 use super::{PExpr, PRefKind, PyFile};
@@ -22,12 +22,12 @@ pub(crate) fn resolve_file(
     facts: &FileFacts,
     p: &PyFile,
     edges: &mut Vec<Edge>,
-) -> ReadSet {
+) -> (ReadSet, FilesRead) {
     let Some(&fi) = index
         .positions
         .get(&(std::ptr::from_ref::<PyFile>(p) as usize))
     else {
-        return ReadSet::default();
+        return Default::default();
     };
     let file = &facts.rel;
     for imp in &p.imports {
@@ -54,6 +54,7 @@ pub(crate) fn resolve_file(
     }
     let mut eval = Eval::new(index, &index.flow);
     eval.reads = Some(ReadSet::default());
+    eval.files_read = Some(FilesRead::default());
     for r in &p.refs {
         eval.touched.clear();
         eval.depth = 0;
@@ -131,7 +132,10 @@ pub(crate) fn resolve_file(
             });
         }
     }
-    eval.reads.take().unwrap_or_default()
+    (
+        eval.reads.take().unwrap_or_default(),
+        eval.files_read.take().unwrap_or_default(),
+    )
 }
 
 /// The target of an edge: a qname (`None`: unresolved), and whether it is outside the

@@ -11,6 +11,7 @@ mod symbols;
 mod tables;
 
 pub(crate) use edges::resolve_file;
+pub(crate) use eval::FilesRead;
 pub(crate) use flow::{FlowKey, FlowState, PyFlow, ReadSet};
 pub(crate) use flow_update::FlowUpdate;
 pub(crate) use symbols::file_symbols;

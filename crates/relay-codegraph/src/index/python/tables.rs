@@ -23,6 +23,9 @@ pub(crate) struct PyIndex<'a> {
     pub(super) flow: Arc<PyFlow>,
     /// How the fixpoint went, for the next update to replay.
     pub(super) flow_state: Arc<FlowState>,
+    /// The files whose table entries differ from those of the update's previous tables
+    /// (`None`: not compared, or the modules differ).
+    changed_table_files: Option<Vec<usize>>,
 }
 
 impl std::ops::Deref for PyIndex<'_> {
@@ -161,10 +164,12 @@ impl<'a> PyIndex<'a> {
         // them up: it counts as changed for the replay.
         let update = update.and_then(|u| {
             let old = u.tables.as_ref()?;
-            let files = index.tables.changed_files(old)?;
+            let mut files: Vec<usize> = index.tables.changed_files(old)?.into_iter().collect();
+            files.sort_unstable();
             let mut u = u.clone();
             u.changed
-                .extend(files.into_iter().map(|fi| index.paths[fi].to_owned()));
+                .extend(files.iter().map(|&fi| index.paths[fi].to_owned()));
+            index.changed_table_files = Some(files);
             Some(u)
         });
         index.compute_flow(update.as_ref());
@@ -198,6 +203,11 @@ impl<'a> PyIndex<'a> {
         self.flow_state = Arc::new(state);
     }
 
+    /// The files whose table entries differ from those of the update's previous tables.
+    pub(crate) fn changed_table_files(&self) -> Option<&[usize]> {
+        self.changed_table_files.as_deref()
+    }
+
     /// How the value-flow fixpoint went, for the next update ([`FlowUpdate`]).
     pub(crate) fn flow_state(&self) -> Arc<FlowState> {
         Arc::clone(&self.flow_state)
@@ -225,6 +235,7 @@ impl<'a> PyIndex<'a> {
             paths,
             flow: Arc::default(),
             flow_state: Arc::default(),
+            changed_table_files: None,
         }
     }
 
