@@ -61,8 +61,9 @@ pub(crate) struct FlowState {
     /// The table after each round run (the last one with its literal snapshots, which a
     /// replay ignores).
     pub(super) tables: Vec<Arc<PyFlow>>,
-    /// Whether the last round run changed the table (`false`: a fixpoint was reached).
-    pub(super) last_changed: bool,
+    /// The entries (digests) each round run changed (the last one empty when a fixpoint was
+    /// reached).
+    pub(super) changes: Vec<ReadSet>,
     /// Per file, the evaluations of its contribution with the first round each is in
     /// effect for (a module not re-evaluated in a round contributes what it did before).
     pub(super) records: Vec<Vec<(usize, Arc<FlowRecord>)>>,
@@ -343,7 +344,7 @@ impl PyFlow {
         // grow, so the other modules' contributions are already in the table).
         let mut records: Vec<Vec<(usize, Arc<FlowRecord>)>> = vec![Vec::new(); files];
         let mut tables: Vec<Arc<PyFlow>> = Vec::new();
-        let mut last_changed = false;
+        let mut changes: Vec<ReadSet> = Vec::new();
         let mut todo: Vec<usize> = (0..files).collect();
         for round in 1..=MAX_FLOW_ROUNDS {
             if todo.is_empty() {
@@ -365,8 +366,9 @@ impl PyFlow {
                 index.py_flow_round_ms = round_started.elapsed().as_millis() as u64,
                 "flow round"
             );
-            last_changed = !changed.is_empty();
-            if !last_changed || round == MAX_FLOW_ROUNDS {
+            let done = changed.is_empty() || round == MAX_FLOW_ROUNDS;
+            changes.push(changed);
+            if done {
                 break;
             }
             tables.push(Arc::new(flow.clone()));
@@ -374,7 +376,7 @@ impl PyFlow {
                 .filter(|&fi| {
                     records[fi]
                         .last()
-                        .is_some_and(|(_, r)| intersects(&r.reads, &changed))
+                        .is_some_and(|(_, r)| intersects(&r.reads, &changes[round - 1]))
                 })
                 .collect();
         }
@@ -387,7 +389,7 @@ impl PyFlow {
         let state = FlowState {
             paths: index.paths.iter().map(|p| (*p).to_owned()).collect(),
             tables,
-            last_changed,
+            changes,
             records,
         };
         (flow, state)
@@ -465,6 +467,130 @@ impl PyFlow {
                 join(items.entry(key).or_default(), v);
             }
         }
+    }
+}
+
+/// Entry-wise access for the replay ([`super::flow_update`]): an entry is named by its
+/// [`FlowKey`] (`Returns` names both the returned values and the returned parameters).
+impl PyFlow {
+    /// The keys of all entries (but the literal snapshots).
+    pub(super) fn keys(&self) -> Vec<FlowKey> {
+        let mut out = Vec::new();
+        for (f, params) in &self.params {
+            out.extend(params.keys().map(|i| FlowKey::Param(f.clone(), *i)));
+        }
+        out.extend(self.returns.keys().cloned().map(FlowKey::Returns));
+        out.extend(self.returned_params.keys().cloned().map(FlowKey::Returns));
+        out.extend(self.yields.keys().cloned().map(FlowKey::Yields));
+        out.extend(self.decorated.keys().cloned().map(FlowKey::Decorated));
+        out.extend(self.stored.keys().cloned().map(FlowKey::Stored));
+        for (c, attrs) in &self.attrs {
+            out.extend(attrs.keys().map(|a| FlowKey::Attr(c.clone(), a.clone())));
+        }
+        out
+    }
+
+    /// Whether entry `key` is the same in `self` and `other`.
+    pub(super) fn entry_eq(&self, other: &PyFlow, key: &FlowKey) -> bool {
+        match key {
+            FlowKey::Param(f, i) => {
+                self.params.get(f).and_then(|p| p.get(i))
+                    == other.params.get(f).and_then(|p| p.get(i))
+            }
+            FlowKey::Returns(f) => {
+                self.returns.get(f) == other.returns.get(f)
+                    && self.returned_params.get(f) == other.returned_params.get(f)
+            }
+            FlowKey::Yields(f) => self.yields.get(f) == other.yields.get(f),
+            FlowKey::Decorated(q) => self.decorated.get(q) == other.decorated.get(q),
+            FlowKey::Stored(c) => self.stored.get(c) == other.stored.get(c),
+            FlowKey::Attr(c, a) => {
+                self.attrs.get(c).and_then(|m| m.get(a))
+                    == other.attrs.get(c).and_then(|m| m.get(a))
+            }
+        }
+    }
+
+    /// Empties entry `key` (no empty entry is kept).
+    pub(super) fn remove_entry(&mut self, key: &FlowKey) {
+        match key {
+            FlowKey::Param(f, i) => {
+                if let Some(p) = self.params.get_mut(f) {
+                    p.remove(i);
+                    if p.is_empty() {
+                        self.params.remove(f);
+                    }
+                }
+            }
+            FlowKey::Returns(f) => {
+                self.returns.remove(f);
+                self.returned_params.remove(f);
+            }
+            FlowKey::Yields(f) => {
+                self.yields.remove(f);
+            }
+            FlowKey::Decorated(q) => {
+                self.decorated.remove(q);
+            }
+            FlowKey::Stored(c) => {
+                self.stored.remove(c);
+            }
+            FlowKey::Attr(c, a) => {
+                if let Some(m) = self.attrs.get_mut(c) {
+                    m.remove(a);
+                    if m.is_empty() {
+                        self.attrs.remove(c);
+                    }
+                }
+            }
+        }
+    }
+
+    /// Joins entry `key` of `other` into that of `self` (as [`PyFlow::merge`] does).
+    pub(super) fn merge_entry(&mut self, other: &PyFlow, key: &FlowKey) {
+        let mut part = PyFlow::default();
+        match key {
+            FlowKey::Param(f, i) => {
+                if let Some(v) = other.params.get(f).and_then(|p| p.get(i)) {
+                    part.params
+                        .entry(f.clone())
+                        .or_default()
+                        .insert(*i, v.clone());
+                }
+            }
+            FlowKey::Returns(f) => {
+                if let Some(v) = other.returns.get(f) {
+                    part.returns.insert(f.clone(), v.clone());
+                }
+                if let Some(v) = other.returned_params.get(f) {
+                    part.returned_params.insert(f.clone(), v.clone());
+                }
+            }
+            FlowKey::Yields(f) => {
+                if let Some(v) = other.yields.get(f) {
+                    part.yields.insert(f.clone(), v.clone());
+                }
+            }
+            FlowKey::Decorated(q) => {
+                if let Some(v) = other.decorated.get(q) {
+                    part.decorated.insert(q.clone(), v.clone());
+                }
+            }
+            FlowKey::Stored(c) => {
+                if let Some(v) = other.stored.get(c) {
+                    part.stored.insert(c.clone(), v.clone());
+                }
+            }
+            FlowKey::Attr(c, a) => {
+                if let Some(v) = other.attrs.get(c).and_then(|m| m.get(a)) {
+                    part.attrs
+                        .entry(c.clone())
+                        .or_default()
+                        .insert(a.clone(), v.clone());
+                }
+            }
+        }
+        self.merge(part, &mut ReadSet::default());
     }
 }
 

@@ -16,12 +16,31 @@
 //! semi-naive step of the full computation). The bounds stay those of the full computation:
 //! the same rounds, the same set sizes.
 
+use std::collections::BTreeSet;
 use std::sync::Arc;
 
 use rustc_hash::FxHashSet as HashSet;
 
-use super::flow::{FlowRecord, FlowState, MAX_FLOW_ROUNDS, PyFlow, ReadSet, evaluate, intersects};
+use super::flow::{
+    FlowKey, FlowRecord, FlowState, MAX_FLOW_ROUNDS, PyFlow, ReadSet, evaluate, intersects,
+};
 use super::tables::{PyIndex, PyTables};
+
+/// At most this many entries are recomputed one by one in a round (each against every
+/// module's contribution); more take the semi-naive step of the full computation.
+const MAX_PATCHED_ENTRIES: usize = 256;
+
+/// Tests lower the limit to take the other path ([`max_patched_entries`]).
+#[cfg(test)]
+pub(crate) static PATCHED_ENTRIES_LIMIT: std::sync::atomic::AtomicUsize =
+    std::sync::atomic::AtomicUsize::new(MAX_PATCHED_ENTRIES);
+
+fn max_patched_entries() -> usize {
+    #[cfg(test)]
+    return PATCHED_ENTRIES_LIMIT.load(std::sync::atomic::Ordering::Relaxed);
+    #[cfg(not(test))]
+    MAX_PATCHED_ENTRIES
+}
 
 /// What an update changed, for [`replay`].
 #[derive(Debug, Clone)]
@@ -70,9 +89,13 @@ pub(crate) fn replay(index: &PyIndex<'_>, update: &FlowUpdate) -> Option<(Arc<Py
         }
     }
     let old_rounds = old.tables.len();
+    if old.changes.len() != old_rounds {
+        return None;
+    }
     let old_table = |k: usize| &old.tables[k.min(old_rounds) - 1];
-    // Whether the previous run's round `k` changed its table.
-    let old_changed_at = |k: usize| k < old_rounds || (k == old_rounds && old.last_changed);
+    // What the previous run's round `k` changed.
+    let no_changes = ReadSet::default();
+    let old_changes = |k: usize| old.changes.get(k - 1).unwrap_or(&no_changes);
     let old_record = |fi: usize, k: usize| -> &Arc<FlowRecord> {
         let records = &old.records[fi];
         let at = records.partition_point(|(first, _)| *first <= k);
@@ -80,14 +103,16 @@ pub(crate) fn replay(index: &PyIndex<'_>, update: &FlowUpdate) -> Option<(Arc<Py
     };
 
     // The table of the round before (`T'(k-1)`), and the entries where it differs from the
-    // previous run's.
+    // previous run's (keys and digests).
     let mut work: Arc<PyFlow> = Arc::new(PyFlow::default());
+    let mut delta_keys: BTreeSet<FlowKey> = BTreeSet::new();
     let mut delta = ReadSet::default();
     let mut records: Vec<Vec<(usize, Arc<FlowRecord>)>> = vec![Vec::new(); files];
     let mut tables: Vec<Arc<PyFlow>> = Vec::new();
-    let mut last_changed = false;
+    let mut changes: Vec<ReadSet> = Vec::new();
     let mut evaluated_total = 0;
     for round in 1..=MAX_FLOW_ROUNDS {
+        let round_started = std::time::Instant::now();
         let todo: Vec<usize> = (0..files)
             .filter(|&fi| {
                 dirty[fi] || (!delta.is_empty() && intersects(&old_record(fi, round).reads, &delta))
@@ -118,31 +143,57 @@ pub(crate) fn replay(index: &PyIndex<'_>, update: &FlowUpdate) -> Option<(Arc<Py
                 differ.push(fi);
             }
         }
-        let same_as_before = delta.is_empty()
-            && fresh
-                .iter()
-                .all(|(fi, r)| r.contribution == old_record(*fi, round).contribution);
-        let only_adds = delta.is_empty()
-            && fresh.iter().all(|(fi, r)| {
-                let mut probe = r.contribution.clone();
-                let mut grew = ReadSet::default();
-                probe.merge(old_record(*fi, round).contribution.clone(), &mut grew);
-                grew.is_empty()
-            });
-        let changed_now;
-        if same_as_before {
-            work = Arc::clone(old_table(round));
-            changed_now = old_changed_at(round);
-        } else if only_adds {
-            let mut table = (**old_table(round)).clone();
-            let mut grew = ReadSet::default();
-            for (_, r) in &fresh {
-                table.merge(r.contribution.clone(), &mut grew);
+        // The entries where this round's table can differ from the previous run's: those
+        // where the round before differed, and those the evaluated modules contribute to now
+        // or did before.
+        let mut suspects: BTreeSet<FlowKey> = delta_keys.clone();
+        for (fi, r) in &fresh {
+            suspects.extend(r.contribution.keys());
+            suspects.extend(old_record(*fi, round).contribution.keys());
+            if suspects.len() > max_patched_entries() {
+                break;
             }
-            delta = grew;
-            changed_now = old_changed_at(round) || !delta.is_empty();
+        }
+        let eval_us = round_started.elapsed().as_micros() as u64;
+        let path;
+        let changed_now: ReadSet;
+        if suspects.is_empty() {
+            // Nothing evaluated contributes differently: the previous run's table.
+            path = "same";
+            work = Arc::clone(old_table(round));
+            changed_now = old_changes(round).clone();
+        } else if suspects.len() <= max_patched_entries() {
+            // The previous run's table, with the suspect entries recomputed from the round
+            // before and every module's contribution.
+            path = "patch";
+            let mut table = (**old_table(round)).clone();
+            let suspect_digests: ReadSet = suspects.iter().map(FlowKey::digest).collect();
+            let mut changed: ReadSet = old_changes(round)
+                .iter()
+                .filter(|d| !suspect_digests.contains(*d))
+                .copied()
+                .collect();
+            delta_keys.clear();
+            for key in &suspects {
+                table.remove_entry(key);
+                table.merge_entry(&work, key);
+                for list in &records {
+                    if let Some((_, r)) = list.last() {
+                        table.merge_entry(&r.contribution, key);
+                    }
+                }
+                if !table.entry_eq(&work, key) {
+                    changed.insert(key.digest());
+                }
+                if !table.entry_eq(old_table(round), key) {
+                    delta_keys.insert(key.clone());
+                }
+            }
+            changed_now = changed;
             work = Arc::new(table);
         } else {
+            // The semi-naive step of the full computation on the new round before.
+            path = "merge";
             let table = Arc::make_mut(&mut work);
             let mut grew = ReadSet::default();
             for &fi in &differ {
@@ -150,22 +201,23 @@ pub(crate) fn replay(index: &PyIndex<'_>, update: &FlowUpdate) -> Option<(Arc<Py
                     table.merge(r.contribution.clone(), &mut grew);
                 }
             }
-            changed_now = !grew.is_empty();
-            delta = table
-                .changed_entries(old_table(round), false)
-                .iter()
-                .map(super::flow::FlowKey::digest)
-                .collect();
+            changed_now = grew;
+            delta_keys = table.changed_entries(old_table(round), false);
         }
+        delta = delta_keys.iter().map(FlowKey::digest).collect();
         tracing::debug!(
             index.py_flow_round = round,
             index.py_flow_modules = todo.len(),
             index.py_flow_differ = delta.len(),
+            index.py_flow_eval_us = eval_us,
+            index.py_flow_round_us = round_started.elapsed().as_micros() as u64,
+            index.py_flow_path = path,
             "flow replay round"
         );
-        last_changed = changed_now;
         tables.push(Arc::clone(&work));
-        if !changed_now {
+        let done = changed_now.is_empty();
+        changes.push(changed_now);
+        if done {
             break;
         }
     }
@@ -181,7 +233,7 @@ pub(crate) fn replay(index: &PyIndex<'_>, update: &FlowUpdate) -> Option<(Arc<Py
     let state = FlowState {
         paths: old.paths.clone(),
         tables,
-        last_changed,
+        changes,
         records,
     };
     Some((flow, state))

@@ -6,7 +6,7 @@ pub(crate) mod changed_names;
 mod edges;
 mod eval;
 mod flow;
-mod flow_update;
+pub(crate) mod flow_update;
 mod symbols;
 mod tables;
 
