@@ -147,7 +147,10 @@ pub(crate) fn replay(index: &PyIndex<'_>, update: &FlowUpdate) -> Option<(Arc<Py
         // where the round before differed, and those the evaluated modules contribute to now
         // or did before.
         let mut suspects: BTreeSet<FlowKey> = delta_keys.clone();
-        for (fi, r) in &fresh {
+        // A module evaluated again to the same contribution changes nothing.
+        let unchanged =
+            |fi: usize, r: &FlowRecord| r.contribution == old_record(fi, round).contribution;
+        for (fi, r) in fresh.iter().filter(|(fi, r)| !unchanged(*fi, r)) {
             suspects.extend(r.contribution.keys());
             suspects.extend(old_record(*fi, round).contribution.keys());
             if suspects.len() > max_patched_entries() {
