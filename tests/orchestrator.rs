@@ -21,8 +21,8 @@ use crate::helpers::*;
 use crate::queue::settings;
 
 const REPO: &str = "Codertocat/Hello-World";
-const TOKEN: &str = "ghs_e2e_orchestrator_token";
-const LLM_KEY: &str = "sk-e2e-llm-key";
+pub const TOKEN: &str = "ghs_e2e_orchestrator_token";
+pub const LLM_KEY: &str = "sk-e2e-llm-key";
 
 fn git(dir: &Path, args: &[&str]) {
     let status = Command::new("git")

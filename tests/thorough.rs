@@ -8,7 +8,7 @@ use relay_tracker::fake::FakeGitHub;
 use serde_json::json;
 use sqlx::PgPool;
 
-use crate::orchestrator::accept_mention;
+use crate::orchestrator::{LLM_KEY, TOKEN, accept_mention};
 
 const REPO: &str = "Codertocat/Hello-World";
 
@@ -54,6 +54,13 @@ async fn a_thorough_explore_answers_the_planner_and_its_state_outlives_the_job(p
 
     let requests = llm.requests();
     assert_eq!(requests.len(), 6, "planner, 4 thorough stages, planner");
+    for request in &requests {
+        let body = request.body.to_string();
+        assert!(
+            !body.contains(TOKEN) && !body.contains(LLM_KEY),
+            "no secret reaches a prompt"
+        );
+    }
     let stages: Vec<&str> = requests[1..5]
         .iter()
         .map(|r| {

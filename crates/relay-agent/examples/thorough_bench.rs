@@ -238,6 +238,7 @@ async fn main() {
             QUESTION,
             &mut TraversalState::default(),
             &Tracer::noop(),
+            ExploreConfig::default().thorough_time_limit(),
         )
         .await
         .expect("the thorough query ends in a report");

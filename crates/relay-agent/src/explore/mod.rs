@@ -92,6 +92,11 @@ impl Default for ExploreConfig {
 }
 
 impl ExploreConfig {
+    /// The wall-clock limit of one thorough query: twice one explore's (`time_limit_secs`).
+    pub fn thorough_time_limit(&self) -> Duration {
+        self.time_limit.saturating_mul(2)
+    }
+
     /// The budget of one single-loop explore at `thoroughness` (a `thorough` request runs the
     /// multi-stage mode instead; were it run as one loop, it would get twice the medium budget).
     pub fn budget(&self, thoroughness: Thoroughness) -> ExploreBudget {
@@ -388,6 +393,7 @@ impl ExploreAgent {
             &request.question,
             &mut state,
             tracer,
+            self.config.thorough_time_limit(),
         )
         .await?;
         self.traversal
@@ -467,6 +473,7 @@ fn thorough_report(report: crate::thorough::ThoroughReport) -> ExploreReport {
         }
         IntegrateReason::Stuck => StopReason::NoProgress,
         IntegrateReason::Bound(BoundHit::JobTokens) => StopReason::JobBudget,
+        IntegrateReason::Bound(BoundHit::WallTime) => StopReason::TimeLimit,
         IntegrateReason::Bound(BoundHit::Files | BoundHit::CodeTokens | BoundHit::Depth) => {
             StopReason::TokenLimit
         }

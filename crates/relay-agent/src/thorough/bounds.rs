@@ -35,35 +35,29 @@ pub enum BoundHit {
     LlmCalls,
     #[error("the query made its {QUERY_AGENT_HOPS} agent hops")]
     AgentHops,
+    /// The job's token budget: not a counter of the query's own. The job's LLM client charges
+    /// every call of every explore against one shared `TokenBudget` and refuses the next call
+    /// once it is spent; a stage refused that way ends the query with this bound.
     #[error("the job's token budget is spent")]
     JobTokens,
+    #[error("the query's wall-clock limit passed")]
+    WallTime,
 }
 
 /// The per-query counters.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct QueryBudget {
     files: Vec<String>,
     code_tokens: u64,
     depth: usize,
     llm_calls: u32,
     agent_hops: u32,
-    job_tokens: u64,
-    /// What the job still allows (`None`: no job budget).
-    job_token_limit: Option<u64>,
 }
 
 impl QueryBudget {
-    /// A fresh budget; `job_token_limit` is what the job's own budget still allows.
-    pub fn new(job_token_limit: Option<u64>) -> QueryBudget {
-        QueryBudget {
-            files: Vec::new(),
-            code_tokens: 0,
-            depth: 0,
-            llm_calls: 0,
-            agent_hops: 0,
-            job_tokens: 0,
-            job_token_limit,
-        }
+    /// A fresh budget.
+    pub fn new() -> QueryBudget {
+        QueryBudget::default()
     }
 
     /// Reading `path`: a file already read costs nothing more.
@@ -126,16 +120,6 @@ impl QueryBudget {
         Ok(())
     }
 
-    /// After an LLM call, its tokens; an error once the job's budget is spent (the call happened:
-    /// the tokens are counted either way).
-    pub fn charge_tokens(&mut self, tokens: u64) -> Result<(), BoundHit> {
-        self.job_tokens += tokens;
-        match self.job_token_limit {
-            Some(limit) if self.job_tokens >= limit => Err(BoundHit::JobTokens),
-            _ => Ok(()),
-        }
-    }
-
     pub fn llm_calls(&self) -> u32 {
         self.llm_calls
     }
@@ -170,7 +154,7 @@ mod tests {
 
     #[test]
     fn every_query_bound_is_enforced_by_its_own_counter() {
-        let mut budget = QueryBudget::new(Some(1_000));
+        let mut budget = QueryBudget::new();
         for i in 0..QUERY_FILES {
             budget.read_file(&format!("f{i}")).unwrap();
         }
@@ -193,9 +177,6 @@ mod tests {
             budget.hop().unwrap();
         }
         assert_eq!(budget.hop(), Err(BoundHit::AgentHops));
-        budget.charge_tokens(999).unwrap();
-        assert_eq!(budget.charge_tokens(1), Err(BoundHit::JobTokens));
-        assert_eq!(QueryBudget::new(None).charge_tokens(u64::MAX / 2), Ok(()));
     }
 
     #[test]

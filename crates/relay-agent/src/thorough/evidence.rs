@@ -12,36 +12,16 @@ use super::contracts::SynthesizerReply;
 use super::integration::{Claim, StepRef};
 use super::traverser::{StepRecord, StepStatus};
 
-/// What a query's steps have shown so far: each step's output, by reference.
-#[derive(Debug, Default, Clone)]
-pub struct Seen {
-    steps: Vec<(StepRef, String)>,
-}
-
-impl Seen {
-    /// Adds the successful steps of one stage attempt.
-    pub fn add(&mut self, stage: u32, attempt: u32, records: &[StepRecord]) {
-        for (step, record) in records.iter().enumerate() {
-            if record.status == StepStatus::Ok {
-                self.steps.push((
-                    StepRef {
-                        stage,
-                        attempt,
-                        step,
-                    },
-                    record.output.clone(),
-                ));
-            }
-        }
-    }
-
-    /// The first step whose output named `path`.
-    pub fn first_showing(&self, path: &str) -> Option<StepRef> {
-        self.steps
-            .iter()
-            .find(|(_, output)| mentions(output, path))
-            .map(|(step, _)| *step)
-    }
+/// The first of `steps` (each with where it ran) whose output named `path`; only successful
+/// steps have output.
+pub fn first_showing<'a>(
+    steps: impl IntoIterator<Item = (StepRef, &'a StepRecord)>,
+    path: &str,
+) -> Option<StepRef> {
+    steps
+        .into_iter()
+        .find(|(_, record)| record.status == StepStatus::Ok && mentions(&record.output, path))
+        .map(|(step, _)| step)
 }
 
 /// Whether `output` names `path` as a whole path (not as the tail of a longer one: `a.go` is not
@@ -72,13 +52,13 @@ pub struct VerifiedSynthesis {
     pub rejected: Vec<String>,
 }
 
-/// Verifies every evidence item and flow of `reply`. Claims without goal ids answer
-/// `stage_goals`.
+/// Verifies every evidence item and flow of `reply`; `showing` names the step of the query that
+/// showed a path, if one did. Claims without goal ids answer `stage_goals`.
 pub fn verify_reply(
     sandbox: &Sandbox,
     reply: &SynthesizerReply,
     stage_goals: &[String],
-    seen: &Seen,
+    showing: impl Fn(&str) -> Option<StepRef>,
 ) -> VerifiedSynthesis {
     let mut out = VerifiedSynthesis::default();
     let no_goals: Vec<String> = Vec::new();
@@ -98,7 +78,7 @@ pub fn verify_reply(
         for citation in citations {
             match verify(sandbox, citation) {
                 Err(problem) => out.rejected.push(problem.to_string()),
-                Ok(verified) => match seen.first_showing(&verified.citation.path) {
+                Ok(verified) => match showing(&verified.citation.path) {
                     None => out.rejected.push(format!(
                         "{}: no step of this query showed this file",
                         verified.citation

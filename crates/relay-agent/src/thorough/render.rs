@@ -75,7 +75,7 @@ pub fn state(state: &TraversalState) -> String {
 }
 
 /// The verified claims so far (the newest [`CLAIMS_SHOWN`]).
-pub fn claims(claims: &[Claim]) -> String {
+pub fn claims(claims: &[&Claim]) -> String {
     if claims.is_empty() {
         return "Verified so far: nothing.\n".to_owned();
     }

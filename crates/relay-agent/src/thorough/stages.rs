@@ -1,10 +1,13 @@
 //! Thorough mode's LLM stages: one structured call each (Intent, Planner, Synthesizer, Critic),
 //! counted against the query's bounds before it is sent — a hop and an LLM call each, corrective
-//! retries included — and its tokens charged after. The prompts are prose files beside this one.
+//! retries included — and abandoned at the query's wall-clock limit. The job's tokens are the
+//! client's own budget (it refuses a call once they are spent). The prompts are prose files
+//! beside this one.
 
 use schemars::JsonSchema;
 use serde::de::DeserializeOwned;
 use serde_json::json;
+use tokio::time::Instant;
 
 use super::bounds::{BoundHit, QueryBudget};
 use crate::llm::{ChatRequest, ErrorKind, LlmClient, LlmError, Message, StructuredOptions, Usage};
@@ -59,18 +62,18 @@ pub struct StageCaller {
     pub usage: Usage,
     /// Whether any call has been answered (an error before that means unreachable).
     answered: bool,
-    /// The job's tokens ran out on the last call: the next is refused before it is sent.
-    job_tokens_spent: bool,
+    /// The query's wall-clock limit: a call is not started past it and is abandoned at it.
+    deadline: Instant,
 }
 
 impl StageCaller {
-    pub fn new(llm: LlmClient, tracer: Tracer) -> StageCaller {
+    pub fn new(llm: LlmClient, tracer: Tracer, deadline: Instant) -> StageCaller {
         StageCaller {
             llm,
             tracer,
             usage: Usage::default(),
             answered: false,
-            job_tokens_spent: false,
+            deadline,
         }
     }
 
@@ -82,8 +85,9 @@ impl StageCaller {
         user: String,
         budget: &mut QueryBudget,
     ) -> Result<T, StageFailure> {
-        let admitted = if self.job_tokens_spent {
-            Err(BoundHit::JobTokens)
+        let remaining = self.deadline.saturating_duration_since(Instant::now());
+        let admitted = if remaining.is_zero() {
+            Err(BoundHit::WallTime)
         } else {
             budget.hop().and_then(|()| budget.llm_call())
         };
@@ -100,24 +104,25 @@ impl StageCaller {
         );
         let retries = STAGE_RETRIES.min(budget.llm_calls_left());
         let request = ChatRequest::new(vec![Message::system(system), Message::user(user)]);
-        let result = self
-            .llm
-            .complete_structured_with::<T>(
-                request,
-                StructuredOptions {
-                    name: Some(format!("thorough_{}", stage.as_str())),
-                    retries: Some(retries),
-                },
-            )
-            .await;
+        let call = self.llm.complete_structured_with::<T>(
+            request,
+            StructuredOptions {
+                name: Some(format!("thorough_{}", stage.as_str())),
+                retries: Some(retries),
+            },
+        );
+        let Ok(result) = tokio::time::timeout(remaining, call).await else {
+            self.tracer.event(
+                TraceKind::Error,
+                json!({"stage": stage.as_str(), "kind": "wall_time", "error": BoundHit::WallTime.to_string()}),
+            );
+            return Err(StageFailure::Bound(BoundHit::WallTime));
+        };
         match result {
             Ok(structured) => {
                 self.answered = true;
                 budget.extra_llm_calls(structured.attempts.saturating_sub(1));
                 self.usage.add(&structured.usage);
-                if budget.charge_tokens(structured.usage.total()).is_err() {
-                    self.job_tokens_spent = true;
-                }
                 self.tracer.event(
                     TraceKind::Stage,
                     json!({

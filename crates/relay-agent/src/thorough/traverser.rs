@@ -174,21 +174,32 @@ fn admit(step: &Step, budget: &mut QueryBudget) -> Result<(), BoundHit> {
     }
 }
 
+/// The first and last line numbers a `read` output shows (its lines are `  NN\ttext`), after any
+/// cut of the step's bound.
+fn shown_lines(output: &str) -> Option<(u32, u32)> {
+    let mut numbers = output.lines().filter_map(|line| {
+        let (number, _) = line.split_once('\t')?;
+        number.trim_start().parse::<u32>().ok()
+    });
+    let first = numbers.next()?;
+    Some((first, numbers.next_back().unwrap_or(first)))
+}
+
 /// Feeds the traversal state with what a successful step saw.
 fn remember(step: &Step, output: &str, state: &mut TraversalState) {
     let arguments = &step.arguments;
-    if let Some(path) = arguments["path"].as_str() {
+    // A read is a file explored; a grep's or tree's `path` may be a directory, and is not.
+    if let (Some(path), "read") = (arguments["path"].as_str(), step.tool.as_str()) {
         state.files.push(path.to_owned());
-        if step.tool == "read" {
-            let start = arguments["offset"].as_u64().unwrap_or(1).max(1);
-            let lines = output.lines().count() as u64;
-            state.snippets.push(Snippet {
-                path: path.to_owned(),
-                start_line: u32::try_from(start).unwrap_or(u32::MAX),
-                end_line: u32::try_from(start + lines.saturating_sub(1)).unwrap_or(u32::MAX),
-                text: output.chars().take(SNIPPET_CHARS).collect(),
-            });
-        }
+        let offset = arguments["offset"].as_u64().unwrap_or(1).max(1);
+        let offset = u32::try_from(offset).unwrap_or(u32::MAX);
+        let (start_line, end_line) = shown_lines(output).unwrap_or((offset, offset));
+        state.snippets.push(Snippet {
+            path: path.to_owned(),
+            start_line,
+            end_line,
+            text: output.chars().take(SNIPPET_CHARS).collect(),
+        });
     }
     if let Some(name) = arguments["qname"].as_str().or(arguments["name"].as_str()) {
         state.symbols.push(name.to_owned());
@@ -230,7 +241,7 @@ mod tests {
     async fn steps_run_with_retries_history_and_state() {
         let dir = repo();
         let toolbox = Toolbox::new(dir.path(), None, Default::default()).unwrap();
-        let mut budget = QueryBudget::new(None);
+        let mut budget = QueryBudget::new();
         let mut state = TraversalState::default();
         let steps = vec![
             // Empty as written: the ladder finds it case-insensitively / broadened.
@@ -256,7 +267,7 @@ mod tests {
     async fn the_file_bound_stops_the_stage_and_names_itself() {
         let dir = repo();
         let toolbox = Toolbox::new(dir.path(), None, Default::default()).unwrap();
-        let mut budget = QueryBudget::new(None);
+        let mut budget = QueryBudget::new();
         let mut state = TraversalState::default();
         let steps: Vec<Step> = (0..QUERY_FILES + 2)
             .map(|i| step("read", json!({"path": format!("pkg/f{i}.go")})))
@@ -285,7 +296,7 @@ mod tests {
             std::fs::write(dir.path().join(format!("big{i}.go")), line.repeat(600)).unwrap();
         }
         let toolbox = Toolbox::new(dir.path(), None, Default::default()).unwrap();
-        let mut budget = QueryBudget::new(None);
+        let mut budget = QueryBudget::new();
         let mut state = TraversalState::default();
         let steps: Vec<Step> = (0..8)
             .map(|i| step("read", json!({"path": format!("big{i}.go"), "limit": 500})))
@@ -314,6 +325,15 @@ mod tests {
         }
         assert!(budget.code_tokens() <= crate::thorough::bounds::QUERY_CODE_TOKENS);
         assert_eq!(state.snippets.len(), 6);
+        // A snippet spans the lines the cut output still shows.
+        let first = state.snippets.iter().next().unwrap();
+        let last_shown = records[0].output.lines().rev().find_map(|l| {
+            l.split_once('\t')
+                .and_then(|(n, _)| n.trim_start().parse::<u32>().ok())
+        });
+        assert_eq!(first.start_line, 1);
+        assert_eq!(Some(first.end_line), last_shown);
+        assert!(first.end_line < 500, "the step cap cut the slice");
     }
 
     #[tokio::test]
@@ -323,7 +343,7 @@ mod tests {
             .await
             .unwrap();
         let toolbox = Toolbox::new(dir.path(), Some(graph), Default::default()).unwrap();
-        let mut budget = QueryBudget::new(None);
+        let mut budget = QueryBudget::new();
         let mut state = TraversalState::default();
         let callers = json!({"operation": "callers", "qname": "pkg.GetUserName", "depth": 3});
         let steps: Vec<Step> = (0..4).map(|_| step("codegraph", callers.clone())).collect();

@@ -2,7 +2,7 @@
 //! LLM-call cap is in `routing`; code tokens, depth and the per-step caps are unit-tested in the
 //! traverser and `step_caps`.)
 
-use relay_agent::llm::scripted::ScriptedLlm;
+use relay_agent::llm::scripted::{ScriptedLlm, ScriptedReply};
 use relay_agent::thorough::analyze;
 use relay_agent::thorough::bounds::{BoundHit, QUERY_AGENT_HOPS, QUERY_FILES};
 use relay_agent::thorough::routing::IntegrateReason;
@@ -134,6 +134,7 @@ async fn the_jobs_token_budget_ends_the_query_after_the_call_that_spent_it() {
         "where are jobs queued?",
         &mut TraversalState::default(),
         &Tracer::noop(),
+        TIME_LIMIT,
     )
     .await
     .unwrap();
@@ -146,4 +147,41 @@ async fn the_jobs_token_budget_ends_the_query_after_the_call_that_spent_it() {
     // The planned step ran (no LLM needed); its output was never synthesized, so nothing is stated.
     assert_eq!(report.stages[0].steps[0].status, StepStatus::Ok);
     assert!(report.answer.text.starts_with("Nothing could be verified"));
+}
+
+#[tokio::test]
+async fn the_wall_clock_limit_abandons_a_stage_and_integrates_what_is_done() {
+    let dir = checkout();
+    let server = ScriptedLlm::start(vec![
+        intent(&[("g1", "where jobs are queued")]),
+        // The Planner answers long after the query's limit (the limit is the test's, not a
+        // timing assertion: the reply is never awaited).
+        ScriptedReply::Delayed {
+            delay_ms: 30_000,
+            reply: Box::new(plan(&["g1"], json!([]))),
+        },
+    ])
+    .await;
+    let toolbox = toolbox(dir.path()).await;
+    let report = analyze(
+        &client(&server),
+        &toolbox,
+        "where are jobs queued?",
+        &mut TraversalState::default(),
+        &Tracer::noop(),
+        std::time::Duration::from_millis(300),
+    )
+    .await
+    .unwrap();
+    assert_eq!(
+        report.answer.reason,
+        IntegrateReason::Bound(BoundHit::WallTime)
+    );
+    assert_eq!(server.requests().len(), 2);
+    assert!(
+        report
+            .answer
+            .text
+            .contains("- where jobs are queued (not explored)")
+    );
 }

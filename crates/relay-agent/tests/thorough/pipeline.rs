@@ -259,6 +259,7 @@ async fn an_unusable_llm_is_an_error_and_a_failing_stage_ends_with_what_is_known
         QUESTION,
         &mut TraversalState::default(),
         &Tracer::noop(),
+        TIME_LIMIT,
     )
     .await;
     assert!(result.is_err(), "a refused key is an error, not an answer");

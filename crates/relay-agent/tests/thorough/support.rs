@@ -57,6 +57,9 @@ pub const COMMENT_GO: &str = "package tracker
 func PostComment(text string) error { return nil }
 ";
 
+/// The wall-clock limit of the tests' queries: far beyond what a scripted run takes.
+pub const TIME_LIMIT: std::time::Duration = std::time::Duration::from_secs(60);
+
 pub const QUESTION: &str = "How does a webhook become a comment, and where can it be lost?";
 
 /// A checkout: gateway/webhook.go, queue/queue.go, worker/worker.go, tracker/comment.go, and
@@ -116,9 +119,16 @@ pub async fn run_traced(
 ) -> ThoroughReport {
     let toolbox = toolbox(root).await;
     let mut state = TraversalState::default();
-    analyze(&client(server), &toolbox, question, &mut state, tracer)
-        .await
-        .expect("the query ends in a report")
+    analyze(
+        &client(server),
+        &toolbox,
+        question,
+        &mut state,
+        tracer,
+        TIME_LIMIT,
+    )
+    .await
+    .expect("the query ends in a report")
 }
 
 /// A structured reply.

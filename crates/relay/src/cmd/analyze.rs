@@ -40,6 +40,7 @@ pub async fn run(config: Option<&Path>, args: AnalyzeArgs) -> anyhow::Result<()>
         &args.question,
         &mut TraversalState::default(),
         &Tracer::noop(),
+        bench.config.thorough_time_limit(),
     )
     .await
     .map_err(explore_error)?;

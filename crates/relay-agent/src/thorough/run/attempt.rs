@@ -5,9 +5,9 @@ use serde_json::{Value, json};
 
 use super::super::bounds;
 use super::super::contracts::{CriticReply, GoalAssessment, PlannerReply, SynthesizerReply};
-use super::super::evidence::verify_reply;
+use super::super::evidence::{first_showing, verify_reply};
 use super::super::goals::{GoalStatus, GoalUpdate, apply_updates};
-use super::super::integration::StageEvidence;
+use super::super::integration::{StageEvidence, StepRef};
 use super::super::render;
 use super::super::routing::IntegrateReason;
 use super::super::stages::{CRITIC_PROMPT, PLANNER_PROMPT, SYNTHESIZER_PROMPT, Stage};
@@ -77,7 +77,6 @@ impl Query<'_> {
             json!({"number": stage, "attempt": attempt, "steps": steps.len()}),
         );
         let records = traverse(self.toolbox, &steps, &mut self.budget, state, &self.tracer).await;
-        self.seen.add(stage, attempt, &records);
         let mut record = StageRecord {
             stage,
             attempt,
@@ -110,7 +109,24 @@ impl Query<'_> {
                     return Ok(Err(reason));
                 }
             };
-            let verified = verify_reply(self.toolbox.sandbox(), &reply, &target_goals, &self.seen);
+            // Every step of the query so far: earlier attempts' records and this one's.
+            let steps = self
+                .stages
+                .iter()
+                .chain(std::iter::once(&record))
+                .flat_map(|s| {
+                    s.steps.iter().enumerate().map(|(step, r)| {
+                        let at = StepRef {
+                            stage: s.stage,
+                            attempt: s.attempt,
+                            step,
+                        };
+                        (at, r)
+                    })
+                });
+            let verified = verify_reply(self.toolbox.sandbox(), &reply, &target_goals, |path| {
+                first_showing(steps.clone(), path)
+            });
             for problem in &verified.rejected {
                 self.tracer.event(
                     TraceKind::ValidationFailure,

@@ -5,7 +5,7 @@
 
 mod attempt;
 
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use serde::Serialize;
 use serde_json::{Value, json};
@@ -15,7 +15,6 @@ use serde::de::DeserializeOwned;
 
 use super::bounds::QueryBudget;
 use super::contracts::IntentReply;
-use super::evidence::Seen;
 use super::goals::{Goal, GoalStatus, open_goals};
 use super::integration::{Answer, Claim, StageEvidence, Unsettled, integrate};
 use super::perception::perceive;
@@ -93,13 +92,16 @@ pub struct ThoroughReport {
 }
 
 /// Runs one thorough query over `toolbox` with `llm`. `state` is the traversal state: read
-/// to plan, fed by the steps. Errors only when the LLM cannot be used at all.
+/// to plan, fed by the steps. No LLM stage starts after `time_limit`, and one still running then
+/// is abandoned (the query integrates what is done). Errors only when the LLM cannot be used at
+/// all.
 pub async fn analyze(
     llm: &LlmClient,
     toolbox: &Toolbox,
     question: &str,
     state: &mut TraversalState,
     tracer: &Tracer,
+    time_limit: Duration,
 ) -> Result<ThoroughReport, ExploreError> {
     // Emitted as the caller's agent (`explore#N` when dispatched from an explore), else as
     // `thorough`.
@@ -113,13 +115,17 @@ pub async fn analyze(
     } else {
         llm.clone()
     };
-    let budget = QueryBudget::new(llm.budget().map(|b| b.remaining()));
+    let started = Instant::now();
     let query = Query {
-        caller: StageCaller::new(llm, tracer.clone()),
+        caller: StageCaller::new(
+            llm,
+            tracer.clone(),
+            tokio::time::Instant::now() + time_limit,
+        ),
         toolbox,
         tracer,
-        budget,
-        started: Instant::now(),
+        budget: QueryBudget::new(),
+        started,
         question: String::new(),
         intent: None,
         goals: Vec::new(),
@@ -127,7 +133,6 @@ pub async fn analyze(
         evidence: Vec::new(),
         unsettled: Unsettled::default(),
         rejected_updates: Vec::new(),
-        seen: Seen::default(),
         llm_error: None,
     };
     query.run(question, state).await
@@ -146,7 +151,6 @@ struct Query<'a> {
     evidence: Vec<StageEvidence>,
     unsettled: Unsettled,
     rejected_updates: Vec<String>,
-    seen: Seen,
     llm_error: Option<String>,
 }
 
@@ -307,7 +311,7 @@ impl Query<'_> {
         }
         out.push_str(&render::goals(&self.goals));
         out.push_str(&render::state(state));
-        let claims: Vec<Claim> = self.claims().cloned().collect();
+        let claims: Vec<&Claim> = self.claims().collect();
         out.push_str(&render::claims(&claims));
         out
     }
