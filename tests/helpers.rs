@@ -16,7 +16,7 @@ pub const GITHUB_SECRET: &str = "It's a Secret to Everybody";
 pub const GITLAB_SECRET: &str = "gitlab-hook-token";
 
 pub fn fixtures_dir() -> std::path::PathBuf {
-    std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../shared/fixtures")
+    std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures")
 }
 
 #[track_caller]

@@ -169,7 +169,7 @@ mod tests {
     fn github_validation_message() {
         let body = include_str!(concat!(
             env!("CARGO_MANIFEST_DIR"),
-            "/../../../shared/fixtures/api/github/validation-error-422.recorded.json"
+            "/../../tests/fixtures/api/github/validation-error-422.recorded.json"
         ));
         let recorded: serde_json::Value = serde_json::from_str(body).unwrap();
         let response = recorded[0]["response"].to_string();

@@ -126,7 +126,7 @@ fn codegraph_and_tool_print_what_agents_receive() {
             "read",
             "--repo",
             repo,
-            r#"{"path": "../../../../../etc/passwd"}"#,
+            r#"{"path": "../../../../../etc/passwd"}"#, // self-contained: test data
         ],
         None,
     );

@@ -16,7 +16,7 @@ use serde_json::Value;
 pub fn fixtures_dir() -> PathBuf {
     PathBuf::from(concat!(
         env!("CARGO_MANIFEST_DIR"),
-        "/../../../shared/fixtures/api"
+        "/../../tests/fixtures/api"
     ))
 }
 

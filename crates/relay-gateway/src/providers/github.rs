@@ -319,7 +319,7 @@ mod tests {
     fn app_deliveries_carry_their_installation() {
         let fixture = |name: &str| -> Value {
             let path = format!(
-                "{}/../../../shared/fixtures/webhooks/github/{name}",
+                "{}/../../tests/fixtures/webhooks/github/{name}",
                 env!("CARGO_MANIFEST_DIR")
             );
             serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()

@@ -14,11 +14,11 @@ const MAX_BODY_CHARS: usize = 65_536;
 
 const COMMENT_FIXTURE: &str = include_str!(concat!(
     env!("CARGO_MANIFEST_DIR"),
-    "/../../../shared/fixtures/api/github/issue_comment.get.response.json"
+    "/../../tests/fixtures/api/github/issue_comment.get.response.json"
 ));
 const ISSUE_FIXTURE: &str = include_str!(concat!(
     env!("CARGO_MANIFEST_DIR"),
-    "/../../../shared/fixtures/webhooks/github/issues.opened.json"
+    "/../../tests/fixtures/webhooks/github/issues.opened.json"
 ));
 
 pub(super) fn error(status: u16, message: &str) -> Response {

@@ -17,7 +17,7 @@ use super::{Failure, json_response, lock, page_params, query_param};
 const MAX_BODY_CHARS: usize = 1_000_000;
 const NOTE_FIXTURE: &str = include_str!(concat!(
     env!("CARGO_MANIFEST_DIR"),
-    "/../../../shared/fixtures/api/gitlab/note.single.response.json"
+    "/../../tests/fixtures/api/gitlab/note.single.response.json"
 ));
 
 type Shared = Arc<Mutex<State>>;

@@ -1,6 +1,6 @@
 //! Local GitHub and GitLab servers for tests (feature `test-support`): real axum servers on
 //! 127.0.0.1 that speak the real paths, headers, pagination and error bodies, with response
-//! shapes taken from `shared/fixtures/api`. They keep issues, comments/discussions and reactions
+//! shapes taken from the recorded responses in `tests/fixtures/api`. They keep issues, comments/discussions and reactions
 //! in memory, record every request, and fail on script.
 //!
 //! ```text
