@@ -17,6 +17,8 @@ pub(crate) struct FileFacts {
     pub lines: u32,
     /// Whether the syntax tree contains errors.
     pub parse_error: bool,
+    /// Whether a walker hit [`super::depth::MAX_DEPTH`] (what lay deeper is unresolved).
+    pub depth_limited: bool,
     pub lang: LangFacts,
 }
 

@@ -13,6 +13,7 @@
 //! that changed and hands back a [`GraphDelta`].
 
 mod deps;
+mod depth;
 mod facts;
 mod fast_path;
 mod go;
@@ -20,6 +21,7 @@ mod incremental;
 mod parallel;
 mod python;
 mod resolve;
+mod source;
 mod walk;
 mod wanted;
 
@@ -34,7 +36,13 @@ use serde::Serialize;
 use crate::model::{Confidence, Edge, EdgeKind, Graph};
 
 pub use incremental::{GraphDelta, Indexer};
+pub use source::SkipReason;
 pub use walk::indexed_files;
+
+/// Stack size of every thread that indexes (the parser and resolver threads, and the threads
+/// callers run an index on). Recursion over syntax and values is bounded by depth limits (see
+/// `index/depth.rs`), so this is headroom for tree-sitter and ordinary nesting, not a defence.
+pub const INDEX_STACK_BYTES: usize = 256 * 1024 * 1024;
 
 /// Errors of the indexer. Unparsable source is not an error (it is indexed as far as it parses).
 #[derive(Debug, thiserror::Error)]
@@ -150,6 +158,11 @@ pub struct IndexStats {
     pub unresolved_calls: usize,
     /// Files whose syntax tree contains errors (they are still indexed as far as they parse).
     pub parse_errors: usize,
+    /// Files found but not indexed, by reason ([`SkipReason::as_str`]: `too_large`, `binary`,
+    /// `not_utf8`, `unreadable`, `not_regular_file`).
+    pub skipped: BTreeMap<String, usize>,
+    /// Files indexed only down to the recursion limit (deeper nesting is unresolved).
+    pub depth_limited: usize,
     /// Wall time of the index.
     #[serde(serialize_with = "serialize_duration_ms")]
     pub duration: Duration,

@@ -4,7 +4,7 @@ use std::sync::Mutex;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 /// Stack size of worker threads.
-pub(crate) const WORKER_STACK: usize = 256 * 1024 * 1024;
+pub(crate) const WORKER_STACK: usize = super::INDEX_STACK_BYTES;
 
 /// Maps `f` over `items` on `threads` threads, preserving order; `tick` is called after each item
 /// with the number of items done so far.

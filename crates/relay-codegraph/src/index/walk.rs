@@ -2,6 +2,7 @@
 
 use std::path::Path;
 
+use super::source::{SkipReason, read_go_mod};
 use super::{Error, IndexOptions, Result};
 use crate::model::Language;
 
@@ -36,16 +37,30 @@ pub(crate) fn is_skipped_path(rel: &str) -> bool {
         .any(|p| p.starts_with('.') || SKIPPED_DIRS.contains(p))
 }
 
-/// Walks `root` and returns the Go and Python files (sorted) and the `go.mod` files found.
-pub(crate) fn discover(root: &Path, opts: &IndexOptions) -> Result<(Vec<SourceFile>, GoModules)> {
+/// What a walk found: the Go and Python files to parse (sorted), the Go modules, and the files
+/// named like source that are skipped before parsing (with why).
+#[derive(Debug, Default)]
+pub(crate) struct Discovered {
+    pub files: Vec<SourceFile>,
+    pub modules: GoModules,
+    pub skipped: Vec<(String, SkipReason)>,
+}
+
+/// Walks `root` for Go and Python files and `go.mod` files. Nothing in the tree fails the walk:
+/// an entry the walk cannot list, a FIFO, symlink or device named like source, and a file over
+/// the size cap are skipped and reported in [`Discovered::skipped`]; an unreadable or non-UTF-8
+/// `go.mod` is read leniently or skipped with a warning.
+pub(crate) fn discover(root: &Path, opts: &IndexOptions) -> Result<Discovered> {
     if !root.is_dir() {
         return Err(Error::NotADirectory(root.to_path_buf()));
     }
     let mut files = Vec::new();
     let mut go_mods = Vec::new();
+    let mut skipped = Vec::new();
     let walker = ignore::WalkBuilder::new(root)
         .hidden(true)
         .parents(false)
+        .follow_links(false)
         .filter_entry(|entry| {
             let is_dir = entry.file_type().is_some_and(|t| t.is_dir());
             !(is_dir
@@ -57,22 +72,30 @@ pub(crate) fn discover(root: &Path, opts: &IndexOptions) -> Result<(Vec<SourceFi
         })
         .build();
     for entry in walker {
-        let entry = entry.map_err(|source| Error::Walk {
-            path: root.to_path_buf(),
-            source,
-        })?;
-        if !entry.file_type().is_some_and(|t| t.is_file()) {
-            continue;
-        }
+        let entry = match entry {
+            Ok(entry) => entry,
+            Err(error) => {
+                // An unreadable directory or entry: what is below it is not indexed.
+                tracing::warn!(error.message = %error, "index walk: entry skipped");
+                let rel = walk_error_path(&error)
+                    .and_then(|path| path.strip_prefix(root).ok().and_then(rel_string))
+                    .unwrap_or_default();
+                skipped.push((rel, SkipReason::Unreadable));
+                continue;
+            }
+        };
         let Ok(rel) = entry.path().strip_prefix(root) else {
             continue;
         };
         let Some(rel) = rel_string(rel) else { continue };
+        let is_file = entry.file_type().is_some_and(|t| t.is_file());
         if rel == "go.mod" || rel.ends_with("/go.mod") {
-            let text = std::fs::read_to_string(entry.path()).map_err(|source| Error::Io {
-                path: entry.path().to_path_buf(),
-                source,
-            })?;
+            if !is_file {
+                continue;
+            }
+            let Some(text) = read_go_mod(entry.path(), opts.max_file_bytes) else {
+                continue;
+            };
             if let Some(module) = parse_module_line(&text) {
                 let dir = rel.strip_suffix("go.mod").unwrap_or("");
                 go_mods.push((dir.trim_end_matches('/').to_owned(), module));
@@ -82,22 +105,52 @@ pub(crate) fn discover(root: &Path, opts: &IndexOptions) -> Result<(Vec<SourceFi
         let Some(language) = language_of(&rel) else {
             continue;
         };
+        if entry.file_type().is_some_and(|t| t.is_dir()) {
+            continue;
+        }
+        if !is_file {
+            skipped.push((rel, SkipReason::NotRegularFile));
+            continue;
+        }
         let too_big = entry
             .metadata()
             .is_ok_and(|m| m.len() > opts.max_file_bytes);
-        if !too_big {
+        if too_big {
+            skipped.push((rel, SkipReason::TooLarge));
+        } else {
             files.push(SourceFile { rel, language });
         }
     }
     files.sort_by(|a, b| a.rel.cmp(&b.rel));
-    Ok((files, GoModules::new(go_mods)))
+    skipped.sort();
+    Ok(Discovered {
+        files,
+        modules: GoModules::new(go_mods),
+        skipped,
+    })
+}
+
+/// The path an `ignore` walk error is about, if it names one.
+fn walk_error_path(error: &ignore::Error) -> Option<&Path> {
+    match error {
+        ignore::Error::WithPath { path, .. } => Some(path),
+        ignore::Error::WithDepth { err, .. } | ignore::Error::WithLineNumber { err, .. } => {
+            walk_error_path(err)
+        }
+        ignore::Error::Loop { child, .. } => Some(child),
+        _ => None,
+    }
 }
 
 /// The files the indexer reads under `root` with `opts` (absolute paths, sorted): the walk's own
 /// filter, for tools such as the parse-only benchmark that must read exactly what the index reads.
 pub fn indexed_files(root: &Path, opts: &IndexOptions) -> Result<Vec<std::path::PathBuf>> {
-    let (files, _) = discover(root, opts)?;
-    Ok(files.into_iter().map(|file| root.join(file.rel)).collect())
+    let discovered = discover(root, opts)?;
+    Ok(discovered
+        .files
+        .into_iter()
+        .map(|file| root.join(file.rel))
+        .collect())
 }
 
 /// A path relative to the root as a `/`-separated string (`None` if not UTF-8).

@@ -191,6 +191,9 @@ impl<'s> BodyBuilder<'s> {
 
     /// Converts a type node, honouring local types and type parameters.
     pub(crate) fn ty(&mut self, node: Node<'_>) -> GType {
+        let Some(_depth) = crate::index::depth::Depth::enter() else {
+            return GType::Unknown;
+        };
         match go_kind(node) {
             "type_identifier" | "identifier" => {
                 let name = text(node, self.src);
@@ -273,6 +276,9 @@ impl<'s> BodyBuilder<'s> {
 
     /// Records a `Use` reference for every named type inside a type node.
     pub(crate) fn use_type(&mut self, node: Node<'_>) {
+        let Some(_depth) = crate::index::depth::Depth::enter() else {
+            return;
+        };
         match go_kind(node) {
             "type_identifier" => {
                 let name = text(node, self.src);
@@ -320,6 +326,9 @@ impl<'s> BodyBuilder<'s> {
 
     /// Visits a statement (or any node), maintaining scopes.
     pub(crate) fn stmt(&mut self, node: Node<'_>) {
+        let Some(_depth) = crate::index::depth::Depth::enter() else {
+            return;
+        };
         match go_kind(node) {
             "block" => {
                 self.push_scope();
@@ -624,6 +633,9 @@ impl<'s> BodyBuilder<'s> {
 
     /// Builds an expression, recording calls (and, in value position, identifier/selector uses).
     pub(crate) fn expr(&mut self, node: Node<'_>, value_pos: bool) -> u32 {
+        let Some(_depth) = crate::index::depth::Depth::enter() else {
+            return self.push(GExpr::Unknown);
+        };
         match go_kind(node) {
             "identifier" => {
                 let name = text(node, self.src);
@@ -854,6 +866,9 @@ impl<'s> BodyBuilder<'s> {
     }
 
     fn literal_value(&mut self, node: Node<'_>) {
+        let Some(_depth) = crate::index::depth::Depth::enter() else {
+            return;
+        };
         let mut c = node.walk();
         let elements: Vec<Node<'_>> = node.named_children(&mut c).collect();
         for element in elements {
@@ -891,6 +906,9 @@ impl<'s> BodyBuilder<'s> {
 }
 
 fn collect_specs<'t>(node: Node<'t>, out: &mut Vec<Node<'t>>) {
+    let Some(_depth) = crate::index::depth::Depth::enter() else {
+        return;
+    };
     let mut c = node.walk();
     for child in node.named_children(&mut c) {
         match go_kind(child) {

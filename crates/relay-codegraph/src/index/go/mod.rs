@@ -304,6 +304,9 @@ fn is_build_ignored(root: Node<'_>, src: &[u8]) -> bool {
 }
 
 fn imports(node: Node<'_>, src: &[u8], out: &mut Vec<GoImport>) {
+    let Some(_depth) = crate::index::depth::Depth::enter() else {
+        return;
+    };
     let mut c = node.walk();
     for child in node.named_children(&mut c) {
         match go_kind(child) {
@@ -448,6 +451,9 @@ fn function<'t>(node: Node<'t>, src: &[u8], siblings: &PrevSiblings<'t>, file: &
 
 /// Base type name of a receiver type (`*List[T]` → `List`) and its type parameter names.
 fn receiver_base(ty: Node<'_>, src: &[u8]) -> (Option<String>, Vec<String>) {
+    let Some(_depth) = crate::index::depth::Depth::enter() else {
+        return (None, Vec::new());
+    };
     match go_kind(ty) {
         "pointer_type" | "parenthesized_type" => match ty.named_child(0) {
             Some(inner) => receiver_base(inner, src),
@@ -469,6 +475,9 @@ fn receiver_base(ty: Node<'_>, src: &[u8]) -> (Option<String>, Vec<String>) {
 }
 
 fn collect_identifiers(node: Node<'_>, src: &[u8], out: &mut Vec<String>) {
+    let Some(_depth) = crate::index::depth::Depth::enter() else {
+        return;
+    };
     if matches!(go_kind(node), "type_identifier" | "identifier") {
         out.push(text(node, src).to_owned());
         return;

@@ -15,7 +15,7 @@ mod parse;
 mod tally;
 
 use dependents::{add_derived_changes, drop_in_background, python_dependents};
-use parse::parse_file;
+use parse::{Parsed, parse_file};
 use tally::Tally;
 
 use std::collections::{BTreeMap, BTreeSet, HashSet};
@@ -32,6 +32,7 @@ use super::parallel::par_map;
 use super::python::FlowUpdate;
 use super::python::PyTables;
 use super::resolve::{self, Derived, FileOutput, build_tables, build_tables_after, resolve_files};
+use super::source::SkipReason;
 use super::walk::{self, GoModules, SourceFile};
 use super::{IndexOptions, IndexStats, Phase, Result};
 use crate::model::{Edge, Graph, Language, Symbol};
@@ -86,6 +87,8 @@ pub struct Indexer {
     /// How the last value-flow fixpoint went: an update replays it, re-evaluating only the
     /// modules its edit can affect.
     py_flow_state: Option<Arc<super::python::FlowState>>,
+    /// Files named like source that are not indexed, with why (kept up to date by updates).
+    skipped: BTreeMap<String, SkipReason>,
     /// Symbol and edge counts of `outputs`, kept up to date by updates.
     tally: Tally,
     stats: IndexStats,
@@ -100,12 +103,17 @@ impl Indexer {
     /// Indexes `root` from scratch.
     pub fn full_with(root: &Path, opts: IndexOptions) -> Result<Indexer> {
         let started = Instant::now();
-        let (files, modules) = walk::discover(root, &opts)?;
+        let walk::Discovered {
+            files,
+            modules,
+            skipped,
+        } = walk::discover(root, &opts)?;
+        let mut skipped: BTreeMap<String, SkipReason> = skipped.into_iter().collect();
         let total = files.len();
         let parsed = par_map(
             &files,
             opts.worker_threads(),
-            |f| parse_file(root, f, &modules),
+            |f| parse_file(root, f, &modules, opts.max_file_bytes),
             |done| {
                 if done % 64 == 0 || done == total {
                     opts.report(Phase::Parsing, done, total);
@@ -113,9 +121,15 @@ impl Indexer {
             },
         );
         let mut facts = BTreeMap::new();
-        for item in parsed {
-            if let Some(f) = item? {
-                facts.insert(f.rel.clone(), f);
+        for (file, item) in files.iter().zip(parsed) {
+            match item {
+                Parsed::Facts(f) => {
+                    facts.insert(f.rel.clone(), f);
+                }
+                Parsed::Skipped(reason) => {
+                    skipped.insert(file.rel.clone(), reason);
+                }
+                Parsed::Gone => {}
             }
         }
         let (outputs, go_index, py_tables, py_flow, py_flow_state) = {
@@ -140,6 +154,7 @@ impl Indexer {
             py_tables: Some(py_tables),
             py_flow: Some(py_flow),
             py_flow_state: Some(py_flow_state),
+            skipped,
             tally,
             stats: IndexStats::default(),
         };
@@ -202,7 +217,7 @@ impl Indexer {
             }
         }
         if modules_changed {
-            let (_, modules) = walk::discover(&self.root, &self.opts)?;
+            let modules = walk::discover(&self.root, &self.opts)?.modules;
             if modules != self.modules {
                 self.modules = modules;
                 modules_replaced = true;
@@ -230,18 +245,29 @@ impl Indexer {
             &candidates,
             self.opts.worker_threads(),
             |f| {
-                let abs = root.join(&f.rel);
-                let present = !walk::is_skipped_path(&f.rel)
-                    && std::fs::metadata(&abs).is_ok_and(|m| m.is_file() && m.len() <= max);
-                if present {
-                    parse_file(&root, f, &modules)
+                if walk::is_skipped_path(&f.rel) {
+                    Parsed::Gone
                 } else {
-                    Ok(None)
+                    parse_file(&root, f, &modules, max)
                 }
             },
             |_| {},
         );
-        let parsed = parsed.into_iter().collect::<Result<Vec<_>>>()?;
+        let parsed: Vec<Option<FileFacts>> = candidates
+            .iter()
+            .zip(parsed)
+            .map(|(file, item)| {
+                match &item {
+                    Parsed::Skipped(reason) => {
+                        self.skipped.insert(file.rel.clone(), *reason);
+                    }
+                    Parsed::Facts(_) | Parsed::Gone => {
+                        self.skipped.remove(&file.rel);
+                    }
+                }
+                item.into_facts()
+            })
+            .collect();
         tracing::debug!(
             index.parse_ms = started.elapsed().as_millis() as u64,
             "update: parsed"
@@ -549,6 +575,12 @@ impl Indexer {
             if f.parse_error {
                 stats.parse_errors += 1;
             }
+            if f.depth_limited {
+                stats.depth_limited += 1;
+            }
+        }
+        for reason in self.skipped.values() {
+            *stats.skipped.entry(reason.as_str().to_owned()).or_default() += 1;
         }
         self.tally.fill(&mut stats);
         self.stats = stats;

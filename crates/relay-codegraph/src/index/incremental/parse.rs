@@ -5,27 +5,55 @@ use std::path::Path;
 
 use tree_sitter::Parser;
 
+use crate::index::depth;
 use crate::index::facts::{FileFacts, LangFacts, count_lines};
+use crate::index::source::{SkipReason, Source, read_source};
 use crate::index::walk::{GoModules, SourceFile};
-use crate::index::{Error, Result};
 use crate::model::Language;
 thread_local! {
     static GO_PARSER: RefCell<Option<Parser>> = const { RefCell::new(None) };
     static PY_PARSER: RefCell<Option<Parser>> = const { RefCell::new(None) };
 }
 
-/// Parses one file into facts (`None` if it cannot be read as a regular file any more).
+/// What parsing one file gave.
+#[derive(Debug)]
+pub(super) enum Parsed {
+    Facts(FileFacts),
+    /// The file exists but is not indexed (counted in the stats).
+    Skipped(SkipReason),
+    /// The file no longer exists (or the parser gave up on it).
+    Gone,
+}
+
+impl Parsed {
+    /// The facts, if the file was indexed.
+    pub(super) fn into_facts(self) -> Option<FileFacts> {
+        match self {
+            Parsed::Facts(facts) => Some(facts),
+            Parsed::Skipped(_) | Parsed::Gone => None,
+        }
+    }
+}
+
+/// Parses one file into facts. Never fails: a file that cannot be read, or is not a regular,
+/// UTF-8, NUL-free file within the size cap, is [`Parsed::Skipped`].
 pub(super) fn parse_file(
     root: &Path,
     file: &SourceFile,
     modules: &GoModules,
-) -> Result<Option<FileFacts>> {
+    max_bytes: u64,
+) -> Parsed {
     let abs = root.join(&file.rel);
-    let src = match std::fs::read(&abs) {
-        Ok(src) => src,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
-        Err(source) => return Err(Error::Io { path: abs, source }),
+    let src = match read_source(&abs, max_bytes) {
+        Source::Text(src) => src,
+        Source::Skipped(reason) => {
+            tracing::debug!(path = %file.rel, reason = reason.as_str(), "index: file skipped");
+            return Parsed::Skipped(reason);
+        }
+        Source::Gone => return Parsed::Gone,
     };
+    // Start the file with a clean mark: a limit hit while parsing it is this file's.
+    let _ = depth::take_hit();
     let lines = count_lines(&src);
     let (parser_cell, language) = match file.language {
         Language::Go => (
@@ -48,7 +76,7 @@ pub(super) fn parse_file(
         slot.as_mut()?.parse(&src, None)
     });
     let Some(tree) = tree else {
-        return Ok(None);
+        return Parsed::Gone;
     };
     let root_node = tree.root_node();
     let lang = match file.language {
@@ -74,12 +102,13 @@ pub(super) fn parse_file(
             ))
         }
     };
-    Ok(Some(FileFacts {
+    Parsed::Facts(FileFacts {
         rel: file.rel.clone(),
         lines,
         parse_error: root_node.has_error(),
+        depth_limited: depth::take_hit(),
         lang,
-    }))
+    })
 }
 
 /// Dotted module name of a Python file and whether it is a package (`__init__.py`).

@@ -112,6 +112,9 @@ impl<'s> PyBuilder<'s> {
     }
 
     fn block(&mut self, node: Node<'_>) {
+        let Some(_depth) = crate::index::depth::Depth::enter() else {
+            return;
+        };
         let mut c = node.walk();
         let children: Vec<Node<'_>> = node.named_children(&mut c).collect();
         for child in children {
@@ -120,6 +123,9 @@ impl<'s> PyBuilder<'s> {
     }
 
     fn stmt(&mut self, node: Node<'_>) {
+        let Some(_depth) = crate::index::depth::Depth::enter() else {
+            return;
+        };
         match py_kind(node) {
             "function_definition" => self.function(node, &[]),
             "class_definition" => self.class(node, &[]),
@@ -285,6 +291,9 @@ impl<'s> PyBuilder<'s> {
 
     /// `with x as y` / `except E as e`: evaluate x, bind y (type unknown).
     fn with_value(&mut self, value: Node<'_>) {
+        let Some(_depth) = crate::index::depth::Depth::enter() else {
+            return;
+        };
         if py_kind(value) == "as_pattern" {
             let mut c = value.walk();
             let children: Vec<Node<'_>> = value.named_children(&mut c).collect();
@@ -304,6 +313,9 @@ impl<'s> PyBuilder<'s> {
 
     /// An assignment; returns the assigned value (`a = b = f`: both are bound to `f`).
     fn assignment(&mut self, node: Node<'_>) -> Option<u32> {
+        let Some(_depth) = crate::index::depth::Depth::enter() else {
+            return None;
+        };
         let right = field!(node, "right");
         let value = match right {
             Some(r) if py_kind(r) == "assignment" => self.assignment(r),
@@ -333,6 +345,9 @@ impl<'s> PyBuilder<'s> {
     /// Records what an assignment of `value` stores into containers and attributes, and binds
     /// the names of an unpacking target (`a, b = value`) to the items of `value`.
     fn store_targets(&mut self, left: Node<'_>, value: u32) {
+        let Some(_depth) = crate::index::depth::Depth::enter() else {
+            return;
+        };
         match py_kind(left) {
             "subscript" => {
                 let Some(obj) = field!(left, "value") else {
@@ -395,6 +410,9 @@ impl<'s> PyBuilder<'s> {
 
     /// Binds a loop target to the elements of iterating over `iterated`.
     fn bind_iteration(&mut self, left: Node<'_>, iterated: Option<u32>) {
+        let Some(_depth) = crate::index::depth::Depth::enter() else {
+            return;
+        };
         match (py_kind(left), iterated) {
             ("identifier", Some(e)) => {
                 let name = self.t(left).to_owned();
@@ -432,6 +450,9 @@ impl<'s> PyBuilder<'s> {
 
     /// Binds assignment targets; only a single plain name gets `value`.
     fn bind_targets(&mut self, target: Node<'_>, value: Option<PBind>) {
+        let Some(_depth) = crate::index::depth::Depth::enter() else {
+            return;
+        };
         match py_kind(target) {
             "identifier" => {
                 let name = self.t(target).to_owned();
@@ -491,6 +512,9 @@ impl<'s> PyBuilder<'s> {
     }
 
     fn annotation(&mut self, node: Node<'_>) -> u32 {
+        let Some(_depth) = crate::index::depth::Depth::enter() else {
+            return self.push_other();
+        };
         let inner = if py_kind(node) == "type" {
             node.named_child(0).unwrap_or(node)
         } else {
@@ -501,6 +525,9 @@ impl<'s> PyBuilder<'s> {
 
     /// An expression in a type position: `Base[T]` denotes `Base`.
     fn type_expr(&mut self, node: Node<'_>) -> u32 {
+        let Some(_depth) = crate::index::depth::Depth::enter() else {
+            return self.push_other();
+        };
         match py_kind(node) {
             "subscript" | "generic_type" => {
                 let value = field!(node, "value").or_else(|| node.named_child(0));
@@ -880,6 +907,9 @@ impl<'s> PyBuilder<'s> {
 
     /// Builds an expression, recording calls and (in value position) name/attribute uses.
     fn expr(&mut self, node: Node<'_>, value_pos: bool) -> u32 {
+        let Some(_depth) = crate::index::depth::Depth::enter() else {
+            return self.push_other();
+        };
         match py_kind(node) {
             "identifier" => {
                 let name = self.t(node).to_owned();
@@ -1289,6 +1319,9 @@ fn is_statement(kind: &str) -> bool {
 }
 
 fn collect_target_names(node: Node<'_>, src: &[u8], out: &mut Vec<String>) {
+    let Some(_depth) = crate::index::depth::Depth::enter() else {
+        return;
+    };
     match py_kind(node) {
         "identifier" => out.push(text(node, src).to_owned()),
         "pattern_list" | "tuple_pattern" | "list_pattern" | "list_splat_pattern" => {
