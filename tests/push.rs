@@ -324,3 +324,97 @@ async fn pushes_keep_the_code_graph_current_incrementally(pool: PgPool) {
             .any(|e| e.from == "app.extra.twice" && e.to.as_deref() == Some("app.util.helper"))
     );
 }
+
+/// A repository built to hurt the indexer (nestings that overflow any recursive walker, a binary
+/// blob named `.py`, a file over the size cap, invalid UTF-8 in `.go`, `.py` and `go.mod`, a
+/// symlink loop): the push's index job succeeds, counts what it skipped, and the worker goes on
+/// with the next job. Without bounded recursion the index aborts the whole process.
+#[sqlx::test(migrator = "relay_store::MIGRATOR")]
+async fn a_hostile_repository_is_indexed_and_the_worker_goes_on(pool: PgPool) {
+    let upstream = tempfile::tempdir().unwrap();
+    let dir = upstream.path();
+    git(dir, &["init", "-q"]);
+    let write = |rel: &str, bytes: &[u8]| {
+        let path = dir.join(rel);
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(path, bytes).unwrap();
+    };
+    let deep = 250_000;
+    let sum = format!("{}1", "1+".repeat(299_999));
+    write("go.mod", b"module example.com/caf\xe9\n");
+    write("app/util.py", b"def helper():\n    return 1\n");
+    write(
+        "deep/parens.py",
+        format!("X = {}1{}\n", "(".repeat(deep), ")".repeat(deep)).as_bytes(),
+    );
+    write("deep/sum.py", format!("X = {sum}\n").as_bytes());
+    write(
+        "deep/sum.go",
+        format!("package deep\n\nvar X = {sum}\n").as_bytes(),
+    );
+    write("blob/data.py", &[0u8, 159, 146, 150, 0, 1, 2]);
+    write("big/one_line.py", "a".repeat(5 * 1024 * 1024).as_bytes());
+    write("bad/latin1.py", b"def caf\xe9():\n    pass\n");
+    write("bad/latin1.go", b"package bad\n// caf\xe9\n");
+    std::os::unix::fs::symlink(".", dir.join("bad/loop")).unwrap();
+    git(dir, &["add", "."]);
+    git(dir, &["commit", "-qm", "hostile"]);
+    let first = git(dir, &["rev-parse", "HEAD"]);
+
+    let store: Arc<dyn GraphStore> = Arc::new(relay_codegraph::store::memory::MemoryStore::new());
+    let app = relay_gateway::app(state(pool.clone()));
+    let data = tempfile::tempdir().unwrap();
+    let worker = Worker::new(
+        pool.clone(),
+        registry_with_graph(&data, Some(dir), Some(store.clone())),
+        settings(),
+    );
+    call(
+        &app,
+        github_request("push", "h-1", github_push("refs/heads/main", &first)),
+    )
+    .await;
+    assert!(matches!(
+        worker.drain().await.unwrap()[..],
+        [Outcome::Succeeded { .. }]
+    ));
+
+    // The next job is served by the same worker.
+    let second = commit(
+        dir,
+        "app/more.py",
+        "from app.util import helper\n\ndef run():\n    return helper()\n",
+    );
+    call(
+        &app,
+        github_request("push", "h-2", github_push("refs/heads/main", &second)),
+    )
+    .await;
+    assert!(matches!(
+        worker.drain().await.unwrap()[..],
+        [Outcome::Succeeded { .. }]
+    ));
+    let details: Vec<Value> = sqlx::query_scalar(
+        "SELECT r.detail->'codegraph' FROM job_runs r JOIN jobs j ON j.id = r.job_id
+         WHERE j.kind = 'update_checkout' ORDER BY r.id",
+    )
+    .fetch_all(&pool)
+    .await
+    .unwrap();
+    assert_eq!(details[0]["codegraph"], json!("full"), "{details:?}");
+    assert_eq!(
+        details[0]["skipped"],
+        json!({ "binary": 1, "not_utf8": 2, "too_large": 1 }),
+        "{details:?}"
+    );
+    assert_eq!(details[0]["depth_limited"], json!(3), "{details:?}");
+    let snapshot = relay_codegraph::store::Snapshot::new("github/octo/repo", second.as_str());
+    let stored = store.export(&snapshot).await.unwrap();
+    assert!(
+        stored
+            .edges
+            .iter()
+            .any(|e| e.from == "app.more.run" && e.to.as_deref() == Some("app.util.helper")),
+        "the sane files next to the hostile ones are indexed"
+    );
+}

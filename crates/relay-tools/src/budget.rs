@@ -45,6 +45,9 @@ pub struct ToolLimits {
     pub job_max_tokens: usize,
     /// Files walked at most when looking for the closest existing path.
     pub fuzzy_max_candidates: usize,
+    /// Wall-clock limit of one call, in seconds: past it the call stops (grep returns what it
+    /// found so far, marked partial; other tools fail with a "narrow it" message).
+    pub call_timeout_secs: u64,
 }
 
 impl Default for ToolLimits {
@@ -66,6 +69,7 @@ impl Default for ToolLimits {
             job_max_files_read: 200,
             job_max_tokens: 400_000,
             fuzzy_max_candidates: 200_000,
+            call_timeout_secs: 60,
         }
     }
 }

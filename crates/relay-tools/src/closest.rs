@@ -8,10 +8,14 @@
 //! requested name up to the extension gets a name similarity of at least 0.9. The best candidate is
 //! *unambiguous* when it scores at least [`AUTO_PICK_MIN_SCORE`] and leads the runner-up by at least
 //! [`AUTO_PICK_MIN_LEAD`].
+//!
+//! Bounded whatever the repository holds: at most `fuzzy_max_candidates` entries are walked (the
+//! walk stops when the call is cancelled or past its deadline), and the distance is computed on
+//! at most the last [`MAX_COMPARED_CHARS`] characters of each side, so one comparison costs at
+//! most `MAX_COMPARED_CHARS²` cells however long the requested or the existing path is.
 
-use crate::budget::ToolLimits;
 use crate::error::ToolError;
-use crate::sandbox::Sandbox;
+use crate::tool::ToolContext;
 use crate::walk::walker;
 
 /// Suggestions offered.
@@ -24,6 +28,9 @@ pub const AUTO_PICK_MIN_SCORE: f64 = 0.7;
 pub const AUTO_PICK_MIN_LEAD: f64 = 0.08;
 /// Candidates that get the (more expensive) whole-path comparison.
 const SHORTLIST: usize = 64;
+/// Characters of a path (or name) a comparison considers: the last ones, where paths differ
+/// most and file names live. Real paths are shorter; a model can send a megabyte.
+pub const MAX_COMPARED_CHARS: usize = 256;
 
 /// A candidate path and its score in `[0, 1]`.
 #[derive(Debug, Clone, PartialEq)]
@@ -35,8 +42,10 @@ pub struct Candidate {
 }
 
 /// The closest existing paths to `requested`, best first (at most [`MAX_SUGGESTIONS`]).
-pub fn closest_paths(sandbox: &Sandbox, limits: &ToolLimits, requested: &str) -> Vec<Candidate> {
-    let query = normalise(requested);
+pub fn closest_paths(context: &ToolContext, requested: &str) -> Vec<Candidate> {
+    let sandbox = context.sandbox();
+    let limits = context.limits();
+    let query = normalise(tail(requested.trim(), MAX_COMPARED_CHARS * 2));
     if query.is_empty() {
         return Vec::new();
     }
@@ -47,6 +56,9 @@ pub fn closest_paths(sandbox: &Sandbox, limits: &ToolLimits, requested: &str) ->
         .flatten()
         .take(limits.fuzzy_max_candidates)
     {
+        if context.control().stop().is_some() {
+            break;
+        }
         if entry.depth() == 0 {
             continue;
         }
@@ -100,10 +112,10 @@ pub fn unambiguous(candidates: &[Candidate]) -> Option<&Candidate> {
 }
 
 /// Adds closest-path suggestions to a `NotFound` error; other errors pass through.
-pub fn with_suggestions(sandbox: &Sandbox, limits: &ToolLimits, error: ToolError) -> ToolError {
+pub fn with_suggestions(context: &ToolContext, error: ToolError) -> ToolError {
     match error {
         ToolError::NotFound { path, suggestions } if suggestions.is_empty() => {
-            let suggestions = closest_paths(sandbox, limits, &path)
+            let suggestions = closest_paths(context, &path)
                 .into_iter()
                 .map(|c| c.path)
                 .collect();
@@ -145,10 +157,19 @@ fn name_similarity(query_name: &str, candidate_name: &str) -> f64 {
     }
 }
 
-/// `1 − distance / longer length`.
+/// The last `max_chars` characters of `text`.
+fn tail(text: &str, max_chars: usize) -> &str {
+    match text.char_indices().rev().nth(max_chars.saturating_sub(1)) {
+        Some((start, _)) if max_chars > 0 => &text[start..],
+        _ if max_chars == 0 => "",
+        _ => text,
+    }
+}
+
+/// `1 − distance / longer length`, over the last [`MAX_COMPARED_CHARS`] characters of each.
 fn similarity(left: &str, right: &str) -> f64 {
-    let left: Vec<char> = left.chars().collect();
-    let right: Vec<char> = right.chars().collect();
+    let left: Vec<char> = tail(left, MAX_COMPARED_CHARS).chars().collect();
+    let right: Vec<char> = tail(right, MAX_COMPARED_CHARS).chars().collect();
     let longer = left.len().max(right.len());
     if longer == 0 {
         return 1.0;
@@ -194,6 +215,19 @@ mod tests {
         assert_eq!(d("mian.rs", "main.rs"), 1);
         assert_eq!(d("kitten", "sitting"), 3);
         assert_eq!(d("", "abc"), 3);
+    }
+
+    #[test]
+    fn comparisons_consider_a_bounded_tail() {
+        assert_eq!(tail("abcdef", 3), "def");
+        assert_eq!(tail("ab", 3), "ab");
+        assert_eq!(tail("ééé", 2), "éé");
+        // Two long paths that differ only before the compared tail are equal to the comparison,
+        // and the distance table stays MAX_COMPARED_CHARS² whatever their length.
+        let common = "x/".repeat(MAX_COMPARED_CHARS);
+        let left = format!("{}{common}", "a".repeat(2_000));
+        let right = format!("{}{common}", "b".repeat(2_000));
+        assert_eq!(similarity(&left, &right), 1.0);
     }
 
     #[test]

@@ -47,6 +47,17 @@ pub enum ToolError {
     /// A per-job budget is used up.
     #[error("budget exhausted: {0}")]
     BudgetExhausted(String),
+    /// The call ran past its deadline (`[tools] call_timeout_secs`).
+    #[error(
+        "the call took longer than {seconds}s and was stopped; narrow it (a path, a glob, a more specific pattern)"
+    )]
+    DeadlineExceeded {
+        /// The deadline in seconds.
+        seconds: u64,
+    },
+    /// The explore or job that made the call was cancelled.
+    #[error("the call was cancelled")]
+    Cancelled,
     /// An I/O error while reading inside the repository.
     #[error("i/o error: {0}")]
     Io(String),

@@ -62,7 +62,7 @@ impl Tool for GlobTool {
         let arguments: GlobArgs = parse_arguments(arguments)?;
         let sandbox = context.sandbox();
         let base = resolve_start(sandbox, arguments.path.as_deref())
-            .map_err(|error| with_suggestions(sandbox, context.limits(), error))?;
+            .map_err(|error| with_suggestions(context, error))?;
         if base.kind != EntryKind::Dir {
             return Err(ToolError::InvalidArguments(format!(
                 "`path` {} is a file, not a directory",
@@ -181,6 +181,7 @@ fn find(
     };
     let mut paths = Vec::new();
     for entry in walker(sandbox.root(), &start.abs).build().flatten() {
+        context.check_stop()?;
         if entry.depth() == 0 && start.abs == base.abs {
             continue;
         }

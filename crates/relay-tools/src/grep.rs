@@ -125,6 +125,21 @@ pub fn format_hits(
 /// The summary line after the hits. (Skipped binary files are mentioned only when nothing
 /// matched, see [`crate::retry`]: in a normal result they are noise.)
 pub fn summary_line(outcome: &SearchOutcome, max_shown: usize, truncated: bool) -> String {
+    let mut line = counts_line(outcome, max_shown, truncated);
+    if outcome.stopped.is_some() {
+        line.push_str(" — the search hit the call's deadline: these counts are lower bounds");
+    }
+    if outcome.long_line_files > 0 {
+        line.push_str(&format!(
+            "; {} with a line over {} MiB not searched",
+            plural(outcome.long_line_files, "file", "files"),
+            crate::search::MAX_LINE_BUFFER_BYTES / (1024 * 1024)
+        ));
+    }
+    line
+}
+
+fn counts_line(outcome: &SearchOutcome, max_shown: usize, truncated: bool) -> String {
     if truncated {
         format!(
             "Showing {} of {} in {} — narrow with path or a more specific pattern",

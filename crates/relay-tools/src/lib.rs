@@ -9,6 +9,7 @@
 //! - [`retry`]: the deterministic retry ladder for empty `grep` results.
 //! - [`closest`]: closest existing paths for "file not found".
 //! - [`budget`]: per-call caps, per-job totals and the traversal state.
+//! - [`control`]: the deadline and cancellation flag of one call.
 //! - [`walk`]: the shared `.gitignore`-aware walker.
 //! - [`output`]: size notes and line cutting.
 //! - [`error`]: the [`ToolError`] enum, whose text the agent reads.
@@ -16,6 +17,7 @@
 pub mod budget;
 pub mod citation;
 pub mod closest;
+pub mod control;
 pub mod error;
 pub mod glob;
 pub mod grep;

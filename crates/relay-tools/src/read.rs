@@ -98,7 +98,7 @@ fn resolve_with_fallback(
     match sandbox.resolve(path) {
         Ok(resolved) => Ok((resolved, None)),
         Err(ToolError::NotFound { path: shown, .. }) => {
-            let candidates = closest_paths(sandbox, context.limits(), path);
+            let candidates = closest_paths(context, path);
             if let Some(best) = unambiguous(&candidates) {
                 let resolved = sandbox.resolve(best.path.trim_end_matches('/'))?;
                 let others: Vec<&str> =

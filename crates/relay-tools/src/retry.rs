@@ -15,7 +15,7 @@ use crate::error::ToolError;
 use crate::grep::{GrepArgs, format_hits, is_root, resolve_start, summary_line};
 use crate::output::plural;
 use crate::sandbox::Sandbox;
-use crate::search::{SearchOutcome, SearchQuery, search};
+use crate::search::{SearchLimits, SearchOutcome, SearchQuery, search};
 use crate::tool::ToolContext;
 
 /// Most retries per call.
@@ -41,7 +41,7 @@ pub fn grep_with_retries(context: &ToolContext, arguments: &GrepArgs) -> Result<
         )));
     }
     let start = resolve_start(sandbox, arguments.path.as_deref())
-        .map_err(|error| crate::closest::with_suggestions(sandbox, limits, error))?;
+        .map_err(|error| crate::closest::with_suggestions(context, error))?;
     let base = SearchQuery {
         pattern: arguments.pattern.clone(),
         literal: arguments.literal,
@@ -54,13 +54,17 @@ pub fn grep_with_retries(context: &ToolContext, arguments: &GrepArgs) -> Result<
         context: context_lines,
     };
     let keep = limits.grep_max_matches;
-    let max_chars = limits.grep_max_line_chars;
+    let search_limits = SearchLimits {
+        keep_matches: keep,
+        max_line_chars: limits.grep_max_line_chars,
+    };
+    let control = context.control();
 
-    let mut outcome = search(sandbox, &base, keep, max_chars)?;
+    let mut outcome = search(sandbox, &base, search_limits, control)?;
     let mut history = vec![(describe(&base), outcome.total_matches)];
-    if outcome.total_matches == 0 {
+    if outcome.total_matches == 0 && outcome.stopped.is_none() {
         for step in plan(sandbox, &base)?.into_iter().take(MAX_RETRIES) {
-            outcome = search(sandbox, &step, keep, max_chars)?;
+            outcome = search(sandbox, &step, search_limits, control)?;
             history.push((describe(&step), outcome.total_matches));
             if outcome.total_matches > 0 {
                 break;
@@ -316,6 +320,9 @@ fn render(
     }
     if outcome.total_matches == 0 {
         let mut line = String::from("No matches");
+        if outcome.stopped.is_some() {
+            line = String::from("No matches before the call's deadline stopped the search");
+        }
         if history.len() == 1 {
             line.push_str(&format!(" for {}", history[0].0));
         }
@@ -323,6 +330,13 @@ fn render(
             line.push_str(&format!(
                 " ({} skipped)",
                 plural(outcome.binary_files, "binary file", "binary files")
+            ));
+        }
+        if outcome.long_line_files > 0 {
+            line.push_str(&format!(
+                " ({} with a line over {} MiB not searched)",
+                plural(outcome.long_line_files, "file", "files"),
+                crate::search::MAX_LINE_BUFFER_BYTES / (1024 * 1024)
             ));
         }
         out.push_str(&line);

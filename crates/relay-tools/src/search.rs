@@ -1,7 +1,17 @@
 //! The search engine behind `grep`: a parallel, `.gitignore`-aware walk (`ignore`) and
 //! `grep-searcher` on each regular file. Binary files (a NUL byte) are skipped entirely; files are
-//! opened with `O_NOFOLLOW | O_NONBLOCK`. Hits are collected per file and sorted by path.
+//! opened with `O_NOFOLLOW | O_NONBLOCK`.
+//!
+//! Memory does not grow with the repository: matches are counted in every file, but lines are
+//! kept only for the files that can still be shown. Results are shown in path order, so the kept
+//! set is the first files by path whose kept matches reach the shown cap; a file that sorts after
+//! them is counted and dropped (see [`Kept`]). Kept lines are cut before decoding, and the
+//! searcher's line buffer is capped at [`MAX_LINE_BUFFER_BYTES`] (a file with a longer line is
+//! counted in [`SearchOutcome::long_line_files`], not searched). The walk and the per-line sink
+//! poll the call's [`CallControl`]: a cancelled call stops, a call past its deadline returns what
+//! it counted so far, marked [`SearchOutcome::stopped`] (the counts are then lower bounds).
 
+use std::collections::BTreeMap;
 use std::fs::OpenOptions;
 use std::os::unix::fs::OpenOptionsExt;
 use std::path::Path;
@@ -14,6 +24,7 @@ use grep_searcher::{
 };
 use ignore::WalkState;
 
+use crate::control::{CallControl, Stop};
 use crate::error::ToolError;
 use crate::output::{cut_line, group_thousands, line_text};
 use crate::sandbox::{Resolved, Sandbox};
@@ -36,15 +47,37 @@ pub struct SearchQuery {
     pub context: usize,
 }
 
-/// All hits of one search, files sorted by path.
+/// Largest line buffer of the searcher: a file with a longer line is not searched (it would
+/// otherwise be held whole in memory, several times over while the buffer grows).
+pub const MAX_LINE_BUFFER_BYTES: usize = 8 * 1024 * 1024;
+
+/// The hits of one search: the first files by path (enough to fill the shown cap), and counts
+/// over every file searched.
 #[derive(Debug, Clone, Default)]
 pub struct SearchOutcome {
-    /// Files with at least one match, sorted by path.
+    /// The first files with matches by path, sorted, with their kept lines: together they hold
+    /// at least the shown cap of matching lines (or all of them).
     pub files: Vec<FileHits>,
-    /// Matching lines in all files.
+    /// Matching lines in all files searched.
     pub total_matches: usize,
+    /// Files with at least one match.
+    pub matched_files: usize,
     /// Binary files skipped.
     pub binary_files: usize,
+    /// Files not searched because a line is longer than [`MAX_LINE_BUFFER_BYTES`].
+    pub long_line_files: usize,
+    /// Set when the search stopped early (its deadline): the counts are lower bounds.
+    pub stopped: Option<Stop>,
+}
+
+/// Caps of one search.
+#[derive(Debug, Clone, Copy)]
+pub struct SearchLimits {
+    /// Matching lines shown: at most this many are kept per file, and files are kept (first by
+    /// path) until their kept matches reach it.
+    pub keep_matches: usize,
+    /// Characters kept per line.
+    pub max_line_chars: usize,
 }
 
 /// The hits in one file.
@@ -85,8 +118,50 @@ pub enum LineKind {
 impl SearchOutcome {
     /// Number of files with matches.
     pub fn total_files(&self) -> usize {
-        self.files.len()
+        self.matched_files
     }
+}
+
+/// The files whose lines are kept while the search runs: the first ones by path, just enough to
+/// fill the shown cap. Bounded by `keep_matches + 1` files of at most `keep_matches` matching
+/// lines each (plus context), whatever the repository holds.
+#[derive(Debug, Default)]
+struct Kept {
+    keep_matches: usize,
+    files: BTreeMap<String, FileHits>,
+    /// Matching lines kept, over `files`.
+    kept_matches: usize,
+}
+
+impl Kept {
+    fn insert(&mut self, file: FileHits) {
+        let kept = kept_matches(&file);
+        if let Some((last, _)) = self.files.last_key_value()
+            && self.kept_matches >= self.keep_matches
+            && file.path > *last
+        {
+            // Sorts after files that already fill the cap: never shown.
+            return;
+        }
+        self.kept_matches += kept;
+        self.files.insert(file.path.clone(), file);
+        // Drop the last files while the ones before them still fill the cap.
+        while let Some((_, last)) = self.files.last_key_value() {
+            let last_kept = kept_matches(last);
+            if self.kept_matches - last_kept < self.keep_matches {
+                break;
+            }
+            self.kept_matches -= last_kept;
+            self.files.pop_last();
+        }
+    }
+}
+
+fn kept_matches(file: &FileHits) -> usize {
+    file.lines
+        .iter()
+        .filter(|line| line.kind == LineKind::Match)
+        .count()
 }
 
 /// Builds the matcher for a query.
@@ -111,14 +186,28 @@ fn build_glob(glob: &str) -> Result<(GlobMatcher, bool), ToolError> {
     Ok((matcher, whole_path))
 }
 
-/// Runs one search. At most `keep_per_file` matching lines (plus context) are kept per file; all
-/// matches are counted. Lines are cut to `max_line_chars`.
+/// Running totals of a search, shared by the walk's threads.
+#[derive(Debug, Default)]
+struct Totals {
+    kept: Kept,
+    total_matches: usize,
+    matched_files: usize,
+    binary_files: usize,
+    long_line_files: usize,
+}
+
+/// Runs one search (see the module docs for what is kept). Fails with [`ToolError::Cancelled`]
+/// when `control` is cancelled; past its deadline it returns the partial outcome.
 pub fn search(
     sandbox: &Sandbox,
     query: &SearchQuery,
-    keep_per_file: usize,
-    max_line_chars: usize,
+    limits: SearchLimits,
+    control: &CallControl,
 ) -> Result<SearchOutcome, ToolError> {
+    let SearchLimits {
+        keep_matches,
+        max_line_chars,
+    } = limits;
     let matcher = build_matcher(query)?;
     let glob = query.glob.as_deref().map(build_glob).transpose()?;
     let mut searcher_builder = SearcherBuilder::new();
@@ -126,8 +215,15 @@ pub fn search(
         .line_number(true)
         .binary_detection(BinaryDetection::quit(b'\x00'))
         .before_context(query.context)
-        .after_context(query.context);
-    let results: Mutex<SearchOutcome> = Mutex::new(SearchOutcome::default());
+        .after_context(query.context)
+        .heap_limit(Some(MAX_LINE_BUFFER_BYTES));
+    let results: Mutex<Totals> = Mutex::new(Totals {
+        kept: Kept {
+            keep_matches,
+            ..Kept::default()
+        },
+        ..Totals::default()
+    });
     let root = sandbox.root();
     let threads = std::thread::available_parallelism()
         .map(|n| n.get())
@@ -141,6 +237,9 @@ pub fn search(
         let glob = glob.clone();
         let results = &results;
         Box::new(move |entry| {
+            if control.stop().is_some() {
+                return WalkState::Quit;
+            }
             let Ok(entry) = entry else {
                 return WalkState::Continue;
             };
@@ -162,18 +261,26 @@ pub fn search(
                     return WalkState::Continue;
                 }
             }
-            let mut collector = Collector::new(keep_per_file, max_line_chars);
-            if search_one(&mut searcher, &matcher, entry.path(), &mut collector).is_err() {
-                return WalkState::Continue;
-            }
+            let mut collector = Collector::new(keep_matches, max_line_chars, control);
+            let searched = search_one(&mut searcher, &matcher, entry.path(), &mut collector);
             let mut results = results
                 .lock()
                 .unwrap_or_else(|poisoned| poisoned.into_inner());
+            if let Err(error) = searched {
+                // The searcher's only allocation error is a line over the buffer cap.
+                if error.kind() == std::io::ErrorKind::OutOfMemory
+                    || error.to_string().contains("allocation limit")
+                {
+                    results.long_line_files += 1;
+                }
+                return WalkState::Continue;
+            }
             if collector.binary {
                 results.binary_files += 1;
             } else if collector.count > 0 {
                 results.total_matches += collector.count;
-                results.files.push(FileHits {
+                results.matched_files += 1;
+                results.kept.insert(FileHits {
                     path: rel,
                     match_count: collector.count,
                     lines: collector.lines,
@@ -182,13 +289,21 @@ pub fn search(
             WalkState::Continue
         })
     });
-    let mut outcome = results
+    let totals = results
         .into_inner()
         .unwrap_or_else(|poisoned| poisoned.into_inner());
-    outcome
-        .files
-        .sort_unstable_by(|left, right| left.path.cmp(&right.path));
-    Ok(outcome)
+    let stopped = control.stop();
+    if stopped == Some(Stop::Cancelled) {
+        return Err(ToolError::Cancelled);
+    }
+    Ok(SearchOutcome {
+        files: totals.kept.files.into_values().collect(),
+        total_matches: totals.total_matches,
+        matched_files: totals.matched_files,
+        binary_files: totals.binary_files,
+        long_line_files: totals.long_line_files,
+        stopped,
+    })
 }
 
 /// Searches one file, opened without following symlinks and without blocking on FIFOs.
@@ -196,7 +311,7 @@ fn search_one(
     searcher: &mut Searcher,
     matcher: &RegexMatcher,
     path: &Path,
-    collector: &mut Collector,
+    collector: &mut Collector<'_>,
 ) -> std::io::Result<()> {
     let file = OpenOptions::new()
         .read(true)
@@ -219,7 +334,8 @@ fn relative(root: &Path, path: &Path) -> String {
 }
 
 /// Collects the hits of one file.
-struct Collector {
+struct Collector<'c> {
+    control: &'c CallControl,
     keep: usize,
     max_line_chars: usize,
     count: usize,
@@ -228,9 +344,10 @@ struct Collector {
     binary: bool,
 }
 
-impl Collector {
-    fn new(keep: usize, max_line_chars: usize) -> Self {
+impl<'c> Collector<'c> {
+    fn new(keep: usize, max_line_chars: usize, control: &'c CallControl) -> Self {
         Self {
+            control,
             keep,
             max_line_chars,
             count: 0,
@@ -262,10 +379,14 @@ impl Collector {
     }
 }
 
-impl Sink for Collector {
+impl Sink for Collector<'_> {
     type Error = std::io::Error;
 
     fn matched(&mut self, _searcher: &Searcher, hit: &SinkMatch<'_>) -> Result<bool, Self::Error> {
+        // A file with millions of matching lines must not outlive a cancelled call.
+        if self.control.stop().is_some() {
+            return Ok(false);
+        }
         self.count += 1;
         if self.count <= self.keep {
             self.push(hit.line_number(), hit.bytes(), LineKind::Match);

@@ -6,6 +6,7 @@ use serde::Serialize;
 use serde::de::DeserializeOwned;
 
 use crate::budget::{JobBudget, ToolLimits, TraversalState};
+use crate::control::{CallControl, Stop};
 use crate::error::ToolError;
 use crate::output::{self, estimate_tokens, group_thousands};
 use crate::sandbox::Sandbox;
@@ -52,6 +53,8 @@ pub struct ToolContext {
     sandbox: Sandbox,
     limits: ToolLimits,
     job: Arc<Mutex<JobState>>,
+    /// The deadline and cancellation flag of the call in progress (set per call by the registry).
+    control: CallControl,
 }
 
 /// Mutable per-job state: the budget totals and the traversal record.
@@ -70,7 +73,40 @@ impl ToolContext {
             sandbox: Sandbox::new(repo_root)?,
             limits,
             job: Arc::default(),
+            control: CallControl::default(),
         })
+    }
+
+    /// This context for one call governed by `control`.
+    pub fn with_control(&self, control: CallControl) -> Self {
+        Self {
+            control,
+            ..self.clone()
+        }
+    }
+
+    /// The deadline and cancellation flag of the current call.
+    pub fn control(&self) -> &CallControl {
+        &self.control
+    }
+
+    /// `Err` when the current call must stop (cancelled, or past its deadline): for tools to
+    /// poll in their loops.
+    pub fn check_stop(&self) -> Result<(), ToolError> {
+        match self.control.stop() {
+            None => Ok(()),
+            Some(stop) => Err(self.stop_error(stop)),
+        }
+    }
+
+    /// The error a tool returns when it stops for `stop`.
+    pub fn stop_error(&self, stop: Stop) -> ToolError {
+        match stop {
+            Stop::Cancelled => ToolError::Cancelled,
+            Stop::DeadlineExceeded => ToolError::DeadlineExceeded {
+                seconds: self.limits.call_timeout_secs,
+            },
+        }
     }
 
     /// The sandbox confining this job.
@@ -148,9 +184,21 @@ impl ToolRegistry {
             .collect()
     }
 
-    /// Runs one call: checks the job budget, parses the arguments, runs the tool, caps the output
-    /// at `max_call_tokens`, appends the size note and charges the budget.
+    /// Runs one call under a fresh deadline (`call_timeout_secs`): see [`Self::call_controlled`].
     pub fn call(
+        &self,
+        context: &ToolContext,
+        name: &str,
+        arguments_json: &str,
+    ) -> Result<String, ToolError> {
+        let control = CallControl::with_timeout(call_timeout(context.limits()));
+        self.call_controlled(&context.with_control(control), name, arguments_json)
+    }
+
+    /// Runs one call governed by the context's [`CallControl`]: checks the job budget, parses the
+    /// arguments, runs the tool, caps the output at `max_call_tokens`, appends the size note and
+    /// charges the budget.
+    pub fn call_controlled(
         &self,
         context: &ToolContext,
         name: &str,
@@ -177,19 +225,51 @@ impl ToolRegistry {
 
     /// [`call`](Self::call) on tokio's blocking pool, for async callers (the agent loop): tool
     /// calls do file I/O and CPU-bound searching and must not run on the async workers.
+    ///
+    /// The call has a deadline (`call_timeout_secs`) and is cancelled when this future is dropped
+    /// (the explore or job awaiting it was cancelled or timed out): the blocking work polls the
+    /// flag and stops. Should a tool not stop in time, the caller still gets its answer at the
+    /// deadline (plus a short grace) and the work is left to wind down on its own.
     pub async fn call_async(
         self: Arc<Self>,
         context: ToolContext,
         name: String,
         arguments_json: String,
     ) -> Result<String, ToolError> {
+        let control = CallControl::with_timeout(call_timeout(context.limits()));
+        self.call_async_with(context, control, name, arguments_json)
+            .await
+    }
+
+    /// [`call_async`](Self::call_async) governed by `control` (the caller may cancel it, or
+    /// give it another deadline).
+    pub async fn call_async_with(
+        self: Arc<Self>,
+        context: ToolContext,
+        control: CallControl,
+        name: String,
+        arguments_json: String,
+    ) -> Result<String, ToolError> {
+        let timeout = call_timeout(context.limits());
+        let guard = control.cancel_on_drop();
+        let context = context.with_control(control);
+        let waited = context.clone();
         let span = tracing::Span::current();
-        tokio::task::spawn_blocking(move || {
+        let task = tokio::task::spawn_blocking(move || {
             let _entered = span.enter();
-            self.call(&context, &name, &arguments_json)
-        })
-        .await
-        .map_err(|error| ToolError::Io(format!("tool task failed: {error}")))?
+            self.call_controlled(&context, &name, &arguments_json)
+        });
+        let result = match tokio::time::timeout(timeout + STOP_GRACE, task).await {
+            Ok(joined) => {
+                joined.map_err(|error| ToolError::Io(format!("tool task failed: {error}")))?
+            }
+            Err(_) => {
+                waited.control().cancel();
+                Err(waited.stop_error(Stop::DeadlineExceeded))
+            }
+        };
+        guard.disarm();
+        result
     }
 
     fn unknown(&self, name: &str) -> ToolError {
@@ -199,6 +279,14 @@ impl ToolRegistry {
             available: names.join(", "),
         }
     }
+}
+
+/// How long past its deadline a call is awaited before the caller gets the deadline error.
+const STOP_GRACE: std::time::Duration = std::time::Duration::from_secs(2);
+
+/// The per-call wall-clock limit (at least one second).
+fn call_timeout(limits: &ToolLimits) -> std::time::Duration {
+    std::time::Duration::from_secs(limits.call_timeout_secs.max(1))
 }
 
 /// Parses JSON arguments into a tool's argument type, with the field path in the message.

@@ -12,6 +12,7 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 
 use crate::closest::with_suggestions;
+use crate::control::CallControl;
 use crate::error::ToolError;
 use crate::grep::resolve_start;
 use crate::output::{group_thousands, plural};
@@ -70,19 +71,22 @@ impl Tool for TreeTool {
         }
         let sandbox = context.sandbox();
         let start = resolve_start(sandbox, arguments.path.as_deref())
-            .map_err(|error| with_suggestions(sandbox, limits, error))?;
+            .map_err(|error| with_suggestions(context, error))?;
         if start.kind != EntryKind::Dir {
             return Err(ToolError::InvalidArguments(format!(
                 "{} is a file; use read to see it",
                 start.rel
             )));
         }
-        Ok(outline(
+        let text = outline(
             sandbox.root(),
             &start,
             depth,
             limits.tree_max_entries,
-        ))
+            context.control(),
+        );
+        context.check_stop()?;
+        Ok(text)
     }
 }
 
@@ -94,11 +98,20 @@ struct Node {
     symlink: bool,
 }
 
-fn outline(sandbox_root: &Path, start: &Resolved, depth: usize, max_entries: usize) -> String {
+fn outline(
+    sandbox_root: &Path,
+    start: &Resolved,
+    depth: usize,
+    max_entries: usize,
+    control: &CallControl,
+) -> String {
     let skipped: SkipRecorder = Arc::default();
     let builder = walker_recording(sandbox_root, &start.abs, Some(Arc::clone(&skipped)));
     let mut root = Node::default();
     for entry in builder.build().flatten() {
+        if control.stop().is_some() {
+            break;
+        }
         if entry.depth() == 0 {
             continue;
         }

@@ -8,14 +8,12 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 use anyhow::Context as _;
-use relay_codegraph::index::Indexer;
+// Indexing runs on its own thread with the indexer's stack size (its recursion is bounded).
+use relay_codegraph::index::{INDEX_STACK_BYTES, Indexer};
 use relay_codegraph::store::GraphStore;
 use relay_repo::{RepoManager, RepoSpec};
 use serde_json::{Value, json};
 use tokio::sync::Mutex;
-
-/// Indexing recurses over syntax trees: it runs on its own thread with a big stack.
-const INDEX_STACK_BYTES: usize = 256 * 1024 * 1024;
 
 /// The code-graph side of `update_checkout`.
 pub struct CodegraphIndexing {
@@ -118,6 +116,8 @@ impl CodegraphIndexing {
                     "files": stats.files,
                     "symbols": stats.symbols,
                     "edges": stats.edges,
+                    "skipped": stats.skipped,
+                    "depth_limited": stats.depth_limited,
                     "duration_ms": stats.duration.as_millis() as u64,
                 });
                 (indexer, detail)

@@ -6,7 +6,9 @@ use std::sync::Arc;
 
 use anyhow::Context as _;
 use clap::Args;
-use relay_codegraph::index::{IndexOptions, Phase, Progress, index_repository};
+use relay_codegraph::index::{
+    INDEX_STACK_BYTES, IndexOptions, IndexStats, Phase, Progress, index_repository,
+};
 
 #[derive(Debug, Args)]
 pub struct IndexArgs {
@@ -19,9 +21,6 @@ pub struct IndexArgs {
     #[arg(long, default_value_t = 0)]
     threads: usize,
 }
-
-/// Indexing recurses over syntax trees; deeply nested generated code needs a big stack.
-pub const INDEX_STACK_BYTES: usize = 256 * 1024 * 1024;
 
 pub fn run(args: &IndexArgs) -> anyhow::Result<()> {
     if !matches!(args.format.as_str(), "text" | "json") {
@@ -103,5 +102,45 @@ pub fn run(args: &IndexArgs) -> anyhow::Result<()> {
             stats.parse_errors
         );
     }
+    print!("{}", skipped_summary(stats));
     Ok(())
+}
+
+/// The lines about files not (fully) indexed: skipped files by reason, and files cut at the
+/// nesting limit. Empty when every file was indexed whole.
+fn skipped_summary(stats: &IndexStats) -> String {
+    let mut out = String::new();
+    let skipped: usize = stats.skipped.values().sum();
+    if skipped > 0 {
+        out.push_str(&format!("Skipped files: {skipped}\n"));
+        for (reason, count) in &stats.skipped {
+            out.push_str(&format!("  {reason}: {count}\n"));
+        }
+    }
+    if stats.depth_limited > 0 {
+        out.push_str(&format!(
+            "Files nested past the depth limit (deeper code unresolved): {}\n",
+            stats.depth_limited
+        ));
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_summary_lists_skipped_files_by_reason() {
+        let mut stats = IndexStats::default();
+        assert_eq!(skipped_summary(&stats), "");
+        stats.skipped.insert("binary".into(), 1);
+        stats.skipped.insert("not_utf8".into(), 2);
+        stats.depth_limited = 3;
+        assert_eq!(
+            skipped_summary(&stats),
+            "Skipped files: 3\n  binary: 1\n  not_utf8: 2\n\
+             Files nested past the depth limit (deeper code unresolved): 3\n"
+        );
+    }
 }
