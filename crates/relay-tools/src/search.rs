@@ -49,7 +49,7 @@ pub struct SearchQuery {
 
 /// Largest line buffer of the searcher: a file with a longer line is not searched (it would
 /// otherwise be held whole in memory, several times over while the buffer grows).
-pub const MAX_LINE_BUFFER_BYTES: usize = 8 * 1024 * 1024;
+pub const MAX_LINE_BUFFER_BYTES: usize = 2 * 1024 * 1024;
 
 /// The hits of one search: the first files by path (enough to fill the shown cap), and counts
 /// over every file searched.

@@ -91,7 +91,7 @@ fn a_line_longer_than_the_buffer_cap_is_not_held_in_memory() {
         serde_json::json!({ "pattern": "needle" }),
     );
     assert!(
-        result.contains("1 match in 1 file; 1 file with a line over 8 MiB not searched"),
+        result.contains("1 match in 1 file; 1 file with a line over 2 MiB not searched"),
         "{result}"
     );
 }
