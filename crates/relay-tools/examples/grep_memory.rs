@@ -28,7 +28,7 @@ fn generate(root: &Path, megabytes: usize) -> std::io::Result<()> {
     let mut body = String::new();
     let mut index = 0usize;
     while body.len() < FILE_BYTES {
-        body.push_str(if index % 10 == 0 { hit } else { line });
+        body.push_str(if index.is_multiple_of(10) { hit } else { line });
         index += 1;
     }
     let files = (megabytes * 1024 * 1024 * 9 / 10) / body.len();

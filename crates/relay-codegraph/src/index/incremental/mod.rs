@@ -124,7 +124,7 @@ impl Indexer {
         for (file, item) in files.iter().zip(parsed) {
             match item {
                 Parsed::Facts(f) => {
-                    facts.insert(f.rel.clone(), f);
+                    facts.insert(f.rel.clone(), *f);
                 }
                 Parsed::Skipped(reason) => {
                     skipped.insert(file.rel.clone(), reason);

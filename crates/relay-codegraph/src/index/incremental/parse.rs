@@ -18,7 +18,7 @@ thread_local! {
 /// What parsing one file gave.
 #[derive(Debug)]
 pub(super) enum Parsed {
-    Facts(FileFacts),
+    Facts(Box<FileFacts>),
     /// The file exists but is not indexed (counted in the stats).
     Skipped(SkipReason),
     /// The file no longer exists (or the parser gave up on it).
@@ -29,7 +29,7 @@ impl Parsed {
     /// The facts, if the file was indexed.
     pub(super) fn into_facts(self) -> Option<FileFacts> {
         match self {
-            Parsed::Facts(facts) => Some(facts),
+            Parsed::Facts(facts) => Some(*facts),
             Parsed::Skipped(_) | Parsed::Gone => None,
         }
     }
@@ -102,13 +102,13 @@ pub(super) fn parse_file(
             ))
         }
     };
-    Parsed::Facts(FileFacts {
+    Parsed::Facts(Box::new(FileFacts {
         rel: file.rel.clone(),
         lines,
         parse_error: root_node.has_error(),
         depth_limited: depth::take_hit(),
         lang,
-    })
+    }))
 }
 
 /// Dotted module name of a Python file and whether it is a package (`__init__.py`).

@@ -313,9 +313,7 @@ impl<'s> PyBuilder<'s> {
 
     /// An assignment; returns the assigned value (`a = b = f`: both are bound to `f`).
     fn assignment(&mut self, node: Node<'_>) -> Option<u32> {
-        let Some(_depth) = crate::index::depth::Depth::enter() else {
-            return None;
-        };
+        let _depth = crate::index::depth::Depth::enter()?;
         let right = field!(node, "right");
         let value = match right {
             Some(r) if py_kind(r) == "assignment" => self.assignment(r),
