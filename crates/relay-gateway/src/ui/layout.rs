@@ -54,7 +54,7 @@ fn shell(title: &str, body: Markup, script: Option<&str>) -> Markup {
             head {
                 meta charset="utf-8";
                 meta name="viewport" content="width=device-width, initial-scale=1";
-                meta name="referrer" content="no-referrer";
+                meta name="referrer" content="same-origin";
                 title { (title) " · Relay" }
                 link rel="stylesheet" href="/ui/assets/style.css";
                 @if let Some(script) = script {

@@ -196,8 +196,10 @@ fn behind_https(headers: &HeaderMap) -> bool {
         })
 }
 
-/// A browser's form post from another site carries that site's `Origin`: refused. (The session
-/// cookie is `SameSite=Strict` too; this also stops signing a victim in to an attacker's token.)
+/// A browser's form post from another site carries that site's `Origin` (or `null` from a
+/// sandboxed frame): refused. The pages' `Referrer-Policy: same-origin` keeps our own posts'
+/// `Origin` (`no-referrer` would turn it into `null`). The session cookie is `SameSite=Strict`
+/// too; this also stops signing a victim in with an attacker's token.
 fn same_origin(headers: &HeaderMap) -> bool {
     let Some(origin) = headers.get(header::ORIGIN).and_then(|v| v.to_str().ok()) else {
         return true;

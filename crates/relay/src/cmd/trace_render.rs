@@ -7,7 +7,7 @@ use std::fmt::Write as _;
 use relay_store::trace::{Event, Run};
 use serde_json::Value;
 
-pub use relay_core::prices::{ModelPrice, Prices};
+pub use relay_core::prices::Prices;
 
 /// LLM spend of one role.
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -221,6 +221,7 @@ pub fn render(runs: &[Run], events: &[Event], prices: &Prices) -> String {
 #[cfg(test)]
 mod tests {
     use chrono::{Duration, TimeZone, Utc};
+    use relay_core::prices::ModelPrice;
     use serde_json::json;
 
     use super::*;
