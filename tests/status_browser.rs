@@ -20,7 +20,11 @@ use crate::status_page::{PLAIN, UI_TOKEN, seed, serve, ui_state, write_events};
 
 /// A guard against a hung browser, never a timing assertion.
 const HANG: Duration = Duration::from_secs(20);
-const WINDOW: (u32, u32) = (1280, 1000);
+const WINDOW: (u32, u32) = (1280, 760);
+/// The issue page's screenshot height.
+const ISSUE_HEIGHT: u32 = 1600;
+/// The operations page's screenshot height.
+const OPS_HEIGHT: u32 = 1000;
 
 /// Where the screenshots go (`docs/status-page/` holds copies for the README).
 fn screenshot_dir() -> PathBuf {
@@ -179,7 +183,13 @@ async fn a_browser_signs_in_reads_the_issue_and_watches_the_job_live(pool: PgPoo
         let findings = text_of(&browser, "#findings").await;
         assert!(findings.contains(PLAIN.finding), "{findings}");
         assert!(findings.contains("src/client.rs:3-5"), "{findings}");
+        // Tall enough for the spec, the spend chart and the jobs.
+        browser
+            .set_window_size(WINDOW.0, ISSUE_HEIGHT)
+            .await
+            .unwrap();
         screenshot(&browser, "issue").await;
+        browser.set_window_size(WINDOW.0, WINDOW.1).await.unwrap();
 
         // The job: a trace event written after the page loaded appears without a reload.
         browser
@@ -246,6 +256,7 @@ async fn a_browser_signs_in_reads_the_issue_and_watches_the_job_live(pool: PgPoo
         browser.goto(&format!("{base}/ui/ops")).await.unwrap();
         let ops = text_of(&browser, "#dead").await;
         assert!(ops.contains("429"), "{ops}");
+        browser.set_window_size(WINDOW.0, OPS_HEIGHT).await.unwrap();
         screenshot(&browser, "operations").await;
 
         // Signing out: the pages need signing in again.

@@ -15,6 +15,8 @@ use crate::error::ApiError;
 
 /// Rows of each listing.
 const ROWS: i64 = 50;
+/// Job states, in the order a job moves through them.
+const JOB_STATES: [&str; 5] = ["queued", "running", "succeeded", "failed", "dead"];
 
 pub async fn show(State(state): State<AppState>, headers: HeaderMap) -> Result<Response, ApiError> {
     if !super::session::signed_in(&state, &headers) {
@@ -30,6 +32,17 @@ pub async fn show(State(state): State<AppState>, headers: HeaderMap) -> Result<R
     })
     .await?;
     let duplicates = duplicate_deliveries(&state.metrics.render());
+    // In the order a job moves through them.
+    let depth: Vec<(String, i64)> = JOB_STATES
+        .iter()
+        .map(|s| {
+            let n = depth
+                .iter()
+                .find(|(status, _)| status == s)
+                .map_or(0, |(_, n)| *n);
+            ((*s).to_owned(), n)
+        })
+        .collect();
     let body = html! {
         h1 { "Operations" }
         section #queue {
