@@ -16,7 +16,7 @@ use relay_gateway::UiSettings;
 use serde_json::json;
 use sqlx::PgPool;
 
-use crate::status_page::{PLAIN, UI_TOKEN, seed, serve, ui_state, write_events};
+use crate::status_fixture::{PLAIN, UI_TOKEN, seed, serve, ui_state, write_events};
 
 /// A guard against a hung browser, never a timing assertion.
 const HANG: Duration = Duration::from_secs(20);
