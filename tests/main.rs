@@ -8,7 +8,8 @@
 //! `orchestrator_latency` (an ignored figure: webhook accepted → first LLM request), `trace_live`
 //! (a running job's trace over SSE), `thorough` (the planner's thorough explore and the issue's
 //! traversal state), `visibility` (the project's visibility from every webhook), `spec_flow` (go-ahead → spec in
-//! parts → approved).
+//! parts → approved), `status_page` / `status_content` (the /ui pages over HTTP; fixture in `status_fixture`) and `status_browser` (the same in
+//! headless Chromium).
 
 mod engagement;
 mod fuzz;
@@ -26,6 +27,10 @@ mod process_issue;
 mod push;
 mod queue;
 mod spec_flow;
+mod status_browser;
+mod status_content;
+mod status_fixture;
+mod status_page;
 mod thorough;
 mod trace_live;
 mod visibility;

@@ -2,13 +2,14 @@
 //!
 //! Layout: [`tracker`] (providers and tracker names), [`issue`] (issue and note snapshots),
 //! [`job`] (job kinds and payloads), [`action`] (the planner's Action contract),
-//! [`citation`] (`path:start-end` citations of code), [`error`] (the one cause-chain formatter).
+//! [`citation`] (`path:start-end` citations of code), [`prices`] (`[prices]`, the cost of tokens), [`error`] (the one cause-chain formatter).
 
 pub mod action;
 pub mod citation;
 pub mod error;
 pub mod issue;
 pub mod job;
+pub mod prices;
 pub mod tracker;
 
 pub use action::{Action, ActionBatch};

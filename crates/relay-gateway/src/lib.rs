@@ -8,6 +8,7 @@
 //! - [`event`]: the provider-neutral event; [`mention`] and [`engage`]: engagement rules.
 //! - [`intake`]: the transaction that records a delivery and enqueues work.
 //! - [`error`]: `ApiError`, the only place errors become HTTP statuses.
+//! - [`ui`]: the status page (`/ui`): server-rendered HTML, sessions, the live trace script.
 
 pub mod engage;
 pub mod error;
@@ -19,6 +20,7 @@ pub mod providers;
 pub mod routes;
 pub mod settings;
 pub mod trace_feed;
+pub mod ui;
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -35,7 +37,7 @@ use tokio::net::TcpListener;
 use tokio_util::sync::CancellationToken;
 use tower_http::trace::TraceLayer;
 
-pub use settings::{ApiSettings, ServerSettings};
+pub use settings::{ApiSettings, ServerSettings, UiSettings};
 
 /// Everything handlers need, cheap to clone.
 #[derive(Clone)]
@@ -52,6 +54,10 @@ pub struct AppState {
     pub(crate) wake_workers: tokio::sync::mpsc::Sender<()>,
     /// Wakes the trace event streams (one LISTEN connection, started with the first stream).
     pub(crate) trace_feed: trace_feed::TraceFeed,
+    /// `[ui]` and the status page's sessions.
+    pub(crate) ui: Arc<ui::UiState>,
+    /// `[prices]`: what the status page shows as cost.
+    pub(crate) prices: Arc<relay_core::prices::Prices>,
 }
 
 impl AppState {
@@ -76,7 +82,21 @@ impl AppState {
             job_max_attempts,
             wake_workers,
             trace_feed,
+            ui: Arc::new(ui::UiState::new(settings::UiSettings::default())),
+            prices: Arc::new(relay_core::prices::Prices::new()),
         }
+    }
+
+    /// The status page's settings (it is served when the API has a token).
+    pub fn with_ui(mut self, ui: settings::UiSettings) -> AppState {
+        self.ui = Arc::new(ui::UiState::new(ui));
+        self
+    }
+
+    /// Model prices, for the cost the status page shows.
+    pub fn with_prices(mut self, prices: relay_core::prices::Prices) -> AppState {
+        self.prices = Arc::new(prices);
+        self
     }
 
     /// Enables the read API with these settings.
@@ -108,13 +128,14 @@ fn spawn_notifier(pool: PgPool) -> tokio::sync::mpsc::Sender<()> {
     sender
 }
 
-/// The gateway's router: webhooks, the read API and the ops endpoints.
+/// The gateway's router: webhooks, the read API, the status page and the ops endpoints.
 pub fn app(state: AppState) -> Router {
     let body_limit = state.settings.body_limit_bytes;
     let router = Router::new()
         .route("/webhooks/{tracker}", post(routes::webhook::receive))
         .layer(DefaultBodyLimit::max(body_limit))
-        .merge(routes::api::router(&state));
+        .merge(routes::api::router(&state))
+        .merge(ui::router(&state));
     with_ops(router, state)
 }
 

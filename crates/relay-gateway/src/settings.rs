@@ -48,3 +48,37 @@ pub struct ApiSettings {
     #[serde(default)]
     pub token: Option<secrecy::SecretString>,
 }
+
+/// `[ui]`: the status page (`/ui`), served when `[api] token` is set.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct UiSettings {
+    /// How long a sign-in lasts, in seconds, from the moment of signing in (server-side: the
+    /// cookie carries only a random id).
+    #[serde(default = "default_session_ttl_secs")]
+    pub session_ttl_secs: u64,
+    /// Always mark the session cookie `Secure`. Without it the cookie is `Secure` when the request
+    /// came through a proxy that says `X-Forwarded-Proto: https`.
+    #[serde(default)]
+    pub secure_cookie: bool,
+    /// Most sessions kept at once; signing in past it ends the oldest one.
+    #[serde(default = "default_max_sessions")]
+    pub max_sessions: usize,
+}
+
+impl Default for UiSettings {
+    fn default() -> Self {
+        UiSettings {
+            session_ttl_secs: default_session_ttl_secs(),
+            secure_cookie: false,
+            max_sessions: default_max_sessions(),
+        }
+    }
+}
+
+fn default_session_ttl_secs() -> u64 {
+    8 * 60 * 60
+}
+fn default_max_sessions() -> usize {
+    10_000
+}

@@ -27,6 +27,7 @@ pub mod outbox;
 pub mod queue;
 pub mod settings;
 pub mod specs;
+pub mod status;
 pub mod tool_graph;
 pub mod trace;
 pub mod traversal;

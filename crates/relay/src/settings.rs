@@ -23,6 +23,9 @@ pub struct Settings {
     /// `[api]`: the read API (no token: `/api` answers 404).
     #[serde(default)]
     pub api: relay_gateway::ApiSettings,
+    /// `[ui]`: the status page (served with the read API, under `/ui`).
+    #[serde(default)]
+    pub ui: relay_gateway::UiSettings,
     pub database: DatabaseSettings,
     #[serde(default)]
     pub trackers: Vec<TrackerSettings>,
@@ -44,7 +47,7 @@ pub struct Settings {
     /// `[agent]`: planner, spec writer and orchestrator limits; who may engage Relay.
     #[serde(default)]
     pub agent: relay_agent::agent_settings::AgentSettings,
-    /// `[prices.<model>]`: USD per million tokens, for `relay trace`'s cost per role.
+    /// `[prices.<model>]`: USD per million tokens, for `relay trace`'s and the status page's cost.
     #[serde(default)]
     pub prices: crate::cmd::trace_render::Prices,
 }

@@ -44,7 +44,9 @@ pub async fn run(config: Option<&Path>, roles: Roles) -> anyhow::Result<()> {
         settings.server.clone(),
         settings.worker.max_attempts,
     )
-    .with_api(settings.api.clone());
+    .with_api(settings.api.clone())
+    .with_ui(settings.ui.clone())
+    .with_prices(settings.prices.clone());
     {
         let shutdown = shutdown.clone();
         tasks.spawn(async move {

@@ -5,26 +5,9 @@ use std::collections::BTreeMap;
 use std::fmt::Write as _;
 
 use relay_store::trace::{Event, Run};
-use serde::Deserialize;
 use serde_json::Value;
 
-/// Tokens per price unit.
-const TOKENS_PER_PRICE_UNIT: f64 = 1_000_000.0;
-
-/// `[prices.<model>]`: USD per million tokens. A model without an entry has an unknown cost.
-#[derive(Debug, Clone, Copy, PartialEq, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct ModelPrice {
-    /// Uncached input tokens.
-    pub input: f64,
-    pub output: f64,
-    /// Cached input tokens (default: the input price).
-    #[serde(default)]
-    pub cached_input: Option<f64>,
-}
-
-/// `[prices]`: per model name.
-pub type Prices = BTreeMap<String, ModelPrice>;
+pub use relay_core::prices::Prices;
 
 /// LLM spend of one role.
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -57,13 +40,7 @@ pub fn totals(events: &[Event], prices: &Prices) -> BTreeMap<String, RoleTotals>
         role.tokens_out += tokens_out;
         role.tokens_cached += cached;
         match prices.get(model) {
-            Some(price) => {
-                let uncached = tokens_in.saturating_sub(cached) as f64;
-                role.cost += (uncached * price.input
-                    + cached as f64 * price.cached_input.unwrap_or(price.input)
-                    + tokens_out as f64 * price.output)
-                    / TOKENS_PER_PRICE_UNIT;
-            }
+            Some(price) => role.cost += price.cost(tokens_in, cached, tokens_out),
             None if !role.unpriced.iter().any(|m| m == model) => {
                 role.unpriced.push(model.to_owned())
             }
@@ -244,6 +221,7 @@ pub fn render(runs: &[Run], events: &[Event], prices: &Prices) -> String {
 #[cfg(test)]
 mod tests {
     use chrono::{Duration, TimeZone, Utc};
+    use relay_core::prices::ModelPrice;
     use serde_json::json;
 
     use super::*;

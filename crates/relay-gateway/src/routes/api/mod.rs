@@ -1,6 +1,8 @@
 //! The read API (`/api/...`, issue #9 §6): what Relay knows about issues and jobs, for people and
 //! dashboards. Read-only. Every route requires `Authorization: Bearer <[api] token>`; without a
 //! configured token the whole API answers 404 (it does not exist), a wrong token gets 401.
+//! A `GET` with a status-page session cookie passes too, so the page's live trace can use
+//! `EventSource` (which cannot send headers).
 
 pub mod events;
 pub mod issue;
@@ -40,6 +42,11 @@ async fn require_token(State(state): State<AppState>, request: Request, next: Ne
         )
             .into_response();
     };
+    if request.method() == axum::http::Method::GET
+        && crate::ui::session::signed_in(&state, request.headers())
+    {
+        return next.run(request).await;
+    }
     let given = request
         .headers()
         .get(header::AUTHORIZATION)
@@ -54,7 +61,7 @@ async fn require_token(State(state): State<AppState>, request: Request, next: Ne
 
 /// Constant-time comparison of digests: neither the content nor the length of the configured
 /// token leaks through timing.
-fn token_matches(given: &str, expected: &str) -> bool {
+pub(crate) fn token_matches(given: &str, expected: &str) -> bool {
     let given = Sha256::digest(given.as_bytes());
     let expected = Sha256::digest(expected.as_bytes());
     given.ct_eq(&expected).into()

@@ -1,0 +1,255 @@
+//! `GET /ui/issues/{id}`: one issue: gaps by severity, findings with their citations, every spec
+//! version, spend per role, and the jobs with their outcomes.
+
+use axum::extract::{Path, State};
+use axum::http::{HeaderMap, StatusCode};
+use axum::response::Response;
+use maud::{Markup, html};
+use relay_store::findings::FindingRow;
+use relay_store::gaps::GapRow;
+use relay_store::issues::IssueRow;
+use relay_store::status::RoleModelSpend;
+
+use super::chart::{self, Bar};
+use super::format::{self, FileRef};
+use super::issues::css_word;
+use super::layout::{Nav, page};
+use crate::AppState;
+use crate::error::ApiError;
+
+/// Severities in the order people act on them.
+const SEVERITIES: [&str; 4] = ["blocking", "high", "medium", "low"];
+
+pub async fn show(
+    State(state): State<AppState>,
+    headers: HeaderMap,
+    Path(id): Path<i64>,
+) -> Result<Response, ApiError> {
+    if !super::session::signed_in(&state, &headers) {
+        return Ok(super::to_sign_in());
+    }
+    let loaded = crate::routes::api::with_timeout(&state, async {
+        let mut conn = state
+            .pool
+            .acquire()
+            .await
+            .map_err(relay_store::Error::from)?;
+        let Some(issue) = relay_store::issues::get(&mut conn, id).await? else {
+            return Ok(None);
+        };
+        let gaps = relay_store::gaps::list(&mut conn, id).await?;
+        let findings = relay_store::findings::live(&mut conn, id).await?;
+        drop(conn);
+        let specs = relay_store::status::spec_versions(&state.pool, id).await?;
+        let spend = relay_store::status::spend_by_role_and_model(&state.pool, id).await?;
+        let jobs = relay_store::browse::jobs_of_issue(&state.pool, id).await?;
+        Ok(Some((issue, gaps, findings, specs, spend, jobs)))
+    })
+    .await?;
+    let Some((issue, gaps, findings, specs, spend, jobs)) = loaded else {
+        return Ok(super::not_found("No such issue."));
+    };
+    let title = format!("#{} {}", issue.number, format::clip(&issue.title, 60));
+    let body = html! {
+        (header(&issue))
+        section #gaps {
+            h2 { "Gaps" }
+            (gaps_by_severity(&gaps))
+        }
+        section #findings {
+            h2 { "Findings" }
+            (findings_list(&state, &issue, &findings))
+        }
+        section #spec {
+            h2 { "Spec" }
+            @if specs.is_empty() {
+                p.empty { "No spec yet." }
+            }
+            @for (i, spec) in specs.iter().enumerate() {
+                details.spec open[i == 0] {
+                    summary {
+                        "Version " (spec.version) " · " span class=(format!("state {}", css_word(&spec.status))) { (spec.status) }
+                        " · " (format::time(spec.created_at))
+                    }
+                    article.markdown { (super::markdown::render(&spec.body)) }
+                }
+            }
+        }
+        section #spend {
+            h2 { "Spend per role" }
+            (spend_chart(&state, &spend))
+        }
+        section #jobs {
+            h2 { "Jobs" }
+            @if jobs.is_empty() {
+                p.empty { "No jobs yet." }
+            } @else {
+                table {
+                    thead { tr { th { "Job" } th { "Status" } th.num { "Attempts" } th { "Created" } th { "Finished" } th { "Last error" } } }
+                    tbody { @for job in &jobs {
+                        tr {
+                            td { a href=(format!("/ui/jobs/{}", job.id)) { "Job " (job.id) } }
+                            td { span class=(format!("state {}", css_word(&job.status))) { (job.status) } }
+                            td.num { (job.attempts) "/" (job.max_attempts) }
+                            td { (format::time(job.created_at)) }
+                            td { (job.finished_at.map(format::time).unwrap_or_default()) }
+                            td.error { (job.last_error.as_deref().map(|e| format::clip(e, 200)).unwrap_or_default()) }
+                        }
+                    } }
+                }
+            }
+        }
+    };
+    Ok(super::html(StatusCode::OK, page(&title, Nav::Detail, body)))
+}
+
+fn header(issue: &IssueRow) -> Markup {
+    html! {
+        p.crumbs { a href="/ui" { "Issues" } " / " (issue.tracker) " · " (issue.project_path) }
+        h1 { "#" (issue.number) " " (issue.title) }
+        p.meta {
+            span class=(format!("state {}", css_word(&issue.state))) { (issue.state) }
+            " · by " (issue.author) " · updated " (format::time(issue.updated_at))
+            @if let Some(url) = format::web_url(&issue.url) {
+                " · " a href=(url) rel="noreferrer noopener" { "Open on the tracker ↗" }
+            }
+        }
+    }
+}
+
+fn gaps_by_severity(gaps: &[GapRow]) -> Markup {
+    if gaps.is_empty() {
+        return html! { p.empty { "No gaps." } };
+    }
+    let others = gaps
+        .iter()
+        .filter(|g| !SEVERITIES.contains(&g.severity.as_str()));
+    let groups: Vec<(&str, Vec<&GapRow>)> = SEVERITIES
+        .iter()
+        .map(|s| (*s, gaps.iter().filter(|g| g.severity == *s).collect()))
+        .chain(std::iter::once(("other", others.collect())))
+        .filter(|(_, g): &(&str, Vec<&GapRow>)| !g.is_empty())
+        .collect();
+    html! {
+        @for (severity, group) in &groups {
+            h3 class=(format!("severity {severity}")) { (severity) }
+            ul.gaps {
+                // Open first, then closed, each by number.
+                @for gap in group.iter().filter(|g| g.is_open()).chain(group.iter().filter(|g| !g.is_open())) {
+                    li class=(if gap.is_open() { "gap open" } else { "gap closed" }) {
+                        span.number { "gap " (gap.number) }
+                        " " span.question { (gap.question) }
+                        " " span.respondent { "asks the " (gap.respondent) }
+                        @if gap.is_open() {
+                            " " span.state.open { "open" }
+                        } @else {
+                            " " span.state.closed { "closed: " (gap.close_reason.as_deref().unwrap_or("closed")) }
+                            @if let Some(note) = gap.close_note.as_deref().filter(|n| !n.is_empty()) {
+                                p.note { (note) }
+                            }
+                        }
+                        @if let Some(evidence) = gap.evidence.as_deref().filter(|e| !e.is_empty()) {
+                            p.evidence { (evidence) }
+                        }
+                    }
+                }
+            }
+        }
+    }
+}
+
+fn findings_list(state: &AppState, issue: &IssueRow, findings: &[FindingRow]) -> Markup {
+    if findings.is_empty() {
+        return html! { p.empty { "No findings." } };
+    }
+    html! {
+        ol.findings {
+            @for finding in findings {
+                li.finding {
+                    span.number { "finding " (finding.number) }
+                    p.synthesis { (finding.synthesis) }
+                    ul.sources {
+                        @for source in &finding.sources {
+                            @let cited = FileRef { path: &source.path, start_line: source.start_line, end_line: source.end_line, commit: &source.commit_sha };
+                            @let text = format!("{}:{}-{} @ {}", source.path, source.start_line, source.end_line, format::clip(&source.commit_sha, 10));
+                            li {
+                                @match format::file_url(state, &issue.tracker, &issue.url, &issue.project_path, &cited) {
+                                    Some(url) => a href=(url) rel="noreferrer noopener" { code { (text) } },
+                                    None => code { (text) },
+                                }
+                                @if let Some(quote) = source.quote.as_deref().filter(|q| !q.is_empty()) {
+                                    pre.quote { (format::clip(quote, 2000)) }
+                                }
+                            }
+                        }
+                    }
+                }
+            }
+        }
+    }
+}
+
+fn spend_chart(state: &AppState, spend: &[RoleModelSpend]) -> Markup {
+    if spend.is_empty() {
+        return html! { p.empty { "No LLM calls yet." } };
+    }
+    let mut roles: Vec<&str> = spend.iter().map(|s| s.role.as_str()).collect();
+    roles.dedup();
+    let mut total_cost = 0.0;
+    let mut unpriced_total = false;
+    let bars: Vec<Bar<'_>> = roles
+        .iter()
+        .map(|role| {
+            let rows: Vec<&RoleModelSpend> = spend.iter().filter(|s| s.role == *role).collect();
+            let (mut cost, mut unpriced) = (0.0, false);
+            for row in &rows {
+                match state.prices.get(&row.model) {
+                    Some(price) => {
+                        cost += price.cost(
+                            row.prompt_tokens.max(0) as u64,
+                            row.cached_tokens.max(0) as u64,
+                            row.completion_tokens.max(0) as u64,
+                        )
+                    }
+                    None => unpriced = true,
+                }
+            }
+            total_cost += cost;
+            unpriced_total |= unpriced;
+            let cached: i64 = rows.iter().map(|r| r.cached_tokens).sum();
+            let prompt: i64 = rows.iter().map(|r| r.prompt_tokens).sum();
+            Bar {
+                label: role,
+                prompt: prompt - cached.min(prompt),
+                cached: cached.min(prompt),
+                completion: rows.iter().map(|r| r.completion_tokens).sum(),
+                note: cost_note(cost, unpriced),
+            }
+        })
+        .collect();
+    html! {
+        (chart::role_bars(&bars))
+        table.spend {
+            thead { tr { th { "Role" } th { "Model" } th.num { "Calls" } th.num { "Prompt" } th.num { "Cached" } th.num { "Completion" } th.num { "Cost" } } }
+            tbody { @for row in spend {
+                @let cost = state.prices.get(&row.model).map(|p| p.cost(row.prompt_tokens.max(0) as u64, row.cached_tokens.max(0) as u64, row.completion_tokens.max(0) as u64));
+                tr {
+                    td { (row.role) } td { (row.model) } td.num { (row.calls) }
+                    td.num { (format::count(row.prompt_tokens)) } td.num { (format::count(row.cached_tokens)) }
+                    td.num { (format::count(row.completion_tokens)) }
+                    td.num { (cost.map(format::usd).unwrap_or_else(|| "no price".into())) }
+                }
+            } }
+            tfoot { tr { td colspan="6" { "Total" } td.num { (cost_note(total_cost, unpriced_total)) } } }
+        }
+    }
+}
+
+/// `$0.12`, or `$0.12 + unpriced` when some model has no `[prices]` entry.
+fn cost_note(cost: f64, unpriced: bool) -> String {
+    match (cost > 0.0, unpriced) {
+        (_, false) => format::usd(cost),
+        (true, true) => format!("{} + unpriced", format::usd(cost)),
+        (false, true) => "no price".into(),
+    }
+}

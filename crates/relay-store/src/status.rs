@@ -1,0 +1,350 @@
+//! Read-only queries of the status page (`/ui`): listings across tables for people, never on a
+//! job's hot path. Every listing is bounded by a page size.
+
+use chrono::{DateTime, Utc};
+use sqlx::PgPool;
+
+use crate::Result;
+
+/// Most rows one status-page listing returns.
+pub const MAX_ROWS: i64 = 200;
+
+/// One issue in the status page's listing.
+#[derive(Debug, Clone, PartialEq, Eq, sqlx::FromRow)]
+pub struct IssueLine {
+    pub id: i64,
+    pub tracker: String,
+    pub project_path: String,
+    pub number: i64,
+    pub title: String,
+    pub state: String,
+    pub url: String,
+    pub open_gaps: i64,
+    /// Live (not removed) findings.
+    pub findings: i64,
+    pub spec_status: Option<String>,
+    /// The latest of the issue's tracker update and Relay's last LLM call on it.
+    pub last_activity: DateTime<Utc>,
+    /// Prompt and completion tokens of every LLM call on the issue.
+    pub tokens: i64,
+}
+
+/// Which issues a listing page shows.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct IssuePage {
+    /// `(tracker, project path or id)`.
+    pub project: Option<(String, String)>,
+    pub offset: i64,
+    pub limit: i64,
+}
+
+/// Issues, newest activity first. Activity is computed per issue, so a page costs one pass over
+/// the issues and the usage ledger; the per-row counts run only for the page's rows.
+pub async fn issues(pool: &PgPool, page: &IssuePage) -> Result<Vec<IssueLine>> {
+    let (tracker, project) = page.project.clone().unzip();
+    Ok(sqlx::query_as(
+        "WITH usage AS (
+             SELECT issue_id, sum(prompt_tokens + completion_tokens) AS tokens,
+                    max(created_at) AS last
+             FROM llm_usage WHERE issue_id IS NOT NULL GROUP BY issue_id
+         ), page AS (
+             SELECT i.id, i.tracker, i.project_path, i.number, i.title, i.state, i.url,
+                    coalesce(u.tokens, 0)::BIGINT AS tokens,
+                    greatest(i.updated_at, u.last) AS last_activity
+             FROM issues i LEFT JOIN usage u ON u.issue_id = i.id
+             WHERE ($1::text IS NULL OR i.tracker = $1)
+               AND ($2::text IS NULL OR i.project_path = $2 OR i.project_id = $2)
+             ORDER BY last_activity DESC, i.id DESC
+             OFFSET $3 LIMIT $4
+         )
+         SELECT p.*,
+                (SELECT count(*) FROM gaps g WHERE g.issue_id = p.id AND g.status = 'open') AS open_gaps,
+                (SELECT count(*) FROM findings f WHERE f.issue_id = p.id AND NOT f.removed) AS findings,
+                (SELECT s.status FROM specs s WHERE s.issue_id = p.id ORDER BY s.version DESC LIMIT 1)
+                    AS spec_status
+         FROM page p ORDER BY p.last_activity DESC, p.id DESC",
+    )
+    .bind(tracker)
+    .bind(project)
+    .bind(page.offset.max(0))
+    .bind(page.limit.clamp(1, MAX_ROWS))
+    .fetch_all(pool)
+    .await?)
+}
+
+/// A project Relay knows issues of.
+#[derive(Debug, Clone, PartialEq, Eq, sqlx::FromRow)]
+pub struct ProjectRef {
+    pub tracker: String,
+    pub project_path: String,
+}
+
+/// Projects with issues, for the listing's filter (at most [`MAX_ROWS`]).
+pub async fn projects(pool: &PgPool) -> Result<Vec<ProjectRef>> {
+    Ok(sqlx::query_as(
+        "SELECT DISTINCT tracker, project_path FROM issues ORDER BY tracker, project_path LIMIT $1",
+    )
+    .bind(MAX_ROWS)
+    .fetch_all(pool)
+    .await?)
+}
+
+/// Every version of an issue's spec, newest first.
+pub async fn spec_versions(pool: &PgPool, issue_id: i64) -> Result<Vec<crate::specs::SpecRow>> {
+    Ok(sqlx::query_as(
+        "SELECT id, issue_id, version, body, status, note, note_ids, created_by_run, created_at,
+                updated_at
+         FROM specs WHERE issue_id = $1 ORDER BY version DESC LIMIT $2",
+    )
+    .bind(issue_id)
+    .bind(MAX_ROWS)
+    .fetch_all(pool)
+    .await?)
+}
+
+/// Tokens of an issue's LLM calls per role and model (the model decides the price).
+#[derive(Debug, Clone, PartialEq, Eq, sqlx::FromRow)]
+pub struct RoleModelSpend {
+    pub role: String,
+    pub model: String,
+    pub calls: i64,
+    pub prompt_tokens: i64,
+    pub completion_tokens: i64,
+    pub cached_tokens: i64,
+}
+
+pub async fn spend_by_role_and_model(pool: &PgPool, issue_id: i64) -> Result<Vec<RoleModelSpend>> {
+    Ok(sqlx::query_as(
+        "SELECT role, model, count(*) AS calls,
+                coalesce(sum(prompt_tokens), 0)::BIGINT AS prompt_tokens,
+                coalesce(sum(completion_tokens), 0)::BIGINT AS completion_tokens,
+                coalesce(sum(cached_tokens), 0)::BIGINT AS cached_tokens
+         FROM llm_usage WHERE issue_id = $1 GROUP BY role, model ORDER BY role, model",
+    )
+    .bind(issue_id)
+    .fetch_all(pool)
+    .await?)
+}
+
+/// A dead job and why it died.
+#[derive(Debug, Clone, PartialEq, sqlx::FromRow)]
+pub struct DeadJob {
+    pub id: i64,
+    pub kind: String,
+    pub issue_id: Option<i64>,
+    pub attempts: i32,
+    pub last_error: Option<String>,
+    pub finished_at: Option<DateTime<Utc>>,
+}
+
+/// The latest dead jobs, newest first.
+pub async fn dead_jobs(pool: &PgPool, limit: i64) -> Result<Vec<DeadJob>> {
+    Ok(sqlx::query_as(
+        "SELECT id, kind, (payload->>'issue_id')::BIGINT AS issue_id, attempts, last_error,
+                finished_at
+         FROM jobs WHERE status = 'dead' ORDER BY id DESC LIMIT $1",
+    )
+    .bind(limit.clamp(1, MAX_ROWS))
+    .fetch_all(pool)
+    .await?)
+}
+
+/// A tracker write that failed for good.
+#[derive(Debug, Clone, PartialEq, Eq, sqlx::FromRow)]
+pub struct FailedWrite {
+    pub id: i64,
+    pub issue_id: i64,
+    pub tracker: String,
+    pub project_path: String,
+    pub number: i64,
+    pub kind: String,
+    pub attempts: i32,
+    pub last_error: Option<String>,
+    pub created_at: DateTime<Utc>,
+}
+
+/// The latest failed outbox writes, newest first.
+pub async fn failed_writes(pool: &PgPool, limit: i64) -> Result<Vec<FailedWrite>> {
+    Ok(sqlx::query_as(
+        "SELECT o.id, o.issue_id, i.tracker, i.project_path, i.number, o.kind, o.attempts,
+                o.last_error, o.created_at
+         FROM outbox o JOIN issues i ON i.id = o.issue_id
+         WHERE o.status = 'failed' ORDER BY o.id DESC LIMIT $1",
+    )
+    .bind(limit.clamp(1, MAX_ROWS))
+    .fetch_all(pool)
+    .await?)
+}
+
+/// A webhook delivery and what Relay decided.
+#[derive(Debug, Clone, PartialEq, Eq, sqlx::FromRow)]
+pub struct DeliveryLine {
+    pub id: i64,
+    pub tracker: String,
+    pub event_type: String,
+    pub action: Option<String>,
+    pub received_at: DateTime<Utc>,
+    /// `accepted` (engaged) or `ignored`.
+    pub outcome: String,
+    /// What it engaged on, or why it was ignored.
+    pub reason: String,
+    pub issue_id: Option<i64>,
+    pub job_id: Option<i64>,
+}
+
+/// The latest deliveries, newest first.
+pub async fn recent_deliveries(pool: &PgPool, limit: i64) -> Result<Vec<DeliveryLine>> {
+    Ok(sqlx::query_as(
+        "SELECT id, tracker, event_type, action, received_at, outcome, reason, issue_id, job_id
+         FROM deliveries ORDER BY id DESC LIMIT $1",
+    )
+    .bind(limit.clamp(1, MAX_ROWS))
+    .fetch_all(pool)
+    .await?)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    async fn issue(pool: &PgPool, project: &str, number: i64, updated: &str) -> i64 {
+        sqlx::query_scalar(
+            "INSERT INTO issues (tracker, project_id, project_path, number, title, state, author, url, updated_at)
+             VALUES ('gh', $1, 'acme/' || $1, $2, 't', 'open', 'a', 'u', $3::timestamptz) RETURNING id",
+        )
+        .bind(project)
+        .bind(number)
+        .bind(updated)
+        .fetch_one(pool)
+        .await
+        .unwrap()
+    }
+
+    fn usage(
+        issue_id: i64,
+        role: &'static str,
+        model: &'static str,
+    ) -> crate::llm_usage::NewLlmUsage<'static> {
+        crate::llm_usage::NewLlmUsage {
+            job_id: None,
+            issue_id: Some(issue_id),
+            role,
+            provider: "openai",
+            model,
+            prompt_tokens: 100,
+            completion_tokens: 10,
+            cached_tokens: 5,
+            latency_ms: 1,
+            attempts: 1,
+            outcome: "ok",
+            error_kind: None,
+        }
+    }
+
+    #[sqlx::test(migrator = "crate::MIGRATOR")]
+    async fn issues_newest_activity_first_filtered_and_paged(pool: PgPool) {
+        let old = issue(&pool, "1", 1, "2026-01-01T00:00:00Z").await;
+        let new = issue(&pool, "1", 2, "2026-06-01T00:00:00Z").await;
+        let other = issue(&pool, "2", 3, "2026-03-01T00:00:00Z").await;
+        // A recent LLM call makes the old issue the most recently active.
+        crate::llm_usage::insert(&pool, &usage(old, "planner", "m"))
+            .await
+            .unwrap();
+        let mut conn = pool.acquire().await.unwrap();
+        let gap = crate::gaps::NewGapRow {
+            question: "q",
+            severity: "high",
+            respondent: "reporter",
+            evidence: None,
+            run: None,
+        };
+        crate::gaps::open(&mut conn, new, &gap).await.unwrap();
+        crate::specs::insert_draft(&mut conn, new, "v1", None)
+            .await
+            .unwrap();
+        crate::specs::insert_draft(&mut conn, new, "v2", None)
+            .await
+            .unwrap();
+        drop(conn);
+
+        let all = IssuePage {
+            limit: 50,
+            ..Default::default()
+        };
+        let rows = issues(&pool, &all).await.unwrap();
+        assert_eq!(
+            rows.iter().map(|r| r.id).collect::<Vec<_>>(),
+            vec![old, new, other]
+        );
+        assert_eq!((rows[0].tokens, rows[1].open_gaps), (110, 1));
+        assert_eq!(rows[1].spec_status.as_deref(), Some("draft"));
+        let project = IssuePage {
+            project: Some(("gh".into(), "acme/2".into())),
+            ..all.clone()
+        };
+        assert_eq!(issues(&pool, &project).await.unwrap()[0].id, other);
+        let second = IssuePage {
+            offset: 1,
+            limit: 1,
+            ..Default::default()
+        };
+        assert_eq!(issues(&pool, &second).await.unwrap()[0].id, new);
+        assert_eq!(projects(&pool).await.unwrap().len(), 2);
+        let versions = spec_versions(&pool, new).await.unwrap();
+        assert_eq!(
+            versions.iter().map(|s| s.version).collect::<Vec<_>>(),
+            vec![2, 1]
+        );
+    }
+
+    #[sqlx::test(migrator = "crate::MIGRATOR")]
+    async fn operations_listings(pool: PgPool) {
+        let id = issue(&pool, "1", 1, "2026-01-01T00:00:00Z").await;
+        crate::llm_usage::insert(&pool, &usage(id, "planner", "a"))
+            .await
+            .unwrap();
+        crate::llm_usage::insert(&pool, &usage(id, "planner", "b"))
+            .await
+            .unwrap();
+        let spend = spend_by_role_and_model(&pool, id).await.unwrap();
+        assert_eq!(
+            spend.iter().map(|s| s.model.as_str()).collect::<Vec<_>>(),
+            vec!["a", "b"]
+        );
+
+        sqlx::query(
+            "INSERT INTO jobs (kind, payload, max_attempts, status, last_error)
+             VALUES ('process_issue', $1, 3, 'dead', 'boom')",
+        )
+        .bind(serde_json::json!({ "issue_id": id }))
+        .execute(&pool)
+        .await
+        .unwrap();
+        let dead = dead_jobs(&pool, 10).await.unwrap();
+        assert_eq!(
+            (dead[0].issue_id, dead[0].last_error.as_deref()),
+            (Some(id), Some("boom"))
+        );
+
+        sqlx::query(
+            "INSERT INTO outbox (idempotency_key, issue_id, kind, body, status, last_error)
+             VALUES ('k', $1, 'comment', 'b', 'failed', '403 forbidden')",
+        )
+        .bind(id)
+        .execute(&pool)
+        .await
+        .unwrap();
+        let failed = failed_writes(&pool, 10).await.unwrap();
+        assert_eq!(failed[0].last_error.as_deref(), Some("403 forbidden"));
+
+        sqlx::query(
+            "INSERT INTO deliveries (tracker, event_type, delivery_key, outcome, reason, payload)
+             VALUES ('gh', 'issues', 'd1', 'ignored', 'not_mentioned', '{}')",
+        )
+        .execute(&pool)
+        .await
+        .unwrap();
+        let deliveries = recent_deliveries(&pool, 10).await.unwrap();
+        assert_eq!(deliveries[0].reason, "not_mentioned");
+    }
+}
