@@ -63,7 +63,10 @@ async fn closed_by_server(stream: &mut TcpStream) -> bool {
 async fn slow_headers_are_cut(pool: PgPool) {
     let server = serve(pool, short_timeouts()).await;
     let mut stream = TcpStream::connect(server.address).await.unwrap();
-    stream.write_all(b"GET /healthz HTTP/1.1\r\n").await.unwrap();
+    stream
+        .write_all(b"GET /healthz HTTP/1.1\r\n")
+        .await
+        .unwrap();
     // One header line every 100 ms for up to 20 s: each byte arrives well within any per-read
     // timeout, only a deadline on the whole head stops it.
     let mut cut = false;
@@ -79,7 +82,10 @@ async fn slow_headers_are_cut(pool: PgPool) {
         }
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
-    assert!(cut, "a client sending its headers slowly kept its connection");
+    assert!(
+        cut,
+        "a client sending its headers slowly kept its connection"
+    );
 
     // A normal client is still served.
     let response = reqwest::get(format!("http://{}/healthz", server.address))
@@ -154,7 +160,10 @@ async fn an_sse_stream_outlives_the_read_timeouts(pool: PgPool) {
     .unwrap();
     let server = serve(pool.clone(), short_timeouts()).await;
     let mut response = reqwest::Client::new()
-        .get(format!("http://{}/api/jobs/{job_id}/events", server.address))
+        .get(format!(
+            "http://{}/api/jobs/{job_id}/events",
+            server.address
+        ))
         .bearer_auth(TOKEN)
         .send()
         .await

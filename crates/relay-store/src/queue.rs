@@ -470,7 +470,8 @@ pub const LIVE_STATUSES: [&str; 2] = ["queued", "running"];
 /// Counts the live jobs per status over the partial indexes of those statuses
 /// (`jobs_claimable_idx`, `jobs_one_running_per_key`, which holds NULL keys too): a scrape reads the queue's live rows only,
 /// however many finished jobs the table holds.
-pub const DEPTH_SQL: &str = "SELECT 'queued'::text, (SELECT count(*) FROM jobs WHERE status = 'queued')
+pub const DEPTH_SQL: &str =
+    "SELECT 'queued'::text, (SELECT count(*) FROM jobs WHERE status = 'queued')
      UNION ALL
      SELECT 'running'::text, (SELECT count(*) FROM jobs WHERE status = 'running')";
 

@@ -142,7 +142,9 @@ pub async fn prune(
         };
         let count = match mode {
             PruneMode::DryRun => count(&mut conn, target, setting).await?,
-            PruneMode::Delete => delete(&mut conn, target, setting, target.batch_size(policy)).await?,
+            PruneMode::Delete => {
+                delete(&mut conn, target, setting, target.batch_size(policy)).await?
+            }
         };
         report.targets.push(count);
     }

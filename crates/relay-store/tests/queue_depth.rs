@@ -10,8 +10,12 @@ fn scans(plan: &Value, into: &mut Vec<(String, String, f64)>) {
     if node.contains("Scan") {
         into.push((
             node.to_owned(),
-            plan["Relation Name"].as_str().unwrap_or_default().to_owned(),
-            plan["Actual Rows"].as_f64().unwrap_or_default() * plan["Actual Loops"].as_f64().unwrap_or(1.0),
+            plan["Relation Name"]
+                .as_str()
+                .unwrap_or_default()
+                .to_owned(),
+            plan["Actual Rows"].as_f64().unwrap_or_default()
+                * plan["Actual Loops"].as_f64().unwrap_or(1.0),
         ));
     }
     for child in plan["Plans"].as_array().into_iter().flatten() {
@@ -53,7 +57,10 @@ async fn depth_reads_only_live_jobs(pool: PgPool) {
     .unwrap();
     let mut found = Vec::new();
     scans(&explain[0]["Plan"], &mut found);
-    let on_jobs: Vec<_> = found.iter().filter(|(_, relation, _)| relation == "jobs").collect();
+    let on_jobs: Vec<_> = found
+        .iter()
+        .filter(|(_, relation, _)| relation == "jobs")
+        .collect();
     assert!(!on_jobs.is_empty(), "{explain:#}");
     assert!(
         on_jobs.iter().all(|(node, _, _)| node.starts_with("Index")),

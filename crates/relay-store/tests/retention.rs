@@ -146,7 +146,13 @@ fn counts(report: &retention::PruneReport) -> Vec<(Target, u64, u64)> {
     report
         .targets
         .iter()
-        .map(|TargetCount { target, rows, dependent_rows }| (*target, *rows, *dependent_rows))
+        .map(
+            |TargetCount {
+                 target,
+                 rows,
+                 dependent_rows,
+             }| (*target, *rows, *dependent_rows),
+        )
         .collect()
 }
 
@@ -168,7 +174,14 @@ async fn prune_keeps_what_matters_and_drops_the_rest(pool: PgPool) {
         .unwrap()
         .unwrap();
     assert_eq!(counts(&dry), expected);
-    assert_eq!(scalar(&pool, "SELECT count(*) FROM deliveries WHERE payload_pruned_at IS NOT NULL").await, 0);
+    assert_eq!(
+        scalar(
+            &pool,
+            "SELECT count(*) FROM deliveries WHERE payload_pruned_at IS NOT NULL"
+        )
+        .await,
+        0
+    );
     assert_eq!(scalar(&pool, "SELECT count(*) FROM jobs").await, 7);
 
     let done = retention::prune(&pool, &policy(), PruneMode::Delete)
@@ -209,7 +222,10 @@ async fn prune_keeps_what_matters_and_drops_the_rest(pool: PgPool) {
             .await
             .unwrap();
     assert_eq!(snapshots, ["c1", "c3", "c5", "c6", "b1"]);
-    assert_eq!(scalar(&pool, "SELECT count(*) FROM codegraph_symbols").await, 15);
+    assert_eq!(
+        scalar(&pool, "SELECT count(*) FROM codegraph_symbols").await,
+        15
+    );
 
     // A second pass finds nothing.
     let again = retention::prune(&pool, &policy(), PruneMode::Delete)
