@@ -93,6 +93,23 @@ pub async fn enqueue(conn: &mut PgConnection, job: &NewJob<'_>) -> Result<Enqueu
     })
 }
 
+/// Holds a queued job until `until` (a later `run_after` stays): the daily token budget's wait.
+pub async fn defer_queued(
+    conn: &mut PgConnection,
+    job_id: i64,
+    until: DateTime<Utc>,
+) -> Result<()> {
+    sqlx::query(
+        "UPDATE jobs SET run_after = GREATEST(run_after, $2), updated_at = now()
+         WHERE id = $1 AND status = 'queued'",
+    )
+    .bind(job_id)
+    .bind(until)
+    .execute(conn)
+    .await?;
+    Ok(())
+}
+
 /// Wakes every listening worker. Run it outside of (after) the transaction that changed the queue.
 pub async fn notify_workers(pool: &PgPool) -> Result<()> {
     sqlx::query("SELECT pg_notify($1, '')")

@@ -178,6 +178,19 @@ impl Brain {
             return Ok(json!({ "cycles": 0, "ignored": reasons }));
         }
 
+        // Past the tracker's daily budget: no LLM call today; the events wait for the reset.
+        if let Some(deferred) = super::daily_budget::stop(
+            pool,
+            &issue.tracker,
+            self.agent.daily_token_budget,
+            issue_id,
+            max_attempts,
+        )
+        .await?
+        {
+            return Ok(deferred);
+        }
+
         // Past the issue's token budget: one note, then silence until a new mention.
         if let Some(stopped) = self
             .budget_stop(
@@ -310,6 +323,19 @@ impl Brain {
                     json!({ "decision": "stop_job", "reason": "issue_token_budget", "detail": stopped }),
                 );
                 return Ok(json!({ "cycles": cycles, "budget": stopped }));
+            }
+            if cycle > 0
+                && let Some(mut deferred) = super::daily_budget::stop(
+                    pool,
+                    &issue.tracker,
+                    self.agent.daily_token_budget,
+                    issue_id,
+                    max_attempts,
+                )
+                .await?
+            {
+                deferred["cycles"] = json!(cycles);
+                return Ok(deferred);
             }
             let cycle = i32::try_from(cycle).unwrap_or(i32::MAX);
             let ended = run_cycle(&deps, issue_id, job_id, cycle).await;
