@@ -221,7 +221,8 @@ mod tests {
 }
 
 /// Tokens (prompt + completion) spent since `since` on the issues of `tracker`: the daily budget's
-/// reading, once per cycle. It reads only the rows since `since` (`llm_usage_created_at_idx`).
+/// reading, once per cycle. It reads only the rows since `since` (`llm_usage_created_at_idx`) and
+/// looks each one's issue up by key (a join would hash every issue of the instance).
 pub async fn tracker_spend_since(
     pool: &PgPool,
     tracker: &str,
@@ -229,8 +230,9 @@ pub async fn tracker_spend_since(
 ) -> Result<i64> {
     Ok(sqlx::query_scalar(
         "SELECT COALESCE(sum(u.prompt_tokens + u.completion_tokens), 0)::int8
-         FROM llm_usage u JOIN issues i ON i.id = u.issue_id
-         WHERE u.created_at >= $2 AND i.tracker = $1",
+         FROM llm_usage u
+         WHERE u.created_at >= $2
+           AND (SELECT i.tracker FROM issues i WHERE i.id = u.issue_id) = $1",
     )
     .bind(tracker)
     .bind(since)
