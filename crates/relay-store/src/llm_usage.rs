@@ -132,6 +132,26 @@ pub async fn totals_for_job(pool: &PgPool, job_id: i64) -> Result<Vec<ModelTotal
     Ok(rows)
 }
 
+/// Tokens (prompt + completion) spent since `since` on the issues of `tracker`: the daily budget's
+/// reading, once per cycle. It reads only the rows since `since` (`llm_usage_created_at_idx`) and
+/// looks each one's issue up by key (a join would hash every issue of the instance).
+pub async fn tracker_spend_since(
+    pool: &PgPool,
+    tracker: &str,
+    since: DateTime<Utc>,
+) -> Result<i64> {
+    Ok(sqlx::query_scalar(
+        "SELECT COALESCE(sum(u.prompt_tokens + u.completion_tokens), 0)::int8
+         FROM llm_usage u
+         WHERE u.created_at >= $2
+           AND (SELECT i.tracker FROM issues i WHERE i.id = u.issue_id) = $1",
+    )
+    .bind(tracker)
+    .bind(since)
+    .fetch_one(pool)
+    .await?)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -150,6 +170,7 @@ mod tests {
             attempts: 2,
             outcome,
             error_kind,
+            estimated: false,
         }
     }
 
@@ -218,24 +239,4 @@ mod tests {
             .unwrap_err();
         assert!(matches!(error, crate::Error::Database(_)), "{error:?}");
     }
-}
-
-/// Tokens (prompt + completion) spent since `since` on the issues of `tracker`: the daily budget's
-/// reading, once per cycle. It reads only the rows since `since` (`llm_usage_created_at_idx`) and
-/// looks each one's issue up by key (a join would hash every issue of the instance).
-pub async fn tracker_spend_since(
-    pool: &PgPool,
-    tracker: &str,
-    since: DateTime<Utc>,
-) -> Result<i64> {
-    Ok(sqlx::query_scalar(
-        "SELECT COALESCE(sum(u.prompt_tokens + u.completion_tokens), 0)::int8
-         FROM llm_usage u
-         WHERE u.created_at >= $2
-           AND (SELECT i.tracker FROM issues i WHERE i.id = u.issue_id) = $1",
-    )
-    .bind(tracker)
-    .bind(since)
-    .fetch_one(pool)
-    .await?)
 }
