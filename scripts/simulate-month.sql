@@ -2,7 +2,7 @@
 --   psql "$DB" -v run=NAME -v age_days=D -f scripts/simulate-month.sql
 -- Everything happens over the 30 days that end `age_days` days ago (0: ending now):
 -- 10,000 issues; 50,000 deliveries (40,000 accepted and handled, 10,000 ignored) with ~8 KiB
--- payloads; 5,000 finished jobs, each with one attempt, a trace run of 60 events and 10 LLM calls;
+-- payloads of random text; 5,000 finished jobs, each with one attempt, a trace run of 60 events and 10 LLM calls;
 -- 10,000 sent outbox writes; 10 repositories with 30 code-graph snapshots each (500 symbols and
 -- 500 edges per snapshot). `run` keeps the keys of several seedings apart.
 \set ON_ERROR_STOP on
@@ -26,8 +26,11 @@ SELECT 'github', 'issue_comment', 'created', 'sim-' || :'run' || '-' || n,
        CASE WHEN n % 5 = 0 THEN 'ignored' ELSE 'accepted' END,
        CASE WHEN n % 5 = 0 THEN 'not_mentioned' ELSE 'mention' END,
        CASE WHEN n % 5 = 0 THEN NULL ELSE (SELECT id FROM sim_issues WHERE number = 1 + n % 10000) END,
+       -- Random text: a real payload does not compress to nothing the way a repeated one does.
        jsonb_build_object('action', 'created', 'n', n,
-                          'comment', jsonb_build_object('body', repeat('x', 8000))),
+                          'comment', jsonb_build_object('body',
+                              (SELECT string_agg(md5(random()::text || n || g), ' ')
+                               FROM generate_series(1, 240) g))),
        'alice', n::text
 FROM generate_series(1, 50000) n;
 
