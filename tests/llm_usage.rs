@@ -80,3 +80,47 @@ async fn every_call_is_recorded_in_postgres(pool: PgPool) {
     assert_eq!(failed.error_kind.as_deref(), Some("authentication"));
     assert_eq!(failed.prompt_tokens, 0);
 }
+
+/// A response without `usage` (some compatible servers, a stream that lost its last chunk) is
+/// counted from the bytes exchanged and marked estimated: never a free call.
+#[sqlx::test(migrator = "relay_store::MIGRATOR")]
+async fn a_response_without_usage_is_estimated_not_zero(pool: PgPool) {
+    let no_usage = serde_json::json!({
+        "id": "chatcmpl-1",
+        "object": "chat.completion",
+        "model": "gpt-4o",
+        "choices": [{
+            "index": 0,
+            "message": {"role": "assistant", "content": "an answer of some length"},
+            "finish_reason": "stop"
+        }]
+    });
+    let server =
+        ScriptedLlm::start(vec![ScriptedReply::raw(200, no_usage), usage_reply("b")]).await;
+    let client = client(&server.base_url())
+        .with_usage_sink(Arc::new(StoreUsageSink::new(pool.clone())))
+        .with_context(UsageContext {
+            job_id: Some(1),
+            issue_id: Some(2),
+        });
+    let prompt = "x".repeat(4000);
+    let request = ChatRequest::new(vec![Message::user(prompt)]);
+    let reply = client.complete(&request).await.unwrap();
+    assert!(reply.usage.estimated);
+    // At least the 4,000 bytes of the prompt, four per token.
+    assert!(reply.usage.prompt_tokens >= 1000, "{:?}", reply.usage);
+    assert!(reply.usage.completion_tokens > 0, "{:?}", reply.usage);
+    let reported = client.complete(&request).await.unwrap();
+    assert!(!reported.usage.estimated);
+
+    let rows = relay_store::llm_usage::for_job(&pool, 1).await.unwrap();
+    assert_eq!(rows.len(), 2);
+    assert!(rows[0].estimated);
+    assert_eq!(rows[0].prompt_tokens, reply.usage.prompt_tokens as i64);
+    assert_eq!(
+        rows[0].completion_tokens,
+        reply.usage.completion_tokens as i64
+    );
+    assert!(!rows[1].estimated);
+    assert_eq!(rows[1].prompt_tokens, 1200);
+}

@@ -275,3 +275,50 @@ async fn an_edit_that_adds_a_mention_engages_once(pool: PgPool) {
     assert_eq!(h.llm.requests().len(), llm_calls, "engaged once");
     assert_eq!(h.bot_notes().len(), 1, "engaged once");
 }
+
+#[sqlx::test(migrator = "relay_store::MIGRATOR")]
+async fn a_stop_that_would_recur_ends_the_job_without_retries(pool: PgPool) {
+    let h = GitLabHarness::start(pool, Vec::new()).await;
+    const BODY: &str = "@relay can retries be configured?";
+    let (discussion, note) = h.gitlab.seed_note(PROJECT, ISSUE, REPORTER, BODY, false);
+    // The planner keeps proposing a reply into a discussion that does not exist: the validator
+    // refuses every batch, whichever attempt runs it. Enough refusals for every attempt.
+    let refused = || {
+        ScriptedReply::tool_calls(vec![(
+            "submit_actions",
+            json!({"actions": [
+                {"type": "post_comment", "reply_to": "no-such-discussion", "content": "hello"}
+            ]}),
+        )])
+    };
+    h.llm.push((0..40).map(|_| refused()));
+    let answer = h
+        .deliver(REPORTER, BODY, note, &discussion, "gl-loop")
+        .await;
+    let job = answer.body["job"].as_i64().unwrap();
+
+    assert_eq!(h.drain().await, vec![Outcome::Succeeded { job_id: job }]);
+    let spent = h.llm.requests().len();
+    assert!(spent > 0);
+    let row = relay_store::queue::get(&h.pool, job)
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(row.status, "succeeded", "ended, not queued for a retry");
+    assert_eq!(row.attempts, 1);
+    // The status comment answered the mention: nothing is pending, nothing runs again.
+    assert_eq!(h.pending_events().await, 0);
+    let bot = h.bot_notes();
+    assert_eq!(bot.len(), 1, "one status comment: {bot:?}");
+    assert!(
+        bot[0].1.contains("failed validation repeatedly"),
+        "{}",
+        bot[0].1
+    );
+    sqlx::query("UPDATE jobs SET run_after = now()")
+        .execute(&h.pool)
+        .await
+        .unwrap();
+    assert_eq!(h.drain().await, Vec::new());
+    assert_eq!(h.llm.requests().len(), spent, "no LLM call after the stop");
+}

@@ -41,6 +41,9 @@ pub struct AgentSettings {
     pub context_max_tokens: usize,
     /// Tokens per issue across jobs; past it Relay posts one note and waits for a new mention.
     pub issue_token_budget: u64,
+    /// Tokens all issues of one tracker may spend per UTC day (0: no limit). Past it, issues are
+    /// still recorded, and answered after midnight UTC.
+    pub daily_token_budget: u64,
     /// Spec writer turns.
     pub spec_max_iterations: u32,
     /// Who may engage Relay, by default and per tracker name.
@@ -62,6 +65,7 @@ impl Default for AgentSettings {
             cycles_per_job: DEFAULT_CYCLES_PER_JOB,
             context_max_tokens: DEFAULT_CONTEXT_MAX_TOKENS,
             issue_token_budget: DEFAULT_ISSUE_TOKEN_BUDGET,
+            daily_token_budget: 0,
             explore: ExploreConfig::default(),
             spec_max_iterations: DEFAULT_SPEC_MAX_ITERATIONS,
             engage_roles: EngageRoles::default(),

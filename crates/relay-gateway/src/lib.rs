@@ -9,11 +9,13 @@
 //! - [`intake`]: the transaction that records a delivery and enqueues work.
 //! - [`error`]: `ApiError`, the only place errors become HTTP statuses.
 //! - [`ui`]: the status page (`/ui`): server-rendered HTML, sessions, the live trace script.
+//! - [`listener`]: the HTTP/1.1 listener with its header timeout and connection cap.
 
 pub mod engage;
 pub mod error;
 pub mod event;
 pub mod intake;
+pub mod listener;
 pub mod mention;
 pub mod payload;
 pub mod providers;
@@ -35,6 +37,7 @@ use relay_core::TrackerSettings;
 use relay_store::PgPool;
 use tokio::net::TcpListener;
 use tokio_util::sync::CancellationToken;
+use tower_http::timeout::RequestBodyTimeoutLayer;
 use tower_http::trace::TraceLayer;
 
 pub use settings::{ApiSettings, ServerSettings, UiSettings};
@@ -131,12 +134,15 @@ fn spawn_notifier(pool: PgPool) -> tokio::sync::mpsc::Sender<()> {
 /// The gateway's router: webhooks, the read API, the status page and the ops endpoints.
 pub fn app(state: AppState) -> Router {
     let body_limit = state.settings.body_limit_bytes;
+    let body_read_timeout = Duration::from_millis(state.settings.body_read_timeout_ms);
     let router = Router::new()
         .route("/webhooks/{tracker}", post(routes::webhook::receive))
         .layer(DefaultBodyLimit::max(body_limit))
         .merge(routes::api::router(&state))
         .merge(ui::router(&state));
-    with_ops(router, state)
+    // A body that stalls between chunks fails its request; the response (an SSE stream) is not
+    // limited.
+    with_ops(router, state).layer(RequestBodyTimeoutLayer::new(body_read_timeout))
 }
 
 /// Only the ops endpoints (`/healthz`, `/readyz`, `/metrics`): what a worker-only process serves.
@@ -182,7 +188,8 @@ pub async fn run(
     state: AppState,
     shutdown: CancellationToken,
 ) -> std::io::Result<()> {
-    serve(listener, app(state), shutdown, "gateway").await
+    let limits = state.settings.listener_limits();
+    serve(listener, app(state), limits, shutdown, "gateway").await
 }
 
 /// Serves only the ops endpoints (for worker-only processes).
@@ -191,18 +198,23 @@ pub async fn run_ops(
     state: AppState,
     shutdown: CancellationToken,
 ) -> std::io::Result<()> {
-    serve(listener, ops_app(state), shutdown, "ops endpoints").await
+    let limits = state.settings.listener_limits();
+    serve(listener, ops_app(state), limits, shutdown, "ops endpoints").await
 }
 
 async fn serve(
     listener: TcpListener,
     router: Router,
+    limits: listener::ListenerLimits,
     shutdown: CancellationToken,
     what: &'static str,
 ) -> std::io::Result<()> {
     let address = listener.local_addr()?;
-    tracing::info!(listen = %address, "{what} listening");
-    axum::serve(listener, router)
-        .with_graceful_shutdown(shutdown.cancelled_owned())
-        .await
+    tracing::info!(
+        listen = %address,
+        server.max_connections = limits.max_connections,
+        server.header_read_timeout_ms = limits.header_read_timeout.as_millis() as u64,
+        "{what} listening"
+    );
+    listener::serve(listener, router, limits, shutdown).await
 }

@@ -17,6 +17,16 @@ pub struct ServerSettings {
     /// How long a webhook may wait on the database before answering 503 (the sender retries).
     #[serde(default = "default_db_timeout_ms")]
     pub db_timeout_ms: u64,
+    /// How long a client may take to send a request's head (request line and headers), and how
+    /// long an idle keep-alive connection stays open; then the connection is closed (slowloris).
+    #[serde(default = "default_header_read_timeout_ms")]
+    pub header_read_timeout_ms: u64,
+    /// Longest pause between two chunks of a request body before the request fails.
+    #[serde(default = "default_body_read_timeout_ms")]
+    pub body_read_timeout_ms: u64,
+    /// Connections served at once; past it new connections wait in the kernel's backlog.
+    #[serde(default = "default_max_connections")]
+    pub max_connections: usize,
 }
 
 impl Default for ServerSettings {
@@ -25,6 +35,9 @@ impl Default for ServerSettings {
             listen: default_listen(),
             body_limit_bytes: default_body_limit(),
             db_timeout_ms: default_db_timeout_ms(),
+            header_read_timeout_ms: default_header_read_timeout_ms(),
+            body_read_timeout_ms: default_body_read_timeout_ms(),
+            max_connections: default_max_connections(),
         }
     }
 }
@@ -37,6 +50,24 @@ fn default_body_limit() -> usize {
 }
 fn default_db_timeout_ms() -> u64 {
     2000
+}
+fn default_header_read_timeout_ms() -> u64 {
+    10_000
+}
+fn default_body_read_timeout_ms() -> u64 {
+    30_000
+}
+fn default_max_connections() -> usize {
+    1024
+}
+
+impl ServerSettings {
+    pub(crate) fn listener_limits(&self) -> crate::listener::ListenerLimits {
+        crate::listener::ListenerLimits {
+            header_read_timeout: std::time::Duration::from_millis(self.header_read_timeout_ms),
+            max_connections: self.max_connections,
+        }
+    }
 }
 
 /// `[api]`: the read API (`/api/...`).

@@ -95,6 +95,7 @@ async fn seed(pool: &PgPool) -> (i64, i64) {
             attempts: 1,
             outcome: "ok",
             error_kind: None,
+            estimated: false,
         },
     )
     .await

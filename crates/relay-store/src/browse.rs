@@ -232,6 +232,7 @@ mod tests {
                     attempts: 1,
                     outcome: "ok",
                     error_kind: None,
+                    estimated: false,
                 },
             )
             .await

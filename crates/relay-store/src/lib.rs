@@ -11,6 +11,7 @@
 //! - [`browse`]: read-only listings for the read API.
 //! - [`tool_graph`]: tool-sequence learning (transitions per repository, migration 0008).
 //! - [`trace`]: the run trace (runs and their events, migration 0007) and its notifications.
+//! - [`retention`]: `[retention]`'s pruning passes (migration 0016).
 //! - [`traversal`]: thorough mode's traversal state per issue (migration 0010).
 
 pub mod bench;
@@ -25,6 +26,7 @@ pub mod learnings;
 pub mod llm_usage;
 pub mod outbox;
 pub mod queue;
+pub mod retention;
 pub mod settings;
 pub mod specs;
 pub mod status;

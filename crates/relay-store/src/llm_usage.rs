@@ -31,6 +31,8 @@ pub struct NewLlmUsage<'a> {
     pub outcome: &'a str,
     /// The classified error when `outcome` is `error`.
     pub error_kind: Option<&'a str>,
+    /// The provider reported no usage: the tokens are estimated from the bytes exchanged.
+    pub estimated: bool,
 }
 
 /// A stored usage row.
@@ -49,6 +51,7 @@ pub struct LlmUsage {
     pub attempts: i32,
     pub outcome: String,
     pub error_kind: Option<String>,
+    pub estimated: bool,
     pub created_at: DateTime<Utc>,
 }
 
@@ -63,14 +66,14 @@ pub struct ModelTotals {
 }
 
 const COLUMNS: &str = "id, job_id, issue_id, role, provider, model, prompt_tokens, completion_tokens, \
-     cached_tokens, latency_ms, attempts, outcome, error_kind, created_at";
+     cached_tokens, latency_ms, attempts, outcome, error_kind, estimated, created_at";
 
 /// Inserts one usage row and returns its id.
 pub async fn insert(pool: &PgPool, usage: &NewLlmUsage<'_>) -> Result<i64> {
     let id = sqlx::query_scalar(
         "INSERT INTO llm_usage (job_id, issue_id, role, provider, model, prompt_tokens,
-             completion_tokens, cached_tokens, latency_ms, attempts, outcome, error_kind)
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)
+             completion_tokens, cached_tokens, latency_ms, attempts, outcome, error_kind, estimated)
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)
          RETURNING id",
     )
     .bind(usage.job_id)
@@ -85,6 +88,7 @@ pub async fn insert(pool: &PgPool, usage: &NewLlmUsage<'_>) -> Result<i64> {
     .bind(usage.attempts)
     .bind(usage.outcome)
     .bind(usage.error_kind)
+    .bind(usage.estimated)
     .fetch_one(pool)
     .await?;
     Ok(id)
@@ -128,6 +132,26 @@ pub async fn totals_for_job(pool: &PgPool, job_id: i64) -> Result<Vec<ModelTotal
     Ok(rows)
 }
 
+/// Tokens (prompt + completion) spent since `since` on the issues of `tracker`: the daily budget's
+/// reading, once per cycle. It reads only the rows since `since` (`llm_usage_created_at_idx`) and
+/// looks each one's issue up by key (a join would hash every issue of the instance).
+pub async fn tracker_spend_since(
+    pool: &PgPool,
+    tracker: &str,
+    since: DateTime<Utc>,
+) -> Result<i64> {
+    Ok(sqlx::query_scalar(
+        "SELECT COALESCE(sum(u.prompt_tokens + u.completion_tokens), 0)::int8
+         FROM llm_usage u
+         WHERE u.created_at >= $2
+           AND (SELECT i.tracker FROM issues i WHERE i.id = u.issue_id) = $1",
+    )
+    .bind(tracker)
+    .bind(since)
+    .fetch_one(pool)
+    .await?)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -146,6 +170,7 @@ mod tests {
             attempts: 2,
             outcome,
             error_kind,
+            estimated: false,
         }
     }
 

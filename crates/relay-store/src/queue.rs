@@ -93,6 +93,23 @@ pub async fn enqueue(conn: &mut PgConnection, job: &NewJob<'_>) -> Result<Enqueu
     })
 }
 
+/// Holds a queued job until `until` (a later `run_after` stays): the daily token budget's wait.
+pub async fn defer_queued(
+    conn: &mut PgConnection,
+    job_id: i64,
+    until: DateTime<Utc>,
+) -> Result<()> {
+    sqlx::query(
+        "UPDATE jobs SET run_after = GREATEST(run_after, $2), updated_at = now()
+         WHERE id = $1 AND status = 'queued'",
+    )
+    .bind(job_id)
+    .bind(until)
+    .execute(conn)
+    .await?;
+    Ok(())
+}
+
 /// Wakes every listening worker. Run it outside of (after) the transaction that changed the queue.
 pub async fn notify_workers(pool: &PgPool) -> Result<()> {
     sqlx::query("SELECT pg_notify($1, '')")
@@ -464,16 +481,20 @@ async fn record_run(
     Ok(())
 }
 
-/// Number of jobs in each status (every status present, zero included).
+/// The live statuses `/metrics` reports (finished jobs are counted by `relay_jobs_total`).
+pub const LIVE_STATUSES: [&str; 2] = ["queued", "running"];
+
+/// Counts the live jobs per status over the partial indexes of those statuses
+/// (`jobs_claimable_idx`, `jobs_one_running_per_key`, which holds NULL keys too): a scrape reads the queue's live rows only,
+/// however many finished jobs the table holds.
+pub const DEPTH_SQL: &str =
+    "SELECT 'queued'::text, (SELECT count(*) FROM jobs WHERE status = 'queued')
+     UNION ALL
+     SELECT 'running'::text, (SELECT count(*) FROM jobs WHERE status = 'running')";
+
+/// Number of live jobs in each status (both statuses present, zero included).
 pub async fn depth(pool: &PgPool) -> Result<Vec<(String, i64)>> {
-    Ok(sqlx::query_as(
-        "SELECT s.status, count(j.id)
-         FROM unnest(ARRAY['queued', 'running', 'succeeded', 'failed', 'dead']) AS s(status)
-         LEFT JOIN jobs j ON j.status = s.status
-         GROUP BY s.status ORDER BY s.status",
-    )
-    .fetch_all(pool)
-    .await?)
+    Ok(sqlx::query_as(DEPTH_SQL).fetch_all(pool).await?)
 }
 
 /// A job row, for tests and operators.

@@ -6,7 +6,7 @@
 //! | `relay_webhook_request_duration_seconds` | histogram | `tracker` | time to verify, record and answer a webhook |
 //! | `relay_jobs_total` | counter | `kind`, `outcome` (`succeeded`, `retried`, `failed`, `dead`) | finished job attempts |
 //! | `relay_job_duration_seconds` | histogram | `kind` | wall time of one job attempt |
-//! | `relay_queue_depth` | gauge | `status` | jobs per status, refreshed on every scrape |
+//! | `relay_queue_depth` | gauge | `status` (`queued`, `running`) | live jobs per status, refreshed on every scrape from the partial indexes of live rows (finished jobs: `relay_jobs_total`) |
 //! | `relay_jobs_running` | gauge | – | jobs running in this process |
 //! | `relay_llm_tokens_total` | counter | `role`, `model`, `kind` | LLM tokens (prompt, completion, cached) |
 //! | `relay_llm_requests_total` | counter | `role`, `model`, `outcome` | LLM calls |

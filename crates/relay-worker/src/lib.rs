@@ -5,17 +5,20 @@
 //! - [`handler`]: the `JobHandler` trait, `JobContext`, `JobError` and the `Registry`.
 //! - [`runner`]: `Worker`: claim, heartbeat, complete/retry/dead-letter, the run loop, shutdown.
 //! - [`jobs`]: one module per job kind.
+//! - [`retention`]: `RetentionSettings` (`[retention]`) and the periodic pruning pass.
 //! - [`tool_graph`]: tool-sequence learning: the explore observer and the prompt hint.
 //! - [`trace_sink`]: `TraceRun`: one job run's trace, buffered and written to Postgres in batches.
 
 pub mod handler;
 pub mod jobs;
 pub mod llm_usage;
+pub mod retention;
 pub mod runner;
 pub mod settings;
 pub mod tool_graph;
 pub mod trace_sink;
 
 pub use handler::{JobContext, JobError, JobHandler, Registry};
+pub use retention::RetentionSettings;
 pub use runner::{Outcome, Worker};
 pub use settings::WorkerSettings;

@@ -36,6 +36,7 @@ impl UsageSink for StoreUsageSink {
             attempts: i32::try_from(record.attempts).unwrap_or(i32::MAX),
             outcome: record.outcome(),
             error_kind: record.error.map(ErrorKind::as_str),
+            estimated: record.usage.estimated,
         };
         // Recording must not fail the call (see `UsageSink`): log and go on.
         if let Err(error) = relay_store::llm_usage::insert(&self.pool, &row).await {

@@ -102,6 +102,7 @@ async fn spend(pool: &PgPool, issue: i64, tokens: i64) {
             attempts: 1,
             outcome: "ok",
             error_kind: None,
+            estimated: false,
         },
     )
     .await
@@ -334,4 +335,124 @@ async fn events_left_after_the_last_cycle_get_one_follow_up_job(pool: PgPool) {
         .await
         .unwrap();
     assert_eq!(queued, 1, "only the one follow-up, never a second");
+}
+
+/// `[agent] daily_token_budget`: past today's spend of the tracker's issues, a mention is recorded
+/// and its job held until midnight UTC (no LLM call); after the reset it is answered.
+#[sqlx::test(migrator = "relay_store::MIGRATOR")]
+async fn past_the_daily_budget_issues_wait_for_the_reset(pool: PgPool) {
+    let github = FakeGitHub::start().await;
+    github.seed_issue(REPO, NUMBER, "Retries", "Make retries configurable.");
+    github.set_permission(REPO, "alice", "admin");
+    let issue = seed_issue(&pool).await;
+    // Another issue of the same tracker spent most of today's budget; yesterday does not count.
+    let other: i64 = sqlx::query_scalar(
+        "INSERT INTO issues (tracker, project_id, project_path, number, title, state, author, url, updated_at)
+         VALUES ('github', '42', $1, 8, 'Other', 'open', 'bob', 'http://y', now()) RETURNING id",
+    )
+    .bind(REPO)
+    .fetch_one(&pool)
+    .await
+    .unwrap();
+    spend(&pool, other, 50_000).await;
+    sqlx::query("UPDATE llm_usage SET created_at = now() - interval '1 day'")
+        .execute(&pool)
+        .await
+        .unwrap();
+    spend(&pool, other, 600).await;
+    let llm = ScriptedLlm::start(vec![ScriptedReply::tool_calls(vec![(
+        "submit_actions",
+        json!({"actions": [{"type": "post_comment", "content": "Retries live in config.go:4."}]}),
+    )])])
+    .await;
+    let tracker = github.settings(TOKEN, BOT);
+    let llm_settings: LlmSettings = toml::from_str(&format!(
+        "[default]\nprovider = \"openai\"\nbase_url = \"{}\"\nmodel = \"m\"\napi_key = \"sk-x\"\n",
+        llm.base_url()
+    ))
+    .unwrap();
+    let brain = Brain {
+        trackers: relay_tracker::Trackers::from_settings(std::slice::from_ref(&tracker)).unwrap(),
+        tracker_settings: vec![tracker.clone()],
+        llm: llm_settings,
+        agent: AgentSettings {
+            daily_token_budget: 1_000,
+            ..AgentSettings::default()
+        },
+        tools: relay_tools::ToolLimits::default(),
+        codegraph: None,
+        roles: Default::default(),
+    };
+    let origin = origin();
+    let data = tempfile::tempdir().unwrap();
+    let repos = relay_repo::RepoManager::new(relay_repo::RepoSettings {
+        data_dir: data.path().to_path_buf(),
+        ..relay_repo::RepoSettings::default()
+    })
+    .unwrap();
+    let specs = RepoSpecs::new(std::slice::from_ref(&tracker)).with_local(
+        "github",
+        REPO,
+        format!("file://{}", origin.path().display()).into(),
+    );
+
+    // 600 of 1,000 today: within.
+    let within = relay_worker::jobs::orchestrator::daily_budget::gate(
+        &pool,
+        "github",
+        1_000,
+        chrono::Utc::now(),
+    )
+    .await
+    .unwrap();
+    assert_eq!(
+        within,
+        relay_worker::jobs::orchestrator::daily_budget::DailyGate::Within
+    );
+
+    // 1,100 today: the mention is recorded, its job held until midnight UTC, no LLM call.
+    spend(&pool, other, 500).await;
+    let c1 = github.seed_comment(REPO, NUMBER, "alice", "@relay-bot please look");
+    deliver(&pool, issue, "d1", "mention", c1).await;
+    let deferred = brain
+        .orchestrate(&pool, &repos, &specs, &JobRun::new(1, 3, issue))
+        .await
+        .unwrap();
+    assert_eq!(
+        deferred["daily_budget_reached"]["spent"], 1_100,
+        "{deferred}"
+    );
+    assert!(llm.requests().is_empty());
+    assert!(bot_comments(&github).is_empty());
+    let mut conn = pool.acquire().await.unwrap();
+    assert_eq!(
+        relay_store::issues::pending_events(&mut conn, issue)
+            .await
+            .unwrap()
+            .len(),
+        1,
+        "the mention waits"
+    );
+    drop(conn);
+    let job = deferred["deferred_job"].as_i64().unwrap();
+    let row = relay_store::queue::get(&pool, job).await.unwrap().unwrap();
+    assert_eq!(row.status, "queued");
+    let tomorrow = (chrono::Utc::now().date_naive() + chrono::Days::new(1))
+        .and_hms_opt(0, 0, 0)
+        .unwrap()
+        .and_utc();
+    assert_eq!(row.run_after, tomorrow);
+
+    // The reset (today's spend becomes yesterday's): the held job answers the mention.
+    sqlx::query("UPDATE llm_usage SET created_at = created_at - interval '1 day'")
+        .execute(&pool)
+        .await
+        .unwrap();
+    let answered = brain
+        .orchestrate(&pool, &repos, &specs, &JobRun::new(job, 3, issue))
+        .await
+        .unwrap();
+    assert_eq!(answered["cycles"], 1, "{answered}");
+    assert_eq!(llm.requests().len(), 1);
+    assert!(bot_comments(&github)[0].contains("config.go:4"));
 }

@@ -36,6 +36,9 @@ enum Command {
     Worker,
     /// Apply pending database migrations and exit.
     Migrate,
+    /// Run one `[retention]` pass now and print what it deleted per table (`--dry-run`: what it
+    /// would delete). Worker processes run the same pass periodically.
+    Prune(cmd::prune::PruneArgs),
     /// Print the effective configuration with every secret redacted.
     Config(cmd::config::ConfigArgs),
     /// Talk to the configured LLM (e.g. `relay llm ping --role planner`).
@@ -122,6 +125,7 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
         Command::Gateway => cmd::serve::run(config, cmd::serve::Roles::Gateway).await,
         Command::Worker => cmd::serve::run(config, cmd::serve::Roles::Worker).await,
         Command::Migrate => cmd::migrate::run(config).await,
+        Command::Prune(args) => cmd::prune::run(config, &args).await,
         Command::Config(args) => cmd::config::run(config, &args),
         Command::BenchIntake(args) => cmd::bench_intake::run(args).await,
         Command::Llm(command) => cmd::llm::run(config, command).await,

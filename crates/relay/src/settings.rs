@@ -30,6 +30,9 @@ pub struct Settings {
     #[serde(default)]
     pub trackers: Vec<TrackerSettings>,
     pub worker: WorkerSettings,
+    /// `[retention]`: what is pruned after how long.
+    #[serde(default)]
+    pub retention: relay_worker::RetentionSettings,
     #[serde(default)]
     pub log: LogSettings,
     /// `[repo]`: repository checkouts.

@@ -296,3 +296,64 @@ async fn tool_graph_shows_the_learned_sequences_and_imports_at_a_lower_weight(po
         .unwrap();
     assert!(text(&output).0.contains("nothing learned yet"));
 }
+
+#[sqlx::test(migrator = "relay_store::MIGRATOR")]
+async fn prune_dry_run_counts_then_prune_deletes(pool: PgPool) {
+    // Two jobs finished 40 days ago (one with a trace of 3 events), one finished now.
+    sqlx::query(
+        "INSERT INTO jobs (kind, payload, max_attempts, status, finished_at) VALUES
+         ('process_issue', '{}', 3, 'succeeded', now() - interval '40 days'),
+         ('process_issue', '{}', 3, 'dead', now() - interval '40 days'),
+         ('process_issue', '{}', 3, 'succeeded', now())",
+    )
+    .execute(&pool)
+    .await
+    .unwrap();
+    let (job, run) = seed(&pool, "succeeded").await;
+    for seq in 0..3 {
+        write(&pool, job, run, seq, "tool_call", "explore", json!({})).await;
+    }
+    trace::finish_run(&pool, run, job, RunOutcome::Succeeded, 0)
+        .await
+        .unwrap();
+    sqlx::query("UPDATE trace_runs SET finished_at = now() - interval '40 days' WHERE id = $1")
+        .bind(run)
+        .execute(&pool)
+        .await
+        .unwrap();
+    let jobs = || async {
+        sqlx::query_scalar::<_, i64>("SELECT count(*) FROM jobs")
+            .fetch_one(&pool)
+            .await
+            .unwrap()
+    };
+    let url = url_of(&pool);
+    let dir = tempfile::tempdir().unwrap();
+    let config = config(dir.path(), &url);
+
+    let output = relay(&config, &["prune", "--dry-run"], &url)
+        .output()
+        .unwrap();
+    let (stdout, stderr) = text(&output);
+    assert!(output.status.success(), "{stderr}");
+    assert!(
+        stdout.contains("would prune         2 rows jobs (with their job_runs)"),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains("would prune         1 rows (+3 dependent) trace_runs"),
+        "{stdout}"
+    );
+    assert_eq!(jobs().await, 4);
+
+    let output = relay(&config, &["prune"], &url).output().unwrap();
+    let (stdout, stderr) = text(&output);
+    assert!(output.status.success(), "{stderr}");
+    assert!(stdout.contains("pruned         2 rows jobs"), "{stdout}");
+    assert_eq!(jobs().await, 2);
+    let events: i64 = sqlx::query_scalar("SELECT count(*) FROM trace_events")
+        .fetch_one(&pool)
+        .await
+        .unwrap();
+    assert_eq!(events, 0);
+}

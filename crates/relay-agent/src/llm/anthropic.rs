@@ -10,7 +10,6 @@ use serde::Deserialize;
 use serde_json::{Map, Value, json};
 
 use super::error::LlmError;
-use super::http;
 use super::provider::Provider;
 use super::schema;
 use super::settings::{AnthropicStructuredMode, ProviderConfig, ProviderKind};
@@ -20,6 +19,7 @@ use super::types::{
     AssistantMessage, ChatRequest, ChatResponse, FinishReason, Message, ToolChoice, Usage,
     temperature_json,
 };
+use super::{estimate, http};
 
 /// The Anthropic provider.
 pub struct AnthropicProvider {
@@ -106,15 +106,25 @@ impl Provider for AnthropicProvider {
         if let Some(key) = &self.api_key {
             builder = builder.header("x-api-key", key.expose_secret());
         }
-        let response = if self.stream {
-            stream::fold_anthropic(&http::send_text(builder, self.timeout).await?)?
+        let (response, streamed_bytes) = if self.stream {
+            let text = http::send_text(builder, self.timeout).await?;
+            (stream::fold_anthropic(&text)?, Some(text.len()))
         } else {
-            http::send(builder, self.timeout).await?
+            (http::send(builder, self.timeout).await?, None)
         };
+        // No usage in the response: estimated from what was exchanged, never zero.
+        let estimated = estimate::usage_missing(&response).then(|| {
+            let received = streamed_bytes.unwrap_or_else(|| response.to_string().len());
+            estimate::from_bytes(body.to_string().len(), received)
+        });
         if self.log_payloads {
             tracing::debug!(llm.model = model, llm.response = %response, "anthropic response");
         }
-        parse_response(response, structured_tool(&self.options, request))
+        let mut parsed = parse_response(response, structured_tool(&self.options, request))?;
+        if let Some(usage) = estimated {
+            parsed.usage = usage;
+        }
+        Ok(parsed)
     }
 }
 
@@ -376,6 +386,7 @@ pub fn parse_response(
                 + usage.cache_creation_input_tokens.unwrap_or(0),
             completion_tokens: usage.output_tokens,
             cached_tokens: cache_read,
+            estimated: false,
         }
     });
     Ok(ChatResponse {

@@ -286,6 +286,7 @@ impl LlmClient {
                     "tokens_in": usage.prompt_tokens,
                     "tokens_out": usage.completion_tokens,
                     "tokens_cached": usage.cached_tokens,
+                    "tokens_estimated": usage.estimated,
                     "latency_ms": u64::try_from(record.latency.as_millis()).unwrap_or(u64::MAX),
                     "attempts": attempts,
                     // `ok`, or the classified error (`rate_limited`, `timeout`, …).

@@ -14,6 +14,7 @@
 //! - [`stream`]: server-sent-event responses folded into one reply;
 //! - [`client`]: [`LlmClient`] = provider + retry + fallback models + usage + budget + metrics;
 //! - [`structured`]: schema-validated structured output with corrective retries;
+//! - [`estimate`]: usage estimated from the bytes exchanged when a response has none;
 //! - [`usage`]: usage records, the [`UsageSink`] seam and metrics;
 //! - [`budget`]: the per-job [`TokenBudget`];
 //! - [`settings`]: the `[llm]` configuration section;
@@ -24,6 +25,7 @@ pub mod anthropic;
 pub mod budget;
 pub mod client;
 pub mod error;
+pub mod estimate;
 pub mod http;
 pub mod openai;
 pub mod ping;

@@ -9,7 +9,6 @@ use serde::Deserialize;
 use serde_json::{Map, Value, json};
 
 use super::error::LlmError;
-use super::http;
 use super::provider::Provider;
 use super::schema;
 use super::settings::{OpenAiDialect, ProviderConfig, ProviderKind};
@@ -19,6 +18,7 @@ use super::types::{
     AssistantMessage, ChatRequest, ChatResponse, FinishReason, Message, ToolChoice, Usage,
     temperature_json,
 };
+use super::{estimate, http};
 
 /// The OpenAI-compatible provider.
 pub struct OpenAiProvider {
@@ -99,15 +99,25 @@ impl Provider for OpenAiProvider {
                 _ => builder.bearer_auth(key.expose_secret()),
             };
         }
-        let response = if self.stream {
-            stream::fold_openai(&http::send_text(builder, self.timeout).await?)?
+        let (response, streamed_bytes) = if self.stream {
+            let text = http::send_text(builder, self.timeout).await?;
+            (stream::fold_openai(&text)?, Some(text.len()))
         } else {
-            http::send(builder, self.timeout).await?
+            (http::send(builder, self.timeout).await?, None)
         };
+        // No usage in the response: estimated from what was exchanged, never zero.
+        let estimated = estimate::usage_missing(&response).then(|| {
+            let received = streamed_bytes.unwrap_or_else(|| response.to_string().len());
+            estimate::from_bytes(body.to_string().len(), received)
+        });
         if self.log_payloads {
             tracing::debug!(llm.model = model, llm.response = %response, "openai response");
         }
-        parse_response(response)
+        let mut parsed = parse_response(response)?;
+        if let Some(usage) = estimated {
+            parsed.usage = usage;
+        }
+        Ok(parsed)
     }
 }
 
@@ -358,6 +368,7 @@ pub fn parse_response(body: Value) -> Result<ChatResponse, LlmError> {
             .prompt_tokens_details
             .and_then(|details| details.cached_tokens)
             .unwrap_or(0),
+        estimated: false,
     });
     Ok(ChatResponse {
         id: wire.id,

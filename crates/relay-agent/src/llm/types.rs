@@ -148,6 +148,9 @@ pub struct Usage {
     pub completion_tokens: u64,
     /// Input tokens served from the provider's prompt cache (a subset of `prompt_tokens`).
     pub cached_tokens: u64,
+    /// The provider sent no usage: the counts are estimated from the bytes sent and received
+    /// (see [`super::estimate`]), never taken as zero.
+    pub estimated: bool,
 }
 
 impl Usage {
@@ -161,6 +164,7 @@ impl Usage {
         self.prompt_tokens += other.prompt_tokens;
         self.completion_tokens += other.completion_tokens;
         self.cached_tokens += other.cached_tokens;
+        self.estimated |= other.estimated;
     }
 }
 

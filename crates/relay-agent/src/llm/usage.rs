@@ -5,7 +5,9 @@
 //! Metrics (Prometheus names):
 //! - `relay_llm_tokens_total{role,model,kind}` counter, `kind` ∈ `prompt`, `completion`, `cached`;
 //! - `relay_llm_requests_total{role,model,outcome}` counter, `outcome` = `ok` or the error kind;
-//! - `relay_llm_request_duration_seconds{role,model}` histogram of a call's wall time on one model.
+//! - `relay_llm_request_duration_seconds{role,model}` histogram of a call's wall time on one model;
+//! - `relay_llm_estimated_usage_total{role,model}` counter of calls whose response carried no usage
+//!   (their tokens are estimated from the bytes exchanged, see [`super::estimate`]).
 
 use std::time::Duration;
 
@@ -23,6 +25,8 @@ pub mod metric_names {
     pub const REQUESTS_TOTAL: &str = "relay_llm_requests_total";
     /// Call duration in seconds, by `role` and `model`.
     pub const REQUEST_DURATION_SECONDS: &str = "relay_llm_request_duration_seconds";
+    /// Calls whose usage was estimated (the provider sent none), by `role` and `model`.
+    pub const ESTIMATED_USAGE_TOTAL: &str = "relay_llm_estimated_usage_total";
 }
 
 /// What a call served: linked into the usage rows.
@@ -72,6 +76,10 @@ impl UsageRecord {
         ] {
             metrics::counter!(metric_names::TOKENS_TOTAL, "role" => role, "model" => model.clone(), "kind" => kind)
                 .increment(tokens);
+        }
+        if self.usage.estimated {
+            metrics::counter!(metric_names::ESTIMATED_USAGE_TOTAL, "role" => role, "model" => model.clone())
+                .increment(1);
         }
         let outcome = self.error.map_or("ok", ErrorKind::as_str);
         metrics::counter!(metric_names::REQUESTS_TOTAL, "role" => role, "model" => model.clone(), "outcome" => outcome)

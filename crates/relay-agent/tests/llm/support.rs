@@ -163,6 +163,7 @@ pub fn ok(text: &str) -> Result<ChatResponse, LlmError> {
             prompt_tokens: 100,
             completion_tokens: 10,
             cached_tokens: 0,
+            estimated: false,
         },
     })
 }

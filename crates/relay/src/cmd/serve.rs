@@ -79,11 +79,17 @@ pub async fn run(config: Option<&Path>, roles: Roles) -> anyhow::Result<()> {
             relay_worker::jobs::registry(&deps),
             settings.worker.clone(),
         );
-        let shutdown = shutdown.clone();
+        let shutdown_worker = shutdown.clone();
         tasks.spawn(async move {
-            worker.run(shutdown).await;
+            worker.run(shutdown_worker).await;
             Ok(())
         });
+        // Not in `tasks`: a pruning pass ending never stops the process.
+        tokio::spawn(relay_worker::retention::run_pruner(
+            pool.clone(),
+            settings.retention.clone(),
+            shutdown.clone(),
+        ));
     }
     // The first role to stop (normally because of the signal) stops the others.
     let mut result = Ok(());

@@ -43,6 +43,10 @@ fn defaults_alone_are_valid() {
     let loaded = load_with(None, &[]).unwrap();
     assert_eq!(loaded.settings.server.listen.to_string(), "127.0.0.1:8080");
     assert_eq!(loaded.settings.worker.concurrency, 4);
+    assert_eq!(loaded.settings.retention.delivery_payload_days, 14);
+    assert_eq!(loaded.settings.retention.snapshots_per_repository, 3);
+    assert_eq!(loaded.settings.server.max_connections, 1024);
+    assert_eq!(loaded.settings.server.header_read_timeout_ms, 10_000);
     assert!(loaded.settings.trackers.is_empty());
 }
 

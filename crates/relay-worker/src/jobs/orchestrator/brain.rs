@@ -83,8 +83,10 @@ pub struct Brain {
 
 impl Brain {
     /// Runs up to `cycles_per_job` cycles on the issue (`max_attempts`: the follow-up job's, when
-    /// events are left after the last cycle). A stopped cycle (after its status
-    /// comment) fails the job retryably so the queue backs off; its events stay pending.
+    /// events are left after the last cycle). A cycle stopped by an unavailable LLM fails the job
+    /// retryably so the queue backs off (its events stay pending); a stop a retry would repeat
+    /// (iteration cap, cycle budget, repeated validation failures) ends the job after its status
+    /// comment, its events consumed.
     pub async fn orchestrate(
         &self,
         pool: &PgPool,
@@ -174,6 +176,19 @@ impl Brain {
                 json!({ "decision": "ignored", "reason": "engage_roles", "actors": reasons }),
             );
             return Ok(json!({ "cycles": 0, "ignored": reasons }));
+        }
+
+        // Past the tracker's daily budget: no LLM call today; the events wait for the reset.
+        if let Some(deferred) = super::daily_budget::stop(
+            pool,
+            &issue.tracker,
+            self.agent.daily_token_budget,
+            issue_id,
+            max_attempts,
+        )
+        .await?
+        {
+            return Ok(deferred);
         }
 
         // Past the issue's token budget: one note, then silence until a new mention.
@@ -309,6 +324,19 @@ impl Brain {
                 );
                 return Ok(json!({ "cycles": cycles, "budget": stopped }));
             }
+            if cycle > 0
+                && let Some(mut deferred) = super::daily_budget::stop(
+                    pool,
+                    &issue.tracker,
+                    self.agent.daily_token_budget,
+                    issue_id,
+                    max_attempts,
+                )
+                .await?
+            {
+                deferred["cycles"] = json!(cycles);
+                return Ok(deferred);
+            }
             let cycle = i32::try_from(cycle).unwrap_or(i32::MAX);
             let ended = run_cycle(&deps, issue_id, job_id, cycle).await;
             super::traversal::save_if_changed(
@@ -322,10 +350,41 @@ impl Brain {
             match ended? {
                 CycleEnd::NothingPending => break,
                 CycleEnd::Applied { .. } => cycles += 1,
-                CycleEnd::Stopped { .. } => {
-                    return Err(JobError::Retryable(anyhow::anyhow!(
-                        "planning cycle {cycle} stopped without a decision"
-                    )));
+                CycleEnd::Stopped {
+                    outcome, through, ..
+                } => {
+                    let reason = match &outcome.result {
+                        relay_agent::planner::PlanResult::Stopped(reason) => Some(reason),
+                        relay_agent::planner::PlanResult::Submitted(_) => None,
+                    };
+                    match reason {
+                        // It would stop the same way again: the status comment answered the
+                        // events, so they are consumed and the job ends here instead of being
+                        // run `max_attempts` times.
+                        Some(reason) if super::status::recurs(reason) => {
+                            let mut conn =
+                                pool.acquire().await.context("no database connection")?;
+                            relay_store::issues::mark_events_handled(&mut conn, issue_id, through)
+                                .await
+                                .context("failed to consume the answered events")?;
+                            tracing::warn!(
+                                issue.id = issue_id,
+                                job.id = job_id,
+                                reason = %reason,
+                                "planning stopped for a reason a retry would repeat: job ended"
+                            );
+                            tracer.event(
+                                TraceKind::Decision,
+                                json!({ "decision": "stop_job", "reason": "recurring_stop", "detail": reason.to_string() }),
+                            );
+                            return Ok(json!({ "cycles": cycles, "stopped": reason.to_string() }));
+                        }
+                        _ => {
+                            return Err(JobError::Retryable(anyhow::anyhow!(
+                                "planning cycle {cycle} stopped without a decision"
+                            )));
+                        }
+                    }
                 }
             }
         }

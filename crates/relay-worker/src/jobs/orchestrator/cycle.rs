@@ -70,10 +70,13 @@ pub enum CycleEnd {
         drain: DrainReport,
         spec_version: Option<i32>,
     },
-    /// No decision; the status comment was queued and sent; the events stay pending.
+    /// No decision; the status comment was queued and sent; the events stay pending (the job
+    /// decides whether a retry could help, see [`super::status::recurs`]).
     Stopped {
         outcome: PlanOutcome,
         drain: DrainReport,
+        /// The last pending event the cycle saw (what the status comment answered).
+        through: i64,
     },
 }
 
@@ -206,6 +209,7 @@ async fn run_cycle_inner(
                 return Ok(CycleEnd::Stopped {
                     outcome,
                     drain: DrainReport::default(),
+                    through: last_event,
                 });
             }
             // Never silent: one status comment, keyed by (job, cycle), in the triggering note's
@@ -220,7 +224,11 @@ async fn run_cycle_inner(
                 .map_err(|report| anyhow::anyhow!("status comment refused: {report}"))?;
             executor.execute(&validated, batch_id, None).await?;
             let drain = executor.drain_outbox(issue_id, &deps.issue_ref).await?;
-            return Ok(CycleEnd::Stopped { outcome, drain });
+            return Ok(CycleEnd::Stopped {
+                outcome,
+                drain,
+                through: last_event,
+            });
         }
     };
     // The planner's validator accepted it against the same context; validating again yields the

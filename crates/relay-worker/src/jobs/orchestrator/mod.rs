@@ -14,6 +14,7 @@
 pub mod brain;
 pub mod budget;
 pub mod cycle;
+pub mod daily_budget;
 pub mod follow_up;
 pub mod graph;
 pub mod issue_context;

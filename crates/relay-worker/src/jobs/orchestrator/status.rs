@@ -29,6 +29,21 @@ pub fn status_comment(outcome: &PlanOutcome, reason: &StopReason, bot_username: 
     format!("{did}, but {why}. Nothing else was changed. Mention @{bot_username} to try again.")
 }
 
+/// Whether the same stop would happen again on a retry of the job: the same issue, context and
+/// limits give the planner the same turns, budget and validator. Such a stop ends the job (its
+/// status comment said so); only an unavailable LLM is worth the queue's retries.
+pub fn recurs(reason: &StopReason) -> bool {
+    match reason {
+        StopReason::IterationCap(_)
+        | StopReason::Budget { .. }
+        | StopReason::RepeatedValidationFailures { .. } => true,
+        StopReason::Llm(_) => false,
+        // A stop added later is assumed to recur: a retry loop costs tokens, a missed retry only
+        // waits for the next mention.
+        _ => true,
+    }
+}
+
 /// Where the status comment goes: a reply to the newest pending event's note when that note sits
 /// in a thread discussion (GitLab), so the status lands where the asker looks (the planner would
 /// reply there too); `None` (a new comment) otherwise. GitHub notes have no discussion, and an
@@ -68,6 +83,19 @@ mod tests {
              limit before reaching a decision. Nothing else was changed. Mention @relay-bot to \
              try again."
         );
+    }
+
+    #[test]
+    fn only_an_unavailable_llm_is_worth_a_retry() {
+        assert!(recurs(&StopReason::IterationCap(8)));
+        assert!(recurs(&StopReason::Budget { used: 10, limit: 5 }));
+        assert!(recurs(&StopReason::RepeatedValidationFailures {
+            attempts: 3,
+            last: String::new()
+        }));
+        assert!(!recurs(&StopReason::Llm(
+            relay_agent::llm::LlmError::Timeout(std::time::Duration::from_secs(1))
+        )));
     }
 
     fn event(id: i64, note_id: Option<&str>) -> IssueEventRow {
