@@ -38,20 +38,17 @@ pub struct EventOutcome {
     pub recorded: Option<Recorded>,
 }
 
-/// Decides on `intake.event` and records it (see the module docs).
-pub async fn record_issue_event(pool: &PgPool, intake: &EventIntake<'_>) -> Result<EventOutcome> {
-    let event = intake.event;
-    let tracker = intake.tracker;
+/// How `event` would be decided now, reading what the store knows only when the decision
+/// depends on it. Writes nothing (`relay reconcile --dry-run`).
+pub async fn decide_issue_event(
+    pool: &PgPool,
+    tracker: &TrackerSettings,
+    event: &IssueEvent,
+) -> Result<Decision> {
     let note = event.note.as_ref().map(|n| &n.note);
     let stored = if engage::needs_context(event, tracker) {
-        intake::issue_context(
-            pool,
-            tracker.name.as_str(),
-            &event.issue,
-            tracker.bot(),
-            note,
-        )
-        .await?
+        let bot = tracker.bot();
+        intake::issue_context(pool, tracker.name.as_str(), &event.issue, bot, note).await?
     } else {
         intake::IssueContext::default()
     };
@@ -60,7 +57,15 @@ pub async fn record_issue_event(pool: &PgPool, intake: &EventIntake<'_>) -> Resu
         stored_body: stored.body,
         stored_note_body: stored.note_body,
     };
-    let decision = engage::decide(event, tracker, &context);
+    Ok(engage::decide(event, tracker, &context))
+}
+
+/// Decides on `intake.event` and records it (see the module docs).
+pub async fn record_issue_event(pool: &PgPool, intake: &EventIntake<'_>) -> Result<EventOutcome> {
+    let event = intake.event;
+    let tracker = intake.tracker;
+    let note = event.note.as_ref().map(|n| &n.note);
+    let decision = decide_issue_event(pool, tracker, event).await?;
     let (engagement, ignore_reason) = match decision {
         Decision::Engage(kind) => (
             Some(Engagement {

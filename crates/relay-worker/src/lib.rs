@@ -5,12 +5,14 @@
 //! - [`handler`]: the `JobHandler` trait, `JobContext`, `JobError` and the `Registry`.
 //! - [`runner`]: `Worker`: claim, heartbeat, complete/retry/dead-letter, the run loop, shutdown.
 //! - [`jobs`]: one module per job kind.
+//! - [`reconcile`]: the reconciler: polls the trackers for events whose webhook never arrived.
 //! - [`tool_graph`]: tool-sequence learning: the explore observer and the prompt hint.
 //! - [`trace_sink`]: `TraceRun`: one job run's trace, buffered and written to Postgres in batches.
 
 pub mod handler;
 pub mod jobs;
 pub mod llm_usage;
+pub mod reconcile;
 pub mod runner;
 pub mod settings;
 pub mod tool_graph;

@@ -27,6 +27,9 @@ pub struct Settings {
     #[serde(default)]
     pub trackers: Vec<TrackerSettings>,
     pub worker: WorkerSettings,
+    /// `[reconcile]`: polling the trackers for events whose webhook never arrived.
+    #[serde(default)]
+    pub reconcile: relay_worker::reconcile::ReconcileSettings,
     #[serde(default)]
     pub log: LogSettings,
     /// `[repo]`: repository checkouts.

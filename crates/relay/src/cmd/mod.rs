@@ -9,6 +9,7 @@ pub mod index;
 pub mod llm;
 pub mod migrate;
 pub mod plan;
+pub mod reconcile;
 pub mod serve;
 pub mod tool;
 pub mod tool_graph;
