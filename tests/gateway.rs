@@ -284,13 +284,29 @@ async fn redelivery_creates_nothing_new(pool: PgPool) {
         1
     );
 
-    // The same GUID delivered to another hook is another delivery.
-    let mut other_hook = github_request("issues", "same-guid", body);
+    // The same GUID delivered to another hook is another delivery, but of the same event (its
+    // content identity): a duplicate too, so a repository hook and an App hook on the same
+    // repository never answer one mention twice.
+    let mut other_hook = github_request("issues", "same-guid", body.clone());
     other_hook
         .headers_mut()
         .insert("x-github-hook-id", "2".parse().unwrap());
     let answer = call(&app, other_hook).await;
-    assert_eq!(answer.outcome(), "accepted");
+    assert_eq!(
+        (answer.status, answer.outcome()),
+        (StatusCode::OK, "duplicate")
+    );
+    assert_eq!(count(&pool, "deliveries").await, 1);
+    // Another event under the same GUID on another hook is recorded.
+    let mut later: serde_json::Value = serde_json::from_slice(&body).unwrap();
+    later["issue"]["updated_at"] = "2030-01-01T00:00:00Z".into();
+    let mut other_event =
+        github_request("issues", "same-guid", serde_json::to_vec(&later).unwrap());
+    other_event
+        .headers_mut()
+        .insert("x-github-hook-id", "3".parse().unwrap());
+    let answer = call(&app, other_event).await;
+    assert_eq!(answer.outcome(), "accepted", "{:?}", answer.body);
     assert_eq!(count(&pool, "deliveries").await, 2);
 
     // GitLab: Idempotency-Key wins over the event UUID.

@@ -8,7 +8,7 @@
 //! `orchestrator_latency` (an ignored figure: webhook accepted → first LLM request), `trace_live`
 //! (a running job's trace over SSE), `thorough` (the planner's thorough explore and the issue's
 //! traversal state), `visibility` (the project's visibility from every webhook), `spec_flow` (go-ahead → spec in
-//! parts → approved).
+//! parts → approved), `reconcile` (lost webhooks found by polling; one identity per event).
 
 mod engagement;
 mod fuzz;
@@ -25,6 +25,7 @@ mod outage;
 mod process_issue;
 mod push;
 mod queue;
+mod reconcile;
 mod spec_flow;
 mod thorough;
 mod trace_live;

@@ -282,10 +282,15 @@ impl Reconciler {
             .iter()
             .map(|n| n.note.note_id.clone())
             .collect();
-        let known: HashMap<_, _> =
-            store::known(&self.pool, tracker.name.as_str(), &project_id, &numbers, &note_ids)
-                .await
-                .map_err(|e| relay_core::error::cause_chain(&e))?;
+        let known: HashMap<_, _> = store::known(
+            &self.pool,
+            tracker.name.as_str(),
+            &project_id,
+            &numbers,
+            &note_ids,
+        )
+        .await
+        .map_err(|e| relay_core::error::cause_chain(&e))?;
         let mut reports = Vec::new();
         for found in found_events(&changes, &known, since) {
             let report = self

@@ -53,7 +53,9 @@ fn render(report: &PassReport, dry_run: bool) -> String {
             "{}:{} since {}: {status}\n",
             project.tracker,
             project.project_path,
-            project.since.to_rfc3339_opts(chrono::SecondsFormat::Secs, true)
+            project
+                .since
+                .to_rfc3339_opts(chrono::SecondsFormat::Secs, true)
         ));
         for event in &project.events {
             let decision = match event.decision {
@@ -73,15 +75,15 @@ fn render(report: &PassReport, dry_run: bool) -> String {
             ));
         }
     }
-    let failed = report
-        .projects
-        .iter()
-        .filter(|p| p.error.is_some())
-        .count();
+    let failed = report.projects.iter().filter(|p| p.error.is_some()).count();
     out.push_str(&format!(
         "{} project(s), {failed} failed{}\n",
         report.projects.len(),
-        if dry_run { " (dry run: nothing recorded)" } else { "" }
+        if dry_run {
+            " (dry run: nothing recorded)"
+        } else {
+            ""
+        }
     ));
     out
 }
