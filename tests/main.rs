@@ -8,7 +8,8 @@
 //! `orchestrator_latency` (an ignored figure: webhook accepted → first LLM request), `trace_live`
 //! (a running job's trace over SSE), `thorough` (the planner's thorough explore and the issue's
 //! traversal state), `visibility` (the project's visibility from every webhook), `spec_flow` (go-ahead → spec in
-//! parts → approved), `reconcile` (lost webhooks found by polling; one identity per event).
+//! parts → approved), `reconcile` (lost webhooks found by polling; one identity per event), `reconcile_latency` (an
+//! ignored figure: lost mention → reply with the reconciler running).
 
 mod engagement;
 mod fuzz;
@@ -26,6 +27,7 @@ mod process_issue;
 mod push;
 mod queue;
 mod reconcile;
+mod reconcile_latency;
 mod spec_flow;
 mod thorough;
 mod trace_live;

@@ -27,7 +27,7 @@ use crate::orchestrator::happy_script;
 use crate::orchestrator_gitlab::{self as gl, GitLabHarness};
 use crate::queue::settings;
 
-const REPO: &str = "Codertocat/Hello-World";
+pub const REPO: &str = "Codertocat/Hello-World";
 const TOKEN: &str = "ghs_reconcile_token";
 const LLM_KEY: &str = "sk-reconcile-llm-key";
 const MENTION: &str = "@relay-bot can retries be configured?";

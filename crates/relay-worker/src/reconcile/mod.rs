@@ -9,7 +9,7 @@
 //! (the pass and the loop).
 //!
 //! Cost per pass: two statements to list the projects, one to record every project's outcome,
-//! the lock's two; per project one or two tracker calls when nothing changed; per project with
+//! the lock's two, one `NOTIFY` when jobs were enqueued; per project one or two tracker calls when nothing changed; per project with
 //! changes one read of what is stored, then intake's statements per new event.
 
 pub mod events;
@@ -184,6 +184,15 @@ impl Reconciler {
         }
         if !options.dry_run {
             store::finish_pass(&self.pool, &results).await?;
+        }
+        let enqueued = report
+            .projects
+            .iter()
+            .flat_map(|p| &p.events)
+            .any(|e| matches!(e.recorded, Some(Some(_))));
+        if enqueued {
+            // Wake the workers now rather than at their next poll, as the gateway does.
+            relay_store::queue::notify_workers(&self.pool).await?;
         }
         Ok(report)
     }
