@@ -1,7 +1,7 @@
 //! A figure, not a check: the time from a mention whose webhook never arrives to the bot's reply,
 //! with the reconciler and the worker running on their own (`[reconcile] interval_secs = 5`, the
 //! worker woken by the reconciler's NOTIFY), p50 over `MENTIONS` mentions made at random moments
-//! of the interval. Run it with
+//! of the interval, against the same mentions with their webhook delivered (same run). Run it with
 //! `cargo test -p relay-tests --test integration reconcile_latency -- --ignored --nocapture`.
 
 use std::time::{Duration, Instant};
@@ -74,6 +74,25 @@ async fn lost_mention_to_reply_latency(pool: PgPool) {
         wait_for_replies(&h, i + 2).await;
         latencies.push(made.elapsed());
     }
+    // The baseline, same run: the same mentions with their webhook delivered at once.
+    let mut baseline = Vec::with_capacity(MENTIONS);
+    for i in 0..MENTIONS {
+        h.llm.push([ScriptedReply::tool_calls(vec![(
+            "submit_actions",
+            json!({"actions": [{"type": "post_comment", "content": format!("Webhook answer {i}.")}]}),
+        )])]);
+        let body = format!("@relay-bot webhook question {i}?");
+        let made = Instant::now();
+        let comment = h
+            .github
+            .seed_comment(crate::reconcile::REPO, 1, "Codertocat", &body);
+        let answer = h
+            .deliver_comment(comment, "Codertocat", &body, &format!("lat-{i}"))
+            .await;
+        assert!(answer.status.is_success(), "{:?}", answer.body);
+        wait_for_replies(&h, MENTIONS + i + 2).await;
+        baseline.push(made.elapsed());
+    }
     shutdown.cancel();
     let _ = worker_task.await;
     let _ = reconciler_task.await;
@@ -86,5 +105,12 @@ async fn lost_mention_to_reply_latency(pool: PgPool) {
         quantile(&latencies, 0.90),
         latencies[0],
         latencies[MENTIONS - 1],
+    );
+    baseline.sort();
+    println!(
+        "baseline, webhook delivered at once, same run: p50 {:?}, p90 {:?}; lost/baseline p50 ratio {:.1}",
+        quantile(&baseline, 0.50),
+        quantile(&baseline, 0.90),
+        quantile(&latencies, 0.50).as_secs_f64() / quantile(&baseline, 0.50).as_secs_f64(),
     );
 }
