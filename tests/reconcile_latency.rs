@@ -114,3 +114,63 @@ async fn lost_mention_to_reply_latency(pool: PgPool) {
         quantile(&latencies, 0.50).as_secs_f64() / quantile(&baseline, 0.50).as_secs_f64(),
     );
 }
+
+/// Transactions committed and rolled back in the current database, as the statistics say (each
+/// of the reconciler's statements is its own transaction).
+async fn transactions(pool: &PgPool) -> i64 {
+    // Let every pooled session flush its pending statistics (Postgres does so after ~1 s idle).
+    tokio::time::sleep(Duration::from_millis(2500)).await;
+    let mut conn = pool.acquire().await.unwrap();
+    sqlx::query("SELECT pg_stat_clear_snapshot()")
+        .execute(&mut *conn)
+        .await
+        .unwrap();
+    sqlx::query_scalar(
+        "SELECT (xact_commit + xact_rollback)::bigint FROM pg_stat_database
+         WHERE datname = current_database()",
+    )
+    .fetch_one(&mut *conn)
+    .await
+    .unwrap()
+}
+
+/// A figure, not a check: the reconciler's database statements per idle pass over `projects`
+/// listed projects (measured as transactions in `pg_stat_database`, less the measurement's own).
+#[sqlx::test(migrator = "relay_store::MIGRATOR")]
+#[ignore = "a cost figure; run with --ignored --nocapture"]
+async fn statements_per_idle_pass(pool: PgPool) {
+    use relay_worker::reconcile::{PassOptions, ReconcileSettings, Reconciler};
+    let github = relay_tracker::fake::FakeGitHub::start().await;
+    for projects in [1usize, 500] {
+        let mut tracker = github.settings("ghs_cost", "relay-bot");
+        tracker.projects = Some((0..projects).map(|i| format!("cost/repo-{i}")).collect());
+        let mut clients = relay_tracker::Trackers::default();
+        clients.insert(
+            tracker.name.clone(),
+            relay_tracker::build(&tracker).unwrap(),
+        );
+        let reconciler = Reconciler::new(
+            pool.clone(),
+            clients,
+            vec![tracker],
+            ReconcileSettings::default(),
+            3,
+        );
+        // The first pass registers the projects; measure the idle passes after it.
+        reconciler.pass(PassOptions::default()).await.unwrap();
+        let empty_before = transactions(&pool).await;
+        let empty_after = transactions(&pool).await;
+        let measuring = empty_after - empty_before;
+        let requests_before = github.requests().len();
+        let before = transactions(&pool).await;
+        reconciler.pass(PassOptions::default()).await.unwrap();
+        let after = transactions(&pool).await;
+        let calls = github.requests().len() - requests_before;
+        println!(
+            "idle pass over {projects} project(s): {} database statements, {calls} tracker calls \
+             ({:.2} per project)",
+            after - before - measuring,
+            calls as f64 / projects as f64
+        );
+    }
+}
