@@ -8,13 +8,15 @@
 //! `orchestrator_latency` (an ignored figure: webhook accepted → first LLM request), `trace_live`
 //! (a running job's trace over SSE), `thorough` (the planner's thorough explore and the issue's
 //! traversal state), `visibility` (the project's visibility from every webhook), `spec_flow` (go-ahead → spec in
-//! parts → approved), `reconcile` (lost webhooks found by polling; one identity per event), `reconcile_latency` (an
+//! parts → approved), `reconcile` (lost webhooks found by polling, on `reconcile_harness`), `identity` (a replayed
+//! signed body is a duplicate; the projects allow-list), `reconcile_latency` (an
 //! ignored figure: lost mention → reply with the reconciler running).
 
 mod engagement;
 mod fuzz;
 mod gateway;
 mod helpers;
+mod identity;
 mod installation;
 mod llm_usage;
 mod nul;
@@ -27,6 +29,7 @@ mod process_issue;
 mod push;
 mod queue;
 mod reconcile;
+mod reconcile_harness;
 mod reconcile_latency;
 mod spec_flow;
 mod thorough;

@@ -11,7 +11,7 @@ use serde_json::json;
 use sqlx::PgPool;
 use tokio_util::sync::CancellationToken;
 
-use crate::reconcile::GitHubHarness;
+use crate::reconcile_harness::GitHubHarness;
 
 /// How many timed mentions (after one warm-up that clones the checkout).
 const MENTIONS: usize = 20;
@@ -45,7 +45,7 @@ async fn lost_mention_to_reply_latency(pool: PgPool) {
 
     // Warm-up: the first mention clones the checkout (the planner's four-step script).
     h.github.seed_comment(
-        crate::reconcile::REPO,
+        crate::reconcile_harness::REPO,
         1,
         "Codertocat",
         "@relay-bot warm up?",
@@ -66,7 +66,7 @@ async fn lost_mention_to_reply_latency(pool: PgPool) {
         )])]);
         let made = Instant::now();
         h.github.seed_comment(
-            crate::reconcile::REPO,
+            crate::reconcile_harness::REPO,
             1,
             "Codertocat",
             &format!("@relay-bot question {i}?"),
@@ -85,7 +85,7 @@ async fn lost_mention_to_reply_latency(pool: PgPool) {
         let made = Instant::now();
         let comment = h
             .github
-            .seed_comment(crate::reconcile::REPO, 1, "Codertocat", &body);
+            .seed_comment(crate::reconcile_harness::REPO, 1, "Codertocat", &body);
         let answer = h
             .deliver_comment(comment, "Codertocat", &body, &format!("lat-{i}"))
             .await;

@@ -18,6 +18,7 @@ mod github;
 mod github_json;
 mod github_routes;
 mod gitlab;
+mod gitlab_issues;
 mod gitlab_routes;
 
 use std::net::SocketAddr;
