@@ -344,3 +344,47 @@ async fn one_pass_at_a_time_per_database(pool: PgPool) {
     held.release().await.unwrap();
     assert!(!h.pass().await.locked_out);
 }
+
+#[sqlx::test(migrator = "relay_store::MIGRATOR")]
+async fn an_edit_adding_a_mention_whose_webhook_was_lost_engages_once(pool: PgPool) {
+    let h = GitHubHarness::start(pool.clone()).await;
+    h.see_issue_opened().await;
+    // The comment's creation webhook arrives (no mention: ignored)…
+    let comment = h
+        .github
+        .seed_comment(REPO, 1, "Codertocat", "retries look odd");
+    let answer = h
+        .deliver_comment(comment, "Codertocat", "retries look odd", "created")
+        .await;
+    assert_eq!(answer.reason(), "no_mention", "{:?}", answer.body);
+    // …then the author edits in a mention, and that webhook is lost.
+    assert!(h.github.edit_comment(comment, MENTION));
+    let report = h.pass().await;
+    let engaged: Vec<_> = report
+        .projects
+        .iter()
+        .flat_map(|p| &p.events)
+        .filter(|e| matches!(e.decision, Decision::Engage(_)))
+        .collect();
+    assert_eq!(engaged.len(), 1, "{report:?}");
+    assert_eq!(engaged[0].decision, Decision::Engage("mention"));
+    assert!(
+        engaged[0].event_key.contains("/edited@"),
+        "{}",
+        engaged[0].event_key
+    );
+    h.worker.drain().await.unwrap();
+    assert_eq!(h.bot_comments().len(), 1);
+    // The edit seen again is old news.
+    let again = h.pass().await;
+    assert!(
+        again
+            .projects
+            .iter()
+            .flat_map(|p| &p.events)
+            .all(|e| !matches!(e.decision, Decision::Engage(_))),
+        "{again:?}"
+    );
+    assert!(h.worker.drain().await.unwrap().is_empty());
+    assert_eq!(h.bot_comments().len(), 1);
+}

@@ -119,3 +119,144 @@ fn issue_event(
         action: "updated",
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use chrono::TimeZone;
+    use relay_core::{IssueSnapshot, NoteSnapshot};
+    use relay_tracker::ChangedNote;
+
+    use super::*;
+
+    fn at(secs: i64) -> DateTime<Utc> {
+        Utc.timestamp_opt(secs, 0).unwrap()
+    }
+
+    fn issue(number: i64, body: &str, labels: &[&str], updated: i64) -> ChangedIssue {
+        ChangedIssue {
+            issue: IssueSnapshot {
+                project_id: "1".into(),
+                project_path: "o/r".into(),
+                number,
+                title: "t".into(),
+                body: body.into(),
+                state: "open".into(),
+                labels: labels.iter().map(|l| (*l).to_owned()).collect(),
+                author: Some("alice".into()),
+                assignees: Some(Vec::new()),
+                url: "u".into(),
+                confidential: false,
+                updated_at: at(updated),
+                visibility: None,
+            },
+            created_at: at(100),
+        }
+    }
+
+    fn note(issue_number: i64, id: &str, body: &str, updated: i64) -> ChangedNote {
+        ChangedNote {
+            issue_number,
+            note: NoteSnapshot {
+                note_id: id.into(),
+                discussion_id: None,
+                author: "bob".into(),
+                body: body.into(),
+                internal: false,
+                url: None,
+                created_at: at(150),
+                updated_at: at(updated),
+            },
+        }
+    }
+
+    fn known(body: &str, labels: &[&str], updated: i64, notes: &[(&str, i64)]) -> KnownIssue {
+        KnownIssue {
+            body: body.into(),
+            labels: labels.iter().map(|l| (*l).to_owned()).collect(),
+            assignees: Vec::new(),
+            updated_at: at(updated),
+            notes: notes
+                .iter()
+                .map(|(id, t)| ((*id).to_owned(), at(*t)))
+                .collect(),
+        }
+    }
+
+    #[test]
+    fn notes_are_new_edited_or_already_seen() {
+        let changes = ProjectChanges {
+            project_id: Some("1".into()),
+            issues: vec![issue(1, "b", &[], 300)],
+            notes: vec![
+                note(1, "10", "seen", 200),
+                note(1, "11", "edited since", 250),
+                note(1, "12", "never seen", 260),
+            ],
+        };
+        let stored = HashMap::from([(1, known("b", &[], 300, &[("10", 200), ("11", 200)]))]);
+        let found = found_events(&changes, &stored, at(0));
+        let got: Vec<(&str, bool, &str)> = found
+            .iter()
+            .map(|f| {
+                let n = f.event.note.as_ref().unwrap();
+                (n.note.note_id.as_str(), n.edited, f.action)
+            })
+            .collect();
+        assert_eq!(got, [("11", true, "edited"), ("12", false, "created")]);
+        assert!(found.iter().all(|f| f.event.actor == "bob"));
+    }
+
+    #[test]
+    fn a_stamp_differing_below_a_second_is_the_same_note() {
+        let mut changed = note(1, "10", "x", 200);
+        changed.note.updated_at = at(200) + chrono::Duration::milliseconds(400);
+        let changes = ProjectChanges {
+            project_id: Some("1".into()),
+            issues: vec![issue(1, "b", &[], 300)],
+            notes: vec![changed],
+        };
+        let stored = HashMap::from([(1, known("b", &[], 300, &[("10", 200)]))]);
+        assert!(found_events(&changes, &stored, at(0)).is_empty());
+    }
+
+    #[test]
+    fn issues_opened_in_the_window_or_changed_since_stored() {
+        let changes = ProjectChanges {
+            project_id: Some("1".into()),
+            issues: vec![
+                issue(1, "new @bot", &["relay"], 300),
+                issue(2, "now @bot", &["Bug", "relay"], 300),
+                issue(3, "same", &[], 300),
+                issue(4, "old", &[], 300),
+            ],
+            notes: Vec::new(),
+        };
+        let stored = HashMap::from([
+            (2, known("before", &["bug"], 200, &[])),
+            (3, known("same", &[], 300, &[])),
+        ]);
+        // Issue 4 was opened before the window and never stored: nothing to say about it.
+        let found = found_events(&changes, &stored, at(50));
+        assert_eq!(found.len(), 2);
+        assert!(found[0].event.opened);
+        assert_eq!(found[0].event.labels_added, ["relay"]);
+        assert_eq!(found[1].action, "updated");
+        assert_eq!(
+            found[1]
+                .event
+                .body_change
+                .as_ref()
+                .unwrap()
+                .previous
+                .as_deref(),
+            Some("before")
+        );
+        assert_eq!(
+            found[1].event.labels_added,
+            ["relay"],
+            "bug was there (any case)"
+        );
+        // Opened after the window began: not an opening we can vouch for.
+        assert!(found_events(&changes, &HashMap::new(), at(200)).is_empty());
+    }
+}
