@@ -149,6 +149,8 @@ async fn comment_edits_engage_only_on_a_new_mention(pool: PgPool) {
     ))
     .unwrap();
     edit["changes"] = json!({ "body": { "from": "typo here @relay-bot" } });
+    // Each edit stamps the comment anew (the same stamp again would be the same event).
+    edit["comment"]["updated_at"] = json!("2030-01-01T00:00:00Z");
     let answer = call(
         &app,
         github_request("issue_comment", "e-2", serde_json::to_vec(&edit).unwrap()),
@@ -185,6 +187,7 @@ async fn issue_bodies_labels_and_assignment(pool: PgPool) {
     assert_eq!((answer.outcome(), answer.reason()), ("accepted", "mention"));
     edited["issue"]["body"] = json!("now with @relay-bot, edited");
     edited["changes"] = json!({ "body": { "from": "now with @relay-bot" } });
+    edited["issue"]["updated_at"] = json!("2030-01-01T00:00:00Z");
     let answer = call(
         &app,
         github_request("issues", "i-2", serde_json::to_vec(&edited).unwrap()),

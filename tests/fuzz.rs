@@ -468,6 +468,9 @@ async fn signed_mutated_payloads_never_fail_the_server(pool: PgPool) {
     let mut failures = Vec::new();
     let mut stored_ids = BTreeSet::new();
     let mut first_status = std::collections::HashMap::new();
+    // First-round cases whose content repeats an earlier case's event (same comment, same
+    // action and stamp): duplicates by content identity, not by delivery id.
+    let mut content_duplicates = 0;
     let (mut accepted, mut ignored, mut rejected, mut duplicates) = (0, 0, 0, 0);
     let mut sorted = answers;
     sorted.sort_by_key(|(i, _)| *i);
@@ -498,7 +501,12 @@ async fn signed_mutated_payloads_never_fail_the_server(pool: PgPool) {
                 match outcome.body["outcome"].as_str() {
                     Some("accepted") => accepted += 1,
                     Some("ignored") => ignored += 1,
-                    Some("duplicate") => duplicates += 1,
+                    Some("duplicate") => {
+                        duplicates += 1;
+                        if *i < first_round {
+                            content_duplicates += 1;
+                        }
+                    }
                     _ => failures.push(format!("no outcome: {}", describe())),
                 }
                 if let Some(id) = outcome.body["delivery"].as_i64() {
@@ -544,7 +552,7 @@ async fn signed_mutated_payloads_never_fail_the_server(pool: PgPool) {
         "accepted {accepted}, ignored {ignored}, rejected {rejected}, duplicates {duplicates}"
     );
     assert_eq!(
-        duplicates,
+        duplicates - content_duplicates,
         cases.len()
             - first_round
             - sorted[first_round..]

@@ -33,11 +33,12 @@ async fn every_recorded_webhook_yields_its_outcome(pool: PgPool) {
             "no_mention",
         ),
         (
+            // The same event as the fixture before it (another hook's copy): one event.
             "issue_comment.created.on-issue.with-installation.json",
             "issue_comment",
-            202,
-            "ignored",
-            "no_mention",
+            200,
+            "duplicate",
+            "",
         ),
         (
             "issue_comment.created.on-pull-request.json",
@@ -96,11 +97,12 @@ async fn every_recorded_webhook_yields_its_outcome(pool: PgPool) {
             "not_engaged",
         ),
         (
+            // The same event as the fixture before it (another hook's copy): one event.
             "issues.opened.null-body.json",
             "issues",
-            202,
-            "ignored",
-            "not_engaged",
+            200,
+            "duplicate",
+            "",
         ),
         (
             "issues.reopened.with-installation.json",
@@ -155,10 +157,11 @@ async fn every_recorded_webhook_yields_its_outcome(pool: PgPool) {
         ),
         ("note_hook.issue.json", "Note Hook", "ignored", "no_mention"),
         (
+            // The same note as `note_hook.issue.json`: one event.
             "note_hook.issue.with-discussion_id.json",
             "Note Hook",
-            "ignored",
-            "no_mention",
+            "duplicate",
+            "",
         ),
         (
             "note_hook.merge_request.json",
@@ -185,7 +188,8 @@ async fn every_recorded_webhook_yields_its_outcome(pool: PgPool) {
 
     // Every delivery is on disk, with its outcome; accepted ones created exactly one job each.
     let deliveries = relay_store::deliveries::list(&pool).await.unwrap();
-    assert_eq!(deliveries.len(), 16 + 8);
+    // Three fixtures repeat an earlier one's event: duplicates, not stored.
+    assert_eq!(deliveries.len(), 14 + 7);
     let accepted: Vec<_> = deliveries
         .iter()
         .filter(|d| d.outcome == "accepted")
@@ -280,13 +284,29 @@ async fn redelivery_creates_nothing_new(pool: PgPool) {
         1
     );
 
-    // The same GUID delivered to another hook is another delivery.
-    let mut other_hook = github_request("issues", "same-guid", body);
+    // The same GUID delivered to another hook is another delivery, but of the same event (its
+    // content identity): a duplicate too, so a repository hook and an App hook on the same
+    // repository never answer one mention twice.
+    let mut other_hook = github_request("issues", "same-guid", body.clone());
     other_hook
         .headers_mut()
         .insert("x-github-hook-id", "2".parse().unwrap());
     let answer = call(&app, other_hook).await;
-    assert_eq!(answer.outcome(), "accepted");
+    assert_eq!(
+        (answer.status, answer.outcome()),
+        (StatusCode::OK, "duplicate")
+    );
+    assert_eq!(count(&pool, "deliveries").await, 1);
+    // Another event under the same GUID on another hook is recorded.
+    let mut later: serde_json::Value = serde_json::from_slice(&body).unwrap();
+    later["issue"]["updated_at"] = "2030-01-01T00:00:00Z".into();
+    let mut other_event =
+        github_request("issues", "same-guid", serde_json::to_vec(&later).unwrap());
+    other_event
+        .headers_mut()
+        .insert("x-github-hook-id", "3".parse().unwrap());
+    let answer = call(&app, other_event).await;
+    assert_eq!(answer.outcome(), "accepted", "{:?}", answer.body);
     assert_eq!(count(&pool, "deliveries").await, 2);
 
     // GitLab: Idempotency-Key wins over the event UUID.

@@ -37,6 +37,8 @@ async fn the_webhooks_installation_is_stored_with_the_issue(pool: PgPool) {
     let mut later = payload.clone();
     later.as_object_mut().unwrap().remove("installation");
     later["issue"]["updated_at"] = "2099-01-01T00:00:00Z".into();
+    // Another comment (the same one again would be the same event: a duplicate).
+    later["comment"]["id"] = (later["comment"]["id"].as_i64().unwrap() + 1).into();
     let answer = call(
         &app,
         github_request(

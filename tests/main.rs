@@ -9,12 +9,15 @@
 //! (a running job's trace over SSE), `thorough` (the planner's thorough explore and the issue's
 //! traversal state), `visibility` (the project's visibility from every webhook), `spec_flow` (go-ahead → spec in
 //! parts → approved), `status_page` / `status_content` (the /ui pages over HTTP; fixture in `status_fixture`) and `status_browser` (the same in
-//! headless Chromium).
+//! headless Chromium), `reconcile` (lost webhooks found by polling, on `reconcile_harness`), `identity` (a replayed
+//! signed body is a duplicate; the projects allow-list), `reconcile_latency` (an
+//! ignored figure: lost mention → reply with the reconciler running).
 
 mod engagement;
 mod fuzz;
 mod gateway;
 mod helpers;
+mod identity;
 mod installation;
 mod llm_usage;
 mod nul;
@@ -26,6 +29,9 @@ mod outage;
 mod process_issue;
 mod push;
 mod queue;
+mod reconcile;
+mod reconcile_harness;
+mod reconcile_latency;
 mod spec_flow;
 mod status_browser;
 mod status_content;

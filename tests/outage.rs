@@ -32,13 +32,18 @@ async fn database_outage_answers_503_then_recovers(_: PgPoolOptions, options: Pg
     };
     let app = relay_gateway::app(state_with(proxied.clone(), settings));
     let body = fixture("webhooks/github/issues.labeled.json");
+    // The delivery that meets the outage is another event (a later label change): the same
+    // content under a new delivery id would be a duplicate.
+    let mut later: serde_json::Value = serde_json::from_slice(&body).unwrap();
+    later["issue"]["updated_at"] = "2019-05-15T15:21:00Z".into();
+    let later = serde_json::to_vec(&later).unwrap();
 
     let answer = call(&app, github_request("issues", "before", body.clone())).await;
     assert_eq!(answer.status, StatusCode::ACCEPTED);
 
     proxy.unplug();
     let started = Instant::now();
-    let answer = call(&app, github_request("issues", "during", body.clone())).await;
+    let answer = call(&app, github_request("issues", "during", later.clone())).await;
     assert_eq!(
         answer.status,
         StatusCode::SERVICE_UNAVAILABLE,
@@ -62,13 +67,13 @@ async fn database_outage_answers_503_then_recovers(_: PgPoolOptions, options: Pg
 
     proxy.plug();
     // The sender retries the delivery that got 503; it is new to us, since nothing was stored.
-    let mut answer = call(&app, github_request("issues", "during", body.clone())).await;
+    let mut answer = call(&app, github_request("issues", "during", later.clone())).await;
     for _ in 0..20 {
         if answer.status != StatusCode::SERVICE_UNAVAILABLE {
             break;
         }
         tokio::time::sleep(Duration::from_millis(250)).await;
-        answer = call(&app, github_request("issues", "during", body.clone())).await;
+        answer = call(&app, github_request("issues", "during", later.clone())).await;
     }
     assert_eq!(answer.status, StatusCode::ACCEPTED, "{:?}", answer.body);
 

@@ -2,10 +2,13 @@
 //!
 //! Layout: [`tracker`] (providers and tracker names), [`issue`] (issue and note snapshots),
 //! [`job`] (job kinds and payloads), [`action`] (the planner's Action contract),
-//! [`citation`] (`path:start-end` citations of code), [`prices`] (`[prices]`, the cost of tokens), [`error`] (the one cause-chain formatter).
+//! [`citation`] (`path:start-end` citations of code), [`prices`] (`[prices]`, the cost of tokens),
+//! [`engage`] (engagement rules and event identity, shared by the gateway and the reconciler),
+//! [`error`] (the one cause-chain formatter).
 
 pub mod action;
 pub mod citation;
+pub mod engage;
 pub mod error;
 pub mod issue;
 pub mod job;

@@ -168,6 +168,12 @@ pub struct TrackerSettings {
     /// Timeout of one tracker HTTP request, in seconds.
     #[serde(default = "default_request_timeout")]
     pub request_timeout_secs: u64,
+    /// Projects Relay works on (`owner/repo`, `group/sub/project`, or a numeric project id).
+    /// Unset: every project that sends webhooks. Set: webhooks of other projects are recorded as
+    /// ignored (`project_not_allowed`), and the reconciler also polls the listed projects even
+    /// before any webhook arrives from them.
+    #[serde(default)]
+    pub projects: Option<Vec<String>>,
 }
 
 impl fmt::Debug for TrackerSettings {
@@ -190,11 +196,23 @@ impl fmt::Debug for TrackerSettings {
             .field("write_rate_per_sec", &self.write_rate_per_sec)
             .field("write_burst", &self.write_burst)
             .field("request_timeout_secs", &self.request_timeout_secs)
+            .field("projects", &self.projects)
             .finish()
     }
 }
 
 impl TrackerSettings {
+    /// Whether the `projects` allow-list admits a project (by path, case-insensitively, or by
+    /// id). Without a list every project is admitted.
+    pub fn allows_project(&self, project_id: &str, project_path: &str) -> bool {
+        self.projects.as_ref().is_none_or(|listed| {
+            listed.iter().any(|p| {
+                let p = p.trim().trim_matches('/');
+                p.eq_ignore_ascii_case(project_path) || (!project_id.is_empty() && p == project_id)
+            })
+        })
+    }
+
     /// Checks what serde cannot: returns the offending key and why.
     pub fn validate(&self) -> Result<(), (String, String)> {
         use secrecy::ExposeSecret;

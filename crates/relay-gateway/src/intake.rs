@@ -1,13 +1,19 @@
 //! Durable intake: the delivery, the issue and its thread, the pending event and the job are written
 //! in one atomic statement (see `relay_store::intake`). The HTTP answer is sent only after it commits.
+//! Issue events go through `relay_store::event_intake`, the path the reconciler's finds take too.
 
+use relay_core::engage::{Decision, Origin};
 use relay_core::{JobKind, TrackerSettings, UpdateCheckout};
 use relay_store::PgPool;
-use relay_store::intake::{self as store, Engagement, IssueDelivery};
+use relay_store::event_intake::{EventIntake, record_issue_event};
+use relay_store::intake as store;
+use relay_telemetry::metrics::RECONCILE_EVENTS_TOTAL;
 use serde_json::Value;
 
-use crate::engage::{self, Context, Decision};
 use crate::event::ParsedEvent;
+
+/// The reason recorded for a delivery from a project outside `[[trackers]] projects`.
+pub const PROJECT_NOT_ALLOWED: &str = "project_not_allowed";
 
 /// What intake did with a delivery.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -66,6 +72,13 @@ pub async fn record(pool: &PgPool, delivery: &Delivery<'_>) -> Result<Recorded, 
                 .and_then(Value::as_str)
         });
     let (reason, ping) = match delivery.parsed {
+        ParsedEvent::Push(push)
+            if !delivery
+                .tracker
+                .allows_project(&push.project_id, &push.project_path) =>
+        {
+            (PROJECT_NOT_ALLOWED, false)
+        }
         ParsedEvent::Push(push) => {
             let job = UpdateCheckout {
                 tracker: tracker.to_owned(),
@@ -103,49 +116,33 @@ pub async fn record(pool: &PgPool, delivery: &Delivery<'_>) -> Result<Recorded, 
         }
         ParsedEvent::Ping => ("ping", true),
         ParsedEvent::Ignored { reason } => (*reason, false),
+        ParsedEvent::Issue(event)
+            if !delivery
+                .tracker
+                .allows_project(&event.issue.project_id, &event.issue.project_path) =>
+        {
+            (PROJECT_NOT_ALLOWED, false)
+        }
         ParsedEvent::Issue(event) => {
-            let note = event.note.as_ref().map(|n| &n.note);
-            let stored = if engage::needs_context(event, delivery.tracker) {
-                store::issue_context(pool, tracker, &event.issue, delivery.tracker.bot(), note)
-                    .await?
-            } else {
-                store::IssueContext::default()
-            };
-            let context = Context {
-                bot_in_thread: stored.bot_in_thread,
-                stored_body: stored.body,
-                stored_note_body: stored.note_body,
-            };
-            let decision = engage::decide(event, delivery.tracker, &context);
-            let (engage, ignore_reason) = match decision {
-                Decision::Engage(kind) => (
-                    Some(Engagement {
-                        kind,
-                        actor: &event.actor,
-                        job_kind: JobKind::ProcessIssue.as_str(),
-                        max_attempts: delivery.max_attempts,
-                    }),
-                    None,
-                ),
-                Decision::Ignore(reason) => (None, Some(reason)),
-            };
-            let recorded = store::record_issue_delivery(
+            let outcome = record_issue_event(
                 pool,
-                &IssueDelivery {
-                    tracker,
+                &EventIntake {
+                    tracker: delivery.tracker,
+                    event,
+                    origin: Origin::Webhook,
                     event_type: delivery.event_type,
                     action,
                     delivery_key: delivery.delivery_key,
                     payload: delivery.payload,
-                    issue: &event.issue,
-                    installation_id: event.installation_id,
-                    note,
-                    engage,
-                    ignore_reason,
+                    max_attempts: delivery.max_attempts,
                 },
             )
             .await?;
-            return Ok(match (recorded, decision) {
+            if let (Some(_), Decision::Engage(_)) = (outcome.recorded, outcome.decision) {
+                metrics::counter!(RECONCILE_EVENTS_TOTAL, "origin" => Origin::Webhook.as_str())
+                    .increment(1);
+            }
+            return Ok(match (outcome.recorded, outcome.decision) {
                 (None, _) => Recorded::Duplicate,
                 (Some(r), Decision::Engage(kind)) => Recorded::Accepted {
                     delivery_id: r.delivery_id,

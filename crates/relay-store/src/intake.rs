@@ -83,6 +83,10 @@ pub struct IssueDelivery<'a> {
     pub engage: Option<Engagement<'a>>,
     /// The reason recorded when it does not engage (`None` when it engages).
     pub ignore_reason: Option<&'a str>,
+    /// `webhook` or `reconcile` (`relay_core::engage::Origin`).
+    pub origin: &'a str,
+    /// The event's content identity (`relay_core::engage::event_key`), unique per tracker.
+    pub event_key: Option<&'a str>,
 }
 
 /// The work an engaging delivery creates.
@@ -170,10 +174,10 @@ async fn record_issue_delivery_once(
         " RETURNING id
          ), delivery AS (
              INSERT INTO deliveries (tracker, event_type, action, delivery_key, outcome, reason, payload,
-                                     issue_id, job_id, actor, note_id)
+                                     issue_id, job_id, actor, note_id, origin, event_key)
              SELECT $1, $2, $3, $4, CASE WHEN $26::text IS NULL THEN 'ignored' ELSE 'accepted' END,
                     COALESCE($26, $29), $5, issue.id, (SELECT id FROM job),
-                    CASE WHEN $26::text IS NOT NULL THEN $30 END, $18
+                    CASE WHEN $26::text IS NOT NULL THEN $30 END, $18, $33, $34
              FROM issue
              RETURNING id, issue_id, job_id
          )
@@ -211,6 +215,8 @@ async fn record_issue_delivery_once(
     .bind(engage.map(|e| e.actor).unwrap_or("")) // $30
     .bind(delivery.installation_id) // $31
     .bind(issue.visibility.map(|v| v.as_str())) // $32
+    .bind(delivery.origin) // $33
+    .bind(delivery.event_key) // $34
     .fetch_one(pool)
     .await;
     match result {
@@ -251,9 +257,13 @@ pub async fn record_plain_delivery(
     .await?)
 }
 
+/// A redelivery (same delivery key) or the same event again (same content identity).
 fn is_duplicate_delivery(error: &sqlx::Error) -> bool {
     is_unique_violation(error)
-        && matches!(error, sqlx::Error::Database(db) if db.constraint() == Some("deliveries_tracker_delivery_key_key"))
+        && matches!(error, sqlx::Error::Database(db) if matches!(
+            db.constraint(),
+            Some("deliveries_tracker_delivery_key_key" | "deliveries_event_key_idx")
+        ))
 }
 
 /// Records a delivery that creates (or joins) one job, atomically. Returns `None` for a

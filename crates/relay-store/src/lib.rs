@@ -4,6 +4,8 @@
 //! - [`settings`]: `DatabaseSettings` and pool construction.
 //! - [`deliveries`]: the webhook delivery log (dedupe by delivery identity).
 //! - [`issues`]: the issue mirror, its thread cache and pending issue events.
+//! - [`event_intake`]: the one decide-and-record path of an issue event (webhook or reconciler).
+//! - [`reconcile`]: the reconciler's per-project watermarks and its one-at-a-time lock.
 //! - [`queue`]: the job queue: enqueue, claim with leases, heartbeat, complete, retry, dead-letter.
 //! - [`llm_usage`]: the table owned by the LLM layer. (The code graph's tables are read and written by
 //!   `relay_codegraph::store::postgres::sql`; their migration is here with the others.)
@@ -18,6 +20,7 @@ pub mod bench;
 pub mod browse;
 pub mod deliveries;
 mod error;
+pub mod event_intake;
 pub mod findings;
 pub mod gaps;
 pub mod intake;
@@ -27,6 +30,7 @@ pub mod llm_usage;
 pub mod outbox;
 pub mod queue;
 pub mod retention;
+pub mod reconcile;
 pub mod settings;
 pub mod specs;
 pub mod status;

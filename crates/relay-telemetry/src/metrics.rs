@@ -15,6 +15,8 @@
 //! | `relay_tool_graph_edges_created_total` | counter | `source` (`observed`, `imported`) | new transitions in the tool graph |
 //! | `relay_explore_tools_per_run` | histogram | – | successful tool calls of each recorded explore |
 //! | `relay_trace_events_written_total` | counter | – | run trace events written to Postgres |
+//! | `relay_reconcile_events_total` | counter | `origin` (`webhook`, `reconcile`) | engaging issue events recorded, by the path that brought them |
+//! | `relay_reconcile_passes_total` | counter | `outcome` (`ok`, `failed`) | reconciler passes over one project |
 //! | `relay_trace_events_dropped_total` | counter | `reason` (`buffer_full`, `write_failed`) | run trace events lost (the job went on) |
 
 use std::sync::OnceLock;
@@ -35,6 +37,8 @@ pub const TOOL_GRAPH_EDGES_CREATED_TOTAL: &str = "relay_tool_graph_edges_created
 pub const EXPLORE_TOOLS_PER_RUN: &str = "relay_explore_tools_per_run";
 pub const TRACE_EVENTS_WRITTEN_TOTAL: &str = "relay_trace_events_written_total";
 pub const TRACE_EVENTS_DROPPED_TOTAL: &str = "relay_trace_events_dropped_total";
+pub const RECONCILE_EVENTS_TOTAL: &str = "relay_reconcile_events_total";
+pub const RECONCILE_PASSES_TOTAL: &str = "relay_reconcile_passes_total";
 
 static HANDLE: OnceLock<PrometheusHandle> = OnceLock::new();
 

@@ -30,8 +30,8 @@ pub use http::{USER_AGENT, http_client};
 pub use pacing::WritePacing;
 pub use registry::{Trackers, build, build_with};
 pub use types::{
-    AuthorRole, BotIdentity, CommentTarget, IssueRef, NoteRef, PostedComment, Reaction,
-    ReactionTarget, ThreadNote, is_bot_login,
+    AuthorRole, BotIdentity, ChangedIssue, ChangedNote, CommentTarget, IssueRef, NoteRef,
+    PostedComment, ProjectChanges, ProjectRef, Reaction, ReactionTarget, ThreadNote, is_bot_login,
 };
 
 use relay_core::{IssueSnapshot, Provider};
@@ -84,6 +84,20 @@ pub trait IssueTracker: Send + Sync {
 
     /// What `username` may do on the issue's project (for who-may-trigger rules).
     async fn author_role(&self, issue: &IssueRef, username: &str) -> Result<AuthorRole>;
+
+    /// What changed on `project` since `since` (issues and their comments/notes), every page:
+    /// the reconciler's poll. When nothing changed it costs one call (GitLab) or two (GitHub).
+    /// The default says the implementation cannot tell, so test doubles need not implement it.
+    async fn changes_since(
+        &self,
+        project: &ProjectRef,
+        since: chrono::DateTime<chrono::Utc>,
+    ) -> Result<ProjectChanges> {
+        let _ = (project, since);
+        Err(TrackerError::Config(
+            "this tracker client cannot list changes".into(),
+        ))
+    }
 
     /// Who the configured credential acts as (`relay tracker check`). The default says the
     /// implementation cannot tell, so test doubles need not implement it.

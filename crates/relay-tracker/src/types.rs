@@ -15,6 +15,44 @@ pub struct IssueRef {
     pub installation_id: Option<i64>,
 }
 
+/// A project the reconciler asks about.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ProjectRef {
+    /// The tracker's id when known (GitHub repository id, GitLab project id).
+    pub project_id: Option<String>,
+    /// `owner/repo` or `group/sub/project`.
+    pub project_path: String,
+}
+
+/// What changed on a project since a time: the reconciler's question to a tracker.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ProjectChanges {
+    /// The project's id: the one asked with, or the one the tracker said (GitHub is asked for it
+    /// only when something changed and it was not known).
+    pub project_id: Option<String>,
+    /// Issues updated since, oldest change first (pull requests skipped), with their snapshot.
+    pub issues: Vec<ChangedIssue>,
+    /// Comments and notes updated since on those issues, oldest change first (GitLab system
+    /// notes skipped).
+    pub notes: Vec<ChangedNote>,
+}
+
+/// An issue that changed.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ChangedIssue {
+    /// Its current state; `project_id` is [`ProjectChanges::project_id`] (empty if unknown).
+    pub issue: relay_core::IssueSnapshot,
+    pub created_at: DateTime<Utc>,
+}
+
+/// A comment or note that was created or edited.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ChangedNote {
+    /// The issue it belongs to (`number` of one of [`ProjectChanges::issues`]).
+    pub issue_number: i64,
+    pub note: relay_core::NoteSnapshot,
+}
+
 /// One comment of an issue's thread.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ThreadNote {

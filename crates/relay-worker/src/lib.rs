@@ -6,6 +6,7 @@
 //! - [`runner`]: `Worker`: claim, heartbeat, complete/retry/dead-letter, the run loop, shutdown.
 //! - [`jobs`]: one module per job kind.
 //! - [`retention`]: `RetentionSettings` (`[retention]`) and the periodic pruning pass.
+//! - [`reconcile`]: the reconciler: polls the trackers for events whose webhook never arrived.
 //! - [`tool_graph`]: tool-sequence learning: the explore observer and the prompt hint.
 //! - [`trace_sink`]: `TraceRun`: one job run's trace, buffered and written to Postgres in batches.
 
@@ -13,6 +14,7 @@ pub mod handler;
 pub mod jobs;
 pub mod llm_usage;
 pub mod retention;
+pub mod reconcile;
 pub mod runner;
 pub mod settings;
 pub mod tool_graph;

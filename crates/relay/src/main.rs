@@ -48,6 +48,10 @@ enum Command {
     /// --issue octo-org/hello#12`).
     #[command(subcommand)]
     Tracker(cmd::tracker::TrackerCommand),
+    /// One reconciliation pass now: ask each tracker what changed since the last pass and record
+    /// what no webhook brought (`--dry-run` prints what it would enqueue; `--since 6h` looks
+    /// back that far for every project).
+    Reconcile(cmd::reconcile::ReconcileArgs),
     /// Run one code tool on a checkout and print exactly what an agent would receive:
     /// `relay tool grep --repo . '{"pattern": "fn main"}'`.
     Tool(cmd::tool::ToolArgs),
@@ -131,6 +135,7 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
         Command::Llm(command) => cmd::llm::run(config, command).await,
         Command::Tool(args) => cmd::tool::run(config, &args),
         Command::Tracker(command) => cmd::tracker::run(config, command).await,
+        Command::Reconcile(args) => cmd::reconcile::run(config, args).await,
         Command::Index(args) => cmd::index::run(&args),
         Command::Codegraph(args) => cmd::codegraph::run(config, args).await,
         Command::Plan(args) => cmd::plan::run(config, &args).await,

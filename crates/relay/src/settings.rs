@@ -33,6 +33,9 @@ pub struct Settings {
     /// `[retention]`: what is pruned after how long.
     #[serde(default)]
     pub retention: relay_worker::RetentionSettings,
+    /// `[reconcile]`: polling the trackers for events whose webhook never arrived.
+    #[serde(default)]
+    pub reconcile: relay_worker::reconcile::ReconcileSettings,
     #[serde(default)]
     pub log: LogSettings,
     /// `[repo]`: repository checkouts.

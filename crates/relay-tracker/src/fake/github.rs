@@ -18,6 +18,11 @@ pub struct FakeIssue {
     pub state: String,
     pub labels: Vec<String>,
     pub author: String,
+    /// A pull request (GitHub lists them with the issues, marked `pull_request`).
+    pub pull_request: bool,
+    pub created_at: DateTime<Utc>,
+    /// The issue's own last change; GitHub reports the later of this and its comments' changes.
+    pub updated_at: DateTime<Utc>,
 }
 
 /// A comment on an issue.
@@ -74,6 +79,8 @@ pub(crate) struct State {
     pub reactions: Vec<FakeReaction>,
     /// (repo, login) → `admin`, `maintain`, `write`, `triage`, `read`.
     pub permissions: HashMap<(String, String), String>,
+    /// `owner/repo` → repository id (`GET /repos/:owner/:repo`); unset ones get a stable id.
+    pub repo_ids: HashMap<String, i64>,
     pub next_id: i64,
 }
 
@@ -163,6 +170,7 @@ impl FakeGitHub {
 
     /// Adds an open issue authored by `octocat`.
     pub fn seed_issue(&self, repo: &str, number: i64, title: &str, body: &str) {
+        let now = Utc::now();
         lock(&self.state).issues.push(FakeIssue {
             repo: repo.into(),
             number,
@@ -171,7 +179,40 @@ impl FakeGitHub {
             state: "open".into(),
             labels: Vec::new(),
             author: "octocat".into(),
+            pull_request: false,
+            created_at: now,
+            updated_at: now,
         });
+    }
+
+    /// Adds an open pull request (listed among the issues, as GitHub does).
+    pub fn seed_pull_request(&self, repo: &str, number: i64, title: &str, body: &str) {
+        self.seed_issue(repo, number, title, body);
+        if let Some(i) = lock(&self.state)
+            .issues
+            .iter_mut()
+            .find(|i| i.repo == repo && i.number == number)
+        {
+            i.pull_request = true;
+        }
+    }
+
+    /// Sets the id `GET /repos/:owner/:repo` answers for `repo`.
+    pub fn set_repo_id(&self, repo: &str, id: i64) {
+        lock(&self.state).repo_ids.insert(repo.into(), id);
+    }
+
+    /// Edits a comment's body as its author would in the web UI (no request recorded).
+    pub fn edit_comment(&self, comment: i64, body: &str) -> bool {
+        let mut s = lock(&self.state);
+        match s.comments.iter_mut().find(|c| c.id == comment) {
+            Some(c) => {
+                c.body = body.into();
+                c.updated_at = Utc::now();
+                true
+            }
+            None => false,
+        }
     }
 
     /// Adds a comment by `author` (a `User`, or a `Bot` when the login ends in `[bot]`); returns

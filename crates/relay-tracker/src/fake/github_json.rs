@@ -3,11 +3,11 @@
 
 use axum::http::{HeaderValue, StatusCode};
 use axum::response::{IntoResponse, Response};
-use chrono::Utc;
+use chrono::{DateTime, Utc};
 use serde_json::{Value, json};
 
-use super::github::{FakeComment, State};
-use super::{Failure, json_response, page_params};
+use super::github::{FakeComment, FakeIssue, State};
+use super::{Failure, json_response, page_params, query_param};
 
 pub(super) const DOCS: &str = "https://docs.github.com/rest";
 const MAX_BODY_CHARS: usize = 65_536;
@@ -164,7 +164,111 @@ pub(super) fn comment_json(c: &FakeComment, api: &str) -> Value {
     v
 }
 
-pub(super) fn issue_json(i: &super::github::FakeIssue) -> Value {
+/// When GitHub says an issue changed last: its own change or a comment's, whichever is later.
+pub(super) fn issue_updated_at(s: &State, i: &FakeIssue) -> DateTime<Utc> {
+    s.comments
+        .iter()
+        .filter(|c| c.repo == i.repo && c.issue == i.number)
+        .map(|c| c.updated_at)
+        .fold(i.updated_at, DateTime::max)
+}
+
+fn since_param(query: Option<&str>) -> Option<DateTime<Utc>> {
+    let raw = query_param(query, "since")?
+        .replace("%3A", ":")
+        .replace("%3a", ":");
+    DateTime::parse_from_rfc3339(&raw)
+        .ok()
+        .map(|t| t.with_timezone(&Utc))
+}
+
+/// `GET /repos/:o/:r/issues?state=all&since=…&sort=updated&direction=asc` (pull requests
+/// included and marked, as GitHub does).
+pub(super) fn list_repo_issues(
+    s: &State,
+    base_url: &str,
+    repo: &str,
+    query: Option<&str>,
+) -> Response {
+    let since = since_param(query);
+    let mut all: Vec<(DateTime<Utc>, &FakeIssue)> = s
+        .issues
+        .iter()
+        .filter(|i| i.repo == repo)
+        .map(|i| (issue_updated_at(s, i), i))
+        .filter(|(at, _)| since.is_none_or(|since| *at >= since))
+        .collect();
+    all.sort_by_key(|(at, i)| (*at, i.number));
+    let items: Vec<Value> = all.iter().map(|(at, i)| issue_json_at(i, *at)).collect();
+    paginated(items, query, &format!("{base_url}/repos/{repo}/issues"), 30)
+}
+
+/// `GET /repos/:o/:r/issues/comments?since=…&sort=updated&direction=asc`.
+pub(super) fn list_repo_comments(
+    s: &State,
+    base_url: &str,
+    repo: &str,
+    query: Option<&str>,
+) -> Response {
+    let since = since_param(query);
+    let mut all: Vec<&FakeComment> = s
+        .comments
+        .iter()
+        .filter(|c| c.repo == repo && since.is_none_or(|since| c.updated_at >= since))
+        .collect();
+    all.sort_by_key(|c| (c.updated_at, c.id));
+    let items: Vec<Value> = all.iter().map(|c| comment_json(c, base_url)).collect();
+    paginated(
+        items,
+        query,
+        &format!("{base_url}/repos/{repo}/issues/comments"),
+        30,
+    )
+}
+
+/// One page of `items` with GitHub's `Link` header; `link_base` is the list's URL without query
+/// (the other query parameters are carried over, as GitHub does).
+fn paginated(
+    items: Vec<Value>,
+    query: Option<&str>,
+    link_base: &str,
+    default_per_page: usize,
+) -> Response {
+    let (page, per_page) = page_params(query, default_per_page);
+    let pages = items.len().div_ceil(per_page).max(1);
+    let shown: Vec<Value> = items
+        .into_iter()
+        .skip((page - 1) * per_page)
+        .take(per_page)
+        .collect();
+    let mut response = json_response(StatusCode::OK, Value::Array(shown));
+    let kept: Vec<&str> = query
+        .unwrap_or("")
+        .split('&')
+        .filter(|p| !p.is_empty() && !p.starts_with("page=") && !p.starts_with("per_page="))
+        .collect();
+    let mut base = format!("{link_base}?per_page={per_page}");
+    for p in kept {
+        base.push('&');
+        base.push_str(p);
+    }
+    if page < pages {
+        let header = format!(
+            "<{base}&page={}>; rel=\"next\", <{base}&page={pages}>; rel=\"last\"",
+            page + 1
+        );
+        if let Ok(v) = HeaderValue::from_str(&header) {
+            response.headers_mut().insert("link", v);
+        }
+    }
+    response.into_response()
+}
+
+pub(super) fn issue_json(s: &State, i: &FakeIssue) -> Value {
+    issue_json_at(i, issue_updated_at(s, i))
+}
+
+fn issue_json_at(i: &FakeIssue, updated_at: DateTime<Utc>) -> Value {
     let payload: Value = serde_json::from_str(ISSUE_FIXTURE).expect("issue fixture is JSON");
     let mut v = payload["issue"].clone();
     v["number"] = json!(i.number);
@@ -181,6 +285,14 @@ pub(super) fn issue_json(i: &super::github::FakeIssue) -> Value {
     v["assignees"] = json!([]);
     v["assignee"] = Value::Null;
     v["html_url"] = json!(format!("https://github.com/{}/issues/{}", i.repo, i.number));
-    v["updated_at"] = json!(Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Secs, true));
+    v["created_at"] = json!(
+        i.created_at
+            .to_rfc3339_opts(chrono::SecondsFormat::Secs, true)
+    );
+    v["updated_at"] = json!(updated_at.to_rfc3339_opts(chrono::SecondsFormat::Secs, true));
+    if i.pull_request {
+        v["pull_request"] =
+            json!({"url": format!("https://api.github.com/repos/{}/pulls/{}", i.repo, i.number)});
+    }
     v
 }

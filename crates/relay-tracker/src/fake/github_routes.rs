@@ -13,6 +13,7 @@ use serde_json::{Value, json};
 use super::github::{FakeComment, FakeReaction, InstallationToken, State};
 use super::github_json::{
     comment_json, error, failure_response, invalid_body, issue_json, list_comments,
+    list_repo_comments, list_repo_issues,
 };
 use super::{Failure, json_response, lock};
 
@@ -215,6 +216,24 @@ fn route(s: &mut State, req: &Request<'_>) -> Response {
             }
         }
         _ if is_app => error(401, "A JSON web token cannot be used for this endpoint"),
+        ("GET", ["repos", o, r]) => {
+            let repo = format!("{o}/{r}");
+            if !s.issues.iter().any(|i| i.repo == repo) && !s.repo_ids.contains_key(&repo) {
+                return error(404, "Not Found");
+            }
+            let id = s.repo_ids.get(&repo).copied().unwrap_or_else(|| {
+                // A stable id per name (FNV-1a), far from the ids the fixtures use.
+                let hash = repo.bytes().fold(0xcbf2_9ce4_8422_2325_u64, |h, b| {
+                    (h ^ u64::from(b)).wrapping_mul(0x100_0000_01b3)
+                });
+                500_000_000 + i64::try_from(hash % 100_000_000).unwrap_or(0)
+            });
+            json_response(StatusCode::OK, json!({"id": id, "full_name": repo}))
+        }
+        ("GET", ["repos", o, r, "issues"]) => list_repo_issues(s, base, &format!("{o}/{r}"), query),
+        ("GET", ["repos", o, r, "issues", "comments"]) => {
+            list_repo_comments(s, base, &format!("{o}/{r}"), query)
+        }
         ("GET", ["repos", o, r, "issues", n]) => {
             let repo = format!("{o}/{r}");
             match s
@@ -222,7 +241,7 @@ fn route(s: &mut State, req: &Request<'_>) -> Response {
                 .iter()
                 .find(|i| i.repo == repo && n.parse() == Ok(i.number))
             {
-                Some(issue) => json_response(StatusCode::OK, issue_json(issue)),
+                Some(issue) => json_response(StatusCode::OK, issue_json(s, issue)),
                 None => error(404, "Not Found"),
             }
         }

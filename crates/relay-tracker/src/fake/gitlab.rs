@@ -46,6 +46,9 @@ pub(crate) struct Issue {
     pub iid: i64,
     pub title: String,
     pub description: String,
+    pub created_at: DateTime<Utc>,
+    /// The issue's own last change; GitLab reports the later of this and its notes' changes.
+    pub updated_at: DateTime<Utc>,
 }
 
 #[derive(Debug, Default)]
@@ -67,6 +70,15 @@ pub(crate) struct State {
 }
 
 impl State {
+    /// When GitLab says an issue changed last: its own change or a note's, whichever is later.
+    pub(crate) fn issue_updated_at(&self, issue: &Issue) -> DateTime<Utc> {
+        self.discussions
+            .iter()
+            .filter(|d| d.project == issue.project && d.issue == issue.iid)
+            .flat_map(|d| d.notes.iter().map(|n| n.updated_at))
+            .fold(issue.updated_at, DateTime::max)
+    }
+
     pub(crate) fn next_id(&mut self) -> i64 {
         self.next_id += 1;
         2_000_000 + self.next_id
@@ -133,11 +145,14 @@ impl FakeGitLab {
     pub fn seed_issue(&self, project: i64, path: &str, iid: i64, title: &str, description: &str) {
         let mut s = lock(&self.state);
         s.projects.insert(project, path.into());
+        let now = Utc::now();
         s.issues.push(Issue {
             project,
             iid,
             title: title.into(),
             description: description.into(),
+            created_at: now,
+            updated_at: now,
         });
     }
 

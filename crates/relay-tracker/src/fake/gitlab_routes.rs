@@ -12,6 +12,7 @@ use chrono::Utc;
 use serde_json::{Value, json};
 
 use super::gitlab::{FakeAward, FakeDiscussion, FakeNote, State};
+use super::gitlab_issues::{issue_json, list_issues};
 use super::{Failure, json_response, lock, page_params, query_param};
 
 const MAX_BODY_CHARS: usize = 1_000_000;
@@ -120,6 +121,12 @@ async fn handle(
         if let ["projects", project, "members", "all"] = seg.as_slice() {
             return members(&s, project, uri.query());
         }
+        if let (&Method::GET, ["projects", project, "issues"]) = (&method, seg.as_slice()) {
+            return match resolve_project(&s, project) {
+                Some(project) => list_issues(&s, project, uri.query(), &base, host),
+                None => error(404, "404 Project Not Found"),
+            };
+        }
         return error(404, "404 Not Found");
     };
     let Some(project) = resolve_project(&s, project) else {
@@ -138,17 +145,7 @@ async fn handle(
     };
     let text = body["body"].as_str().unwrap_or("").to_owned();
     match (method.as_str(), tail) {
-        ("GET", []) => json_response(
-            StatusCode::OK,
-            json!({
-                "id": project * 1000 + iid, "iid": iid, "project_id": project, "title": issue.title,
-                "description": issue.description, "state": "opened", "labels": ["bug"],
-                "author": {"id": 1, "username": "root", "name": "Administrator"}, "assignees": [],
-                "web_url": format!("http://{host}/{}/-/issues/{iid}", s.projects.get(&project).cloned().unwrap_or_default()),
-                "confidential": false, "created_at": "2024-01-01T00:00:00.000Z",
-                "updated_at": Utc::now().to_rfc3339(), "type": "ISSUE"
-            }),
-        ),
+        ("GET", []) => json_response(StatusCode::OK, issue_json(&s, &issue, host)),
         ("GET", ["discussions"]) => list_discussions(&s, project, iid, uri.query(), &base),
         ("POST", ["discussions"]) => {
             if let Some(r) = invalid_body(&text) {

@@ -18,6 +18,7 @@ mod github;
 mod github_json;
 mod github_routes;
 mod gitlab;
+mod gitlab_issues;
 mod gitlab_routes;
 
 use std::net::SocketAddr;
@@ -221,5 +222,6 @@ pub fn tracker_settings(
         write_rate_per_sec: 0.0,
         write_burst: relay_core::tracker::DEFAULT_WRITE_BURST,
         request_timeout_secs: relay_core::tracker::DEFAULT_TRACKER_REQUEST_TIMEOUT_SECS,
+        projects: None,
     }
 }

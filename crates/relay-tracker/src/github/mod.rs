@@ -4,6 +4,7 @@
 //! `reactions`, `rate_limit` (failure classification), `model` (the JSON read).
 
 mod auth;
+mod changes;
 mod comments;
 mod issues;
 mod model;
@@ -235,6 +236,14 @@ impl IssueTracker for GitHubClient {
 
     async fn whoami(&self) -> Result<BotIdentity> {
         self.identity().await
+    }
+
+    async fn changes_since(
+        &self,
+        project: &crate::ProjectRef,
+        since: chrono::DateTime<chrono::Utc>,
+    ) -> Result<crate::ProjectChanges> {
+        self.changes(project, since).await
     }
 }
 

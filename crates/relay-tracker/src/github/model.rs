@@ -33,6 +33,16 @@ pub(crate) struct Issue {
     pub assignees: Vec<User>,
     pub html_url: String,
     pub updated_at: DateTime<Utc>,
+    #[serde(default)]
+    pub created_at: Option<DateTime<Utc>>,
+    /// Present on pull requests (GitHub lists them among the issues).
+    #[serde(default)]
+    pub pull_request: Option<serde::de::IgnoredAny>,
+}
+
+#[derive(Debug, Deserialize)]
+pub(crate) struct Repository {
+    pub id: i64,
 }
 
 #[derive(Debug, Deserialize)]

@@ -2,6 +2,7 @@
 //! `https://host/gitlab` → `https://host/gitlab/api/v4/…`. One file per concern: `discussions`
 //! (thread, post, reply, edit, marker search), `issues` (issue, member role), `emoji`, `model`.
 
+mod changes;
 mod discussions;
 mod emoji;
 mod issues;
@@ -201,6 +202,14 @@ impl IssueTracker for GitLabClient {
 
     async fn whoami(&self) -> Result<BotIdentity> {
         self.identity().await
+    }
+
+    async fn changes_since(
+        &self,
+        project: &crate::ProjectRef,
+        since: chrono::DateTime<chrono::Utc>,
+    ) -> Result<crate::ProjectChanges> {
+        self.changes(project, since).await
     }
 }
 

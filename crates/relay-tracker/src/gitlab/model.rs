@@ -29,6 +29,8 @@ pub(crate) struct Issue {
     #[serde(default)]
     pub confidential: bool,
     pub updated_at: DateTime<Utc>,
+    #[serde(default)]
+    pub created_at: Option<DateTime<Utc>>,
 }
 
 #[derive(Debug, Deserialize)]

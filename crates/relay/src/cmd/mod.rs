@@ -10,6 +10,7 @@ pub mod llm;
 pub mod migrate;
 pub mod plan;
 pub mod prune;
+pub mod reconcile;
 pub mod serve;
 pub mod tool;
 pub mod tool_graph;

@@ -79,6 +79,16 @@ pub async fn run(config: Option<&Path>, roles: Roles) -> anyhow::Result<()> {
             relay_worker::jobs::registry(&deps),
             settings.worker.clone(),
         );
+        if !settings.trackers.is_empty() {
+            let reconciler = reconciler(&settings, pool.clone())?;
+            let shutdown = shutdown.clone();
+            tasks.spawn(async move {
+                reconciler.run(shutdown.clone()).await;
+                // Off (interval 0) returns at once: the other roles keep running until shutdown.
+                shutdown.cancelled().await;
+                Ok(())
+            });
+        }
         let shutdown_worker = shutdown.clone();
         tasks.spawn(async move {
             worker.run(shutdown_worker).await;
@@ -103,6 +113,22 @@ pub async fn run(config: Option<&Path>, roles: Roles) -> anyhow::Result<()> {
     }
     pool.close().await;
     result
+}
+
+/// The reconciler of every configured tracker (its loop returns at once when it is off).
+pub fn reconciler(
+    settings: &crate::settings::Settings,
+    pool: relay_store::PgPool,
+) -> anyhow::Result<relay_worker::reconcile::Reconciler> {
+    let trackers = relay_tracker::Trackers::from_settings(&settings.trackers)
+        .context("failed to build the tracker clients ([[trackers]])")?;
+    Ok(relay_worker::reconcile::Reconciler::new(
+        pool,
+        trackers,
+        settings.trackers.clone(),
+        settings.reconcile.clone(),
+        settings.worker.max_attempts,
+    ))
 }
 
 async fn wait_for_signal(shutdown: CancellationToken) {
