@@ -10,6 +10,7 @@ use support::{batch, checkout};
 
 fn context(snapshot: Option<relay_actions::Snapshot>) -> ValidationContext {
     ValidationContext {
+        authority: relay_actions::Authority::Unrestricted,
         issue_id: 1,
         tracker: "gl".into(),
         project_id: "42".into(),

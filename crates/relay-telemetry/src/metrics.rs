@@ -16,6 +16,8 @@
 //! | `relay_explore_tools_per_run` | histogram | – | successful tool calls of each recorded explore |
 //! | `relay_trace_events_written_total` | counter | – | run trace events written to Postgres |
 //! | `relay_trace_events_dropped_total` | counter | `reason` (`buffer_full`, `write_failed`) | run trace events lost (the job went on) |
+//! | `relay_tracker_writes_total` | counter | `kind` (`post_comment`, `edit_comment`, `add_reaction`), `outcome` (`sent`, `rescheduled`, `failed`) | outbox writes by how their drain attempt ended; `failed` = refused for good (a 4xx) |
+//! | `relay_outbox_sweeps_total` | counter | – | drain jobs the outbox sweeper queued for stranded writes |
 
 use std::sync::OnceLock;
 
@@ -35,6 +37,8 @@ pub const TOOL_GRAPH_EDGES_CREATED_TOTAL: &str = "relay_tool_graph_edges_created
 pub const EXPLORE_TOOLS_PER_RUN: &str = "relay_explore_tools_per_run";
 pub const TRACE_EVENTS_WRITTEN_TOTAL: &str = "relay_trace_events_written_total";
 pub const TRACE_EVENTS_DROPPED_TOTAL: &str = "relay_trace_events_dropped_total";
+pub const TRACKER_WRITES_TOTAL: &str = "relay_tracker_writes_total";
+pub const OUTBOX_SWEEPS_TOTAL: &str = "relay_outbox_sweeps_total";
 
 static HANDLE: OnceLock<PrometheusHandle> = OnceLock::new();
 

@@ -2,11 +2,10 @@
 //! settings, tool limits. Built by the binary when an LLM is configured.
 
 use std::sync::Arc;
-use std::time::Instant;
 
 use anyhow::Context as _;
 use relay_actions::{Executor, Snapshot};
-use relay_agent::agent_settings::{AgentSettings, EngageDecision, Visibility};
+use relay_agent::agent_settings::{AgentSettings, Visibility};
 use relay_agent::explore::ExploreAgent;
 use relay_agent::llm::{LlmClient, LlmError, LlmSettings, Role, UsageContext};
 use relay_agent::toolbox::Toolbox;
@@ -19,7 +18,7 @@ use serde_json::{Value, json};
 
 use super::budget::{self, BudgetGate};
 use super::cycle::{Attempt, CycleDeps, CycleEnd, enqueue_acknowledgement, run_cycle};
-use super::role_cache::{RoleCache, RoleKey};
+use super::role_cache::RoleCache;
 use crate::handler::JobError;
 use crate::jobs::RepoSpecs;
 use crate::tool_graph::{StoreExploreObserver, load_hint, repo_key};
@@ -33,6 +32,9 @@ pub struct JobRun {
     pub issue_id: i64,
     /// Where the run's trace events go.
     pub tracer: Tracer,
+    /// The claim's lease: the executor's transactions are fenced by it (`None`: unfenced, for
+    /// runs outside the queue).
+    pub lease: Option<relay_actions::Lease>,
     /// Whether the queue retries the job if a cycle stops ([`Attempt::Last`] unless told).
     pub attempt: Attempt,
 }
@@ -46,7 +48,15 @@ impl JobRun {
             issue_id,
             tracer: Tracer::noop(),
             attempt: Attempt::Last,
+            lease: None,
         }
+    }
+
+    /// The same run, fenced by the claim's lease.
+    #[must_use]
+    pub fn with_lease(mut self, lease: relay_actions::Lease) -> JobRun {
+        self.lease = Some(lease);
+        self
     }
 
     /// The same run, as attempt `attempt` of `max_attempts` of its job.
@@ -85,7 +95,33 @@ impl Brain {
     /// Runs up to `cycles_per_job` cycles on the issue (`max_attempts`: the follow-up job's, when
     /// events are left after the last cycle). A stopped cycle (after its status
     /// comment) fails the job retryably so the queue backs off; its events stay pending.
+    ///
+    /// Whatever way the job ends, a tracker write still pending gets the issue a job at the time
+    /// it is due (issue #22 §1), and a reply refused for good gets one short status comment.
     pub async fn orchestrate(
+        &self,
+        pool: &PgPool,
+        repos: &RepoManager,
+        specs: &RepoSpecs,
+        run: &JobRun,
+    ) -> Result<Value, JobError> {
+        let result = self.orchestrate_inner(pool, repos, specs, run).await;
+        if let Some(target) = self.write_target(pool, run.issue_id).await {
+            super::outbox_care::report_refused_replies(pool, &target, run).await;
+        }
+        if let Err(error) =
+            super::follow_up::follow_up_for_outbox(pool, run.issue_id, run.max_attempts).await
+        {
+            tracing::warn!(
+                issue.id = run.issue_id,
+                error.message = %format!("{error:#}"),
+                "failed to schedule the outbox follow-up; the sweeper will pick the writes up"
+            );
+        }
+        result
+    }
+
+    async fn orchestrate_inner(
         &self,
         pool: &PgPool,
         repos: &RepoManager,
@@ -100,13 +136,7 @@ impl Brain {
             .context("failed to load the issue")?
             .ok_or_else(|| anyhow::anyhow!("issue {issue_id} does not exist"))
             .map_err(JobError::Permanent)?;
-        let events = relay_store::issues::pending_events(&mut conn, issue_id)
-            .await
-            .context("failed to load pending events")?;
         drop(conn);
-        if events.is_empty() {
-            return Ok(json!({ "cycles": 0, "reason": "nothing pending" }));
-        }
         let settings = self
             .tracker_settings
             .iter()
@@ -126,43 +156,40 @@ impl Brain {
             installation_id: issue.installation_id,
         };
 
-        // Who may make Relay spend: the actors of the pending events, by their role on the
-        // project. Nobody allowed → the events are consumed as ignored, with the reasons, and no
-        // LLM is called.
-        let mut reasons = Vec::new();
-        let mut engage = false;
-        let mut actors: Vec<&str> = events.iter().map(|e| e.actor.as_str()).collect();
-        actors.dedup();
-        for actor in actors {
-            let role = if actor.is_empty() {
-                None
-            } else {
-                let key = RoleKey {
-                    tracker: issue.tracker.clone(),
-                    project: issue.project_id.clone(),
-                    username: actor.to_owned(),
-                };
-                match self.roles.get(&key, Instant::now()) {
-                    Some(role) => Some(role),
-                    None => {
-                        let role = tracker.author_role(&issue_ref, actor).await.ok();
-                        if let Some(role) = role {
-                            self.roles.insert(key, role, Instant::now());
-                        }
-                        role
-                    }
-                }
-            };
-            match self
-                .agent
-                .engage_roles
-                .decide(&issue.tracker, engage_visibility(&issue), role)
-            {
-                EngageDecision::Engage => engage = true,
-                EngageDecision::Ignore { reason } => reasons.push(format!("@{actor}: {reason}")),
-            }
+        // Before anything else, and so before every early return: the issue's due writes (a
+        // crash or a tracker outage may have left them behind the watermark).
+        let drain = Executor::new(pool.clone(), tracker.clone())
+            .drain_outbox(issue_id, &issue_ref)
+            .await
+            .context("failed to drain the outbox")?;
+        super::cycle::trace_drain(&tracer, &drain);
+
+        let mut conn = pool.acquire().await.context("no database connection")?;
+        let events = relay_store::issues::pending_events(&mut conn, issue_id)
+            .await
+            .context("failed to load pending events")?;
+        let spec_request = relay_store::specs::pending_request(&mut conn, issue_id)
+            .await
+            .context("failed to load the pending go-ahead")?;
+        drop(conn);
+        if events.is_empty() && spec_request.is_none() {
+            return Ok(json!({
+                "cycles": 0,
+                "reason": "nothing pending",
+                "drained": drain.sent.len(),
+            }));
         }
-        if !engage {
+
+        // Who may make Relay act, per event: each pending event's author by their role on the
+        // project. A lookup that fails is retried (the job backs off), never read as "no".
+        // Nobody allowed → the events are consumed as ignored, with the reasons, and no LLM is
+        // called.
+        let admission = match self.admit(&tracker, &issue, &issue_ref, &events).await {
+            Ok(admission) => admission,
+            Err(failure) => return Err(failure.fail_job(run, &tracer)),
+        };
+        if !events.is_empty() && !admission.any_admitted(&events) && spec_request.is_none() {
+            let reasons = admission.ignored.clone();
             let last = events.last().map_or(0, |e| e.id);
             let mut conn = pool.acquire().await.context("no database connection")?;
             relay_store::issues::mark_events_handled(&mut conn, issue_id, last)
@@ -284,10 +311,21 @@ impl Brain {
                 .collect(),
             tracer: run.tracer.clone(),
             attempt: run.attempt,
+            admission,
+            lease: run.lease,
         };
 
+        // A go-ahead whose spec is not written yet comes first: it was accepted by an earlier
+        // cycle, and the spec writer failed (its retry is this job).
+        if let Some(request) = spec_request {
+            super::spec_step::retry_request(&deps, issue_id, job_id, &request).await?;
+        }
+        let mut deps = deps;
+
         // First contact: one reaction per issue, sent with the cycle's drain.
-        enqueue_acknowledgement(pool, issue_id, job_id, events[0].note_id.as_deref()).await?;
+        if let Some(first) = events.first() {
+            enqueue_acknowledgement(pool, issue_id, job_id, first.note_id.as_deref()).await?;
+        }
 
         let mut cycles = 0;
         for cycle in 0..self.agent.cycles_per_job {
@@ -308,6 +346,18 @@ impl Brain {
                     json!({ "decision": "stop_job", "reason": "issue_token_budget", "detail": stopped }),
                 );
                 return Ok(json!({ "cycles": cycles, "budget": stopped }));
+            }
+            if cycle > 0 {
+                // Events that arrived during the job: their authors are checked like the first.
+                let mut conn = pool.acquire().await.context("no database connection")?;
+                let events = relay_store::issues::pending_events(&mut conn, issue_id)
+                    .await
+                    .context("failed to load pending events")?;
+                drop(conn);
+                deps.admission = match self.admit(&tracker, &issue, &issue_ref, &events).await {
+                    Ok(admission) => admission,
+                    Err(failure) => return Err(failure.fail_job(run, &tracer)),
+                };
             }
             let cycle = i32::try_from(cycle).unwrap_or(i32::MAX);
             let ended = run_cycle(&deps, issue_id, job_id, cycle).await;
@@ -408,7 +458,7 @@ impl Brain {
 /// Which engage policy applies to the issue's project. Only a project the webhooks said is private
 /// gets the private policy: an internal project (any signed-in user of the instance can comment)
 /// and one whose visibility is not known yet get the stricter public rule.
-fn engage_visibility(issue: &relay_store::issues::IssueRow) -> Visibility {
+pub(crate) fn engage_visibility(issue: &relay_store::issues::IssueRow) -> Visibility {
     match issue
         .project_visibility
         .as_deref()

@@ -96,6 +96,8 @@ pub async fn enqueue_note(
     body: &str,
 ) -> anyhow::Result<bool> {
     let key = format!("{KEY_PREFIX}:{issue_id}:{epoch}:{through}");
+    // Like every write: the marker lets a retried drain find a note that already landed.
+    let body = &relay_actions::keys::with_marker(body, &key);
     let mut tx = pool
         .begin()
         .await
@@ -147,6 +149,21 @@ fn parse_key(key: &str, issue_id: i64) -> Option<BudgetNote> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[sqlx::test(migrator = "relay_store::MIGRATOR")]
+    async fn the_budget_note_carries_its_idempotency_marker(pool: PgPool) {
+        assert!(enqueue_note(&pool, 7, 3, 1, 0, "stopped").await.unwrap());
+        let mut conn = pool.acquire().await.unwrap();
+        let row = relay_store::outbox::get(&mut conn, "budget:7:1:0")
+            .await
+            .unwrap()
+            .unwrap();
+        assert_eq!(
+            row.body,
+            "stopped\n\n<!-- relay:write:budget:7:1:0 -->",
+            "the drain looks a maybe-sent note up by this marker"
+        );
+    }
 
     #[test]
     fn keys_parse_back_for_their_issue_only() {

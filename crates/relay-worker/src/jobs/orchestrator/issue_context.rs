@@ -184,6 +184,9 @@ pub fn build(state: &IssueState, thread: &[Note]) -> IssueContext {
                 note_id: e.note_id.clone(),
             })
             .collect(),
+        // Filled by the cycle, which knows the job's per-event decisions and the outbox.
+        context_only_actors: Vec::new(),
+        failed_writes: Vec::new(),
     }
 }
 
