@@ -8,7 +8,8 @@
 //! `orchestrator_latency` (an ignored figure: webhook accepted → first LLM request), `trace_live`
 //! (a running job's trace over SSE), `thorough` (the planner's thorough explore and the issue's
 //! traversal state), `visibility` (the project's visibility from every webhook), `spec_flow` (go-ahead → spec in
-//! parts → approved).
+//! parts → approved), `outbox_delivery` (no write stranded: outages, crashes, Retry-After, the
+//! sweeper, refused writes, a failed spec writer), `outbox_engagement` (authorization per event).
 
 mod engagement;
 mod fuzz;
@@ -22,6 +23,8 @@ mod orchestrator_flows;
 mod orchestrator_gitlab;
 mod orchestrator_latency;
 mod outage;
+mod outbox_delivery;
+mod outbox_engagement;
 mod process_issue;
 mod push;
 mod queue;

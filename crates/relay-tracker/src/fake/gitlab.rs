@@ -2,6 +2,7 @@
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
+use std::time::Duration;
 
 use chrono::{DateTime, Utc};
 
@@ -222,5 +223,13 @@ impl FakeGitLab {
         lock(&self.state)
             .recorder
             .script(method, path, times, failure);
+    }
+
+    /// Answers every request matching `method` and `path` with `failure` for `lasting` from now
+    /// (a tracker outage), then normally again.
+    pub fn fail_for(&self, method: &str, path: &str, lasting: Duration, failure: Failure) {
+        lock(&self.state)
+            .recorder
+            .script_for(method, path, lasting, failure);
     }
 }
