@@ -14,9 +14,7 @@ use serde_json::json;
 use sqlx::PgPool;
 use tokio_util::sync::CancellationToken;
 
-use crate::orchestrator_gitlab::{
-    GitLabHarness, ISSUE, PROJECT, REPORTER, ask_script, mention,
-};
+use crate::orchestrator_gitlab::{GitLabHarness, ISSUE, PROJECT, REPORTER, ask_script, mention};
 use crate::queue::settings;
 
 /// A guard against a hung test, never a timing assertion: the issue's bound for delivery.
@@ -41,7 +39,9 @@ fn worker_settings(lease_secs: u64, sweep_interval_secs: u64) -> WorkerSettings 
 async fn accept(h: &GitLabHarness) -> (String, i64) {
     let (discussion, note) = h.gitlab.seed_note(PROJECT, ISSUE, REPORTER, MENTION, false);
     h.llm.push(ask_script(&discussion));
-    let answer = h.deliver(REPORTER, MENTION, note, &discussion, "gl-1").await;
+    let answer = h
+        .deliver(REPORTER, MENTION, note, &discussion, "gl-1")
+        .await;
     assert_eq!(answer.outcome(), "accepted", "{:?}", answer.body);
     (discussion, answer.body["job"].as_i64().unwrap())
 }
@@ -144,7 +144,10 @@ async fn crash_between_commit_and_send(h: &GitLabHarness, job: i64, discussion: 
     task.abort();
     let _ = task.await;
     assert_eq!(replies(h), 0);
-    let row = relay_store::queue::get(&h.pool, job).await.unwrap().unwrap();
+    let row = relay_store::queue::get(&h.pool, job)
+        .await
+        .unwrap()
+        .unwrap();
     assert_eq!(row.status, "running", "the lease is left to expire");
     assert_eq!(h.pending_events().await, 0, "the batch was committed");
 }
@@ -180,7 +183,10 @@ async fn the_sweeper_delivers_a_write_whose_job_died_on_its_last_attempt(pool: P
     let worker = start_worker(&h, worker_settings(2, 0));
     let dead = eventually_job(&h.pool, job, "dead").await;
     stop(worker).await;
-    assert!(dead, "the expired lease on the last attempt dead-letters the job");
+    assert!(
+        dead,
+        "the expired lease on the last attempt dead-letters the job"
+    );
     assert_eq!(replies(&h), 0, "stranded without the sweeper");
 
     let worker = start_worker(&h, worker_settings(2, 1));
@@ -237,7 +243,10 @@ async fn a_long_retry_after_is_waited_out_by_the_queue_not_with_a_lease_held(poo
     .fetch_one(&h.pool)
     .await
     .unwrap();
-    assert!(run_after >= asked_at + wait, "the follow-up waits for the write");
+    assert!(
+        run_after >= asked_at + wait,
+        "the follow-up waits for the write"
+    );
     assert!(h.drain().await.is_empty(), "nothing runs before the delay");
 
     tokio::time::sleep((due - chrono::Utc::now()).to_std().unwrap_or_default()).await;
@@ -396,7 +405,9 @@ async fn a_go_ahead_survives_a_spec_writer_outage(pool: PgPool) {
     assert_eq!(spec_status(&h).await.as_deref(), Some("posted"));
     assert_eq!(h.llm.requests().len(), planner_calls + 1, "one spec call");
     assert!(
-        h.bot_notes().iter().any(|(_, b)| b.starts_with("Spec")),
+        h.bot_notes()
+            .iter()
+            .any(|(_, b)| b.contains("Configurable upload retries")),
         "the spec was posted"
     );
 }
@@ -429,7 +440,10 @@ async fn a_spec_writer_failing_on_every_attempt_says_so_once(pool: PgPool) {
             .fetch_one(&h.pool)
             .await
             .unwrap();
-    assert_eq!(open, 0, "the go-ahead is closed as failed, not retried forever");
+    assert_eq!(
+        open, 0,
+        "the go-ahead is closed as failed, not retried forever"
+    );
     assert!(h.drain().await.is_empty());
     assert_eq!(said(&h), 1);
 }

@@ -65,7 +65,11 @@ async fn an_outsiders_go_ahead_is_context_even_beside_an_admitted_event(pool: Pg
         .await
         .unwrap();
     assert_eq!(requests, 0, "no spec was asked for");
-    assert_eq!(h.gaps().await[0].status, "closed", "the admitted answer counts");
+    assert_eq!(
+        h.gaps().await[0].status,
+        "closed",
+        "the admitted answer counts"
+    );
 }
 
 #[sqlx::test(migrator = "relay_store::MIGRATOR")]
@@ -90,7 +94,10 @@ async fn a_failed_role_lookup_backs_off_and_never_ignores(pool: PgPool) {
     tokio::time::sleep(due.unwrap_or_default() + Duration::from_millis(50)).await;
     assert_eq!(h.drain().await, vec![Outcome::Dead { job_id: job }]);
     assert_eq!(h.pending_events().await, 1, "never consumed as ignored");
-    let row = relay_store::queue::get(&h.pool, job).await.unwrap().unwrap();
+    let row = relay_store::queue::get(&h.pool, job)
+        .await
+        .unwrap()
+        .unwrap();
     assert!(
         row.last_error
             .as_deref()
@@ -109,6 +116,9 @@ async fn a_failed_role_lookup_backs_off_and_never_ignores(pool: PgPool) {
     .await
     .unwrap();
     assert_eq!(traced, 1);
-    assert!(h.llm.requests().is_empty(), "no LLM call without a decision");
+    assert!(
+        h.llm.requests().is_empty(),
+        "no LLM call without a decision"
+    );
     assert!(h.bot_notes().is_empty());
 }

@@ -374,9 +374,7 @@ impl ContextBuilder {
             out.push('\n');
         }
         if !issue.failed_writes.is_empty() {
-            out.push_str(
-                "\n## Your earlier writes the tracker refused (they were not posted)\n",
-            );
+            out.push_str("\n## Your earlier writes the tracker refused (they were not posted)\n");
             for line in &issue.failed_writes {
                 let _ = writeln!(out, "- {}", self.redact(line));
             }

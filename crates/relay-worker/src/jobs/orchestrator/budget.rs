@@ -159,8 +159,7 @@ mod tests {
             .unwrap()
             .unwrap();
         assert_eq!(
-            row.body,
-            "stopped\n\n<!-- relay:write:budget:7:1:0 -->",
+            row.body, "stopped\n\n<!-- relay:write:budget:7:1:0 -->",
             "the drain looks a maybe-sent note up by this marker"
         );
     }

@@ -214,8 +214,7 @@ async fn run_cycle_inner(
     )
     .with_tracer(&deps.tracer);
     let outcome = planner.plan(&context).await;
-    let executor =
-        Executor::new(deps.pool.clone(), deps.tracker.clone()).with_lease(deps.lease);
+    let executor = Executor::new(deps.pool.clone(), deps.tracker.clone()).with_lease(deps.lease);
     let batch_id = BatchId { job_id, cycle };
     let batch = match &outcome.result {
         PlanResult::Submitted(batch) => batch.clone(),
@@ -274,9 +273,9 @@ async fn run_cycle_inner(
 
     // The spec step's failure is returned only after the batch's own writes were drained.
     let spec = match (&applied.spec_requested, applied.spec_request_id) {
-        (Some(handover), Some(request)) => Some(
-            spec_step::run(deps, &context, handover, issue_id, batch_id, request).await,
-        ),
+        (Some(handover), Some(request)) => {
+            Some(spec_step::run(deps, &context, handover, issue_id, batch_id, request).await)
+        }
         _ => None,
     };
     let drain = executor.drain_outbox(issue_id, &deps.issue_ref).await?;
@@ -311,11 +310,8 @@ fn refused_line(row: &relay_store::outbox::OutboxRow) -> String {
         Some(WriteKind::Reaction) => "add_reaction",
         None => "write",
     };
-    relay_actions::Failure::permanent(
-        kind,
-        capped(row.last_error.as_deref().unwrap_or("refused")),
-    )
-    .to_string()
+    relay_actions::Failure::permanent(kind, capped(row.last_error.as_deref().unwrap_or("refused")))
+        .to_string()
 }
 
 /// Queues the first-contact acknowledgement (an "eyes" reaction on the triggering comment, or the

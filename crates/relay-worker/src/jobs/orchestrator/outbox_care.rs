@@ -151,6 +151,9 @@ mod tests {
         assert!(!is_planner_reply(&row("i1-j2-c0-reaction", "reaction")));
         let body = refused_body(&row("i1-j2-c0-a0-p0", "reply"), "relay");
         assert!(body.contains("(validation failed)"), "{body}");
-        assert!(!body.contains("too long"), "the tracker's text is not echoed");
+        assert!(
+            !body.contains("too long"),
+            "the tracker's text is not echoed"
+        );
     }
 }
