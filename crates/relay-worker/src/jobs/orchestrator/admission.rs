@@ -140,7 +140,10 @@ impl Brain {
                 };
                 match self.roles.get(&key, Instant::now()) {
                     Some(role) => Some(role),
-                    None => match tracker.author_role(issue_ref, actor).await {
+                    None => match tracker
+                        .author_role_by_id(issue_ref, actor, event.actor_id)
+                        .await
+                    {
                         Ok(role) => {
                             self.roles.insert(key, role, Instant::now());
                             Some(role)

@@ -273,6 +273,7 @@ mod tests {
             spec: None,
             events: vec![IssueEventRow {
                 id: 9,
+                actor_id: None,
                 kind: "mention".into(),
                 actor: "alice".into(),
                 note_id: Some("5".into()),
