@@ -249,7 +249,11 @@ pub fn validate(
                 if let Some(note) = &s.note {
                     check_len(&mut failures, &format!("{at}.note"), note, MAX_TEXT_CHARS);
                 }
-                if !s.note.as_deref().is_some_and(|n| ctx.authority.admits(n)) {
+                let admitted = match &s.note {
+                    Some(note) => ctx.authority.admits(note),
+                    None => ctx.authority == crate::authority::Authority::Unrestricted,
+                };
+                if !admitted {
                     failures.push(Failure::permanent(format!("{at}.note"), NOT_ADMITTED));
                 }
                 match &ctx.spec {
