@@ -18,7 +18,9 @@ use relay_store::issues::{IssueEventRow, IssueRow};
 use relay_tracker::{IssueRef, IssueTracker, TrackerError};
 use serde_json::json;
 
-use super::brain::{Brain, JobRun, engage_visibility};
+use relay_agent::agent_settings::Visibility;
+
+use super::brain::{Brain, JobRun};
 use super::cycle::Attempt;
 use super::issue_context::Note;
 use super::role_cache::RoleKey;
@@ -173,5 +175,19 @@ impl Brain {
             }
         }
         Ok(admission)
+    }
+}
+
+/// Which engage policy applies to the issue's project. Only a project the webhooks said is private
+/// gets the private policy: an internal project (any signed-in user of the instance can comment)
+/// and one whose visibility is not known yet get the stricter public rule.
+pub(crate) fn engage_visibility(issue: &relay_store::issues::IssueRow) -> Visibility {
+    match issue
+        .project_visibility
+        .as_deref()
+        .and_then(relay_core::ProjectVisibility::parse)
+    {
+        Some(relay_core::ProjectVisibility::Private) => Visibility::Private,
+        _ => Visibility::Public,
     }
 }

@@ -5,7 +5,7 @@ use std::sync::Arc;
 
 use anyhow::Context as _;
 use relay_actions::{Executor, Snapshot};
-use relay_agent::agent_settings::{AgentSettings, Visibility};
+use relay_agent::agent_settings::AgentSettings;
 use relay_agent::explore::ExploreAgent;
 use relay_agent::llm::{LlmClient, LlmError, LlmSettings, Role, UsageContext};
 use relay_agent::toolbox::Toolbox;
@@ -13,10 +13,9 @@ use relay_agent::trace::{TraceKind, Tracer};
 use relay_core::TrackerSettings;
 use relay_repo::RepoManager;
 use relay_store::PgPool;
-use relay_tracker::{IssueRef, IssueTracker, Trackers};
+use relay_tracker::{IssueRef, Trackers};
 use serde_json::{Value, json};
 
-use super::budget::{self, BudgetGate};
 use super::cycle::{Attempt, CycleDeps, CycleEnd, enqueue_acknowledgement, run_cycle};
 use super::role_cache::RoleCache;
 use crate::handler::JobError;
@@ -188,7 +187,7 @@ impl Brain {
             Ok(admission) => admission,
             Err(failure) => return Err(failure.fail_job(run, &tracer)),
         };
-        if !events.is_empty() && !admission.any_admitted(&events) && spec_request.is_none() {
+        if !events.is_empty() && !admission.any_admitted(&events) {
             let reasons = admission.ignored.clone();
             let last = events.last().map_or(0, |e| e.id);
             let mut conn = pool.acquire().await.context("no database connection")?;
@@ -200,7 +199,10 @@ impl Brain {
                 TraceKind::Decision,
                 json!({ "decision": "ignored", "reason": "engage_roles", "actors": reasons }),
             );
-            return Ok(json!({ "cycles": 0, "ignored": reasons }));
+            // A go-ahead left pending by an earlier job is still retried below.
+            if spec_request.is_none() {
+                return Ok(json!({ "cycles": 0, "ignored": reasons }));
+            }
         }
 
         // Past the issue's token budget: one note, then silence until a new mention.
@@ -322,8 +324,9 @@ impl Brain {
         }
         let mut deps = deps;
 
-        // First contact: one reaction per issue, sent with the cycle's drain.
-        if let Some(first) = events.first() {
+        // First contact: one reaction per issue (on an admitted author's event), sent with the
+        // cycle's drain.
+        if let Some(first) = events.iter().find(|e| deps.admission.admits(&e.actor)) {
             enqueue_acknowledgement(pool, issue_id, job_id, first.note_id.as_deref()).await?;
         }
 
@@ -389,83 +392,6 @@ impl Brain {
             None
         };
         Ok(json!({ "cycles": cycles, "follow_up_job": follow_up }))
-    }
-
-    /// Checks the issue's token budget before a cycle. `Some` (the job's result) when the job must
-    /// stop: the budget note was queued and sent (first time past the allowance), or the issue is
-    /// paused (the pending events are consumed without an LLM call). `None` when nothing is
-    /// pending or the budget allows another cycle.
-    async fn budget_stop(
-        &self,
-        pool: &PgPool,
-        tracker: &Arc<dyn IssueTracker>,
-        issue_ref: &IssueRef,
-        issue_id: i64,
-        job_id: i64,
-        bot_username: &str,
-    ) -> anyhow::Result<Option<Value>> {
-        let mut conn = pool.acquire().await.context("no database connection")?;
-        let events = relay_store::issues::pending_events(&mut conn, issue_id)
-            .await
-            .context("failed to load pending events")?;
-        let Some(through) = events.last().map(|e| e.id) else {
-            return Ok(None);
-        };
-        let budget = self.agent.issue_token_budget;
-        match budget::gate(pool, issue_id, budget).await? {
-            BudgetGate::Within { .. } => Ok(None),
-            BudgetGate::Paused { spent } => {
-                relay_store::issues::mark_events_handled(&mut conn, issue_id, through)
-                    .await
-                    .context("failed to consume the events")?;
-                tracing::info!(
-                    issue.id = issue_id,
-                    spent,
-                    "issue paused on its token budget"
-                );
-                Ok(Some(
-                    json!({ "cycles": 0, "paused": "issue token budget", "spent": spent }),
-                ))
-            }
-            BudgetGate::Exceeded {
-                spent,
-                allowance,
-                epoch,
-            } => {
-                drop(conn);
-                let body = budget::note_body(spent, allowance, budget, bot_username);
-                budget::enqueue_note(pool, issue_id, job_id, epoch, through, &body).await?;
-                let drain = Executor::new(pool.clone(), tracker.clone())
-                    .drain_outbox(issue_id, issue_ref)
-                    .await?;
-                tracing::warn!(
-                    issue.id = issue_id,
-                    spent,
-                    allowance,
-                    epoch,
-                    "issue token budget reached"
-                );
-                Ok(Some(json!({
-                    "cycles": 0,
-                    "budget_reached": { "spent": spent, "allowance": allowance, "epoch": epoch },
-                    "drain_failures": drain.failures.len(),
-                })))
-            }
-        }
-    }
-}
-
-/// Which engage policy applies to the issue's project. Only a project the webhooks said is private
-/// gets the private policy: an internal project (any signed-in user of the instance can comment)
-/// and one whose visibility is not known yet get the stricter public rule.
-pub(crate) fn engage_visibility(issue: &relay_store::issues::IssueRow) -> Visibility {
-    match issue
-        .project_visibility
-        .as_deref()
-        .and_then(relay_core::ProjectVisibility::parse)
-    {
-        Some(relay_core::ProjectVisibility::Private) => Visibility::Private,
-        _ => Visibility::Public,
     }
 }
 
