@@ -241,9 +241,12 @@ pub async fn sweep(conn: &mut PgConnection, kind: &str, max_attempts: i32) -> Re
          INSERT INTO jobs (kind, payload, concurrency_key, max_attempts)
          SELECT $1, jsonb_build_object('issue_id', due.issue_id), 'issue:' || due.issue_id, $2
          FROM due
-         WHERE NOT EXISTS (
-             SELECT 1 FROM jobs j
-             WHERE j.concurrency_key = 'issue:' || due.issue_id AND j.status IN ('queued', 'running'))
+         -- Two probes, one per partial unique index (queued, running): an `IN` over both
+         -- statuses would scan the whole jobs table.
+         WHERE NOT EXISTS (SELECT 1 FROM jobs q
+                           WHERE q.concurrency_key = 'issue:' || due.issue_id AND q.status = 'queued')
+           AND NOT EXISTS (SELECT 1 FROM jobs r
+                           WHERE r.concurrency_key = 'issue:' || due.issue_id AND r.status = 'running')
          ON CONFLICT (concurrency_key) WHERE status = 'queued' DO NOTHING
          RETURNING (payload->>'issue_id')::bigint",
     )
