@@ -4,6 +4,7 @@
 # Postgres at the same concurrency (alternating rounds; the ratio is the median of the rounds).
 #
 #   scripts/bench-intake.sh [--count N] [--rounds R] [--concurrency K] [--issues I]
+#   SWEEP_INTERVAL_SECS=1 scripts/bench-intake.sh …   # the workers' outbox sweeper every second
 set -euo pipefail
 cd "$(dirname "$0")/.."
 BASE_URL="${DATABASE_URL:-postgres://postgres@127.0.0.1:5432/postgres}"
@@ -30,6 +31,9 @@ filter = "warn"
 format = "json"
 [repo]
 data_dir = "$(mktemp -d)"
+[worker]
+# SWEEP_INTERVAL_SECS=0 measures intake without the outbox sweeper (default: its default).
+sweep_interval_secs = ${SWEEP_INTERVAL_SECS:-15}
 [[trackers]]
 name = "github"
 provider = "github"

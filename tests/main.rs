@@ -11,7 +11,8 @@
 //! parts → approved), `status_page` / `status_content` (the /ui pages over HTTP; fixture in `status_fixture`) and `status_browser` (the same in
 //! headless Chromium), `reconcile` (lost webhooks found by polling, on `reconcile_harness`), `identity` (a replayed
 //! signed body is a duplicate; the projects allow-list), `reconcile_latency` (an
-//! ignored figure: lost mention → reply with the reconciler running).
+//! ignored figure: lost mention → reply with the reconciler running), `outbox_delivery` (no write stranded: outages, crashes, Retry-After, the
+//! sweeper, refused writes, a failed spec writer), `outbox_engagement` (authorization per event).
 
 mod engagement;
 mod fuzz;
@@ -26,6 +27,8 @@ mod orchestrator_flows;
 mod orchestrator_gitlab;
 mod orchestrator_latency;
 mod outage;
+mod outbox_delivery;
+mod outbox_engagement;
 mod process_issue;
 mod push;
 mod queue;

@@ -62,6 +62,8 @@ pub struct GitLabHarness {
     pub llm: ScriptedLlm,
     app: axum::Router,
     worker: Worker,
+    /// The job handlers, for tests that run their own workers (a restart, the sweeper).
+    pub registry: relay_worker::Registry,
     _upstream: tempfile::TempDir,
     _data: tempfile::TempDir,
 }
@@ -149,7 +151,7 @@ impl GitLabHarness {
                 roles: Default::default(),
             })),
         });
-        let worker = Worker::new(pool.clone(), registry, settings());
+        let worker = Worker::new(pool.clone(), registry.clone(), settings());
         let app = relay_gateway::app(state(pool.clone()));
         GitLabHarness {
             pool,
@@ -157,6 +159,7 @@ impl GitLabHarness {
             llm,
             app,
             worker,
+            registry,
             _upstream: upstream,
             _data: data,
         }

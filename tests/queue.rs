@@ -44,6 +44,8 @@ pub fn settings() -> WorkerSettings {
         job_timeout_secs: 60,
         shutdown_grace_secs: 5,
         trace: true,
+        // Off unless a test is about it: jobs here are the ones each test queues.
+        sweep_interval_secs: 0,
     }
 }
 

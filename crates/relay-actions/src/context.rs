@@ -4,6 +4,7 @@ use relay_core::action::Severity;
 use relay_store::PgConnection;
 use relay_tools::sandbox::Sandbox;
 
+use crate::authority::Authority;
 use crate::{Error, Result};
 
 /// The checkout the job explored: findings' sources are verified against it.
@@ -56,6 +57,10 @@ pub struct ValidationContext {
     /// `None` when the job explored no checkout: findings cannot be verified and are refused.
     pub snapshot: Option<Snapshot>,
     pub spec: Option<SpecState>,
+    /// Which pending events may make Relay decide (approve, go ahead, answer a gap). `load`
+    /// leaves it [`Authority::Events`] with no admitted text: the orchestrator fills it per
+    /// event, so a forgotten step refuses decisions instead of admitting them.
+    pub authority: Authority,
 }
 
 impl ValidationContext {
@@ -109,6 +114,10 @@ impl ValidationContext {
             thread,
             snapshot,
             spec,
+            authority: Authority::Events {
+                admitted: Vec::new(),
+                refused: Vec::new(),
+            },
         })
     }
 }

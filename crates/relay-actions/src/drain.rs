@@ -12,6 +12,8 @@ use relay_tracker::{
     CommentTarget, IssueRef, NoteRef, PostedComment, Reaction, ReactionTarget, TrackerError,
 };
 
+use relay_telemetry::metrics::TRACKER_WRITES_TOTAL;
+
 use crate::Result;
 use crate::execute::Executor;
 use crate::keys;
@@ -120,6 +122,7 @@ impl Executor {
                         (Some(p.note_id.as_str()), p.discussion_id.as_deref())
                     });
                     relay_store::outbox::mark_sent(&mut conn, row.id, note, discussion).await?;
+                    count_write(kind, "sent");
                     report.sent.push(SentWrite {
                         idempotency_key: row.idempotency_key.clone(),
                         note_id: note.map(str::to_owned),
@@ -149,6 +152,7 @@ impl Executor {
                         retry: Retry::Retryable,
                     });
                     report.reschedule_after = Some(wait);
+                    count_write(kind, "rescheduled");
                     return Ok(false);
                 }
                 Wait::GiveUp => {
@@ -242,6 +246,14 @@ impl Executor {
             .await
             .map_err(relay_store::Error::from)?;
         relay_store::outbox::mark_failed(&mut conn, row.id, error).await?;
+        let kind = row.write_kind().map_or("write", action_name);
+        metrics::counter!(TRACKER_WRITES_TOTAL, "kind" => kind, "outcome" => "failed").increment(1);
+        tracing::warn!(
+            outbox.key = %row.idempotency_key,
+            issue.id = row.issue_id,
+            error.message = %error,
+            "tracker refused a write for good; the planner is told in the next cycle"
+        );
         report.failures.push(Failure {
             location: row.write_kind().map_or("write", action_name).to_owned(),
             problem: error.to_owned(),
@@ -249,6 +261,12 @@ impl Executor {
         });
         Ok(())
     }
+}
+
+/// Counts one drain outcome of a write in `/metrics`.
+fn count_write(kind: WriteKind, outcome: &'static str) {
+    metrics::counter!(TRACKER_WRITES_TOTAL, "kind" => action_name(kind), "outcome" => outcome)
+        .increment(1);
 }
 
 /// The name a failure line uses for a write.

@@ -14,4 +14,8 @@ pub enum Error {
     /// the whole batch is rolled back and should be validated again.
     #[error("state changed since validation: {0}")]
     Conflict(String),
+    /// The job's lease passed to another worker: this worker must not apply the batch (the
+    /// transaction is rolled back; the new holder redoes the work).
+    #[error("the job's lease was lost; the batch was not applied")]
+    LeaseLost,
 }

@@ -49,9 +49,21 @@ pub struct Applied {
     pub outbox_keys: Vec<String>,
     /// `ready_for_spec_generation` was accepted: the orchestrator starts the spec step.
     pub spec_requested: Option<ReadyForSpecGeneration>,
+    /// The go-ahead as recorded in the batch's transaction (`spec_requests.id`): it stays
+    /// pending until the spec is stored, so a failed spec writer is retried, never lost.
+    pub spec_request_id: Option<i64>,
     pub spec_verdict: Option<SpecVerdict>,
     /// Lines for the planner about what was done implicitly (e.g. dropped findings).
     pub notes: Vec<String>,
+}
+
+/// The job lease an executor's transactions are fenced by.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Lease {
+    /// `jobs.id`.
+    pub job_id: i64,
+    /// The claim's `jobs.lease_token`.
+    pub token: uuid::Uuid,
 }
 
 /// Applies validated batches and drains the outbox to one tracker.
@@ -60,6 +72,8 @@ pub struct Executor {
     pub(crate) pool: PgPool,
     pub(crate) tracker: Arc<dyn IssueTracker>,
     pub(crate) retry: RetryPolicy,
+    /// When set, [`Executor::execute`] applies a batch only while this lease holds.
+    pub(crate) lease: Option<Lease>,
 }
 
 impl Executor {
@@ -68,7 +82,15 @@ impl Executor {
             pool,
             tracker,
             retry: RetryPolicy::default(),
+            lease: None,
         }
+    }
+
+    /// Fences [`Executor::execute`] by the job's lease: a worker that lost it (it stalled, the
+    /// job was claimed again) cannot apply a batch.
+    pub fn with_lease(mut self, lease: Option<Lease>) -> Executor {
+        self.lease = lease;
+        self
     }
 
     /// Replaces the retry policy (tests: [`RetryPolicy::immediate`]).
@@ -97,6 +119,7 @@ impl Executor {
         watermark: Option<WatermarkRaise>,
     ) -> Result<Applied> {
         let mut tx = self.pool.begin().await.map_err(relay_store::Error::from)?;
+        fence(&mut tx, self.lease).await?;
         let applied = apply(&mut tx, batch, id).await?;
         if let Some(raise) = watermark {
             relay_store::issues::mark_events_handled(
@@ -108,6 +131,19 @@ impl Executor {
         }
         tx.commit().await.map_err(relay_store::Error::from)?;
         Ok(applied)
+    }
+}
+
+/// Holds the job's lease for the rest of the transaction (`None`: unfenced); an error when it is
+/// lost, so the caller rolls back.
+pub async fn fence(conn: &mut PgConnection, lease: Option<Lease>) -> Result<()> {
+    let Some(lease) = lease else {
+        return Ok(());
+    };
+    if relay_store::queue::hold_lease(conn, lease.job_id, lease.token).await? {
+        Ok(())
+    } else {
+        Err(Error::LeaseLost)
     }
 }
 
@@ -242,6 +278,10 @@ pub async fn apply(
                 }
             }
             ValidatedAction::ReadyForSpecGeneration(ready) => {
+                let handover = serde_json::to_value(ready)
+                    .map_err(|e| Error::Conflict(format!("unencodable handover: {e}")))?;
+                applied.spec_request_id =
+                    Some(relay_store::specs::request(conn, issue_id, &handover, id.job_id).await?);
                 applied.spec_requested = Some(ready.clone());
             }
             ValidatedAction::SetSpecStatus {

@@ -15,9 +15,10 @@
 //!    its marker before it is tried again. Waits longer than [`RetryPolicy::max_inline_wait`] come
 //!    back as [`DrainReport::reschedule_after`] for the job queue; nothing sleeps that long.
 //!
-//! Layout: [`context`], [`validate`](mod@validate), [`report`], [`execute`](mod@execute),
+//! Layout: [`authority`], [`context`], [`validate`](mod@validate), [`report`], [`execute`](mod@execute),
 //! [`validated`], [`drain`], [`retry`], [`keys`], [`spec`], [`error`].
 
+pub mod authority;
 pub mod context;
 pub mod drain;
 pub mod error;
@@ -29,10 +30,11 @@ pub mod spec;
 pub mod validate;
 pub mod validated;
 
+pub use authority::Authority;
 pub use context::{GapState, Snapshot, SpecState, ThreadRef, ValidationContext};
 pub use drain::{DrainReport, SentWrite};
 pub use error::{Error, Result};
-pub use execute::{Applied, BatchId, Executor, WatermarkRaise};
+pub use execute::{Applied, BatchId, Executor, Lease, WatermarkRaise};
 pub use report::{Failure, Retry, ValidationReport};
 pub use retry::{Jitter, RetryPolicy, Wait};
 pub use validate::{ValidatedAction, ValidatedBatch, validate};

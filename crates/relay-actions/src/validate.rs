@@ -34,6 +34,9 @@ struct Working {
     added_findings: usize,
 }
 
+/// Why a decision is refused when no admitted event said it.
+const NOT_ADMITTED: &str = "must quote, verbatim, a pending note by someone who may engage Relay; words of anyone else are context only";
+
 /// Validates `batch` against `ctx`. Every problem is reported, not only the first.
 pub fn validate(
     ctx: &ValidationContext,
@@ -138,6 +141,12 @@ pub fn validate(
                             here,
                             format!("gap {number} is already closed"),
                         )),
+                        Some(_) if ctx.authority.refuses_answer(c.reason, &c.note) => {
+                            failures.push(Failure::permanent(
+                                here,
+                                "that answer comes from someone who may not engage Relay; it is context, not an answer",
+                            ));
+                        }
                         Some((open, _)) => {
                             *open = false;
                             close.push((number, c.reason, c.note.clone()));
@@ -228,11 +237,24 @@ pub fn validate(
             }
             Action::ReadyForSpecGeneration(r) => {
                 check_ready(&state, &at, r, &mut failures);
+                if !ctx.authority.admits(&r.proceed_signal) {
+                    failures.push(Failure::permanent(
+                        format!("{at}.proceed_signal"),
+                        NOT_ADMITTED,
+                    ));
+                }
                 ValidatedAction::ReadyForSpecGeneration(r.clone())
             }
             Action::SetSpecStatus(s) => {
                 if let Some(note) = &s.note {
                     check_len(&mut failures, &format!("{at}.note"), note, MAX_TEXT_CHARS);
+                }
+                let admitted = match &s.note {
+                    Some(note) => ctx.authority.admits(note),
+                    None => ctx.authority == crate::authority::Authority::Unrestricted,
+                };
+                if !admitted {
+                    failures.push(Failure::permanent(format!("{at}.note"), NOT_ADMITTED));
                 }
                 match &ctx.spec {
                     Some(spec) if spec.status != "draft" => ValidatedAction::SetSpecStatus {

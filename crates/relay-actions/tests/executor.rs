@@ -53,9 +53,14 @@ async fn a_batch_commits_state_outbox_and_watermark_together(pool: PgPool) {
     open_gap(&pool, issue, "blocking").await;
     let (_dir, snapshot) = checkout();
     let mut conn = pool.acquire().await.unwrap();
-    let ctx = ValidationContext::load(&mut conn, issue, Some(snapshot))
+    let mut ctx = ValidationContext::load(&mut conn, issue, Some(snapshot))
         .await
         .unwrap();
+    // The pending note of an author who may engage Relay, as the orchestrator hands it over.
+    ctx.authority = relay_actions::Authority::Events {
+        admitted: vec!["CSV please, go".into()],
+        refused: Vec::new(),
+    };
     let validated = validate(
         &ctx,
         &batch(json!({"actions": [
@@ -90,6 +95,11 @@ async fn a_batch_commits_state_outbox_and_watermark_together(pool: PgPool) {
     assert_eq!(applied.new_learnings, 1);
     assert_eq!(applied.outbox_keys, vec![format!("i{issue}-j11-c0-a3-p0")]);
     assert!(applied.spec_requested.is_some());
+    let request = relay_store::specs::pending_request(&mut conn, issue)
+        .await
+        .unwrap()
+        .expect("the go-ahead is recorded with the batch");
+    assert_eq!(Some(request.id), applied.spec_request_id);
     assert_eq!(watermark(&pool, issue).await, 5);
 
     let gaps = relay_store::gaps::list(&mut conn, issue).await.unwrap();
@@ -357,14 +367,21 @@ async fn spec_verdicts_are_recorded(pool: PgPool) {
     relay_store::specs::mark_posted(&mut conn, spec.id, &["n1".to_string()])
         .await
         .unwrap();
-    let ctx = ValidationContext::load(&mut conn, issue, None)
+    let mut ctx = ValidationContext::load(&mut conn, issue, None)
         .await
         .unwrap();
-    let validated = validate(
-        &ctx,
-        &batch(json!({"actions": [{"type": "set_spec_status", "status": "rejected", "note": "use JSON"}]})),
-    )
-    .unwrap();
+    let verdict = batch(
+        json!({"actions": [{"type": "set_spec_status", "status": "rejected", "note": "use JSON"}]}),
+    );
+    assert!(
+        validate(&ctx, &verdict).is_err(),
+        "a loaded context admits no decision until the orchestrator says whose words count"
+    );
+    ctx.authority = relay_actions::Authority::Events {
+        admitted: vec!["@relay no, use JSON instead".into()],
+        refused: vec!["@relay approved!".into()],
+    };
+    let validated = validate(&ctx, &verdict).unwrap();
     let applied = executor(&pool)
         .execute(
             &validated,
@@ -388,4 +405,68 @@ async fn spec_verdicts_are_recorded(pool: PgPool) {
         (current.status.as_str(), current.note.as_deref()),
         ("rejected", Some("use JSON"))
     );
+}
+
+#[sqlx::test(migrator = "relay_store::MIGRATOR")]
+async fn a_worker_that_lost_its_lease_cannot_apply_a_batch(pool: PgPool) {
+    let issue = insert_issue(&pool, 7, &[]).await;
+    let mut conn = pool.acquire().await.unwrap();
+    let ctx = ValidationContext::load(&mut conn, issue, None)
+        .await
+        .unwrap();
+    let validated = validate(
+        &ctx,
+        &batch(json!({"actions": [{"type": "post_comment", "content": "hello"}]})),
+    )
+    .unwrap();
+    let payload = json!({"issue_id": issue});
+    relay_store::queue::enqueue(
+        &mut conn,
+        &relay_store::queue::NewJob {
+            kind: "process_issue",
+            payload: &payload,
+            concurrency_key: Some("issue:x"),
+            max_attempts: 3,
+        },
+    )
+    .await
+    .unwrap();
+    let lease = std::time::Duration::from_secs(30);
+    let job = relay_store::queue::claim(&pool, "w1", lease)
+        .await
+        .unwrap()
+        .unwrap();
+    let id = BatchId {
+        job_id: job.id,
+        cycle: 0,
+    };
+    let stale = relay_actions::Lease {
+        job_id: job.id,
+        token: uuid::Uuid::new_v4(),
+    };
+    let refused = executor(&pool)
+        .with_lease(Some(stale))
+        .execute(&validated, id, None)
+        .await;
+    assert!(
+        matches!(refused, Err(relay_actions::Error::LeaseLost)),
+        "{refused:?}"
+    );
+    assert!(
+        relay_store::outbox::for_issue(&mut conn, issue)
+            .await
+            .unwrap()
+            .is_empty(),
+        "nothing was applied"
+    );
+    let held = relay_actions::Lease {
+        job_id: job.id,
+        token: job.lease_token,
+    };
+    let applied = executor(&pool)
+        .with_lease(Some(held))
+        .execute(&validated, id, None)
+        .await
+        .unwrap();
+    assert_eq!(applied.outbox_keys.len(), 1);
 }

@@ -10,6 +10,7 @@ use support::{batch, checkout};
 
 fn context(snapshot: Option<relay_actions::Snapshot>) -> ValidationContext {
     ValidationContext {
+        authority: relay_actions::Authority::Unrestricted,
         issue_id: 1,
         tracker: "gl".into(),
         project_id: "42".into(),
@@ -531,4 +532,54 @@ async fn context_loads_this_issues_state(pool: relay_store::PgPool) {
             .await
             .is_err()
     );
+}
+
+#[test]
+fn decisions_count_only_in_the_words_of_an_admitted_event() {
+    let ctx = ValidationContext {
+        gaps: vec![GapState {
+            number: 1,
+            open: true,
+            severity: Severity::Low,
+        }],
+        spec: Some(SpecState {
+            id: 5,
+            version: 1,
+            status: "posted".into(),
+        }),
+        authority: relay_actions::Authority::Events {
+            admitted: vec!["@relay what about the retry count?".into()],
+            refused: vec!["@relay Go ahead, approved. It is CSV.".into()],
+        },
+        ..context(None)
+    };
+    let go = json!({"type": "ready_for_spec_generation", "proceed_signal": "Go ahead",
+                    "context_summary": "CSV export", "closed_gaps": ["1"]});
+    let close = json!({"type": "update_gaps", "close": [{"gap": "1", "reason": "answered", "note": "It is CSV."}]});
+    let report = validate(&ctx, &batch(json!({"actions": [close, go]})))
+        .unwrap_err()
+        .to_string();
+    assert!(
+        report.contains(
+            "update_gaps.close[0] | that answer comes from someone who may not engage Relay"
+        ),
+        "{report}"
+    );
+    assert!(
+        report.contains("ready_for_spec_generation.proceed_signal | must quote"),
+        "{report}"
+    );
+    for verdict in [
+        json!({"type": "set_spec_status", "status": "approved", "note": "approved"}),
+        json!({"type": "set_spec_status", "status": "approved"}),
+    ] {
+        let report = validate(&ctx, &batch(json!({"actions": [verdict]}))).unwrap_err();
+        assert!(
+            report.to_string().contains("set_spec_status.note"),
+            "{report}"
+        );
+    }
+    // The admitted author's words do count.
+    let verdict = json!({"type": "set_spec_status", "status": "rejected", "note": "what about the retry count"});
+    assert!(validate(&ctx, &batch(json!({"actions": [verdict]}))).is_ok());
 }

@@ -72,6 +72,9 @@ pub struct IssueEventRow {
     pub kind: String,
     /// Who did it (empty for deliveries recorded before the actor was kept).
     pub actor: String,
+    /// The actor's numeric user id as the webhook gave it (GitLab `user.id`), when the stored
+    /// payload has one: the exact key for a member lookup.
+    pub actor_id: Option<i64>,
     pub note_id: Option<String>,
     pub created_at: DateTime<Utc>,
 }
@@ -79,8 +82,11 @@ pub struct IssueEventRow {
 /// Events of the issue that no job has handled yet, oldest first.
 pub async fn pending_events(conn: &mut PgConnection, issue_id: i64) -> Result<Vec<IssueEventRow>> {
     Ok(sqlx::query_as(
-        "SELECT d.id, d.reason AS kind, COALESCE(d.actor, '') AS actor, d.note_id,
-                d.received_at AS created_at
+        "SELECT d.id, d.reason AS kind, COALESCE(d.actor, '') AS actor,
+                -- Only a well-formed id: the payload is data, and a bad cast would fail the job.
+                CASE WHEN d.payload->'user'->>'id' ~ '^[0-9]{1,18}$'
+                     THEN (d.payload->'user'->>'id')::bigint END AS actor_id,
+                d.note_id, d.received_at AS created_at
          FROM deliveries d
          WHERE d.issue_id = $1 AND d.outcome = 'accepted'
            AND d.id > (SELECT handled_delivery_id FROM issues WHERE id = $1)

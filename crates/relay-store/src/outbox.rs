@@ -210,6 +210,83 @@ pub async fn mark_failed(conn: &mut PgConnection, id: i64, error: &str) -> Resul
     Ok(())
 }
 
+/// When the issue's next pending write is due (`None`: nothing pending). A job that ends with
+/// a write due later hands the issue a follow-up job at that time.
+pub async fn next_pending_at(
+    conn: &mut PgConnection,
+    issue_id: i64,
+) -> Result<Option<DateTime<Utc>>> {
+    Ok(sqlx::query_scalar(
+        "SELECT min(next_attempt_at) FROM outbox WHERE issue_id = $1 AND status = 'pending'",
+    )
+    .bind(issue_id)
+    .fetch_one(conn)
+    .await?)
+}
+
+/// Most issues one sweep queues drain jobs for; the rest wait for the next tick.
+pub const SWEEP_MAX_ISSUES: i64 = 100;
+
+/// The outbox sweeper's one statement: for every issue (at most [`SWEEP_MAX_ISSUES`]) with a
+/// pending write that is due and no queued or running job under its concurrency key
+/// (`issue:<id>`), queues a `kind` job (`{"issue_id": id}`) that drains it. Restart-safe: it
+/// keeps no state, and the unique index on queued jobs makes concurrent sweeps (one per worker)
+/// queue at most one job per issue. Returns the issues it queued a job for.
+pub async fn sweep(conn: &mut PgConnection, kind: &str, max_attempts: i32) -> Result<Vec<i64>> {
+    Ok(sqlx::query_scalar(
+        "WITH due AS (
+             SELECT DISTINCT issue_id FROM outbox
+             WHERE status = 'pending' AND next_attempt_at <= now()
+             LIMIT $3)
+         INSERT INTO jobs (kind, payload, concurrency_key, max_attempts)
+         SELECT $1, jsonb_build_object('issue_id', due.issue_id), 'issue:' || due.issue_id, $2
+         FROM due
+         -- Two probes, one per partial unique index (queued, running): an `IN` over both
+         -- statuses would scan the whole jobs table.
+         WHERE NOT EXISTS (SELECT 1 FROM jobs q
+                           WHERE q.concurrency_key = 'issue:' || due.issue_id AND q.status = 'queued')
+           AND NOT EXISTS (SELECT 1 FROM jobs r
+                           WHERE r.concurrency_key = 'issue:' || due.issue_id AND r.status = 'running')
+         ON CONFLICT (concurrency_key) WHERE status = 'queued' DO NOTHING
+         RETURNING (payload->>'issue_id')::bigint",
+    )
+    .bind(kind)
+    .bind(max_attempts.max(1))
+    .bind(SWEEP_MAX_ISSUES)
+    .fetch_all(conn)
+    .await?)
+}
+
+/// Most refused writes shown to the planner in one cycle.
+pub const MAX_FAILURES_SHOWN: i64 = 10;
+
+/// The issue's writes refused for good that the planner has not been told about yet, oldest
+/// first (at most [`MAX_FAILURES_SHOWN`]).
+pub async fn unshown_failures(conn: &mut PgConnection, issue_id: i64) -> Result<Vec<OutboxRow>> {
+    Ok(sqlx::query_as(sqlx::AssertSqlSafe(format!(
+        "SELECT {COLUMNS} FROM outbox
+         WHERE issue_id = $1 AND status = 'failed' AND failure_shown_at IS NULL
+         ORDER BY id LIMIT $2"
+    )))
+    .bind(issue_id)
+    .bind(MAX_FAILURES_SHOWN)
+    .fetch_all(conn)
+    .await?)
+}
+
+/// Records that the planner was shown these refused writes (run it with the batch that the
+/// planner decided after seeing them, so a stopped cycle shows them again).
+pub async fn mark_failures_shown(conn: &mut PgConnection, ids: &[i64]) -> Result<()> {
+    if ids.is_empty() {
+        return Ok(());
+    }
+    sqlx::query("UPDATE outbox SET failure_shown_at = now() WHERE id = ANY($1)")
+        .bind(ids)
+        .execute(conn)
+        .await?;
+    Ok(())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -110,6 +110,48 @@ pub async fn defer_queued(
     Ok(())
 }
 
+/// Enqueues a job to run no earlier than `delay` from now, or moves the queued job with the same
+/// concurrency key to that time if it was due later (never later: it may carry newer work).
+pub async fn enqueue_at(
+    conn: &mut PgConnection,
+    job: &NewJob<'_>,
+    delay: Duration,
+) -> Result<Enqueued> {
+    let (id, inserted): (i64, bool) = sqlx::query_as(
+        "INSERT INTO jobs (kind, payload, concurrency_key, max_attempts, run_after)
+         VALUES ($1, $2, $3, $4, now() + make_interval(secs => $5))
+         ON CONFLICT (concurrency_key) WHERE status = 'queued'
+         DO UPDATE SET run_after = LEAST(jobs.run_after, EXCLUDED.run_after), updated_at = now()
+         RETURNING id, (xmax = 0) AS inserted",
+    )
+    .bind(job.kind)
+    .bind(job.payload)
+    .bind(job.concurrency_key)
+    .bind(job.max_attempts.max(1))
+    .bind(delay.as_secs_f64())
+    .fetch_one(&mut *conn)
+    .await?;
+    Ok(if inserted {
+        Enqueued::Created(id)
+    } else {
+        Enqueued::Joined(id)
+    })
+}
+
+/// Fences a transaction by the job's lease: locks the job row (shared) when `token` still holds
+/// its lease, so the lease cannot pass to another worker before the transaction ends. Returns
+/// `false` when the lease is lost: the caller must roll back.
+pub async fn hold_lease(conn: &mut PgConnection, job_id: i64, token: Uuid) -> Result<bool> {
+    let held: Option<i64> = sqlx::query_scalar(
+        "SELECT id FROM jobs WHERE id = $1 AND lease_token = $2 AND status = 'running' FOR SHARE",
+    )
+    .bind(job_id)
+    .bind(token)
+    .fetch_optional(conn)
+    .await?;
+    Ok(held.is_some())
+}
+
 /// Wakes every listening worker. Run it outside of (after) the transaction that changed the queue.
 pub async fn notify_workers(pool: &PgPool) -> Result<()> {
     sqlx::query("SELECT pg_notify($1, '')")

@@ -87,6 +87,84 @@ pub async fn set_status(
     Ok(done.rows_affected() == 1)
 }
 
+/// A recorded go-ahead whose spec is not written yet (`migrations/0012_spec_requests.sql`).
+#[derive(Debug, Clone, PartialEq, sqlx::FromRow)]
+pub struct SpecRequestRow {
+    pub id: i64,
+    pub issue_id: i64,
+    pub handover: serde_json::Value,
+    pub job_id: Option<i64>,
+}
+
+/// Records a go-ahead (in the batch's transaction); a pending one of the issue is replaced.
+pub async fn request(
+    conn: &mut PgConnection,
+    issue_id: i64,
+    handover: &serde_json::Value,
+    job_id: i64,
+) -> Result<i64> {
+    Ok(sqlx::query_scalar(
+        "INSERT INTO spec_requests (issue_id, handover, job_id) VALUES ($1, $2, $3)
+         ON CONFLICT (issue_id) WHERE status = 'pending'
+         DO UPDATE SET handover = EXCLUDED.handover, job_id = EXCLUDED.job_id, updated_at = now()
+         RETURNING id",
+    )
+    .bind(issue_id)
+    .bind(handover)
+    .bind(job_id)
+    .fetch_one(conn)
+    .await?)
+}
+
+/// The issue's pending go-ahead, if any.
+pub async fn pending_request(
+    conn: &mut PgConnection,
+    issue_id: i64,
+) -> Result<Option<SpecRequestRow>> {
+    Ok(sqlx::query_as(
+        "SELECT id, issue_id, handover, job_id FROM spec_requests
+         WHERE issue_id = $1 AND status = 'pending'",
+    )
+    .bind(issue_id)
+    .fetch_optional(conn)
+    .await?)
+}
+
+/// Ends a request: `written` (in the transaction that stores the spec) or `failed` (with why).
+pub async fn finish_request(
+    conn: &mut PgConnection,
+    id: i64,
+    outcome: SpecRequestOutcome,
+    error: Option<&str>,
+) -> Result<()> {
+    sqlx::query(
+        "UPDATE spec_requests SET status = $2, last_error = $3, updated_at = now()
+         WHERE id = $1 AND status = 'pending'",
+    )
+    .bind(id)
+    .bind(outcome.as_str())
+    .bind(error)
+    .execute(conn)
+    .await?;
+    Ok(())
+}
+
+/// How a go-ahead ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SpecRequestOutcome {
+    Written,
+    Failed,
+}
+
+impl SpecRequestOutcome {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            SpecRequestOutcome::Written => "written",
+            SpecRequestOutcome::Failed => "failed",
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -18,6 +18,8 @@
 //! | `relay_reconcile_events_total` | counter | `origin` (`webhook`, `reconcile`) | engaging issue events recorded, by the path that brought them |
 //! | `relay_reconcile_passes_total` | counter | `outcome` (`ok`, `failed`) | reconciler passes over one project |
 //! | `relay_trace_events_dropped_total` | counter | `reason` (`buffer_full`, `write_failed`) | run trace events lost (the job went on) |
+//! | `relay_tracker_writes_total` | counter | `kind` (`post_comment`, `edit_comment`, `add_reaction`), `outcome` (`sent`, `rescheduled`, `failed`) | outbox writes by how their drain attempt ended; `failed` = refused for good (a 4xx) |
+//! | `relay_outbox_sweeps_total` | counter | – | drain jobs the outbox sweeper queued for stranded writes |
 
 use std::sync::OnceLock;
 
@@ -39,6 +41,8 @@ pub const TRACE_EVENTS_WRITTEN_TOTAL: &str = "relay_trace_events_written_total";
 pub const TRACE_EVENTS_DROPPED_TOTAL: &str = "relay_trace_events_dropped_total";
 pub const RECONCILE_EVENTS_TOTAL: &str = "relay_reconcile_events_total";
 pub const RECONCILE_PASSES_TOTAL: &str = "relay_reconcile_passes_total";
+pub const TRACKER_WRITES_TOTAL: &str = "relay_tracker_writes_total";
+pub const OUTBOX_SWEEPS_TOTAL: &str = "relay_outbox_sweeps_total";
 
 static HANDLE: OnceLock<PrometheusHandle> = OnceLock::new();
 

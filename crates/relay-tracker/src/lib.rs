@@ -99,6 +99,18 @@ pub trait IssueTracker: Send + Sync {
         ))
     }
 
+    /// [`IssueTracker::author_role`] when the webhook also gave the user's numeric id: a tracker
+    /// that can look a member up by id (GitLab) does so exactly; the default uses the name.
+    async fn author_role_by_id(
+        &self,
+        issue: &IssueRef,
+        username: &str,
+        user_id: Option<i64>,
+    ) -> Result<AuthorRole> {
+        let _ = user_id;
+        self.author_role(issue, username).await
+    }
+
     /// Who the configured credential acts as (`relay tracker check`). The default says the
     /// implementation cannot tell, so test doubles need not implement it.
     async fn whoami(&self) -> Result<BotIdentity> {

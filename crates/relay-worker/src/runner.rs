@@ -7,7 +7,9 @@ use relay_agent::trace::{TraceKind, Tracer};
 use relay_store::PgPool;
 use relay_store::queue::{self, ClaimedJob, Failed, FailureKind, Notifications};
 use relay_store::trace::{NewRun, RunOutcome};
-use relay_telemetry::metrics::{JOB_DURATION_SECONDS, JOBS_RUNNING, JOBS_TOTAL};
+use relay_telemetry::metrics::{
+    JOB_DURATION_SECONDS, JOBS_RUNNING, JOBS_TOTAL, OUTBOX_SWEEPS_TOTAL,
+};
 use serde_json::{Value, json};
 use tokio::sync::Semaphore;
 use tokio::task::JoinSet;
@@ -81,6 +83,26 @@ impl Worker {
     /// Claims one job and runs it to its end. The single step tests drive.
     pub async fn run_next_job(&self) -> relay_store::Result<Outcome> {
         self.run_next_job_until(&CancellationToken::new()).await
+    }
+
+    /// One tick of the outbox sweeper: queues a `process_issue` job (which drains the issue's due
+    /// writes before anything else) for every issue with a due pending write and no queued or
+    /// running job. One statement. Returns the issues it queued a job for.
+    pub async fn sweep_outbox(&self) -> relay_store::Result<Vec<i64>> {
+        let issues = {
+            let mut conn = self.pool.acquire().await?;
+            relay_store::outbox::sweep(
+                &mut conn,
+                relay_core::JobKind::ProcessIssue.as_str(),
+                self.settings.max_attempts,
+            )
+            .await?
+        };
+        if !issues.is_empty() {
+            metrics::counter!(OUTBOX_SWEEPS_TOTAL).increment(issues.len() as u64);
+            tracing::info!(issues = ?issues, "outbox sweeper queued drain jobs for stranded writes");
+        }
+        Ok(issues)
     }
 
     /// Runs jobs until none is runnable.
@@ -347,9 +369,19 @@ impl Worker {
         let mut notifications: Option<Notifications> = None;
         let mut error_backoff = Duration::from_millis(250);
         let mut last_reap: Option<Instant> = None;
+        let mut last_sweep: Option<Instant> = None;
 
         'claiming: loop {
             while running.try_join_next().is_some() {}
+            // The outbox sweeper: cheap (one statement), so every worker runs it on its timer.
+            if let Some(every) = self.settings.sweep_interval()
+                && last_sweep.is_none_or(|at: Instant| at.elapsed() >= every)
+            {
+                last_sweep = Some(Instant::now());
+                if let Err(e) = self.sweep_outbox().await {
+                    tracing::warn!(error.message = %e, "outbox sweep failed");
+                }
+            }
             let permit = tokio::select! {
                 permit = permits.clone().acquire_owned() => permit.expect("semaphore is never closed"),
                 _ = shutdown.cancelled() => break 'claiming,
@@ -401,6 +433,9 @@ impl Worker {
             }
             // Nothing runnable now: sleep until notified, until the next job is due, or the poll interval.
             let mut wait = self.settings.poll_interval();
+            if let Some(every) = self.settings.sweep_interval() {
+                wait = wait.min(every);
+            }
             if let Ok(Some(due)) = queue::next_due_in(&self.pool).await {
                 wait = wait.min(due.max(Duration::from_millis(50)));
             }

@@ -37,6 +37,12 @@ pub struct WorkerSettings {
     /// `GET /api/jobs/{id}/events` and `relay trace`.
     #[serde(default = "default_trace")]
     pub trace: bool,
+    /// How often, in seconds, this worker's outbox sweeper looks for issues with a tracker write
+    /// that is due and no queued or running job, and queues a drain job for them (one statement
+    /// per tick). 0 turns the sweeper off (not recommended: a write whose job died then waits for
+    /// the issue's next event).
+    #[serde(default = "default_sweep_interval_secs")]
+    pub sweep_interval_secs: u64,
 }
 
 impl Default for WorkerSettings {
@@ -51,6 +57,7 @@ impl Default for WorkerSettings {
             job_timeout_secs: default_job_timeout_secs(),
             shutdown_grace_secs: default_shutdown_grace_secs(),
             trace: default_trace(),
+            sweep_interval_secs: default_sweep_interval_secs(),
         }
     }
 }
@@ -74,11 +81,18 @@ impl WorkerSettings {
     pub fn job_timeout(&self) -> Duration {
         Duration::from_secs(self.job_timeout_secs.max(1))
     }
+    /// `None`: the sweeper is off.
+    pub fn sweep_interval(&self) -> Option<Duration> {
+        (self.sweep_interval_secs > 0).then(|| Duration::from_secs(self.sweep_interval_secs))
+    }
     pub fn shutdown_grace(&self) -> Duration {
         Duration::from_secs(self.shutdown_grace_secs)
     }
 }
 
+fn default_sweep_interval_secs() -> u64 {
+    15
+}
 fn default_trace() -> bool {
     true
 }

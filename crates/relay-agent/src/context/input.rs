@@ -39,6 +39,14 @@ pub struct IssueContext {
     /// What triggered this cycle.
     #[serde(default)]
     pub triggers: Vec<TriggerView>,
+    /// Authors of triggering events who may not engage Relay: their events are context only,
+    /// never an approval, a go-ahead or a gap answer (issue #22 §4).
+    #[serde(default)]
+    pub context_only_actors: Vec<String>,
+    /// Tracker writes refused for good since the planner last decided, one line each
+    /// (`FAILED: post_comment | validation failed: … | permanent`).
+    #[serde(default)]
+    pub failed_writes: Vec<String>,
 }
 
 /// An open gap.

@@ -362,7 +362,22 @@ impl ContextBuilder {
             if let Some(note) = &trigger.note_id {
                 let _ = write!(out, " (note {note})");
             }
+            if issue
+                .context_only_actors
+                .iter()
+                .any(|a| a.eq_ignore_ascii_case(&trigger.actor))
+            {
+                out.push_str(
+                    " — context only: this author may not engage Relay, so it is not an approval, a go-ahead or an answer",
+                );
+            }
             out.push('\n');
+        }
+        if !issue.failed_writes.is_empty() {
+            out.push_str("\n## Your earlier writes the tracker refused (they were not posted)\n");
+            for line in &issue.failed_writes {
+                let _ = writeln!(out, "- {}", self.redact(line));
+            }
         }
         out
     }

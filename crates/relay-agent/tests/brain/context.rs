@@ -87,6 +87,7 @@ pub fn sample_issue() -> IssueContext {
             actor: "alice".into(),
             note_id: Some("103".into()),
         }],
+        ..IssueContext::default()
     }
 }
 

@@ -2,6 +2,7 @@
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
+use std::time::Duration;
 
 use chrono::{DateTime, Utc};
 
@@ -64,6 +65,8 @@ pub(crate) struct State {
     pub awards: Vec<FakeAward>,
     /// (project, username) → access level.
     pub members: HashMap<(i64, String), u32>,
+    /// Instance-wide user ids by lowercased username (assigned by `set_member`).
+    pub user_ids: HashMap<String, i64>,
     /// Send `x-next-page` (true, GitLab's default) or only `Link`.
     pub next_page_header: bool,
     pub next_id: i64,
@@ -88,6 +91,10 @@ impl State {
         format!("{:040x}", self.next_id())
     }
 }
+
+/// Ids of the users `set_member` creates: far from the fixtures' small ids, so a webhook's
+/// recorded `user.id` only names a member when a test puts it there.
+const USER_ID_BASE: i64 = 7_000;
 
 /// A local GitLab v4 server, optionally under a path prefix.
 pub struct FakeGitLab {
@@ -208,9 +215,18 @@ impl FakeGitLab {
 
     /// Gives `username` an access level (10 guest … 50 owner) on `project`.
     pub fn set_member(&self, project: i64, username: &str, access_level: u32) {
+        let mut s = lock(&self.state);
+        s.members.insert((project, username.into()), access_level);
+        let next = USER_ID_BASE + s.user_ids.len() as i64;
+        s.user_ids.entry(username.to_lowercase()).or_insert(next);
+    }
+
+    /// The instance-wide id of a user given a membership (`GET …/members/all/:user_id`).
+    pub fn user_id(&self, username: &str) -> Option<i64> {
         lock(&self.state)
-            .members
-            .insert((project, username.into()), access_level);
+            .user_ids
+            .get(&username.to_lowercase())
+            .copied()
     }
 
     /// The discussions of an issue, in creation order.
@@ -237,5 +253,13 @@ impl FakeGitLab {
         lock(&self.state)
             .recorder
             .script(method, path, times, failure);
+    }
+
+    /// Answers every request matching `method` and `path` with `failure` for `lasting` from now
+    /// (a tracker outage), then normally again.
+    pub fn fail_for(&self, method: &str, path: &str, lasting: Duration, failure: Failure) {
+        lock(&self.state)
+            .recorder
+            .script_for(method, path, lasting, failure);
     }
 }

@@ -127,6 +127,9 @@ async fn handle(
                 None => error(404, "404 Project Not Found"),
             };
         }
+        if let ["projects", project, "members", "all", id] = seg.as_slice() {
+            return member_by_id(&s, project, id);
+        }
         return error(404, "404 Not Found");
     };
     let Some(project) = resolve_project(&s, project) else {
@@ -310,13 +313,58 @@ fn members(s: &State, project: &str, query: Option<&str>) -> Response {
         .unwrap_or_default()
         .to_ascii_lowercase();
     // `query` is a fuzzy search, like GitLab's: callers must match the username exactly.
-    let found: Vec<Value> = s
+    let mut found: Vec<(&String, u32)> = s
         .members
         .iter()
         .filter(|((p, u), _)| *p == project && u.to_ascii_lowercase().contains(&q))
-        .map(|((_, u), level)| json!({"id": 1, "username": u, "name": u, "state": "active", "access_level": level}))
+        .map(|((_, u), level)| (u, *level))
         .collect();
-    json_response(StatusCode::OK, Value::Array(found))
+    found.sort();
+    // Paginated like GitLab's (20 per page by default, `x-next-page` empty on the last).
+    let (page, per_page) = page_params(query, 20);
+    let items: Vec<Value> = found
+        .iter()
+        .skip((page - 1) * per_page)
+        .take(per_page)
+        .map(|(u, level)| member_json(s, u, *level))
+        .collect();
+    let mut r = json_response(StatusCode::OK, Value::Array(items));
+    let next = if page * per_page < found.len() {
+        (page + 1).to_string()
+    } else {
+        String::new()
+    };
+    if let Ok(v) = HeaderValue::from_str(&next) {
+        r.headers_mut().insert("x-next-page", v);
+    }
+    r
+}
+
+fn member_json(s: &State, username: &str, level: u32) -> Value {
+    let id = s
+        .user_ids
+        .get(&username.to_lowercase())
+        .copied()
+        .unwrap_or(0);
+    json!({"id": id, "username": username, "name": username, "state": "active", "access_level": level})
+}
+
+/// `GET /projects/:id/members/all/:user_id`: 404 unless the user is a member.
+fn member_by_id(s: &State, project: &str, id: &str) -> Response {
+    let Some(project) = resolve_project(s, project) else {
+        return error(404, "404 Project Not Found");
+    };
+    let Ok(id) = id.parse::<i64>() else {
+        return error(404, "404 Not found");
+    };
+    let found = s
+        .members
+        .iter()
+        .find(|((p, u), _)| *p == project && s.user_ids.get(&u.to_lowercase()) == Some(&id));
+    match found {
+        Some(((_, u), level)) => json_response(StatusCode::OK, member_json(s, u, *level)),
+        None => error(404, "404 Not found"),
+    }
 }
 
 fn list_discussions(

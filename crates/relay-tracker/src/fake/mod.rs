@@ -95,6 +95,8 @@ struct Script {
     method: String,
     path: String,
     remaining: usize,
+    /// A time-boxed fault: matches until then (whatever `remaining` says).
+    until: Option<std::time::Instant>,
     failure: Failure,
 }
 
@@ -121,11 +123,15 @@ impl Recorder {
 
     /// The failure scripted for this request, if any (consumes one).
     fn take_failure(&mut self, method: &Method, path: &str) -> Option<Failure> {
-        let script = self
-            .scripts
-            .iter_mut()
-            .find(|s| s.remaining > 0 && s.method == method.as_str() && s.path == path)?;
-        script.remaining -= 1;
+        let now = std::time::Instant::now();
+        let script = self.scripts.iter_mut().find(|s| {
+            let live = match s.until {
+                Some(until) => now < until,
+                None => s.remaining > 0,
+            };
+            live && s.method == method.as_str() && s.path == path
+        })?;
+        script.remaining = script.remaining.saturating_sub(1);
         Some(script.failure.clone())
     }
 
@@ -134,6 +140,17 @@ impl Recorder {
             method: method.to_ascii_uppercase(),
             path: path.to_owned(),
             remaining: times,
+            until: None,
+            failure,
+        });
+    }
+
+    fn script_for(&mut self, method: &str, path: &str, lasting: Duration, failure: Failure) {
+        self.scripts.push(Script {
+            method: method.to_ascii_uppercase(),
+            path: path.to_owned(),
+            remaining: 0,
+            until: Some(std::time::Instant::now() + lasting),
             failure,
         });
     }

@@ -197,7 +197,16 @@ impl IssueTracker for GitLabClient {
     }
 
     async fn author_role(&self, issue: &IssueRef, username: &str) -> Result<AuthorRole> {
-        self.member_role(issue, username).await
+        self.member_role(issue, username, None).await
+    }
+
+    async fn author_role_by_id(
+        &self,
+        issue: &IssueRef,
+        username: &str,
+        user_id: Option<i64>,
+    ) -> Result<AuthorRole> {
+        self.member_role(issue, username, user_id).await
     }
 
     async fn whoami(&self) -> Result<BotIdentity> {

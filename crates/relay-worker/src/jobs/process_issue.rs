@@ -42,6 +42,10 @@ impl JobHandler for ProcessIssueJob {
                     &orchestrator.specs,
                     &JobRun::new(context.job.id, context.job.max_attempts, payload.issue_id)
                         .at_attempt(context.job.attempt, context.job.max_attempts)
+                        .with_lease(relay_actions::Lease {
+                            job_id: context.job.id,
+                            token: context.job.lease_token,
+                        })
                         .with_tracer(context.tracer.clone()),
                 )
                 .await;

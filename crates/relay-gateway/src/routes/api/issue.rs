@@ -31,6 +31,7 @@ pub async fn show(
         drop(conn);
         let spend = relay_store::browse::spend_by_role(&state.pool, id).await?;
         let jobs = relay_store::browse::jobs_of_issue(&state.pool, id).await?;
+        let failed_writes = relay_store::browse::failed_writes(&state.pool, id).await?;
         let open_gaps = gaps.iter().filter(|g| g.is_open()).count();
         let status = status(
             spec.as_ref().map(|s| s.status.as_str()),
@@ -58,6 +59,8 @@ pub async fn show(
             "learnings": learnings,
             "spec": spec,
             "spend_by_role": spend,
+            // Tracker writes refused for good (a 4xx): the operator's view of what never landed.
+            "failed_writes": failed_writes,
             "jobs": jobs.iter().map(|job| super::job::with_events_url(job, job.id)).collect::<Vec<_>>(),
         }))
         .into_response())

@@ -2,11 +2,10 @@
 //! settings, tool limits. Built by the binary when an LLM is configured.
 
 use std::sync::Arc;
-use std::time::Instant;
 
 use anyhow::Context as _;
 use relay_actions::{Executor, Snapshot};
-use relay_agent::agent_settings::{AgentSettings, EngageDecision, Visibility};
+use relay_agent::agent_settings::AgentSettings;
 use relay_agent::explore::ExploreAgent;
 use relay_agent::llm::{LlmClient, LlmError, LlmSettings, Role, UsageContext};
 use relay_agent::toolbox::Toolbox;
@@ -14,12 +13,11 @@ use relay_agent::trace::{TraceKind, Tracer};
 use relay_core::TrackerSettings;
 use relay_repo::RepoManager;
 use relay_store::PgPool;
-use relay_tracker::{IssueRef, IssueTracker, Trackers};
+use relay_tracker::{IssueRef, Trackers};
 use serde_json::{Value, json};
 
-use super::budget::{self, BudgetGate};
 use super::cycle::{Attempt, CycleDeps, CycleEnd, enqueue_acknowledgement, run_cycle};
-use super::role_cache::{RoleCache, RoleKey};
+use super::role_cache::RoleCache;
 use crate::handler::JobError;
 use crate::jobs::RepoSpecs;
 use crate::tool_graph::{StoreExploreObserver, load_hint, repo_key};
@@ -33,6 +31,9 @@ pub struct JobRun {
     pub issue_id: i64,
     /// Where the run's trace events go.
     pub tracer: Tracer,
+    /// The claim's lease: the executor's transactions are fenced by it (`None`: unfenced, for
+    /// runs outside the queue).
+    pub lease: Option<relay_actions::Lease>,
     /// Whether the queue retries the job if a cycle stops ([`Attempt::Last`] unless told).
     pub attempt: Attempt,
 }
@@ -46,7 +47,15 @@ impl JobRun {
             issue_id,
             tracer: Tracer::noop(),
             attempt: Attempt::Last,
+            lease: None,
         }
+    }
+
+    /// The same run, fenced by the claim's lease.
+    #[must_use]
+    pub fn with_lease(mut self, lease: relay_actions::Lease) -> JobRun {
+        self.lease = Some(lease);
+        self
     }
 
     /// The same run, as attempt `attempt` of `max_attempts` of its job.
@@ -87,7 +96,33 @@ impl Brain {
     /// retryably so the queue backs off (its events stay pending); a stop a retry would repeat
     /// (iteration cap, cycle budget, repeated validation failures) ends the job after its status
     /// comment, its events consumed.
+    ///
+    /// Whatever way the job ends, a tracker write still pending gets the issue a job at the time
+    /// it is due, and a reply refused for good gets one short status comment.
     pub async fn orchestrate(
+        &self,
+        pool: &PgPool,
+        repos: &RepoManager,
+        specs: &RepoSpecs,
+        run: &JobRun,
+    ) -> Result<Value, JobError> {
+        let result = self.orchestrate_inner(pool, repos, specs, run).await;
+        if let Some(target) = self.write_target(pool, run.issue_id).await {
+            super::outbox_care::report_refused_replies(pool, &target, run).await;
+        }
+        if let Err(error) =
+            super::follow_up::follow_up_for_outbox(pool, run.issue_id, run.max_attempts).await
+        {
+            tracing::warn!(
+                issue.id = run.issue_id,
+                error.message = %format!("{error:#}"),
+                "failed to schedule the outbox follow-up; the sweeper will pick the writes up"
+            );
+        }
+        result
+    }
+
+    async fn orchestrate_inner(
         &self,
         pool: &PgPool,
         repos: &RepoManager,
@@ -102,13 +137,7 @@ impl Brain {
             .context("failed to load the issue")?
             .ok_or_else(|| anyhow::anyhow!("issue {issue_id} does not exist"))
             .map_err(JobError::Permanent)?;
-        let events = relay_store::issues::pending_events(&mut conn, issue_id)
-            .await
-            .context("failed to load pending events")?;
         drop(conn);
-        if events.is_empty() {
-            return Ok(json!({ "cycles": 0, "reason": "nothing pending" }));
-        }
         let settings = self
             .tracker_settings
             .iter()
@@ -128,43 +157,40 @@ impl Brain {
             installation_id: issue.installation_id,
         };
 
-        // Who may make Relay spend: the actors of the pending events, by their role on the
-        // project. Nobody allowed → the events are consumed as ignored, with the reasons, and no
-        // LLM is called.
-        let mut reasons = Vec::new();
-        let mut engage = false;
-        let mut actors: Vec<&str> = events.iter().map(|e| e.actor.as_str()).collect();
-        actors.dedup();
-        for actor in actors {
-            let role = if actor.is_empty() {
-                None
-            } else {
-                let key = RoleKey {
-                    tracker: issue.tracker.clone(),
-                    project: issue.project_id.clone(),
-                    username: actor.to_owned(),
-                };
-                match self.roles.get(&key, Instant::now()) {
-                    Some(role) => Some(role),
-                    None => {
-                        let role = tracker.author_role(&issue_ref, actor).await.ok();
-                        if let Some(role) = role {
-                            self.roles.insert(key, role, Instant::now());
-                        }
-                        role
-                    }
-                }
-            };
-            match self
-                .agent
-                .engage_roles
-                .decide(&issue.tracker, engage_visibility(&issue), role)
-            {
-                EngageDecision::Engage => engage = true,
-                EngageDecision::Ignore { reason } => reasons.push(format!("@{actor}: {reason}")),
-            }
+        // Before anything else, and so before every early return: the issue's due writes (a
+        // crash or a tracker outage may have left them behind the watermark).
+        let drain = Executor::new(pool.clone(), tracker.clone())
+            .drain_outbox(issue_id, &issue_ref)
+            .await
+            .context("failed to drain the outbox")?;
+        super::cycle::trace_drain(&tracer, &drain);
+
+        let mut conn = pool.acquire().await.context("no database connection")?;
+        let events = relay_store::issues::pending_events(&mut conn, issue_id)
+            .await
+            .context("failed to load pending events")?;
+        let spec_request = relay_store::specs::pending_request(&mut conn, issue_id)
+            .await
+            .context("failed to load the pending go-ahead")?;
+        drop(conn);
+        if events.is_empty() && spec_request.is_none() {
+            return Ok(json!({
+                "cycles": 0,
+                "reason": "nothing pending",
+                "drained": drain.sent.len(),
+            }));
         }
-        if !engage {
+
+        // Who may make Relay act, per event: each pending event's author by their role on the
+        // project. A lookup that fails is retried (the job backs off), never read as "no".
+        // Nobody allowed → the events are consumed as ignored, with the reasons, and no LLM is
+        // called.
+        let admission = match self.admit(&tracker, &issue, &issue_ref, &events).await {
+            Ok(admission) => admission,
+            Err(failure) => return Err(failure.fail_job(run, &tracer)),
+        };
+        if !events.is_empty() && !admission.any_admitted(&events) {
+            let reasons = admission.ignored.clone();
             let last = events.last().map_or(0, |e| e.id);
             let mut conn = pool.acquire().await.context("no database connection")?;
             relay_store::issues::mark_events_handled(&mut conn, issue_id, last)
@@ -175,7 +201,10 @@ impl Brain {
                 TraceKind::Decision,
                 json!({ "decision": "ignored", "reason": "engage_roles", "actors": reasons }),
             );
-            return Ok(json!({ "cycles": 0, "ignored": reasons }));
+            // A go-ahead left pending by an earlier job is still retried below.
+            if spec_request.is_none() {
+                return Ok(json!({ "cycles": 0, "ignored": reasons }));
+            }
         }
 
         // Past the tracker's daily budget: no LLM call today; the events wait for the reset.
@@ -299,10 +328,22 @@ impl Brain {
                 .collect(),
             tracer: run.tracer.clone(),
             attempt: run.attempt,
+            admission,
+            lease: run.lease,
         };
 
-        // First contact: one reaction per issue, sent with the cycle's drain.
-        enqueue_acknowledgement(pool, issue_id, job_id, events[0].note_id.as_deref()).await?;
+        // A go-ahead whose spec is not written yet comes first: it was accepted by an earlier
+        // cycle, and the spec writer failed (its retry is this job).
+        if let Some(request) = spec_request {
+            super::spec_step::retry_request(&deps, issue_id, job_id, &request).await?;
+        }
+        let mut deps = deps;
+
+        // First contact: one reaction per issue (on an admitted author's event), sent with the
+        // cycle's drain.
+        if let Some(first) = events.iter().find(|e| deps.admission.admits(&e.actor)) {
+            enqueue_acknowledgement(pool, issue_id, job_id, first.note_id.as_deref()).await?;
+        }
 
         let mut cycles = 0;
         for cycle in 0..self.agent.cycles_per_job {
@@ -336,6 +377,18 @@ impl Brain {
             {
                 deferred["cycles"] = json!(cycles);
                 return Ok(deferred);
+            }
+            if cycle > 0 {
+                // Events that arrived during the job: their authors are checked like the first.
+                let mut conn = pool.acquire().await.context("no database connection")?;
+                let events = relay_store::issues::pending_events(&mut conn, issue_id)
+                    .await
+                    .context("failed to load pending events")?;
+                drop(conn);
+                deps.admission = match self.admit(&tracker, &issue, &issue_ref, &events).await {
+                    Ok(admission) => admission,
+                    Err(failure) => return Err(failure.fail_job(run, &tracer)),
+                };
             }
             let cycle = i32::try_from(cycle).unwrap_or(i32::MAX);
             let ended = run_cycle(&deps, issue_id, job_id, cycle).await;
@@ -398,83 +451,6 @@ impl Brain {
             None
         };
         Ok(json!({ "cycles": cycles, "follow_up_job": follow_up }))
-    }
-
-    /// Checks the issue's token budget before a cycle. `Some` (the job's result) when the job must
-    /// stop: the budget note was queued and sent (first time past the allowance), or the issue is
-    /// paused (the pending events are consumed without an LLM call). `None` when nothing is
-    /// pending or the budget allows another cycle.
-    async fn budget_stop(
-        &self,
-        pool: &PgPool,
-        tracker: &Arc<dyn IssueTracker>,
-        issue_ref: &IssueRef,
-        issue_id: i64,
-        job_id: i64,
-        bot_username: &str,
-    ) -> anyhow::Result<Option<Value>> {
-        let mut conn = pool.acquire().await.context("no database connection")?;
-        let events = relay_store::issues::pending_events(&mut conn, issue_id)
-            .await
-            .context("failed to load pending events")?;
-        let Some(through) = events.last().map(|e| e.id) else {
-            return Ok(None);
-        };
-        let budget = self.agent.issue_token_budget;
-        match budget::gate(pool, issue_id, budget).await? {
-            BudgetGate::Within { .. } => Ok(None),
-            BudgetGate::Paused { spent } => {
-                relay_store::issues::mark_events_handled(&mut conn, issue_id, through)
-                    .await
-                    .context("failed to consume the events")?;
-                tracing::info!(
-                    issue.id = issue_id,
-                    spent,
-                    "issue paused on its token budget"
-                );
-                Ok(Some(
-                    json!({ "cycles": 0, "paused": "issue token budget", "spent": spent }),
-                ))
-            }
-            BudgetGate::Exceeded {
-                spent,
-                allowance,
-                epoch,
-            } => {
-                drop(conn);
-                let body = budget::note_body(spent, allowance, budget, bot_username);
-                budget::enqueue_note(pool, issue_id, job_id, epoch, through, &body).await?;
-                let drain = Executor::new(pool.clone(), tracker.clone())
-                    .drain_outbox(issue_id, issue_ref)
-                    .await?;
-                tracing::warn!(
-                    issue.id = issue_id,
-                    spent,
-                    allowance,
-                    epoch,
-                    "issue token budget reached"
-                );
-                Ok(Some(json!({
-                    "cycles": 0,
-                    "budget_reached": { "spent": spent, "allowance": allowance, "epoch": epoch },
-                    "drain_failures": drain.failures.len(),
-                })))
-            }
-        }
-    }
-}
-
-/// Which engage policy applies to the issue's project. Only a project the webhooks said is private
-/// gets the private policy: an internal project (any signed-in user of the instance can comment)
-/// and one whose visibility is not known yet get the stricter public rule.
-fn engage_visibility(issue: &relay_store::issues::IssueRow) -> Visibility {
-    match issue
-        .project_visibility
-        .as_deref()
-        .and_then(relay_core::ProjectVisibility::parse)
-    {
-        Some(relay_core::ProjectVisibility::Private) => Visibility::Private,
-        _ => Visibility::Public,
     }
 }
 

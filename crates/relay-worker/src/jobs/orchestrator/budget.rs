@@ -11,8 +11,15 @@
 //! time, so there is at most one key per issue and epoch). A `mention` delivery after `through`
 //! re-opens the issue.
 
+use std::sync::Arc;
+
 use anyhow::Context as _;
+use relay_actions::Executor;
 use relay_store::PgPool;
+use relay_tracker::{IssueRef, IssueTracker};
+use serde_json::{Value, json};
+
+use super::brain::Brain;
 use relay_store::outbox::{NewWrite, WriteKind};
 
 /// Prefix of the budget notes' idempotency keys.
@@ -96,6 +103,8 @@ pub async fn enqueue_note(
     body: &str,
 ) -> anyhow::Result<bool> {
     let key = format!("{KEY_PREFIX}:{issue_id}:{epoch}:{through}");
+    // Like every write: the marker lets a retried drain find a note that already landed.
+    let body = &relay_actions::keys::with_marker(body, &key);
     let mut tx = pool
         .begin()
         .await
@@ -144,9 +153,88 @@ fn parse_key(key: &str, issue_id: i64) -> Option<BudgetNote> {
         .then_some(BudgetNote { epoch, through })
 }
 
+impl Brain {
+    /// Checks the issue's token budget before a cycle. `Some` (the job's result) when the job must
+    /// stop: the budget note was queued and sent (first time past the allowance), or the issue is
+    /// paused (the pending events are consumed without an LLM call). `None` when nothing is
+    /// pending or the budget allows another cycle.
+    pub(crate) async fn budget_stop(
+        &self,
+        pool: &PgPool,
+        tracker: &Arc<dyn IssueTracker>,
+        issue_ref: &IssueRef,
+        issue_id: i64,
+        job_id: i64,
+        bot_username: &str,
+    ) -> anyhow::Result<Option<Value>> {
+        let mut conn = pool.acquire().await.context("no database connection")?;
+        let events = relay_store::issues::pending_events(&mut conn, issue_id)
+            .await
+            .context("failed to load pending events")?;
+        let Some(through) = events.last().map(|e| e.id) else {
+            return Ok(None);
+        };
+        let budget = self.agent.issue_token_budget;
+        match gate(pool, issue_id, budget).await? {
+            BudgetGate::Within { .. } => Ok(None),
+            BudgetGate::Paused { spent } => {
+                relay_store::issues::mark_events_handled(&mut conn, issue_id, through)
+                    .await
+                    .context("failed to consume the events")?;
+                tracing::info!(
+                    issue.id = issue_id,
+                    spent,
+                    "issue paused on its token budget"
+                );
+                Ok(Some(
+                    json!({ "cycles": 0, "paused": "issue token budget", "spent": spent }),
+                ))
+            }
+            BudgetGate::Exceeded {
+                spent,
+                allowance,
+                epoch,
+            } => {
+                drop(conn);
+                let body = note_body(spent, allowance, budget, bot_username);
+                enqueue_note(pool, issue_id, job_id, epoch, through, &body).await?;
+                let drain = Executor::new(pool.clone(), tracker.clone())
+                    .drain_outbox(issue_id, issue_ref)
+                    .await?;
+                tracing::warn!(
+                    issue.id = issue_id,
+                    spent,
+                    allowance,
+                    epoch,
+                    "issue token budget reached"
+                );
+                Ok(Some(json!({
+                    "cycles": 0,
+                    "budget_reached": { "spent": spent, "allowance": allowance, "epoch": epoch },
+                    "drain_failures": drain.failures.len(),
+                })))
+            }
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[sqlx::test(migrator = "relay_store::MIGRATOR")]
+    async fn the_budget_note_carries_its_idempotency_marker(pool: PgPool) {
+        assert!(enqueue_note(&pool, 7, 3, 1, 0, "stopped").await.unwrap());
+        let mut conn = pool.acquire().await.unwrap();
+        let row = relay_store::outbox::get(&mut conn, "budget:7:1:0")
+            .await
+            .unwrap()
+            .unwrap();
+        assert_eq!(
+            row.body, "stopped\n\n<!-- relay:write:budget:7:1:0 -->",
+            "the drain looks a maybe-sent note up by this marker"
+        );
+    }
 
     #[test]
     fn keys_parse_back_for_their_issue_only() {

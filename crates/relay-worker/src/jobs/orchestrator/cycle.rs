@@ -9,13 +9,12 @@ use std::sync::Arc;
 use super::validator::ActionsValidator;
 use anyhow::Context as _;
 use relay_actions::{
-    BatchId, DrainReport, Executor, Snapshot, ThreadRef, ValidationContext, WatermarkRaise,
+    BatchId, DrainReport, Executor, Lease, Snapshot, ThreadRef, ValidationContext, WatermarkRaise,
 };
 use relay_agent::agent_settings::AgentSettings;
 use relay_agent::context::ContextBuilder;
 use relay_agent::llm::LlmClient;
 use relay_agent::planner::{Explorer, PlanOutcome, PlanResult, Planner, PlannerLimits, StopReason};
-use relay_agent::spec::SpecWriter;
 use relay_agent::trace::{TraceKind, Tracer, capped};
 use relay_core::action::PostComment;
 use relay_core::{Action, ActionBatch};
@@ -25,7 +24,9 @@ use relay_tracker::{IssueRef, IssueTracker};
 use secrecy::SecretString;
 use serde_json::json;
 
+use super::admission::Admission;
 use super::issue_context::{self, Note};
+use super::spec_step::{self, SpecStep};
 use super::status::{status_comment, status_reply_to};
 
 /// What a cycle needs; built once per job.
@@ -47,6 +48,10 @@ pub struct CycleDeps {
     pub tracer: Tracer,
     /// Whether the queue will run this job again if the cycle stops.
     pub attempt: Attempt,
+    /// Which pending events' authors may make Relay act (decided per event by the job).
+    pub admission: Admission,
+    /// The job's lease: the batch transaction is fenced by it.
+    pub lease: Option<Lease>,
 }
 
 /// Whether a job attempt is its last.
@@ -123,7 +128,7 @@ impl CycleEnd {
 }
 
 /// One `action` event per tracker write the drain sent or gave up on.
-fn trace_drain(tracer: &Tracer, drain: &DrainReport) {
+pub(crate) fn trace_drain(tracer: &Tracer, drain: &DrainReport) {
     for sent in &drain.sent {
         tracer.event(
             TraceKind::Action,
@@ -169,7 +174,20 @@ async fn run_cycle_inner(
         .iter()
         .map(Note::from)
         .collect();
-    let input = issue_context::build(&state, &thread);
+    let mut input = issue_context::build(&state, &thread);
+    // Per event: authors who may not engage Relay are shown as context only.
+    input.context_only_actors = state
+        .events
+        .iter()
+        .filter(|e| !deps.admission.admits(&e.actor))
+        .map(|e| e.actor.clone())
+        .collect();
+    input.context_only_actors.dedup();
+    // Writes the tracker refused for good since the planner last decided: it is told.
+    let refused = relay_store::outbox::unshown_failures(&mut conn, issue_id)
+        .await
+        .context("failed to load refused writes")?;
+    input.failed_writes = refused.iter().map(refused_line).collect();
     let context = ContextBuilder::new(deps.settings.context_max_tokens)
         .with_redactions(deps.redactions.clone())
         .build(&input);
@@ -177,6 +195,8 @@ async fn run_cycle_inner(
     let mut validation = ValidationContext::load(&mut conn, issue_id, deps.snapshot.clone())
         .await
         .context("failed to load the validation context")?;
+    // Decisions count only in the words of an admitted event (issue #22 §4).
+    validation.authority = deps.admission.authority(&state.events, &thread);
     // The thread just listed is fresher than the cache.
     validation.thread = thread
         .iter()
@@ -197,7 +217,7 @@ async fn run_cycle_inner(
     )
     .with_tracer(&deps.tracer);
     let outcome = planner.plan(&context).await;
-    let executor = Executor::new(deps.pool.clone(), deps.tracker.clone());
+    let executor = Executor::new(deps.pool.clone(), deps.tracker.clone()).with_lease(deps.lease);
     let batch_id = BatchId { job_id, cycle };
     let batch = match &outcome.result {
         PlanResult::Submitted(batch) => batch.clone(),
@@ -253,42 +273,53 @@ async fn run_cycle_inner(
         );
     }
 
-    let mut spec_version = None;
-    let mut spec_keys = None;
-    if let Some(handover) = &applied.spec_requested {
-        tracer.event(
-            TraceKind::Stage,
-            json!({ "stage": "spec", "phase": "begin" }),
-        );
-        let writer = SpecWriter::new(
-            deps.spec.clone(),
-            deps.explorer.clone(),
-            deps.settings.spec_max_iterations,
-            deps.settings.explore.max_parallel_explores,
-        );
-        let draft = writer.write(&context, handover).await?;
-        let mut tx = deps.pool.begin().await?;
-        let row =
-            relay_store::specs::insert_draft(&mut tx, issue_id, &draft.markdown, None).await?;
-        let keys = relay_actions::execute::enqueue_spec(&mut tx, &row, batch_id).await?;
-        tx.commit().await?;
-        spec_version = Some(row.version);
-        tracer.event(
-            TraceKind::Stage,
-            json!({ "stage": "spec", "phase": "end", "version": row.version, "parts": keys.len() }),
-        );
-        spec_keys = Some((row.id, keys));
-    }
-    let drain = executor.drain_outbox(issue_id, &deps.issue_ref).await?;
-    if let Some((spec_id, keys)) = spec_keys {
+    if !refused.is_empty() {
+        let shown: Vec<i64> = refused.iter().map(|row| row.id).collect();
         let mut conn = deps.pool.acquire().await?;
-        relay_actions::execute::record_spec_posted(&mut conn, spec_id, &keys).await?;
+        relay_store::outbox::mark_failures_shown(&mut conn, &shown).await?;
     }
+
+    // The spec step's failure is returned only after the batch's own writes were drained.
+    let spec = match (&applied.spec_requested, applied.spec_request_id) {
+        (Some(handover), Some(request)) => {
+            Some(spec_step::run(deps, &context, handover, issue_id, batch_id, request).await)
+        }
+        _ => None,
+    };
+    let drain = executor.drain_outbox(issue_id, &deps.issue_ref).await?;
+    let spec_version = match spec {
+        Some(Ok(SpecStep::Written {
+            spec_id,
+            version,
+            keys,
+        })) => {
+            let mut conn = deps.pool.acquire().await?;
+            relay_actions::execute::record_spec_posted(&mut conn, spec_id, &keys).await?;
+            Some(version)
+        }
+        Some(Ok(SpecStep::GaveUp)) | None => None,
+        Some(Err(error)) => {
+            trace_drain(&deps.tracer.for_agent("orchestrator"), &drain);
+            return Err(error);
+        }
+    };
     Ok(CycleEnd::Applied {
         outcome,
         drain,
         spec_version,
     })
+}
+
+/// A refused write as the planner is told: `FAILED: post_comment | validation failed: … | permanent`.
+fn refused_line(row: &relay_store::outbox::OutboxRow) -> String {
+    let kind = match row.write_kind() {
+        Some(WriteKind::Comment | WriteKind::Reply) => "post_comment",
+        Some(WriteKind::Edit) => "edit_comment",
+        Some(WriteKind::Reaction) => "add_reaction",
+        None => "write",
+    };
+    relay_actions::Failure::permanent(kind, capped(row.last_error.as_deref().unwrap_or("refused")))
+        .to_string()
 }
 
 /// Queues the first-contact acknowledgement (an "eyes" reaction on the triggering comment, or the

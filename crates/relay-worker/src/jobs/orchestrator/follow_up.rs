@@ -47,3 +47,51 @@ pub async fn ensure_follow_up(
     );
     Ok(Some(enqueued))
 }
+
+/// A write still pending when the job ends gets the issue a `process_issue` job at the time it
+/// is due (issue #22 §1): that job drains it first. A queued job of the issue that is due later
+/// is moved up to that time, never delayed. Nothing sleeps with a lease held.
+pub async fn follow_up_for_outbox(
+    pool: &PgPool,
+    issue_id: i64,
+    max_attempts: i32,
+) -> anyhow::Result<Option<Enqueued>> {
+    let mut conn = pool.acquire().await.context("no database connection")?;
+    let Some(due) = relay_store::outbox::next_pending_at(&mut conn, issue_id)
+        .await
+        .context("failed to look for pending writes")?
+    else {
+        return Ok(None);
+    };
+    let delay = (due - chrono::Utc::now())
+        .to_std()
+        .unwrap_or(std::time::Duration::ZERO);
+    let job = ProcessIssue { issue_id };
+    let payload = serde_json::to_value(&job).context("failed to encode the payload")?;
+    let key = job.concurrency_key();
+    let enqueued = relay_store::queue::enqueue_at(
+        &mut conn,
+        &NewJob {
+            kind: JobKind::ProcessIssue.as_str(),
+            payload: &payload,
+            concurrency_key: Some(&key),
+            max_attempts,
+        },
+        delay,
+    )
+    .await
+    .context("failed to queue the outbox follow-up job")?;
+    drop(conn);
+    if delay.is_zero() {
+        relay_store::queue::notify_workers(pool)
+            .await
+            .context("failed to wake the workers")?;
+    }
+    tracing::info!(
+        issue.id = issue_id,
+        job.id = enqueued.job_id(),
+        delay_secs = delay.as_secs(),
+        "a tracker write is pending: the issue's next job is queued for when it is due"
+    );
+    Ok(Some(enqueued))
+}

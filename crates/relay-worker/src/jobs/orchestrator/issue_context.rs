@@ -184,6 +184,9 @@ pub fn build(state: &IssueState, thread: &[Note]) -> IssueContext {
                 note_id: e.note_id.clone(),
             })
             .collect(),
+        // Filled by the cycle, which knows the job's per-event decisions and the outbox.
+        context_only_actors: Vec::new(),
+        failed_writes: Vec::new(),
     }
 }
 
@@ -270,6 +273,7 @@ mod tests {
             spec: None,
             events: vec![IssueEventRow {
                 id: 9,
+                actor_id: None,
                 kind: "mention".into(),
                 actor: "alice".into(),
                 note_id: Some("5".into()),

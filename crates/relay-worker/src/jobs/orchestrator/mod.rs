@@ -2,6 +2,9 @@
 //! - [`issue_context`]: the ContextBuilder's input loaded from the store (gaps, findings,
 //!   learnings, spec, pending events) and the thread (fresh from the tracker, or the cache);
 //! - [`status`]: the one short status comment a stopped cycle posts;
+//! - [`admission`]: who may make Relay act, per pending event (issue #22 §4);
+//! - [`outbox_care`]: refused replies said once in a status comment (issue #22 §1);
+//! - [`spec_step`]: the spec writer after a go-ahead, and its retry while the go-ahead is pending;
 //! - [`brain`]: the job: engage check, budget gate, snapshot, code graph, metered LLM clients,
 //!   up to `cycles_per_job` [`cycle`]s, the follow-up job;
 //! - [`graph`]: the code graph of the snapshot's commit for the explorers;
@@ -11,6 +14,7 @@
 //! - [`validator`]: the write-back Validator as the planner's `submit_actions` judge;
 //! - [`traversal`]: thorough mode's traversal state of the issue, loaded per job, saved per cycle.
 
+pub mod admission;
 pub mod brain;
 pub mod budget;
 pub mod cycle;
@@ -18,7 +22,9 @@ pub mod daily_budget;
 pub mod follow_up;
 pub mod graph;
 pub mod issue_context;
+pub mod outbox_care;
 pub mod role_cache;
+pub mod spec_step;
 pub mod status;
 pub mod traversal;
 pub mod validator;

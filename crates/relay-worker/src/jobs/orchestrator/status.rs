@@ -103,6 +103,7 @@ mod tests {
             id,
             kind: "mention".into(),
             actor: "alice".into(),
+            actor_id: None,
             note_id: note_id.map(str::to_owned),
             created_at: chrono::Utc::now(),
         }

@@ -1,0 +1,159 @@
+//! After the job: a reply the tracker refused for good (a 4xx) is said once, in a short status
+//! comment, so the person who asked is not left waiting for an answer that will never come
+//! (issue #22 §1). The planner is told in its next cycle's context (`cycle`), and the write is
+//! counted in `/metrics` (`relay_tracker_writes_total{outcome="failed"}`) and listed in
+//! `/api/issues/{id}` (`failed_writes`).
+
+use std::sync::Arc;
+
+use relay_actions::Executor;
+use relay_store::PgPool;
+use relay_store::outbox::{NewWrite, OutboxRow, WriteKind};
+use relay_tracker::{IssueRef, IssueTracker};
+
+use super::brain::{Brain, JobRun};
+
+/// Prefix of the status comments' keys (`refused:<outbox id>`).
+const REFUSED_KEY_PREFIX: &str = "refused:";
+
+/// Where an issue's writes go.
+pub struct WriteTarget {
+    pub issue_id: i64,
+    pub tracker: Arc<dyn IssueTracker>,
+    pub issue_ref: IssueRef,
+    pub bot_username: String,
+}
+
+impl Brain {
+    /// The issue's tracker client and reference (`None` when the issue or its tracker is gone).
+    pub(crate) async fn write_target(&self, pool: &PgPool, issue_id: i64) -> Option<WriteTarget> {
+        let mut conn = pool.acquire().await.ok()?;
+        let issue = relay_store::issues::get(&mut conn, issue_id).await.ok()??;
+        let settings = self
+            .tracker_settings
+            .iter()
+            .find(|t| t.name.as_str() == issue.tracker)?;
+        Some(WriteTarget {
+            issue_id,
+            tracker: self.trackers.get_str(&issue.tracker)?,
+            issue_ref: IssueRef {
+                project_id: issue.project_id,
+                project_path: issue.project_path,
+                number: issue.number,
+                installation_id: issue.installation_id,
+            },
+            bot_username: settings.bot_username.clone(),
+        })
+    }
+}
+
+/// Queues (once per refused reply: the key is the refused row's) and sends the status comment
+/// for every reply of the planner the tracker refused for good. Failures are logged: this is a
+/// courtesy on top of the trace, the metric and the read API.
+pub async fn report_refused_replies(pool: &PgPool, target: &WriteTarget, run: &JobRun) {
+    if let Err(error) = report(pool, target, run).await {
+        tracing::warn!(
+            issue.id = target.issue_id,
+            error.message = %format!("{error:#}"),
+            "failed to post the status comment about a refused reply"
+        );
+    }
+}
+
+async fn report(pool: &PgPool, target: &WriteTarget, run: &JobRun) -> anyhow::Result<()> {
+    let mut conn = pool.acquire().await?;
+    let refused = relay_store::outbox::unshown_failures(&mut conn, target.issue_id).await?;
+    let mut queued = false;
+    for row in refused.iter().filter(|row| is_planner_reply(row)) {
+        let key = format!("{REFUSED_KEY_PREFIX}{}", row.id);
+        let body = relay_actions::keys::with_marker(&refused_body(row, &target.bot_username), &key);
+        queued |= relay_store::outbox::enqueue(
+            &mut conn,
+            &NewWrite {
+                idempotency_key: &key,
+                issue_id: target.issue_id,
+                job_id: Some(run.job_id),
+                kind: WriteKind::Comment,
+                body: &body,
+                target_note_id: None,
+                target_discussion_id: None,
+            },
+        )
+        .await?;
+    }
+    drop(conn);
+    if queued {
+        Executor::new(pool.clone(), target.tracker.clone())
+            .drain_outbox(target.issue_id, &target.issue_ref)
+            .await?;
+    }
+    Ok(())
+}
+
+/// A comment the planner decided (`i<issue>-j<job>-c<cycle>-a<action>-p<part>`), not a status
+/// comment of ours, a spec part or a budget note.
+fn is_planner_reply(row: &OutboxRow) -> bool {
+    matches!(
+        row.write_kind(),
+        Some(WriteKind::Comment | WriteKind::Reply)
+    ) && row.idempotency_key.starts_with('i')
+        && row.idempotency_key.contains("-a")
+        && !row.idempotency_key.contains("-spec")
+}
+
+/// The status comment. Only the error's kind is quoted: the tracker's message is its text, not
+/// ours.
+fn refused_body(row: &OutboxRow, bot_username: &str) -> String {
+    let kind = row
+        .last_error
+        .as_deref()
+        .and_then(|e| e.split(':').next())
+        .unwrap_or("refused");
+    format!(
+        "I could not post my reply here: the tracker refused it ({kind}). An operator can see \
+         it in Relay's failed writes for this issue. Mention @{bot_username} to try again."
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn row(key: &str, kind: &str) -> OutboxRow {
+        OutboxRow {
+            id: 1,
+            idempotency_key: key.into(),
+            issue_id: 1,
+            job_id: None,
+            kind: kind.into(),
+            body: String::new(),
+            target_note_id: None,
+            target_discussion_id: None,
+            status: "failed".into(),
+            attempts: 1,
+            maybe_sent: true,
+            next_attempt_at: chrono::Utc::now(),
+            note_id: None,
+            discussion_id: None,
+            last_error: Some("validation failed: body is too long".into()),
+            created_at: chrono::Utc::now(),
+            sent_at: None,
+        }
+    }
+
+    #[test]
+    fn only_the_planners_replies_get_a_status_comment() {
+        assert!(is_planner_reply(&row("i1-j2-c0-a0-p0", "reply")));
+        assert!(is_planner_reply(&row("i1-j2-c0-a1-p0", "comment")));
+        assert!(!is_planner_reply(&row("i1-j2-c0-spec1-p0", "comment")));
+        assert!(!is_planner_reply(&row("refused:4", "comment")));
+        assert!(!is_planner_reply(&row("budget:1:1:3", "comment")));
+        assert!(!is_planner_reply(&row("i1-j2-c0-reaction", "reaction")));
+        let body = refused_body(&row("i1-j2-c0-a0-p0", "reply"), "relay");
+        assert!(body.contains("(validation failed)"), "{body}");
+        assert!(
+            !body.contains("too long"),
+            "the tracker's text is not echoed"
+        );
+    }
+}
