@@ -2,13 +2,15 @@
 //!
 //! Layout: [`tracker`] (providers and tracker names), [`issue`] (issue and note snapshots),
 //! [`job`] (job kinds and payloads), [`action`] (the planner's Action contract),
-//! [`citation`] (`path:start-end` citations of code), [`error`] (the one cause-chain formatter).
+//! [`citation`] (`path:start-end` citations of code), [`error`] (the one cause-chain formatter),
+//! [`outgoing`] (quick-action neutralisation and the secret scan of every tracker write).
 
 pub mod action;
 pub mod citation;
 pub mod error;
 pub mod issue;
 pub mod job;
+pub mod outgoing;
 pub mod tracker;
 
 pub use action::{Action, ActionBatch};

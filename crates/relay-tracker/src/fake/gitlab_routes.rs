@@ -142,10 +142,11 @@ async fn handle(
             StatusCode::OK,
             json!({
                 "id": project * 1000 + iid, "iid": iid, "project_id": project, "title": issue.title,
-                "description": issue.description, "state": "opened", "labels": ["bug"],
-                "author": {"id": 1, "username": "root", "name": "Administrator"}, "assignees": [],
+                "description": issue.description, "state": issue.state, "labels": issue.labels,
+                "author": {"id": 1, "username": "root", "name": "Administrator"},
+                "assignees": issue.assignees.iter().map(|u| json!({"username": u})).collect::<Vec<_>>(),
                 "web_url": format!("http://{host}/{}/-/issues/{iid}", s.projects.get(&project).cloned().unwrap_or_default()),
-                "confidential": false, "created_at": "2024-01-01T00:00:00.000Z",
+                "confidential": issue.confidential, "created_at": "2024-01-01T00:00:00.000Z",
                 "updated_at": Utc::now().to_rfc3339(), "type": "ISSUE"
             }),
         ),
@@ -154,6 +155,7 @@ async fn handle(
             if let Some(r) = invalid_body(&text) {
                 return r;
             }
+            super::gitlab_quick::execute(&mut s, project, iid, &user, &text);
             let id = s.new_discussion_id();
             let note = new_note(&mut s, &user, text);
             let d = FakeDiscussion {
@@ -171,6 +173,7 @@ async fn handle(
             if let Some(r) = invalid_body(&text) {
                 return r;
             }
+            super::gitlab_quick::execute(&mut s, project, iid, &user, &text);
             let note = new_note(&mut s, &user, text);
             let out = note_json(&note, iid);
             match s
@@ -241,6 +244,7 @@ fn new_note(s: &mut State, user: &str, body: String) -> FakeNote {
         author: user.into(),
         body,
         system: false,
+        internal: false,
         created_at: now,
         updated_at: now,
     }
@@ -379,6 +383,7 @@ fn note_json(n: &FakeNote, iid: i64) -> Value {
     v["created_at"] = json!(n.created_at.to_rfc3339());
     v["updated_at"] = json!(n.updated_at.to_rfc3339());
     v["system"] = json!(n.system);
+    v["internal"] = json!(n.internal);
     v["noteable_type"] = json!("Issue");
     v["noteable_iid"] = json!(iid);
     v["type"] = json!("DiscussionNote");
