@@ -56,6 +56,10 @@ pub struct ValidationContext {
     /// `None` when the job explored no checkout: findings cannot be verified and are refused.
     pub snapshot: Option<Snapshot>,
     pub spec: Option<SpecState>,
+    /// Where a `post_comment` without `reply_to` goes: the triggering note's discussion when the
+    /// cycle was triggered by a note in one (GitLab), so the answer lands where the asker looks;
+    /// `None` (a new thread) when the trigger was the issue itself, and always on GitHub.
+    pub default_reply: Option<ThreadRef>,
 }
 
 impl ValidationContext {
@@ -109,6 +113,7 @@ impl ValidationContext {
             thread,
             snapshot,
             spec,
+            default_reply: None,
         })
     }
 }

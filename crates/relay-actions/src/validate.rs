@@ -72,7 +72,13 @@ pub fn validate(
                     MAX_COMMENT_CHARS,
                 );
                 let target = match &c.reply_to {
-                    None => CommentTarget::NewThread,
+                    None => match &ctx.default_reply {
+                        Some(trigger) => CommentTarget::Reply(NoteRef {
+                            note_id: trigger.note_id.clone(),
+                            discussion_id: trigger.discussion_id.clone(),
+                        }),
+                        None => CommentTarget::NewThread,
+                    },
                     Some(id) => match resolve_reply(ctx, id) {
                         Some(note) => CommentTarget::Reply(note),
                         None => {

@@ -43,6 +43,7 @@ fn context(snapshot: Option<relay_actions::Snapshot>) -> ValidationContext {
         ],
         snapshot,
         spec: None,
+        default_reply: None,
     }
 }
 
@@ -531,4 +532,45 @@ async fn context_loads_this_issues_state(pool: relay_store::PgPool) {
             .await
             .is_err()
     );
+}
+
+#[test]
+fn a_comment_without_reply_to_goes_to_the_default_reply_when_there_is_one() {
+    let comment = batch(json!({"actions": [{"type": "post_comment", "content": "hi"}]}));
+    let new_thread = validate(&context(None), &comment).unwrap();
+    assert!(matches!(
+        &new_thread.actions[0],
+        ValidatedAction::PostComment {
+            target: CommentTarget::NewThread,
+            ..
+        }
+    ));
+    // Triggered by note 502 in discussion dB: the answer goes there.
+    let in_discussion = ValidationContext {
+        default_reply: Some(ThreadRef {
+            note_id: "502".into(),
+            discussion_id: Some("dB".into()),
+        }),
+        ..context(None)
+    };
+    let replied = validate(&in_discussion, &comment).unwrap();
+    let ValidatedAction::PostComment { target, .. } = &replied.actions[0] else {
+        panic!("a comment")
+    };
+    assert_eq!(
+        target,
+        &CommentTarget::Reply(relay_tracker::NoteRef {
+            note_id: "502".into(),
+            discussion_id: Some("dB".into()),
+        })
+    );
+    // An explicit reply_to still wins.
+    let explicit =
+        batch(json!({"actions": [{"type": "post_comment", "content": "hi", "reply_to": "501"}]}));
+    let ValidatedAction::PostComment { target, .. } =
+        &validate(&in_discussion, &explicit).unwrap().actions[0]
+    else {
+        panic!("a comment")
+    };
+    assert!(matches!(target, CommentTarget::Reply(n) if n.note_id == "501"));
 }

@@ -110,6 +110,7 @@ fn validation_context(issue: &IssueContext, repo: &Path) -> anyhow::Result<Valid
             version: s.version,
             status: s.status.clone(),
         }),
+        default_reply: None,
     })
 }
 

@@ -182,6 +182,17 @@ async fn run_cycle_inner(
             discussion_id: n.discussion_id.clone(),
         })
         .collect();
+    // A comment without `reply_to` answers in the triggering note's discussion (GitLab), like
+    // the status comment; a new thread only when the issue itself triggered the cycle.
+    validation.default_reply = status_reply_to(&state.events, &thread).and_then(|note_id| {
+        thread
+            .iter()
+            .find(|n| n.note_id == note_id)
+            .map(|n| ThreadRef {
+                note_id: n.note_id.clone(),
+                discussion_id: n.discussion_id.clone(),
+            })
+    });
     drop(conn);
 
     let planner = Planner::new(

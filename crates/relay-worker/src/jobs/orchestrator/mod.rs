@@ -6,6 +6,7 @@
 //!   up to `cycles_per_job` [`cycle`]s, the follow-up job;
 //! - [`graph`]: the code graph of the snapshot's commit for the explorers;
 //! - [`role_cache`]: authors' roles kept for a TTL per (tracker, project, username);
+//! - [`secrets`]: tracker and LLM secrets registered for the outbox's outgoing scan;
 //! - [`budget`]: the per-issue token budget across jobs;
 //! - [`follow_up`]: the next job when events are left after the last cycle;
 //! - [`validator`]: the write-back Validator as the planner's `submit_actions` judge;
@@ -18,6 +19,7 @@ pub mod follow_up;
 pub mod graph;
 pub mod issue_context;
 pub mod role_cache;
+pub mod secrets;
 pub mod status;
 pub mod traversal;
 pub mod validator;
