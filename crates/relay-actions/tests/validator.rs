@@ -539,7 +539,7 @@ fn a_comment_without_reply_to_goes_to_the_default_reply_when_there_is_one() {
     let comment = batch(json!({"actions": [{"type": "post_comment", "content": "hi"}]}));
     let new_thread = validate(&context(None), &comment).unwrap();
     assert!(matches!(
-        &new_thread.actions[0],
+        &new_thread.actions()[0],
         ValidatedAction::PostComment {
             target: CommentTarget::NewThread,
             ..
@@ -554,12 +554,12 @@ fn a_comment_without_reply_to_goes_to_the_default_reply_when_there_is_one() {
         ..context(None)
     };
     let replied = validate(&in_discussion, &comment).unwrap();
-    let ValidatedAction::PostComment { target, .. } = &replied.actions[0] else {
+    let ValidatedAction::PostComment { target, .. } = &replied.actions()[0] else {
         panic!("a comment")
     };
     assert_eq!(
         target,
-        &CommentTarget::Reply(relay_tracker::NoteRef {
+        &CommentTarget::Reply(NoteRef {
             note_id: "502".into(),
             discussion_id: Some("dB".into()),
         })
@@ -567,9 +567,8 @@ fn a_comment_without_reply_to_goes_to_the_default_reply_when_there_is_one() {
     // An explicit reply_to still wins.
     let explicit =
         batch(json!({"actions": [{"type": "post_comment", "content": "hi", "reply_to": "501"}]}));
-    let ValidatedAction::PostComment { target, .. } =
-        &validate(&in_discussion, &explicit).unwrap().actions[0]
-    else {
+    let explicit = validate(&in_discussion, &explicit).unwrap();
+    let ValidatedAction::PostComment { target, .. } = &explicit.actions()[0] else {
         panic!("a comment")
     };
     assert!(matches!(target, CommentTarget::Reply(n) if n.note_id == "501"));
