@@ -7,10 +7,12 @@
 //! `orchestrator_flows` (the planner end to end on the fake GitHub and GitLab with the scripted LLM),
 //! `orchestrator_latency` (an ignored figure: webhook accepted → first LLM request), `trace_live`
 //! (a running job's trace over SSE), `thorough` (the planner's thorough explore and the issue's
-//! traversal state), `hostile_text` (nothing Relay posts can run a GitLab quick action or carry
+//! traversal state), `context_poisoning` (learnings as fenced data; private ones stay in
+//! their issue), `hostile_text` (nothing Relay posts can run a GitLab quick action or carry
 //! a secret; answers land in the triggering discussion), `visibility` (the project's visibility from every webhook), `spec_flow` (go-ahead → spec in
 //! parts → approved).
 
+mod context_poisoning;
 mod engagement;
 mod fuzz;
 mod gateway;

@@ -60,6 +60,9 @@ pub struct ValidationContext {
     /// cycle was triggered by a note in one (GitLab), so the answer lands where the asker looks;
     /// `None` (a new thread) when the trigger was the issue itself, and always on GitHub.
     pub default_reply: Option<ThreadRef>,
+    /// The planner's context held text that must not leave this issue (a GitLab internal note,
+    /// a confidential issue): learnings proposed from it are stored restricted to this issue.
+    pub private_context: bool,
 }
 
 impl ValidationContext {
@@ -114,6 +117,7 @@ impl ValidationContext {
             snapshot,
             spec,
             default_reply: None,
+            private_context: issue.confidential,
         })
     }
 }

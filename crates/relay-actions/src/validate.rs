@@ -267,6 +267,7 @@ pub fn validate(
             project_id: ctx.project_id.clone(),
             commit_sha: ctx.snapshot.as_ref().map(|s| s.commit_sha.clone()),
             actions,
+            private_context: ctx.private_context,
         })
     } else {
         Err(ValidationReport { failures })

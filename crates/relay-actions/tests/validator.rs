@@ -44,6 +44,7 @@ fn context(snapshot: Option<relay_actions::Snapshot>) -> ValidationContext {
         snapshot,
         spec: None,
         default_reply: None,
+        private_context: false,
     }
 }
 

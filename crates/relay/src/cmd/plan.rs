@@ -111,6 +111,7 @@ fn validation_context(issue: &IssueContext, repo: &Path) -> anyhow::Result<Valid
             status: s.status.clone(),
         }),
         default_reply: None,
+        private_context: false,
     })
 }
 

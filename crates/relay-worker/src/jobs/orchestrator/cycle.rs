@@ -193,6 +193,9 @@ async fn run_cycle_inner(
                 discussion_id: n.discussion_id.clone(),
             })
     });
+    // What the planner sees of an internal note (or of a confidential issue) stays here:
+    // learnings drawn from it are stored for this issue only.
+    validation.private_context |= state.issue.confidential || thread.iter().any(|n| n.internal);
     drop(conn);
 
     let planner = Planner::new(
