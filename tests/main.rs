@@ -9,7 +9,9 @@
 //! (a running job's trace over SSE), `thorough` (the planner's thorough explore and the issue's
 //! traversal state), `context_poisoning` (learnings as fenced data; private ones stay in
 //! their issue), `hostile_text` (nothing Relay posts can run a GitLab quick action or carry
-//! a secret; answers land in the triggering discussion), `visibility` (the project's visibility from every webhook), `spec_flow` (go-ahead → spec in
+//! a secret; answers land in the triggering discussion), `private_clone` (a GitHub App's private
+//! repository cloned with the installation token over git smart HTTP; a failed clone says so),
+//! `visibility` (the project's visibility from every webhook), `spec_flow` (go-ahead → spec in
 //! parts → approved).
 
 mod context_poisoning;
@@ -26,6 +28,7 @@ mod orchestrator_flows;
 mod orchestrator_gitlab;
 mod orchestrator_latency;
 mod outage;
+mod private_clone;
 mod process_issue;
 mod push;
 mod queue;

@@ -74,6 +74,8 @@ pub(crate) struct State {
     pub reactions: Vec<FakeReaction>,
     /// (repo, login) → `admin`, `maintain`, `write`, `triage`, `read`.
     pub permissions: HashMap<(String, String), String>,
+    /// `owner/repo` → the bare repository its git endpoint serves.
+    pub git_repos: HashMap<String, super::github_git::Served>,
     pub next_id: i64,
 }
 
@@ -154,6 +156,15 @@ impl FakeGitHub {
         lock(&self.state)
             .repo_installations
             .insert(repo.into(), installation);
+    }
+
+    /// Serves `repo` over git smart HTTP (`{base_url}/{repo}.git`) from the bare repository
+    /// `bare` (its directory name must end in `.git`), behind GitHub's git authentication: Basic
+    /// with a personal access token or an installation token of an installation covering `repo`.
+    pub fn serve_git(&self, repo: &str, bare: std::path::PathBuf) {
+        lock(&self.state)
+            .git_repos
+            .insert(repo.into(), super::github_git::Served { bare });
     }
 
     /// The installation ids of every token exchange so far, in order.

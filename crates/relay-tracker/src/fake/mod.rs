@@ -15,6 +15,7 @@
 //! ```
 
 mod github;
+mod github_git;
 mod github_json;
 mod github_routes;
 mod gitlab;

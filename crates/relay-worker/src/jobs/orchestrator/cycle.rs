@@ -162,7 +162,12 @@ async fn run_cycle_inner(
         .tracker
         .list_thread(&deps.issue_ref)
         .await
-        .context("failed to list the thread")?
+        .map_err(|error| {
+            super::pre_cycle::PreCycleFailure::new(
+                super::pre_cycle::PreCycleStep::ThreadFetch,
+                &error,
+            )
+        })?
         .iter()
         .map(Note::from)
         .collect();

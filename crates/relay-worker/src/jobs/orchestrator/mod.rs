@@ -2,6 +2,7 @@
 //! - [`issue_context`]: the ContextBuilder's input loaded from the store (gaps, findings,
 //!   learnings, spec, pending events) and the thread (fresh from the tracker, or the cache);
 //! - [`status`]: the one short status comment a stopped cycle posts;
+//! - [`pre_cycle`]: the clone credential, and the status comment of a failure before a cycle;
 //! - [`brain`]: the job: engage check, budget gate, snapshot, code graph, metered LLM clients,
 //!   up to `cycles_per_job` [`cycle`]s, the follow-up job;
 //! - [`graph`]: the code graph of the snapshot's commit for the explorers;
@@ -18,6 +19,7 @@ pub mod cycle;
 pub mod follow_up;
 pub mod graph;
 pub mod issue_context;
+pub mod pre_cycle;
 pub mod role_cache;
 pub mod secrets;
 pub mod status;
