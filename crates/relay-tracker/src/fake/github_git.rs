@@ -36,8 +36,8 @@ pub(crate) async fn serve(
     let bare = {
         let s = lock(state);
         let served = s.git_repos.get(repo)?;
-        if let Err(refused) = authorize(&s, repo, headers) {
-            return Some(refused);
+        if !authorized(&s, repo, headers) {
+            return Some(unauthorized());
         }
         served.bare.clone()
     };
@@ -53,26 +53,25 @@ fn unauthorized() -> Response {
         .unwrap_or_default()
 }
 
-fn authorize(s: &State, repo: &str, headers: &HeaderMap) -> Result<(), Response> {
-    let basic = headers
+/// Whether the request carries Basic credentials git may clone `repo` with.
+fn authorized(s: &State, repo: &str, headers: &HeaderMap) -> bool {
+    let Some(basic) = headers
         .get("authorization")
         .and_then(|v| v.to_str().ok())
         .and_then(|v| v.strip_prefix("Basic "))
         .and_then(decode_base64)
-        .ok_or_else(unauthorized)?;
-    let (_user, token) = basic.split_once(':').ok_or_else(unauthorized)?;
+    else {
+        return false;
+    };
+    let Some((_user, token)) = basic.split_once(':') else {
+        return false;
+    };
     if s.tokens.contains_key(token) {
-        return Ok(());
+        return true;
     }
-    match s.installation_tokens.get(token) {
-        Some(t)
-            if t.expires_at > Utc::now()
-                && s.repo_installations.get(repo) == Some(&t.installation) =>
-        {
-            Ok(())
-        }
-        _ => Err(unauthorized()),
-    }
+    s.installation_tokens.get(token).is_some_and(|t| {
+        t.expires_at > Utc::now() && s.repo_installations.get(repo) == Some(&t.installation)
+    })
 }
 
 async fn run_backend(
