@@ -255,3 +255,35 @@ async fn a_clone_that_fails_on_the_last_attempt_says_so_once(pool: PgPool) {
     );
     assert!(h.llm.requests().is_empty(), "no cycle ran");
 }
+
+#[sqlx::test(migrator = "relay_store::MIGRATOR")]
+async fn a_thread_that_cannot_be_read_on_the_last_attempt_is_said_in_its_discussion(pool: PgPool) {
+    use crate::orchestrator_gitlab::{GitLabHarness, ISSUE, PROJECT, REPORTER};
+    let h = GitLabHarness::start(pool.clone(), Vec::new()).await;
+    const BODY: &str = "@relay can retries be configured?";
+    let (discussion, note) = h.gitlab.seed_note(PROJECT, ISSUE, REPORTER, BODY, false);
+    let answer = h.deliver(REPORTER, BODY, note, &discussion, "gl-t1").await;
+    assert_eq!(answer.outcome(), "accepted", "{:?}", answer.body);
+    let job = answer.body["job"].as_i64().unwrap();
+    sqlx::query("UPDATE jobs SET max_attempts = 1 WHERE id = $1")
+        .bind(job)
+        .execute(&pool)
+        .await
+        .unwrap();
+    h.gitlab.fail_next(
+        "GET",
+        &format!("/api/v4/projects/{PROJECT}/issues/{ISSUE}/discussions"),
+        10,
+        Failure::Status(500),
+    );
+    assert_eq!(h.drain().await, vec![Outcome::Dead { job_id: job }]);
+    let bot = h.bot_notes();
+    assert_eq!(bot.len(), 1, "one status comment: {bot:?}");
+    assert_eq!(bot[0].0, discussion, "in the asker's discussion");
+    assert!(
+        bot[0].1.contains("I could not read this issue's thread"),
+        "{}",
+        bot[0].1
+    );
+    assert!(h.llm.requests().is_empty(), "no planner ran");
+}
