@@ -12,13 +12,18 @@
 //! headless Chromium), `reconcile` (lost webhooks found by polling, on `reconcile_harness`), `identity` (a replayed
 //! signed body is a duplicate; the projects allow-list), `reconcile_latency` (an
 //! ignored figure: lost mention → reply with the reconciler running), `outbox_delivery` (no write stranded: outages, crashes, Retry-After, the
-//! sweeper, refused writes, a failed spec writer), `outbox_engagement` (authorization per event).
+//! sweeper, refused writes, a failed spec writer), `outbox_engagement` (authorization per event), `context_poisoning` (learnings as fenced data; private ones stay in
+//! their issue), `hostile_text` (nothing Relay posts can run a GitLab quick action or carry
+//! a secret; answers land in the triggering discussion), `private_clone` (a GitHub App's private
+//! repository cloned with the installation token over git smart HTTP; a failed clone says so).
 
+mod context_poisoning;
 mod engagement;
 mod fuzz;
 mod gateway;
 mod helpers;
 mod identity;
+mod hostile_text;
 mod installation;
 mod llm_usage;
 mod nul;
@@ -29,6 +34,7 @@ mod orchestrator_latency;
 mod outage;
 mod outbox_delivery;
 mod outbox_engagement;
+mod private_clone;
 mod process_issue;
 mod push;
 mod queue;

@@ -26,8 +26,8 @@ pub const PROJECT_PATH: &str = "gitlab-org/gitlab-test";
 pub const ISSUE: i64 = 17;
 /// The gateway's GitLab bot (`helpers::trackers`).
 pub const BOT: &str = "relay";
-const TOKEN: &str = "glpat-e2e-gitlab-token";
-const LLM_KEY: &str = "sk-e2e-gitlab-llm-key";
+pub const TOKEN: &str = "glpat-e2e-gitlab-token";
+pub const LLM_KEY: &str = "sk-e2e-gitlab-llm-key";
 pub const REPORTER: &str = "root";
 
 fn git(dir: &Path, args: &[&str]) {

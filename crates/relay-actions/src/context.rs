@@ -61,6 +61,13 @@ pub struct ValidationContext {
     /// leaves it [`Authority::Events`] with no admitted text: the orchestrator fills it per
     /// event, so a forgotten step refuses decisions instead of admitting them.
     pub authority: Authority,
+    /// Where a `post_comment` without `reply_to` goes: the triggering note's discussion when the
+    /// cycle was triggered by a note in one (GitLab), so the answer lands where the asker looks;
+    /// `None` (a new thread) when the trigger was the issue itself, and always on GitHub.
+    pub default_reply: Option<ThreadRef>,
+    /// The planner's context held text that must not leave this issue (a GitLab internal note,
+    /// a confidential issue): learnings proposed from it are stored restricted to this issue.
+    pub private_context: bool,
 }
 
 impl ValidationContext {
@@ -118,6 +125,8 @@ impl ValidationContext {
                 admitted: Vec::new(),
                 refused: Vec::new(),
             },
+            default_reply: None,
+            private_context: issue.confidential,
         })
     }
 }

@@ -267,6 +267,7 @@ pub async fn apply(
                             content: &learning.content,
                             issue_id: Some(issue_id),
                             run,
+                            restricted: batch.private_context,
                         },
                     )
                     .await?;

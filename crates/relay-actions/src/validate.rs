@@ -75,7 +75,13 @@ pub fn validate(
                     MAX_COMMENT_CHARS,
                 );
                 let target = match &c.reply_to {
-                    None => CommentTarget::NewThread,
+                    None => match &ctx.default_reply {
+                        Some(trigger) => CommentTarget::Reply(NoteRef {
+                            note_id: trigger.note_id.clone(),
+                            discussion_id: trigger.discussion_id.clone(),
+                        }),
+                        None => CommentTarget::NewThread,
+                    },
                     Some(id) => match resolve_reply(ctx, id) {
                         Some(note) => CommentTarget::Reply(note),
                         None => {
@@ -283,6 +289,7 @@ pub fn validate(
             project_id: ctx.project_id.clone(),
             commit_sha: ctx.snapshot.as_ref().map(|s| s.commit_sha.clone()),
             actions,
+            private_context: ctx.private_context,
         })
     } else {
         Err(ValidationReport { failures })

@@ -16,6 +16,8 @@ pub struct ValidatedBatch {
     pub(crate) project_id: String,
     pub(crate) commit_sha: Option<String>,
     pub(crate) actions: Vec<ValidatedAction>,
+    /// Learnings of this batch stay with the issue ([`crate::ValidationContext::private_context`]).
+    pub(crate) private_context: bool,
 }
 
 impl ValidatedBatch {

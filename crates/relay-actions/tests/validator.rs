@@ -44,6 +44,8 @@ fn context(snapshot: Option<relay_actions::Snapshot>) -> ValidationContext {
         ],
         snapshot,
         spec: None,
+        default_reply: None,
+        private_context: false,
     }
 }
 
@@ -582,4 +584,44 @@ fn decisions_count_only_in_the_words_of_an_admitted_event() {
     // The admitted author's words do count.
     let verdict = json!({"type": "set_spec_status", "status": "rejected", "note": "what about the retry count"});
     assert!(validate(&ctx, &batch(json!({"actions": [verdict]}))).is_ok());
+}
+
+#[test]
+fn a_comment_without_reply_to_goes_to_the_default_reply_when_there_is_one() {
+    let comment = batch(json!({"actions": [{"type": "post_comment", "content": "hi"}]}));
+    let new_thread = validate(&context(None), &comment).unwrap();
+    assert!(matches!(
+        &new_thread.actions()[0],
+        ValidatedAction::PostComment {
+            target: CommentTarget::NewThread,
+            ..
+        }
+    ));
+    // Triggered by note 502 in discussion dB: the answer goes there.
+    let in_discussion = ValidationContext {
+        default_reply: Some(ThreadRef {
+            note_id: "502".into(),
+            discussion_id: Some("dB".into()),
+        }),
+        ..context(None)
+    };
+    let replied = validate(&in_discussion, &comment).unwrap();
+    let ValidatedAction::PostComment { target, .. } = &replied.actions()[0] else {
+        panic!("a comment")
+    };
+    assert_eq!(
+        target,
+        &CommentTarget::Reply(NoteRef {
+            note_id: "502".into(),
+            discussion_id: Some("dB".into()),
+        })
+    );
+    // An explicit reply_to still wins.
+    let explicit =
+        batch(json!({"actions": [{"type": "post_comment", "content": "hi", "reply_to": "501"}]}));
+    let explicit = validate(&in_discussion, &explicit).unwrap();
+    let ValidatedAction::PostComment { target, .. } = &explicit.actions()[0] else {
+        panic!("a comment")
+    };
+    assert!(matches!(target, CommentTarget::Reply(n) if n.note_id == "501"));
 }

@@ -94,6 +94,7 @@ async fn main() {
             author_role: Some("member".into()),
             by_bot: false,
             body: "@relay please look at this".into(),
+            internal: false,
             created_at: None,
         }],
         triggers: vec![TriggerView {

@@ -69,7 +69,8 @@ pub struct PostComment {
     /// Markdown body, 1 to 65,000 characters.
     pub content: String,
     /// Reply in this thread of this issue: the id of a note or discussion shown in the thread.
-    /// Omit for a new top-level comment.
+    /// Omitted: the answer goes where the conversation is (on GitLab, the discussion of the note
+    /// that triggered this cycle; a new top-level comment when the issue itself did).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub reply_to: Option<String>,
 }

@@ -4,7 +4,8 @@
 //! [`job`] (job kinds and payloads), [`action`] (the planner's Action contract),
 //! [`citation`] (`path:start-end` citations of code), [`prices`] (`[prices]`, the cost of tokens),
 //! [`engage`] (engagement rules and event identity, shared by the gateway and the reconciler),
-//! [`error`] (the one cause-chain formatter).
+//! [`error`] (the one cause-chain formatter), [`outgoing`] (quick-action neutralisation and the
+//! secret scan of every tracker write).
 
 pub mod action;
 pub mod citation;
@@ -13,6 +14,7 @@ pub mod error;
 pub mod issue;
 pub mod job;
 pub mod prices;
+pub mod outgoing;
 pub mod tracker;
 
 pub use action::{Action, ActionBatch};

@@ -76,6 +76,7 @@ async fn seed(pool: &PgPool) -> (i64, i64) {
             content: "Exports live in pkg/.",
             issue_id: Some(issue),
             run: None,
+            restricted: false,
         },
     )
     .await

@@ -163,7 +163,7 @@ async fn record_issue_delivery_once(
              SELECT issue.id, $18, $19, $20, $21, $22, $23, $24, $25 FROM issue WHERE $18::text IS NOT NULL
              ON CONFLICT (issue_id, note_id) DO UPDATE SET
                  discussion_id = COALESCE(EXCLUDED.discussion_id, issue_notes.discussion_id),
-                 body = EXCLUDED.body, internal = EXCLUDED.internal, url = EXCLUDED.url,
+                 body = EXCLUDED.body, internal = issue_notes.internal OR EXCLUDED.internal, url = EXCLUDED.url,
                  updated_at = EXCLUDED.updated_at
              WHERE issue_notes.updated_at <= EXCLUDED.updated_at
          ), job AS (",

@@ -97,7 +97,21 @@ const COLUMNS: &str = "id, idempotency_key, issue_id, job_id, kind, body, target
 
 /// Records a write; a write with the same key already recorded (a replayed batch) is left as it
 /// is. Returns whether the row is new.
+///
+/// Every body is scanned for the process's configured secrets first
+/// ([`relay_core::outgoing::scrub_secrets`]): this is the one door into the outbox, whichever
+/// tracker and whoever composed the text, so a secret found is replaced by `[REDACTED]` here and
+/// the redaction is logged (what kind of secret, never its value).
 pub async fn enqueue(conn: &mut PgConnection, write: &NewWrite<'_>) -> Result<bool> {
+    let scrubbed = relay_core::outgoing::scrub_secrets(write.body);
+    if !scrubbed.redacted.is_empty() {
+        tracing::warn!(
+            outbox.key = write.idempotency_key,
+            issue.id = write.issue_id,
+            secrets = ?scrubbed.redacted,
+            "a configured secret was found in an outgoing tracker write and redacted"
+        );
+    }
     let done = sqlx::query(
         "INSERT INTO outbox (idempotency_key, issue_id, job_id, kind, body, target_note_id, target_discussion_id)
          VALUES ($1, $2, $3, $4, $5, $6, $7)
@@ -107,7 +121,7 @@ pub async fn enqueue(conn: &mut PgConnection, write: &NewWrite<'_>) -> Result<bo
     .bind(write.issue_id)
     .bind(write.job_id)
     .bind(write.kind.as_str())
-    .bind(write.body)
+    .bind(scrubbed.body.as_ref())
     .bind(write.target_note_id)
     .bind(write.target_discussion_id)
     .execute(conn)

@@ -110,6 +110,13 @@ pub trait IssueTracker: Send + Sync {
         let _ = user_id;
         self.author_role(issue, username).await
     }
+    /// The token git should clone this issue's repository with over HTTPS: the configured token,
+    /// or in GitHub App mode an installation access token for the issue's installation (minted
+    /// and refreshed by the client). `None` when the client has no credential for git (test
+    /// doubles). Callers pass it to git only through the environment.
+    async fn clone_credential(&self, _issue: &IssueRef) -> Result<Option<secrecy::SecretString>> {
+        Ok(None)
+    }
 
     /// Who the configured credential acts as (`relay tracker check`). The default says the
     /// implementation cannot tell, so test doubles need not implement it.

@@ -361,3 +361,82 @@ async fn failures_are_classified() {
         Err(TrackerError::Validation(_))
     ));
 }
+
+/// A body with planted quick actions, as a model echoing an issue might write it.
+const PLANTED: &str = "Sure, noted.\n/close\n  /confidential\n/move evil/elsewhere\n/assign @mallory\n\
+/label ~wontfix\n/title pwned\n```sh\n/usr/bin/true\n```\n/reopen";
+
+#[tokio::test]
+async fn the_fake_runs_quick_actions_posted_raw_as_gitlab_does() {
+    // The seam the next test relies on: a raw POST (no client) does run them.
+    let (gl, _client) = setup().await;
+    let url = format!(
+        "{}/api/v4/projects/{PROJECT}/issues/7/discussions",
+        gl.base_url()
+    );
+    let answer = http_client()
+        .unwrap()
+        .post(url)
+        .header("PRIVATE-TOKEN", TOKEN)
+        .json(&serde_json::json!({ "body": PLANTED }))
+        .send()
+        .await
+        .unwrap();
+    assert!(answer.status().is_success());
+    let ran: Vec<String> = gl.quick_actions().into_iter().map(|q| q.command).collect();
+    assert_eq!(
+        ran,
+        [
+            "close",
+            "confidential",
+            "move",
+            "assign",
+            "label",
+            "title",
+            "reopen"
+        ],
+        "the fenced /usr/bin/true is code, not a command"
+    );
+    let state = gl.issue_state(PROJECT, 7).unwrap();
+    assert!(state.confidential);
+    assert_eq!(state.moved_to.as_deref(), Some("evil/elsewhere"));
+    assert_eq!(state.title, "pwned");
+}
+
+#[tokio::test]
+async fn no_body_the_client_sends_can_run_a_quick_action() {
+    let (gl, client) = setup().await;
+    let before = gl.issue_state(PROJECT, 7).unwrap();
+    let thread = client
+        .post_comment(&issue(), PLANTED, &CommentTarget::NewThread)
+        .await
+        .unwrap();
+    let note = NoteRef {
+        note_id: thread.note_id.clone(),
+        discussion_id: thread.discussion_id.clone(),
+    };
+    client
+        .post_comment(&issue(), PLANTED, &CommentTarget::Reply(note.clone()))
+        .await
+        .unwrap();
+    client.edit_comment(&issue(), &note, PLANTED).await.unwrap();
+    assert_eq!(gl.quick_actions(), [], "no quick action ran");
+    assert_eq!(gl.issue_state(PROJECT, 7).unwrap(), before);
+    // Readable: the same lines with a backslash before the slash; fenced code untouched.
+    let posted = &gl.discussions(PROJECT, 7)[0].notes[0].body;
+    assert!(
+        posted.contains("\n\\/close\n  \\/confidential\n"),
+        "{posted}"
+    );
+    assert!(posted.contains("```sh\n/usr/bin/true\n```"), "{posted}");
+    for request in gl.requests() {
+        let body: serde_json::Value =
+            serde_json::from_str(&request.body).unwrap_or(serde_json::Value::Null);
+        if let Some(text) = body["body"].as_str() {
+            assert!(
+                relay_core::outgoing::quick_actions(text).is_empty(),
+                "a request body still carries a quick action: {text}"
+            );
+        }
+    }
+}

@@ -9,6 +9,7 @@ use relay_gateway::ServerSettings;
 use relay_store::DatabaseSettings;
 use relay_telemetry::LogSettings;
 use relay_worker::WorkerSettings;
+use secrecy::ExposeSecret as _;
 use serde::Deserialize;
 use toml::Value;
 
@@ -369,6 +370,45 @@ pub fn redacted(document: &Value) -> Value {
         }
     }
     walk(None, document)
+}
+
+impl Settings {
+    /// Every secret of the configuration, labelled by its key: tracker tokens, webhook secrets
+    /// and App keys, the API token, each role's LLM key, the database password (userinfo or
+    /// `?password=`) and the ArangoDB password. Registered at start-up for the outbox's
+    /// outgoing scan, so no tracker write can carry one.
+    pub fn secrets(&self) -> Vec<(String, secrecy::SecretString)> {
+        let mut secrets = Vec::new();
+        for tracker in &self.trackers {
+            let name = tracker.name.as_str();
+            secrets.push((format!("trackers.{name}.token"), tracker.token.clone()));
+            secrets.push((
+                format!("trackers.{name}.webhook_secret"),
+                tracker.webhook_secret.clone(),
+            ));
+            if let Some(key) = &tracker.private_key {
+                secrets.push((format!("trackers.{name}.private_key"), key.clone()));
+            }
+        }
+        if let Some(token) = &self.api.token {
+            secrets.push(("api.token".to_owned(), token.clone()));
+        }
+        for role in relay_agent::llm::Role::ALL {
+            if let Ok(resolved) = self.llm.resolve(role)
+                && let Some(key) = resolved.api_key
+            {
+                secrets.push((format!("llm.{}.api_key", role.as_str()), key));
+            }
+        }
+        for password in relay_store::settings::url_secrets(self.database.url.expose_secret()) {
+            secrets.push(("database.url".to_owned(), password));
+        }
+        secrets.push((
+            "codegraph.arangodb.password".to_owned(),
+            self.codegraph.arangodb.password.clone(),
+        ));
+        secrets
+    }
 }
 
 #[cfg(test)]

@@ -89,6 +89,9 @@ pub struct FindingView {
 pub struct LearningView {
     pub kind: LearningKind,
     pub content: String,
+    /// Where it was drawn from (`this issue`, `another issue of this repository`).
+    #[serde(default)]
+    pub origin: Option<String>,
 }
 
 /// The current spec.
@@ -118,6 +121,9 @@ pub struct ThreadNoteView {
     #[serde(default)]
     pub by_bot: bool,
     pub body: String,
+    /// A GitLab internal note (project members only).
+    #[serde(default)]
+    pub internal: bool,
     #[serde(default)]
     pub created_at: Option<DateTime<Utc>>,
 }

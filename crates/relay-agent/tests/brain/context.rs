@@ -19,6 +19,7 @@ fn note(id: u32, author: &str, by_bot: bool, body: &str) -> ThreadNoteView {
         author_role: (!by_bot).then(|| "member".to_owned()),
         by_bot,
         body: body.into(),
+        internal: false,
         created_at: Some(Utc.with_ymd_and_hms(2026, 11, 2, 9, id % 60, 0).unwrap()),
     }
 }
@@ -65,6 +66,7 @@ pub fn sample_issue() -> IssueContext {
         learnings: vec![LearningView {
             kind: LearningKind::Code,
             content: "HTTP clients are built in client.go.".into(),
+            origin: Some("another issue of this repository".into()),
         }],
         spec: None,
         thread: vec![

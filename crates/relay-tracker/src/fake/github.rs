@@ -81,6 +81,8 @@ pub(crate) struct State {
     pub permissions: HashMap<(String, String), String>,
     /// `owner/repo` → repository id (`GET /repos/:owner/:repo`); unset ones get a stable id.
     pub repo_ids: HashMap<String, i64>,
+    /// `owner/repo` → the bare repository its git endpoint serves.
+    pub git_repos: HashMap<String, super::github_git::Served>,
     pub next_id: i64,
 }
 
@@ -161,6 +163,15 @@ impl FakeGitHub {
         lock(&self.state)
             .repo_installations
             .insert(repo.into(), installation);
+    }
+
+    /// Serves `repo` over git smart HTTP (`{base_url}/{repo}.git`) from the bare repository
+    /// `bare` (its directory name must end in `.git`), behind GitHub's git authentication: Basic
+    /// with a personal access token or an installation token of an installation covering `repo`.
+    pub fn serve_git(&self, repo: &str, bare: std::path::PathBuf) {
+        lock(&self.state)
+            .git_repos
+            .insert(repo.into(), super::github_git::Served { bare });
     }
 
     /// The installation ids of every token exchange so far, in order.

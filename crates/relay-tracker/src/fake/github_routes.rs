@@ -50,6 +50,11 @@ async fn handle(
         Some(f) => return failure_response(&f),
         None => {}
     }
+    if let Some(answer) =
+        super::github_git::serve(&state, &method, &uri, &headers, body.clone()).await
+    {
+        return answer;
+    }
     if headers.get("user-agent").is_none() {
         return error(
             403,

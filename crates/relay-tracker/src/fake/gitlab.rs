@@ -16,6 +16,8 @@ pub struct FakeNote {
     pub body: String,
     /// System notes ("changed the label…") are listed by GitLab; clients must skip them.
     pub system: bool,
+    /// An internal note (visible to project members only).
+    pub internal: bool,
     pub created_at: DateTime<Utc>,
     pub updated_at: DateTime<Utc>,
 }
@@ -29,6 +31,17 @@ pub struct FakeDiscussion {
     pub issue: i64,
     pub individual_note: bool,
     pub notes: Vec<FakeNote>,
+}
+
+/// An issue of the fake as the tests see it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FakeIssueState {
+    pub state: String,
+    pub confidential: bool,
+    pub labels: Vec<String>,
+    pub assignees: Vec<String>,
+    pub title: String,
+    pub moved_to: Option<String>,
 }
 
 /// An award emoji on an issue (`note: None`) or a note.
@@ -50,6 +63,24 @@ pub(crate) struct Issue {
     pub created_at: DateTime<Utc>,
     /// The issue's own last change; GitLab reports the later of this and its notes' changes.
     pub updated_at: DateTime<Utc>,
+    /// `opened` or `closed` (quick actions change it).
+    pub state: String,
+    pub confidential: bool,
+    pub labels: Vec<String>,
+    pub assignees: Vec<String>,
+    /// Where `/move` sent the issue (GitLab moves it to another project and closes this one).
+    pub moved_to: Option<String>,
+}
+
+/// A quick action the fake executed, as GitLab would have.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FakeQuickAction {
+    pub project: i64,
+    pub issue: i64,
+    /// Without the `/`: `close`, `move`, …
+    pub command: String,
+    pub argument: String,
+    pub user: String,
 }
 
 #[derive(Debug, Default)]
@@ -63,6 +94,8 @@ pub(crate) struct State {
     pub issues: Vec<Issue>,
     pub discussions: Vec<FakeDiscussion>,
     pub awards: Vec<FakeAward>,
+    /// Quick actions run from notes posted through the API, in order.
+    pub quick_actions: Vec<FakeQuickAction>,
     /// (project, username) → access level.
     pub members: HashMap<(i64, String), u32>,
     /// Instance-wide user ids by lowercased username (assigned by `set_member`).
@@ -160,6 +193,11 @@ impl FakeGitLab {
             description: description.into(),
             created_at: now,
             updated_at: now,
+            state: "opened".into(),
+            confidential: false,
+            labels: vec!["bug".into()],
+            assignees: Vec::new(),
+            moved_to: None,
         });
     }
 
@@ -187,11 +225,45 @@ impl FakeGitLab {
                 author: author.into(),
                 body: body.into(),
                 system,
+                internal: false,
                 created_at: now,
                 updated_at: now,
             }],
         });
         (id, note)
+    }
+
+    /// Marks a note internal (as if posted with "Make this an internal note").
+    pub fn make_internal(&self, note: i64) -> bool {
+        let mut s = lock(&self.state);
+        let found = s
+            .discussions
+            .iter_mut()
+            .flat_map(|d| d.notes.iter_mut())
+            .find(|n| n.id == note);
+        found.map(|n| n.internal = true).is_some()
+    }
+
+    /// Every quick action run so far (from notes posted through the API).
+    pub fn quick_actions(&self) -> Vec<FakeQuickAction> {
+        lock(&self.state).quick_actions.clone()
+    }
+
+    /// The issue's state as quick actions left it: (`opened`/`closed`, confidential, labels,
+    /// assignees, title, moved to).
+    pub fn issue_state(&self, project: i64, iid: i64) -> Option<FakeIssueState> {
+        lock(&self.state)
+            .issues
+            .iter()
+            .find(|i| i.project == project && i.iid == iid)
+            .map(|i| FakeIssueState {
+                state: i.state.clone(),
+                confidential: i.confidential,
+                labels: i.labels.clone(),
+                assignees: i.assignees.clone(),
+                title: i.title.clone(),
+                moved_to: i.moved_to.clone(),
+            })
     }
 
     /// Edits a note's body as its author would in the web UI (no request recorded); returns

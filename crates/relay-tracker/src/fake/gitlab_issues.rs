@@ -13,10 +13,11 @@ pub(super) fn issue_json(s: &State, issue: &Issue, host: &str) -> Value {
     let (project, iid) = (issue.project, issue.iid);
     json!({
         "id": project * 1000 + iid, "iid": iid, "project_id": project, "title": issue.title,
-        "description": issue.description, "state": "opened", "labels": ["bug"],
-        "author": {"id": 1, "username": "root", "name": "Administrator"}, "assignees": [],
+        "description": issue.description, "state": issue.state, "labels": issue.labels,
+        "author": {"id": 1, "username": "root", "name": "Administrator"},
+        "assignees": issue.assignees.iter().map(|u| json!({"username": u})).collect::<Vec<_>>(),
         "web_url": format!("http://{host}/{}/-/issues/{iid}", s.projects.get(&project).cloned().unwrap_or_default()),
-        "confidential": false, "created_at": issue.created_at.to_rfc3339_opts(SecondsFormat::Millis, true),
+        "confidential": issue.confidential, "created_at": issue.created_at.to_rfc3339_opts(SecondsFormat::Millis, true),
         "updated_at": s.issue_updated_at(issue).to_rfc3339_opts(SecondsFormat::Millis, true), "type": "ISSUE"
     })
 }

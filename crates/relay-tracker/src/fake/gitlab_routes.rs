@@ -154,6 +154,7 @@ async fn handle(
             if let Some(r) = invalid_body(&text) {
                 return r;
             }
+            super::gitlab_quick::execute(&mut s, project, iid, &user, &text);
             let id = s.new_discussion_id();
             let note = new_note(&mut s, &user, text);
             let d = FakeDiscussion {
@@ -171,6 +172,7 @@ async fn handle(
             if let Some(r) = invalid_body(&text) {
                 return r;
             }
+            super::gitlab_quick::execute(&mut s, project, iid, &user, &text);
             let note = new_note(&mut s, &user, text);
             let out = note_json(&note, iid);
             match s
@@ -241,6 +243,7 @@ fn new_note(s: &mut State, user: &str, body: String) -> FakeNote {
         author: user.into(),
         body,
         system: false,
+        internal: false,
         created_at: now,
         updated_at: now,
     }
@@ -424,6 +427,7 @@ fn note_json(n: &FakeNote, iid: i64) -> Value {
     v["created_at"] = json!(n.created_at.to_rfc3339());
     v["updated_at"] = json!(n.updated_at.to_rfc3339());
     v["system"] = json!(n.system);
+    v["internal"] = json!(n.internal);
     v["noteable_type"] = json!("Issue");
     v["noteable_iid"] = json!(iid);
     v["type"] = json!("DiscussionNote");

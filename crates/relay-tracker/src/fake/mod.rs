@@ -15,10 +15,12 @@
 //! ```
 
 mod github;
+mod github_git;
 mod github_json;
 mod github_routes;
 mod gitlab;
 mod gitlab_issues;
+mod gitlab_quick;
 mod gitlab_routes;
 
 use std::net::SocketAddr;
@@ -30,7 +32,9 @@ use axum::http::{HeaderMap, Method, StatusCode, Uri};
 use axum::response::{IntoResponse, Response};
 
 pub use github::{FakeComment, FakeGitHub, FakeIssue, FakeReaction};
-pub use gitlab::{FakeAward, FakeDiscussion, FakeGitLab, FakeNote};
+pub use gitlab::{
+    FakeAward, FakeDiscussion, FakeGitLab, FakeIssueState, FakeNote, FakeQuickAction,
+};
 
 /// The test-only GitHub App private key (PEM) the fake's App flow is usually set up with.
 pub const TEST_APP_PRIVATE_KEY_PEM: &str =

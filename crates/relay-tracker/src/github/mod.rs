@@ -234,6 +234,11 @@ impl IssueTracker for GitHubClient {
         self.role_of(issue, username).await
     }
 
+    async fn clone_credential(&self, issue: &IssueRef) -> Result<Option<SecretString>> {
+        let (token, _) = self.credential(Some(issue)).await?;
+        Ok(Some(token))
+    }
+
     async fn whoami(&self) -> Result<BotIdentity> {
         self.identity().await
     }

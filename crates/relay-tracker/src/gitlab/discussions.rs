@@ -120,13 +120,12 @@ impl GitLabClient {
         body: &str,
         target: &CommentTarget,
     ) -> Result<PostedComment> {
-        check_length(body)?;
         let base = self.issue_base(issue)?;
         match target {
             CommentTarget::NewThread => {
                 let path = format!("{base}/discussions");
                 let created: Discussion = json(
-                    self.call(Method::POST, &path, Some(&json!({ "body": body })))
+                    self.call(Method::POST, &path, Some(&note_body(body)?))
                         .await?,
                     "POST discussions",
                 )
@@ -143,7 +142,7 @@ impl GitLabClient {
                 };
                 let path = format!("{base}/discussions/{discussion}/notes");
                 let note: Note = json(
-                    self.call(Method::POST, &path, Some(&json!({ "body": body })))
+                    self.call(Method::POST, &path, Some(&note_body(body)?))
                         .await?,
                     "POST discussion note",
                 )
@@ -170,14 +169,13 @@ impl GitLabClient {
         note: &NoteRef,
         body: &str,
     ) -> Result<()> {
-        check_length(body)?;
         let id = note_id(&note.note_id)?;
         let base = self.issue_base(issue)?;
         let path = match &note.discussion_id {
             Some(d) => format!("{base}/discussions/{}/notes/{id}", discussion_id(d)?),
             None => format!("{base}/notes/{id}"),
         };
-        self.call(Method::PUT, &path, Some(&json!({ "body": body })))
+        self.call(Method::PUT, &path, Some(&note_body(body)?))
             .await?;
         Ok(())
     }
@@ -204,6 +202,16 @@ impl GitLabClient {
 
 fn note_order(id: &str) -> i64 {
     id.parse().unwrap_or(i64::MAX)
+}
+
+/// The JSON of every note this client writes (new thread, reply, edit): the one place a GitLab
+/// body is made inert. No line outside a fenced code block may start with `/`, or GitLab would
+/// run it as a quick action (`/close`, `/move`, `/confidential` …); see
+/// [`relay_core::outgoing::neutralize_quick_actions`].
+fn note_body(body: &str) -> Result<serde_json::Value> {
+    let body = relay_core::outgoing::neutralize_quick_actions(body);
+    check_length(&body)?;
+    Ok(json!({ "body": body }))
 }
 
 fn check_length(body: &str) -> Result<()> {

@@ -209,6 +209,10 @@ impl IssueTracker for GitLabClient {
         self.member_role(issue, username, user_id).await
     }
 
+    async fn clone_credential(&self, _issue: &IssueRef) -> Result<Option<SecretString>> {
+        Ok(Some(self.token.clone()))
+    }
+
     async fn whoami(&self) -> Result<BotIdentity> {
         self.identity().await
     }

@@ -26,6 +26,10 @@ pub struct JobDeps {
 
 /// The registry with every built-in job handler.
 pub fn registry(deps: &JobDeps) -> Registry {
+    // No tracker write may carry a configured secret: the outbox scrubs what is registered.
+    if let Some(brain) = &deps.brain {
+        orchestrator::secrets::register_outgoing_secrets(&brain.tracker_settings, &brain.llm);
+    }
     Registry::new()
         .register(
             JobKind::ProcessIssue.as_str(),

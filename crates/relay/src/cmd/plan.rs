@@ -112,6 +112,8 @@ fn validation_context(issue: &IssueContext, repo: &Path) -> anyhow::Result<Valid
             version: s.version,
             status: s.status.clone(),
         }),
+        default_reply: None,
+        private_context: false,
     })
 }
 

@@ -16,6 +16,8 @@ pub enum Roles {
 pub async fn run(config: Option<&Path>, roles: Roles) -> anyhow::Result<()> {
     let loaded = super::load(config)?;
     let settings = loaded.settings;
+    // Before anything can be written to a tracker: the outbox scrubs these from every body.
+    relay_worker::jobs::orchestrator::secrets::register_all(&settings.secrets());
     let pool = super::connect(&settings.database).await?;
     let shutdown = CancellationToken::new();
     tokio::spawn(wait_for_signal(shutdown.clone()));

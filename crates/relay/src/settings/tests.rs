@@ -238,3 +238,39 @@ bot_username = "relay-app"
     assert!(!format!("{:?}", loaded.settings).contains("app-key-material"));
     assert_eq!(loaded.settings.trackers[0].app_id, Some(42));
 }
+
+#[test]
+fn every_configured_secret_is_listed_for_the_outgoing_scan() {
+    let text = format!(
+        "{EXAMPLE}\n[api]\ntoken = \"api-token-value\"\n[llm.default]\nprovider = \"openai\"\n\
+         base_url = \"http://127.0.0.1:1/v1\"\nmodel = \"m\"\napi_key = \"sk-llm-key-value\"\n"
+    )
+    .replace(
+        "postgres://postgres@127.0.0.1:5432/relay",
+        "postgres://postgres:db-password-1@127.0.0.1:5432/relay?password=db-password-2",
+    );
+    let file = write(&text);
+    let loaded = load_with(Some(file.path()), &[]).unwrap();
+    let secrets: Vec<(String, String)> = loaded
+        .settings
+        .secrets()
+        .into_iter()
+        .map(|(label, value)| (label, value.expose_secret().to_owned()))
+        .collect();
+    for (label, value) in [
+        ("trackers.github.token", "ghp_secret"),
+        ("trackers.github.webhook_secret", "hook-secret"),
+        ("trackers.gitlab.token", "glpat-secret"),
+        ("trackers.gitlab.webhook_secret", "gl-secret"),
+        ("api.token", "api-token-value"),
+        ("llm.planner.api_key", "sk-llm-key-value"),
+        ("database.url", "db-password-1"),
+        ("database.url", "db-password-2"),
+    ] {
+        assert!(
+            secrets.iter().any(|(l, v)| l == label && v == value),
+            "{label} missing from {:?}",
+            secrets.iter().map(|(l, _)| l).collect::<Vec<_>>()
+        );
+    }
+}

@@ -17,7 +17,8 @@ use relay_tracker::{IssueRef, Trackers};
 use serde_json::{Value, json};
 
 use super::cycle::{Attempt, CycleDeps, CycleEnd, enqueue_acknowledgement, run_cycle};
-use super::role_cache::RoleCache;
+use super::pre_cycle::{self, FailedJob, PreCycleFailure, PreCycleStep};
+use super::role_cache::{RoleCache, RoleKey};
 use crate::handler::JobError;
 use crate::jobs::RepoSpecs;
 use crate::tool_graph::{StoreExploreObserver, load_hint, repo_key};
@@ -239,10 +240,28 @@ impl Brain {
         let spec = specs
             .spec(&issue.tracker, &issue.project_path)
             .map_err(JobError::Permanent)?;
-        let snapshot = repos
-            .snapshot(&spec, None)
-            .await
-            .context("failed to snapshot the default branch")?;
+        // Before the first cycle: a failure here ends in one status comment on the last attempt.
+        let failed_job = FailedJob {
+            pool,
+            tracker: &tracker,
+            issue_ref: &issue_ref,
+            issue_id,
+            job_id,
+            attempt: run.attempt,
+            bot_username: &settings.bot_username,
+            trigger_note: events.iter().rev().find_map(|e| e.note_id.as_deref()),
+        };
+        let spec = match pre_cycle::clone_spec(spec, &tracker, &issue_ref).await {
+            Ok(spec) => spec,
+            Err(failure) => return Err(failed_job.say(failure).await),
+        };
+        let snapshot = match repos.snapshot(&spec, None).await {
+            Ok(snapshot) => snapshot,
+            Err(error) => {
+                let failure = PreCycleFailure::new(PreCycleStep::Snapshot, &error);
+                return Err(failed_job.say(failure).await);
+            }
+        };
         let graph = match &self.codegraph {
             Some(indexing) => {
                 let repo = super::graph::graph_repo_key(&issue.tracker, &issue.project_path);
@@ -391,7 +410,13 @@ impl Brain {
                 };
             }
             let cycle = i32::try_from(cycle).unwrap_or(i32::MAX);
-            let ended = run_cycle(&deps, issue_id, job_id, cycle).await;
+            let ended = match run_cycle(&deps, issue_id, job_id, cycle).await {
+                Err(error) => match error.downcast::<PreCycleFailure>() {
+                    Ok(failure) => return Err(failed_job.say(failure).await),
+                    Err(error) => Err(error),
+                },
+                ended => ended,
+            };
             super::traversal::save_if_changed(
                 pool,
                 issue_id,

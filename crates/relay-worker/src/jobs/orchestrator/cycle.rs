@@ -170,7 +170,12 @@ async fn run_cycle_inner(
         .tracker
         .list_thread(&deps.issue_ref)
         .await
-        .context("failed to list the thread")?
+        .map_err(|error| {
+            super::pre_cycle::PreCycleFailure::new(
+                super::pre_cycle::PreCycleStep::ThreadFetch,
+                &error,
+            )
+        })?
         .iter()
         .map(Note::from)
         .collect();
@@ -205,6 +210,20 @@ async fn run_cycle_inner(
             discussion_id: n.discussion_id.clone(),
         })
         .collect();
+    // A comment without `reply_to` answers in the triggering note's discussion (GitLab), like
+    // the status comment; a new thread only when the issue itself triggered the cycle.
+    validation.default_reply = status_reply_to(&state.events, &thread).and_then(|note_id| {
+        thread
+            .iter()
+            .find(|n| n.note_id == note_id)
+            .map(|n| ThreadRef {
+                note_id: n.note_id.clone(),
+                discussion_id: n.discussion_id.clone(),
+            })
+    });
+    // What the planner sees of an internal note (or of a confidential issue) stays here:
+    // learnings drawn from it are stored for this issue only.
+    validation.private_context |= state.issue.confidential || thread.iter().any(|n| n.internal);
     drop(conn);
 
     let planner = Planner::new(

@@ -34,6 +34,8 @@ pub struct Note {
     pub author_role: Option<AuthorRole>,
     pub by_bot: bool,
     pub body: String,
+    /// A GitLab internal note: members only; what the context draws from it stays in the issue.
+    pub internal: bool,
     pub created_at: chrono::DateTime<chrono::Utc>,
 }
 
@@ -46,6 +48,7 @@ impl From<&ThreadNote> for Note {
             author_role: note.author_role,
             by_bot: note.by_bot,
             body: note.note.body.clone(),
+            internal: note.note.internal,
             created_at: note.note.created_at,
         }
     }
@@ -61,6 +64,7 @@ impl Note {
             author_role: None,
             by_bot: row.author.eq_ignore_ascii_case(bot_username),
             body: row.body.clone(),
+            internal: row.internal,
             created_at: row.created_at,
         }
     }
@@ -74,8 +78,15 @@ pub async fn load(conn: &mut PgConnection, issue_id: i64) -> anyhow::Result<Opti
     };
     let gaps = relay_store::gaps::list(conn, issue_id).await?;
     let findings = relay_store::findings::live(conn, issue_id).await?;
-    let learnings =
-        relay_store::learnings::for_project(conn, &issue.tracker, &issue.project_id).await?;
+    // Only what may cross issues: never a confidential issue's learnings, nor those drawn from
+    // an internal note, unless they came from this issue.
+    let learnings = relay_store::learnings::for_issue_context(
+        conn,
+        &issue.tracker,
+        &issue.project_id,
+        issue_id,
+    )
+    .await?;
     let spec = relay_store::specs::current(conn, issue_id).await?;
     let events = relay_store::issues::pending_events(conn, issue_id).await?;
     Ok(Some(IssueState {
@@ -151,6 +162,11 @@ pub fn build(state: &IssueState, thread: &[Note]) -> IssueContext {
                 Some(LearningView {
                     kind: LearningKind::parse(&l.kind)?,
                     content: l.content.clone(),
+                    origin: match l.issue_id {
+                        Some(id) if id == issue.id => Some("this issue".to_owned()),
+                        Some(_) => Some("another issue of this repository".to_owned()),
+                        None => None,
+                    },
                 })
             })
             .collect(),
@@ -168,6 +184,7 @@ pub fn build(state: &IssueState, thread: &[Note]) -> IssueContext {
                 author_role: n.author_role.map(role_name),
                 by_bot: n.by_bot,
                 body: n.body.clone(),
+                internal: n.internal,
                 created_at: Some(n.created_at),
             })
             .collect(),
@@ -299,6 +316,7 @@ mod tests {
                 author_role: Some(AuthorRole::Member),
                 by_bot: false,
                 body: "hi".into(),
+                internal: false,
                 created_at: at(),
             },
         ];

@@ -117,6 +117,7 @@ mod tests {
             author_role: None,
             by_bot: false,
             body: "@relay-bot hi".into(),
+            internal: false,
             created_at: chrono::Utc::now(),
         }
     }
