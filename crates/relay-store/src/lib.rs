@@ -12,6 +12,8 @@
 //! - [`tool_graph`]: tool-sequence learning (transitions per repository, migration 0008).
 //! - [`trace`]: the run trace (runs and their events, migration 0007) and its notifications.
 //! - [`traversal`]: thorough mode's traversal state per issue (migration 0010).
+//! - [`reverify`], [`summaries`]: findings re-checked on every push and the living summary comment
+//!   per issue (migrations 0021, 0022).
 
 pub mod bench;
 pub mod browse;
@@ -25,8 +27,10 @@ pub mod learnings;
 pub mod llm_usage;
 pub mod outbox;
 pub mod queue;
+pub mod reverify;
 pub mod settings;
 pub mod specs;
+pub mod summaries;
 pub mod tool_graph;
 pub mod trace;
 pub mod traversal;

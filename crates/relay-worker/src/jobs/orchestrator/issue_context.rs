@@ -264,7 +264,9 @@ mod tests {
                     end_line: 2,
                     quote: None,
                     commit_sha: "abc".into(),
+                    ..Default::default()
                 }],
+                stale: false,
             }],
             learnings: vec![],
             spec: None,
