@@ -31,6 +31,7 @@ fn context(snapshot: Option<relay_actions::Snapshot>) -> ValidationContext {
             },
         ],
         findings: vec![1, 2],
+        stale_findings: vec![],
         thread: vec![
             ThreadRef {
                 note_id: "501".into(),

@@ -283,9 +283,16 @@ impl ContextBuilder {
                 .map(ToString::to_string)
                 .collect::<Vec<_>>()
                 .join(", ");
+            // A stale finding is shown as such: the planner re-verifies it with an explore (and
+            // adds it again) or removes it; a spec may not rest on it.
+            let stale = if finding.stale {
+                " (STALE: the cited code changed since it was verified; do not cite it)"
+            } else {
+                ""
+            };
             let _ = writeln!(
                 out,
-                "- finding {}: {} [{sources}]",
+                "- finding {}{stale}: {} [{sources}]",
                 finding.id, finding.synthesis
             );
         }

@@ -61,6 +61,7 @@ pub fn sample_issue() -> IssueContext {
                 end_line: 52,
                 quote: None,
             }],
+            stale: false,
         }],
         learnings: vec![LearningView {
             kind: LearningKind::Code,

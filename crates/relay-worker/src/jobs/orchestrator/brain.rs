@@ -82,6 +82,44 @@ pub struct Brain {
 }
 
 impl Brain {
+    /// Sends the issue's queued outbox writes (none: no tracker call); returns how many went out.
+    async fn drain_queued(
+        &self,
+        pool: &PgPool,
+        issue: &relay_store::issues::IssueRow,
+    ) -> Result<usize, JobError> {
+        let mut conn = pool.acquire().await.context("no database connection")?;
+        let pending = relay_store::outbox::pending(&mut conn, issue.id)
+            .await
+            .context("failed to load the outbox")?;
+        drop(conn);
+        if pending.is_empty() {
+            return Ok(0);
+        }
+        let tracker = self
+            .trackers
+            .get_str(&issue.tracker)
+            .ok_or_else(|| anyhow::anyhow!("tracker {:?} has no client", issue.tracker))
+            .map_err(JobError::Permanent)?;
+        let issue_ref = IssueRef {
+            project_id: issue.project_id.clone(),
+            project_path: issue.project_path.clone(),
+            number: issue.number,
+            installation_id: issue.installation_id,
+        };
+        let report = Executor::new(pool.clone(), tracker)
+            .drain_outbox(issue.id, &issue_ref)
+            .await
+            .context("failed to drain the outbox")?;
+        if let Some(wait) = report.reschedule_after {
+            return Err(JobError::Retryable(anyhow::anyhow!(
+                "tracker writes must wait {} s",
+                wait.as_secs()
+            )));
+        }
+        Ok(report.sent.len())
+    }
+
     /// Runs up to `cycles_per_job` cycles on the issue (`max_attempts`: the follow-up job's, when
     /// events are left after the last cycle). A stopped cycle (after its status
     /// comment) fails the job retryably so the queue backs off; its events stay pending.
@@ -105,7 +143,9 @@ impl Brain {
             .context("failed to load pending events")?;
         drop(conn);
         if events.is_empty() {
-            return Ok(json!({ "cycles": 0, "reason": "nothing pending" }));
+            // Writes queued outside a cycle (a push's summary edits) are sent by the issue's job.
+            let sent = self.drain_queued(pool, &issue).await?;
+            return Ok(json!({ "cycles": 0, "reason": "nothing pending", "sent": sent }));
         }
         let settings = self
             .tracker_settings

@@ -271,16 +271,41 @@ async fn run_cycle_inner(
         );
         spec_keys = Some((row.id, keys));
     }
-    let drain = executor.drain_outbox(issue_id, &deps.issue_ref).await?;
+    // The living summary follows what the cycle changed (sent with the cycle's writes).
+    let summary = deps.settings.summary_comment && changed_state(&applied, spec_version);
+    if summary {
+        relay_actions::summary::refresh_summary(&deps.pool, issue_id, Some(job_id)).await?;
+    }
+    let mut drain = executor.drain_outbox(issue_id, &deps.issue_ref).await?;
     if let Some((spec_id, keys)) = spec_keys {
         let mut conn = deps.pool.acquire().await?;
-        relay_actions::execute::record_spec_posted(&mut conn, spec_id, &keys).await?;
+        let posted = relay_actions::execute::record_spec_posted(&mut conn, spec_id, &keys).await?;
+        drop(conn);
+        // The spec is now posted: the summary says so (an edit only if the body changed).
+        if summary && posted {
+            relay_actions::summary::refresh_summary(&deps.pool, issue_id, Some(job_id)).await?;
+            let more = executor.drain_outbox(issue_id, &deps.issue_ref).await?;
+            drain.sent.extend(more.sent);
+            drain.failures.extend(more.failures);
+            drain.reschedule_after = more.reschedule_after.or(drain.reschedule_after);
+        }
     }
     Ok(CycleEnd::Applied {
         outcome,
         drain,
         spec_version,
     })
+}
+
+/// Whether an applied batch changed what the summary shows: gaps, findings or the spec.
+fn changed_state(applied: &relay_actions::Applied, spec_version: Option<i32>) -> bool {
+    !(applied.opened_gaps.is_empty()
+        && applied.closed_gaps.is_empty()
+        && applied.added_findings.is_empty()
+        && applied.removed_findings.is_empty()
+        && applied.dropped_findings.is_empty())
+        || applied.spec_verdict.is_some()
+        || spec_version.is_some()
 }
 
 /// Queues the first-contact acknowledgement (an "eyes" reaction on the triggering comment, or the

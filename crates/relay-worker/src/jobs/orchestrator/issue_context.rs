@@ -142,6 +142,7 @@ pub fn build(state: &IssueState, thread: &[Note]) -> IssueContext {
                         quote: s.quote.clone(),
                     })
                     .collect(),
+                stale: f.stale,
             })
             .collect(),
         learnings: state
