@@ -8,9 +8,10 @@
 //! `orchestrator_latency` (an ignored figure: webhook accepted → first LLM request), `trace_live`
 //! (a running job's trace over SSE), `thorough` (the planner's thorough explore and the issue's
 //! traversal state), `visibility` (the project's visibility from every webhook), `spec_flow` (go-ahead → spec in
-//! parts → approved).
+//! parts → approved), `findings` (findings re-verified on every push, the living summary comment).
 
 mod engagement;
+mod findings;
 mod fuzz;
 mod gateway;
 mod helpers;
