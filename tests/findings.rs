@@ -483,3 +483,35 @@ async fn a_renamed_file_is_followed_on_gitlab(pool: PgPool) {
     assert_eq!(writes.len(), before + 1, "{writes:?}");
     assert_eq!(writes.last().unwrap().0, "PUT");
 }
+
+/// A planning cycle that opens a gap posts the summary once, after the planner's own comment,
+/// listing the open question by severity and what Relay spent.
+#[sqlx::test(migrator = "relay_store::MIGRATOR")]
+async fn a_cycle_that_changes_gaps_posts_the_summary(pool: PgPool) {
+    use crate::orchestrator::{accept_mention_with_agent, happy_script};
+    use relay_agent::llm::scripted::ScriptedLlm;
+
+    let github = FakeGitHub::start().await;
+    let repo = "Codertocat/Hello-World";
+    github.seed_issue(repo, 1, "Retries", "Make retries configurable.");
+    github.set_permission(repo, "Codertocat", "admin");
+    let llm = ScriptedLlm::start(happy_script()).await;
+    let mention =
+        accept_mention_with_agent(&pool, &github, &llm, AgentSettings::default(), |_| {}).await;
+    mention.run().await;
+    let bot: Vec<String> = github
+        .comments(repo, 1)
+        .into_iter()
+        .filter(|c| c.author == "relay-bot")
+        .map(|c| c.body)
+        .collect();
+    assert_eq!(bot.len(), 2, "the reply, then the summary: {bot:?}");
+    assert!(bot[1].starts_with("### Relay summary"), "{}", bot[1]);
+    assert!(
+        bot[1].contains("**blocking** (gap 1, for the reporter): Which calls should use the retry count?"),
+        "{}",
+        bot[1]
+    );
+    assert!(bot[1].contains("planner 30 tokens (2 calls)"), "{}", bot[1]);
+    assert!(bot[1].contains("<!-- relay:write:summary-i"), "{}", bot[1]);
+}
