@@ -173,3 +173,105 @@ fn blob_base(issue_url: &str) -> Option<BlobBase> {
         gitlab: false,
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use relay_store::findings::{Position, SourceRow};
+
+    fn gap(number: i32, severity: &str, question: &str, open: bool) -> GapRow {
+        GapRow {
+            id: i64::from(number),
+            issue_id: 1,
+            number,
+            question: question.into(),
+            severity: severity.into(),
+            respondent: "reporter".into(),
+            evidence: None,
+            status: if open { "open" } else { "closed" }.into(),
+            close_reason: (!open).then(|| "answered".into()),
+            close_note: None,
+            opened_by_run: None,
+            closed_by_run: None,
+            created_at: chrono::Utc::now(),
+            closed_at: None,
+        }
+    }
+
+    fn finding(stale: bool) -> FindingRow {
+        FindingRow {
+            id: 1,
+            issue_id: 1,
+            number: 3,
+            synthesis: "Timeouts are fixed, ask @alice\n<!-- relay:write:x -->".into(),
+            created_by_run: None,
+            created_at: chrono::Utc::now(),
+            sources: vec![SourceRow {
+                path: "app/settings.py".into(),
+                start_line: 9,
+                end_line: 10,
+                quote: None,
+                commit_sha: "0123456789abcdef0123456789abcdef01234567".into(),
+                status: if stale {
+                    SourceStatus::Stale
+                } else {
+                    SourceStatus::Verified
+                },
+                moved_from: Some(Position {
+                    path: "app/settings.py".into(),
+                    start_line: 6,
+                    end_line: 7,
+                }),
+            }],
+            stale,
+        }
+    }
+
+    #[test]
+    fn questions_by_severity_findings_with_links_and_status() {
+        let gaps = [
+            gap(1, "low", "Which log level?", true),
+            gap(2, "blocking", "CLI or server?", true),
+            gap(3, "high", "Answered one", false),
+        ];
+        let findings = [finding(false)];
+        let spend = [RoleSpend {
+            role: "planner".into(),
+            calls: 2,
+            prompt_tokens: 100,
+            completion_tokens: 20,
+            cached_tokens: 0,
+        }];
+        let body = render(&SummaryInput {
+            issue_url: "https://github.com/octo/repo/issues/1",
+            gaps: &gaps,
+            findings: &findings,
+            spec: None,
+            spend: &spend,
+        });
+        let blocking = body.find("CLI or server?").unwrap();
+        let low = body.find("Which log level?").unwrap();
+        assert!(blocking < low, "{body}");
+        assert!(!body.contains("Answered one"), "{body}");
+        assert!(body.contains(
+            "[`app/settings.py:9-10`](https://github.com/octo/repo/blob/0123456789abcdef0123456789abcdef01234567/app/settings.py#L9-L10): verified at `0123456789ab` (moved from `app/settings.py:6`)"
+        ), "{body}");
+        assert!(body.contains("@\u{2060}alice"), "mentions never ping: {body}");
+        assert!(!body.contains("<!-- relay:write:x"), "{body}");
+        assert!(body.contains("planner 120 tokens (2 calls)"), "{body}");
+        assert!(body.contains("Citations verified: 1 of 1."), "{body}");
+
+        let findings = [finding(true)];
+        let body = render(&SummaryInput {
+            issue_url: "https://gitlab.example.com/g/p/-/issues/1",
+            gaps: &[],
+            findings: &findings,
+            spec: None,
+            spend: &[],
+        });
+        assert!(body.contains("— **stale**"), "{body}");
+        assert!(body.contains("/g/p/-/blob/0123456789abcdef0123456789abcdef01234567/app/settings.py#L9-10"), "{body}");
+        assert!(body.contains("stale: no longer matches; last verified at `0123456789ab`"), "{body}");
+        assert!(body.contains("Citations verified: 0 of 1."), "{body}");
+    }
+}

@@ -102,6 +102,20 @@ fn full_context_renders_every_section() {
 }
 
 #[test]
+fn stale_findings_are_shown_as_stale() {
+    let mut issue = sample_issue();
+    issue.findings[0].stale = true;
+    let built = ContextBuilder::default().build(&issue);
+    assert!(
+        built.transcript().contains(
+            "- finding 1 (STALE: the cited code changed since it was verified; do not cite it): Retries use a fixed 100 ms sleep."
+        ),
+        "{}",
+        built.transcript()
+    );
+}
+
+#[test]
 fn untrusted_text_cannot_close_its_fence() {
     let built = ContextBuilder::default().build(&sample_issue());
     let Message::User(text) = &built.messages[3] else {
