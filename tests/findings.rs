@@ -30,7 +30,8 @@ const TOKEN: &str = "ghs_findings_token";
 const API_TOKEN: &str = "findings-api-token";
 
 /// `app/settings.py`; line 6 is the cited one.
-const SETTINGS: &str = "import os\n\n\nclass Settings:\n    debug = False\n    TIMEOUT = 30\n    RETRIES = 3\n";
+const SETTINGS: &str =
+    "import os\n\n\nclass Settings:\n    debug = False\n    TIMEOUT = 30\n    RETRIES = 3\n";
 
 fn git(dir: &Path, args: &[&str]) -> String {
     let output = Command::new("git")
@@ -376,7 +377,10 @@ async fn a_push_re_anchors_stales_and_restores_a_source_and_edits_the_summary(po
     let source = &finding["sources"][0];
     assert_eq!(finding["stale"], json!(false));
     assert_eq!(source["path"], json!("app/settings.py"));
-    assert_eq!((source["start_line"].clone(), source["end_line"].clone()), (json!(9), json!(9)));
+    assert_eq!(
+        (source["start_line"].clone(), source["end_line"].clone()),
+        (json!(9), json!(9))
+    );
     assert_eq!(source["status"], json!("verified"));
     assert_eq!(source["commit_sha"], json!(second));
     assert_eq!(
@@ -386,7 +390,11 @@ async fn a_push_re_anchors_stales_and_restores_a_source_and_edits_the_summary(po
     let comments = world.fake.bot_comments();
     assert_eq!(comments.len(), 1, "edited, never re-posted");
     assert!(comments[0].contains("app/settings.py:9"), "{}", comments[0]);
-    assert!(comments[0].contains(&format!("blob/{second}/app/settings.py#L9-L9")), "{}", comments[0]);
+    assert!(
+        comments[0].contains(&format!("blob/{second}/app/settings.py#L9-L9")),
+        "{}",
+        comments[0]
+    );
     let writes = world.fake.writes();
     assert_eq!(writes.len(), before + 1, "one edit: {writes:?}");
     assert_eq!(writes.last().unwrap().0, "PATCH");
@@ -395,13 +403,20 @@ async fn a_push_re_anchors_stales_and_restores_a_source_and_edits_the_summary(po
     let third = commit(
         world.upstream.path(),
         "app/settings.py",
-        &format!("# one\n# two\n# three\n{}", SETTINGS.replace("    TIMEOUT = 30\n", "")),
+        &format!(
+            "# one\n# two\n# three\n{}",
+            SETTINGS.replace("    TIMEOUT = 30\n", "")
+        ),
     );
     world.push(&third).await;
     let finding = world.finding().await;
     assert_eq!(finding["stale"], json!(true));
     assert_eq!(finding["sources"][0]["status"], json!("stale"));
-    assert_eq!(finding["sources"][0]["commit_sha"], json!(second), "kept with its last good commit");
+    assert_eq!(
+        finding["sources"][0]["commit_sha"],
+        json!(second),
+        "kept with its last good commit"
+    );
     let comments = world.fake.bot_comments();
     assert_eq!(comments.len(), 1);
     assert!(comments[0].contains("stale"), "{}", comments[0]);
@@ -465,7 +480,10 @@ async fn with_the_summary_off_a_stale_push_posts_one_notice(pool: PgPool) {
 async fn a_renamed_file_is_followed_on_gitlab(pool: PgPool) {
     let mut world = World::new(pool, Host::GitLab, Summary::On).await;
     let before = world.fake.writes().len();
-    git(world.upstream.path(), &["mv", "app/settings.py", "app/config.py"]);
+    git(
+        world.upstream.path(),
+        &["mv", "app/settings.py", "app/config.py"],
+    );
     let second = commit_all(world.upstream.path(), "rename");
     world.push(&second).await;
     let finding = world.finding().await;
@@ -478,7 +496,11 @@ async fn a_renamed_file_is_followed_on_gitlab(pool: PgPool) {
     let notes = world.fake.bot_comments();
     assert_eq!(notes.len(), 1, "edited, never re-posted");
     assert!(notes[0].contains("app/config.py:6"), "{}", notes[0]);
-    assert!(notes[0].contains(&format!("/-/blob/{second}/app/config.py#L6-6")), "{}", notes[0]);
+    assert!(
+        notes[0].contains(&format!("/-/blob/{second}/app/config.py#L6-6")),
+        "{}",
+        notes[0]
+    );
     let writes = world.fake.writes();
     assert_eq!(writes.len(), before + 1, "{writes:?}");
     assert_eq!(writes.last().unwrap().0, "PUT");
@@ -508,7 +530,9 @@ async fn a_cycle_that_changes_gaps_posts_the_summary(pool: PgPool) {
     assert_eq!(bot.len(), 2, "the reply, then the summary: {bot:?}");
     assert!(bot[1].starts_with("### Relay summary"), "{}", bot[1]);
     assert!(
-        bot[1].contains("**blocking** (gap 1, for the reporter): Which calls should use the retry count?"),
+        bot[1].contains(
+            "**blocking** (gap 1, for the reporter): Which calls should use the retry count?"
+        ),
         "{}",
         bot[1]
     );

@@ -62,7 +62,11 @@ impl Git {
         envs: &[(&str, OsString)],
         reach: Reach,
     ) -> Result<String> {
-        Ok(self.run_raw(cwd, args, envs, reach).await?.trim().to_string())
+        Ok(self
+            .run_raw(cwd, args, envs, reach)
+            .await?
+            .trim()
+            .to_string())
     }
 
     /// [`Git::run`] without trimming stdout (file contents, where leading blank lines count).

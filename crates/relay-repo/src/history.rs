@@ -88,20 +88,38 @@ impl RepoManager {
 
     /// The text of `path` at a synced `commit`; `None` when the path is not a file there or is
     /// larger than [`MAX_FILE_AT_BYTES`].
-    pub async fn file_at(&self, spec: &RepoSpec, commit: &str, path: &str) -> Result<Option<String>> {
+    pub async fn file_at(
+        &self,
+        spec: &RepoSpec,
+        commit: &str,
+        path: &str,
+    ) -> Result<Option<String>> {
         validate_commit(commit)?;
         let (git, paths, _) = self.prepare(spec).await?;
         let object = format!("{commit}:{path}");
         let mut size = vec![git_dir_arg(&paths)];
-        size.extend(args(["cat-file", "-s", "--end-of-options", object.as_str()]));
+        size.extend(args([
+            "cat-file",
+            "-s",
+            "--end-of-options",
+            object.as_str(),
+        ]));
         let Ok(bytes) = git.run(None, &size, &[], self.local()).await else {
             return Ok(None);
         };
-        if bytes.parse::<usize>().map_or(true, |n| n > MAX_FILE_AT_BYTES) {
+        if bytes
+            .parse::<usize>()
+            .map_or(true, |n| n > MAX_FILE_AT_BYTES)
+        {
             return Ok(None);
         }
         let mut show = vec![git_dir_arg(&paths)];
-        show.extend(args(["cat-file", "blob", "--end-of-options", object.as_str()]));
+        show.extend(args([
+            "cat-file",
+            "blob",
+            "--end-of-options",
+            object.as_str(),
+        ]));
         Ok(git.run_raw(None, &show, &[], self.local()).await.ok())
     }
 }

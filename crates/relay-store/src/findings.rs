@@ -209,15 +209,16 @@ pub async fn live(conn: &mut PgConnection, issue_id: i64) -> Result<Vec<FindingR
                 .map(|(_, s)| s.to_source())
                 .collect();
             FindingRow {
-            stale: sources.iter().any(|s| s.status == SourceStatus::Stale),
-            sources,
-            id: h.id,
-            issue_id: h.issue_id,
-            number: h.number,
-            synthesis: h.synthesis,
-            created_by_run: h.created_by_run,
-            created_at: h.created_at,
-        }})
+                stale: sources.iter().any(|s| s.status == SourceStatus::Stale),
+                sources,
+                id: h.id,
+                issue_id: h.issue_id,
+                number: h.number,
+                synthesis: h.synthesis,
+                created_by_run: h.created_by_run,
+                created_at: h.created_at,
+            }
+        })
         .collect())
 }
 
@@ -244,7 +245,11 @@ impl SourceRowWithId {
             quote: self.quote.clone(),
             commit_sha: self.commit_sha.clone(),
             status: SourceStatus::parse(&self.status),
-            moved_from: match (&self.moved_from_path, self.moved_from_start, self.moved_from_end) {
+            moved_from: match (
+                &self.moved_from_path,
+                self.moved_from_start,
+                self.moved_from_end,
+            ) {
                 (Some(path), Some(start_line), Some(end_line)) => Some(Position {
                     path: path.clone(),
                     start_line,

@@ -39,7 +39,11 @@ pub async fn save(conn: &mut PgConnection, issue_id: i64, body: &str, revision: 
 
 /// Replaces the body of a write that no attempt has started yet (so it cannot be on the tracker
 /// in another form); `false` when the write is sent, failed or in flight.
-pub async fn rewrite_unsent(conn: &mut PgConnection, idempotency_key: &str, body: &str) -> Result<bool> {
+pub async fn rewrite_unsent(
+    conn: &mut PgConnection,
+    idempotency_key: &str,
+    body: &str,
+) -> Result<bool> {
     let done = sqlx::query(
         "UPDATE outbox SET body = $2, updated_at = now()
          WHERE idempotency_key = $1 AND status = 'pending' AND NOT maybe_sent",

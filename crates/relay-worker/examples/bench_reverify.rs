@@ -42,7 +42,14 @@ async fn main() -> anyhow::Result<()> {
 
 fn git(dir: &Path, args: &[&str]) -> anyhow::Result<String> {
     let output = Command::new("git")
-        .args(["-c", "user.name=b", "-c", "user.email=b@b", "-c", "init.defaultBranch=main"])
+        .args([
+            "-c",
+            "user.name=b",
+            "-c",
+            "user.email=b@b",
+            "-c",
+            "init.defaultBranch=main",
+        ])
         .args(args)
         .current_dir(dir)
         .output()?;
@@ -129,8 +136,8 @@ async fn run(url: &str) -> anyhow::Result<()> {
         data_dir: data.path().to_path_buf(),
         ..Default::default()
     })?;
-    let spec = RepoSpec::new(Provider::GitHub, "https://github.com", "octo/repo")
-        .with_local_path(dir);
+    let spec =
+        RepoSpec::new(Provider::GitHub, "https://github.com", "octo/repo").with_local_path(dir);
     repos.sync_to(&spec, Some(&base)).await?;
 
     // Push 1: 20 files get three lines on top, 5 lose a cited line, 2 are renamed.
@@ -143,12 +150,22 @@ async fn run(url: &str) -> anyhow::Result<()> {
         std::fs::write(dir.join(path_of(file)), text)?;
     }
     for file in 25..27 {
-        git(dir, &["mv", &path_of(file), &format!("pkg/renamed{file}.py")])?;
+        git(
+            dir,
+            &["mv", &path_of(file), &format!("pkg/renamed{file}.py")],
+        )?;
     }
     git(dir, &["add", "-A"])?;
     git(dir, &["commit", "-qm", "push 1"])?;
     let first_push = git(dir, &["rev-parse", "HEAD"])?;
-    push(&pool, &repos, &spec, &first_push, "push 1 (27 cited files changed)").await?;
+    push(
+        &pool,
+        &repos,
+        &spec,
+        &first_push,
+        "push 1 (27 cited files changed)",
+    )
+    .await?;
 
     // Push 2: a file nobody cites.
     std::fs::write(dir.join("README.md"), "# readme\n")?;
@@ -165,7 +182,13 @@ async fn run(url: &str) -> anyhow::Result<()> {
     );
     let started = Instant::now();
     indexing
-        .index_commit(&repos, &spec, "github/octo/repo", &second_push, snapshot.path().to_path_buf())
+        .index_commit(
+            &repos,
+            &spec,
+            "github/octo/repo",
+            &second_push,
+            snapshot.path().to_path_buf(),
+        )
         .await?;
     let index = started.elapsed();
     println!("baseline: full code-graph index of the same commit ({FILES} files): {index:?}");

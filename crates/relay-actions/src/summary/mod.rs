@@ -112,7 +112,11 @@ pub async fn enqueue_summary(
 }
 
 /// Renders the issue's summary from the store and queues it (one transaction).
-pub async fn refresh_summary(pool: &PgPool, issue_id: i64, job_id: Option<i64>) -> Result<SummaryWrite> {
+pub async fn refresh_summary(
+    pool: &PgPool,
+    issue_id: i64,
+    job_id: Option<i64>,
+) -> Result<SummaryWrite> {
     let mut tx = pool.begin().await.map_err(relay_store::Error::from)?;
     let Some(issue) = relay_store::issues::get(&mut tx, issue_id).await? else {
         return Ok(SummaryWrite::Unchanged);

@@ -49,7 +49,12 @@ pub fn render(input: &SummaryInput<'_>) -> String {
     let blob = blob_base(input.issue_url);
     for finding in input.findings {
         let flag = if finding.stale { " — **stale**" } else { "" };
-        let _ = writeln!(out, "- **{}.** {}{flag}", finding.number, inline(&finding.synthesis));
+        let _ = writeln!(
+            out,
+            "- **{}.** {}{flag}",
+            finding.number,
+            inline(&finding.synthesis)
+        );
         for source in &finding.sources {
             let place = if source.start_line == source.end_line {
                 format!("{}:{}", source.path, source.start_line)
@@ -63,7 +68,9 @@ pub fn render(input: &SummaryInput<'_>) -> String {
             };
             let status = match source.status {
                 SourceStatus::Verified => format!("verified at `{short}`"),
-                SourceStatus::Stale => format!("stale: no longer matches; last verified at `{short}`"),
+                SourceStatus::Stale => {
+                    format!("stale: no longer matches; last verified at `{short}`")
+                }
             };
             let moved = source.moved_from.as_ref().map_or(String::new(), |m| {
                 format!(" (moved from `{}:{}`)", inline(&m.path), m.start_line)
@@ -168,10 +175,12 @@ fn blob_base(issue_url: &str) -> Option<BlobBase> {
             gitlab: true,
         });
     }
-    issue_url.rsplit_once("/issues/").map(|(project, _)| BlobBase {
-        project: project.to_owned(),
-        gitlab: false,
-    })
+    issue_url
+        .rsplit_once("/issues/")
+        .map(|(project, _)| BlobBase {
+            project: project.to_owned(),
+            gitlab: false,
+        })
 }
 
 #[cfg(test)]
@@ -256,7 +265,10 @@ mod tests {
         assert!(body.contains(
             "[`app/settings.py:9-10`](https://github.com/octo/repo/blob/0123456789abcdef0123456789abcdef01234567/app/settings.py#L9-L10): verified at `0123456789ab` (moved from `app/settings.py:6`)"
         ), "{body}");
-        assert!(body.contains("@\u{2060}alice"), "mentions never ping: {body}");
+        assert!(
+            body.contains("@\u{2060}alice"),
+            "mentions never ping: {body}"
+        );
         assert!(!body.contains("<!-- relay:write:x"), "{body}");
         assert!(body.contains("planner 120 tokens (2 calls)"), "{body}");
         assert!(body.contains("Citations verified: 1 of 1."), "{body}");
@@ -270,8 +282,16 @@ mod tests {
             spend: &[],
         });
         assert!(body.contains("— **stale**"), "{body}");
-        assert!(body.contains("/g/p/-/blob/0123456789abcdef0123456789abcdef01234567/app/settings.py#L9-10"), "{body}");
-        assert!(body.contains("stale: no longer matches; last verified at `0123456789ab`"), "{body}");
+        assert!(
+            body.contains(
+                "/g/p/-/blob/0123456789abcdef0123456789abcdef01234567/app/settings.py#L9-10"
+            ),
+            "{body}"
+        );
+        assert!(
+            body.contains("stale: no longer matches; last verified at `0123456789ab`"),
+            "{body}"
+        );
         assert!(body.contains("Citations verified: 0 of 1."), "{body}");
     }
 }

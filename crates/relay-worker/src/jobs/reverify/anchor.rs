@@ -28,7 +28,12 @@ pub enum Expected<'a> {
 /// Where the expected text stands in `content`: `at` itself when it still does, else the window
 /// of the same height that holds it nearest to `at` (with `anchor`, the cited lines' old text,
 /// preferred among quote matches so a moved block keeps its shape), else `None`.
-pub fn locate(content: &str, expected: Expected<'_>, at: Span, anchor: Option<&str>) -> Option<Span> {
+pub fn locate(
+    content: &str,
+    expected: Expected<'_>,
+    at: Span,
+    anchor: Option<&str>,
+) -> Option<Span> {
     let lines: Vec<String> = content.lines().map(collapse_whitespace).collect();
     let wanted = match expected {
         Expected::Quote(quote) => collapse_whitespace(quote),
@@ -101,11 +106,26 @@ pub fn lines_of(content: &str, at: Span) -> Option<String> {
 mod tests {
     use super::*;
 
-    const FILE: &str = "import os\n\nclass Settings:\n    debug = False\n\n    TIMEOUT = 30\n    RETRIES = 3\n";
+    const FILE: &str =
+        "import os\n\nclass Settings:\n    debug = False\n\n    TIMEOUT = 30\n    RETRIES = 3\n";
 
     #[track_caller]
-    fn check(content: &str, expected: Expected<'_>, at: (usize, usize), anchor: Option<&str>, want: Option<(usize, usize)>) {
-        let got = locate(content, expected, Span { start: at.0, end: at.1 }, anchor);
+    fn check(
+        content: &str,
+        expected: Expected<'_>,
+        at: (usize, usize),
+        anchor: Option<&str>,
+        want: Option<(usize, usize)>,
+    ) {
+        let got = locate(
+            content,
+            expected,
+            Span {
+                start: at.0,
+                end: at.1,
+            },
+            anchor,
+        );
         assert_eq!(got.map(|s| (s.start, s.end)), want);
     }
 
@@ -113,11 +133,35 @@ mod tests {
     fn finds_text_in_place_moved_or_gone() {
         let moved = format!("# a\n# b\n# c\n{FILE}");
         // In place, whitespace-normalised.
-        check(FILE, Expected::Quote("TIMEOUT   =  30"), (6, 6), None, Some((6, 6)));
-        check(FILE, Expected::Lines("TIMEOUT = 30\nRETRIES = 3"), (6, 7), None, Some((6, 7)));
+        check(
+            FILE,
+            Expected::Quote("TIMEOUT   =  30"),
+            (6, 6),
+            None,
+            Some((6, 6)),
+        );
+        check(
+            FILE,
+            Expected::Lines("TIMEOUT = 30\nRETRIES = 3"),
+            (6, 7),
+            None,
+            Some((6, 7)),
+        );
         // Three lines inserted above.
-        check(&moved, Expected::Quote("TIMEOUT = 30"), (6, 6), None, Some((9, 9)));
-        check(&moved, Expected::Lines("TIMEOUT = 30\n  RETRIES = 3"), (6, 7), None, Some((9, 10)));
+        check(
+            &moved,
+            Expected::Quote("TIMEOUT = 30"),
+            (6, 6),
+            None,
+            Some((9, 9)),
+        );
+        check(
+            &moved,
+            Expected::Lines("TIMEOUT = 30\n  RETRIES = 3"),
+            (6, 7),
+            None,
+            Some((9, 10)),
+        );
         // A quote on the second line of a two-line citation keeps the block's shape with the anchor.
         check(
             &moved,
@@ -127,18 +171,33 @@ mod tests {
             Some((9, 10)),
         );
         // Gone or changed.
-        check(&FILE.replace("30", "60"), Expected::Quote("TIMEOUT = 30"), (6, 6), None, None);
+        check(
+            &FILE.replace("30", "60"),
+            Expected::Quote("TIMEOUT = 30"),
+            (6, 6),
+            None,
+            None,
+        );
         check("x\n", Expected::Lines("TIMEOUT = 30"), (6, 6), None, None);
         // Nearest of two occurrences.
         let twice = "a = 1\nb\nc\nd\ne\na = 1\n";
         check(twice, Expected::Lines("a = 1"), (5, 5), None, Some((6, 6)));
         // An empty quote falls back to the anchor.
-        check(&moved, Expected::Quote("  "), (6, 6), Some("TIMEOUT = 30"), Some((9, 9)));
+        check(
+            &moved,
+            Expected::Quote("  "),
+            (6, 6),
+            Some("TIMEOUT = 30"),
+            Some((9, 9)),
+        );
     }
 
     #[test]
     fn reads_lines() {
-        assert_eq!(lines_of(FILE, Span { start: 6, end: 7 }).unwrap(), "    TIMEOUT = 30\n    RETRIES = 3");
+        assert_eq!(
+            lines_of(FILE, Span { start: 6, end: 7 }).unwrap(),
+            "    TIMEOUT = 30\n    RETRIES = 3"
+        );
         assert_eq!(lines_of(FILE, Span { start: 7, end: 9 }), None);
     }
 }

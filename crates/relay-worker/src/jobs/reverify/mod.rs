@@ -128,7 +128,14 @@ pub async fn reverify_project(
             }
             continue;
         };
-        let check = check_source(source, changes.get(&source.path), target.commit, &mut files, &mut outcome).await;
+        let check = check_source(
+            source,
+            changes.get(&source.path),
+            target.commit,
+            &mut files,
+            &mut outcome,
+        )
+        .await;
         if check.status == SourceStatus::Stale {
             stale_after.insert(source.finding_id);
         }
@@ -182,14 +189,23 @@ impl Files<'_> {
     fn at_push(&mut self, path: &str) -> Option<&str> {
         self.new
             .entry(path.to_owned())
-            .or_insert_with(|| relay_tools::citation::read_text(self.sandbox, path).ok().map(|(_, text)| text))
+            .or_insert_with(|| {
+                relay_tools::citation::read_text(self.sandbox, path)
+                    .ok()
+                    .map(|(_, text)| text)
+            })
             .as_deref()
     }
 
     async fn at_commit(&mut self, commit: &str, path: &str) -> Option<&str> {
         let key = (commit.to_owned(), path.to_owned());
         if !self.old.contains_key(&key) {
-            let text = self.repos.file_at(self.spec, commit, path).await.ok().flatten();
+            let text = self
+                .repos
+                .file_at(self.spec, commit, path)
+                .await
+                .ok()
+                .flatten();
             self.old.insert(key.clone(), text);
         }
         self.old.get(&key).and_then(|text| text.as_deref())
@@ -263,7 +279,11 @@ async fn check_source(
     let found = files
         .at_push(&new_path)
         .and_then(|content| locate(content, expected, at, anchor.as_deref()));
-    let new_anchor = if source.anchor_text.is_none() { anchor.clone() } else { None };
+    let new_anchor = if source.anchor_text.is_none() {
+        anchor.clone()
+    } else {
+        None
+    };
     let new_path_for_anchor = new_path.clone();
     match found {
         Some(span) if span == at && new_path == source.path => {

@@ -87,7 +87,11 @@ pub async fn publish(
 
 /// Queues (or joins) the issue's `process_issue` job: with no events pending it only drains
 /// the issue's outbox.
-async fn send_with_issue_job(pool: &PgPool, issue_id: i64, max_attempts: i32) -> anyhow::Result<()> {
+async fn send_with_issue_job(
+    pool: &PgPool,
+    issue_id: i64,
+    max_attempts: i32,
+) -> anyhow::Result<()> {
     let job = ProcessIssue { issue_id };
     let payload = serde_json::to_value(&job).context("failed to encode the payload")?;
     let key = job.concurrency_key();
