@@ -101,7 +101,7 @@ impl JobHandler for UpdateCheckoutJob {
         let codegraph = match &self.codegraph {
             Some(codegraph) => {
                 let repo = format!("{}/{}", payload.tracker, payload.project_path);
-                let detail = codegraph
+                codegraph
                     .index_commit(
                         &self.repos,
                         &spec,
@@ -110,8 +110,7 @@ impl JobHandler for UpdateCheckoutJob {
                         snapshot.path().to_path_buf(),
                     )
                     .await
-                    .map_err(JobError::Retryable)?;
-                detail
+                    .map_err(JobError::Retryable)?
             }
             None => Value::Null,
         };
