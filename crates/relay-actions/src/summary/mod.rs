@@ -57,7 +57,7 @@ pub async fn enqueue_summary(
     let key = summary_key(issue_id);
     let body = keys::with_marker(content, &key);
     let Some(last) = relay_store::summaries::get_for_update(conn, issue_id).await? else {
-        relay_store::outbox::enqueue(
+        let posted = relay_store::outbox::enqueue(
             conn,
             &NewWrite {
                 idempotency_key: &key,
@@ -70,8 +70,17 @@ pub async fn enqueue_summary(
             },
         )
         .await?;
+        // A concurrent first update queued the post already: give it this body if it is not
+        // on its way yet, else leave the next update to edit it.
+        if !posted && !relay_store::summaries::rewrite_unsent(conn, &key, &body).await? {
+            return Ok(SummaryWrite::Deferred);
+        }
         relay_store::summaries::save(conn, issue_id, &body, 1).await?;
-        return Ok(SummaryWrite::Posted);
+        return Ok(if posted {
+            SummaryWrite::Posted
+        } else {
+            SummaryWrite::Rewritten
+        });
     };
     if last.body == body {
         return Ok(SummaryWrite::Unchanged);
@@ -177,4 +186,101 @@ pub async fn enqueue_stale_notice(
         },
     )
     .await?)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[sqlx::test(migrator = "relay_store::MIGRATOR")]
+    async fn posted_once_then_edited_and_never_sent_unchanged(pool: PgPool) {
+        let mut conn = pool.acquire().await.unwrap();
+        let rows = |rows: Vec<relay_store::outbox::OutboxRow>| {
+            rows.into_iter()
+                .map(|r| (r.idempotency_key, r.kind, r.body, r.target_note_id))
+                .collect::<Vec<_>>()
+        };
+        let check = |content: &str| keys::with_marker(content, "summary-i7");
+        assert_eq!(
+            enqueue_summary(&mut conn, 7, None, "a").await.unwrap(),
+            SummaryWrite::Posted
+        );
+        assert_eq!(
+            enqueue_summary(&mut conn, 7, None, "a").await.unwrap(),
+            SummaryWrite::Unchanged
+        );
+        // Not sent yet: the queued post takes the new body.
+        assert_eq!(
+            enqueue_summary(&mut conn, 7, None, "b").await.unwrap(),
+            SummaryWrite::Rewritten
+        );
+        let queued = relay_store::outbox::for_issue(&mut conn, 7).await.unwrap();
+        assert_eq!(
+            rows(queued.clone()),
+            [("summary-i7".into(), "comment".into(), check("b"), None)]
+        );
+        // In flight (an attempt started): the next update waits for its outcome.
+        relay_store::outbox::start_attempt(&mut conn, queued[0].id)
+            .await
+            .unwrap();
+        assert_eq!(
+            enqueue_summary(&mut conn, 7, None, "c").await.unwrap(),
+            SummaryWrite::Deferred
+        );
+        relay_store::outbox::mark_sent(&mut conn, queued[0].id, Some("n1"), None)
+            .await
+            .unwrap();
+        // Posted: an edit of that note, then (unsent) rewritten, never a second post.
+        assert_eq!(
+            enqueue_summary(&mut conn, 7, None, "c").await.unwrap(),
+            SummaryWrite::Edited
+        );
+        assert_eq!(
+            enqueue_summary(&mut conn, 7, None, "d").await.unwrap(),
+            SummaryWrite::Rewritten
+        );
+        assert_eq!(
+            enqueue_summary(&mut conn, 7, None, "d").await.unwrap(),
+            SummaryWrite::Unchanged
+        );
+        let all = rows(relay_store::outbox::for_issue(&mut conn, 7).await.unwrap());
+        assert_eq!(
+            all,
+            [
+                ("summary-i7".into(), "comment".into(), check("b"), None),
+                (
+                    "summary-i7-r2".into(),
+                    "edit".into(),
+                    check("d"),
+                    Some("n1".into())
+                ),
+            ]
+        );
+    }
+
+    #[sqlx::test(migrator = "relay_store::MIGRATOR")]
+    async fn a_stale_notice_names_the_findings_and_the_commit_once(pool: PgPool) {
+        let mut conn = pool.acquire().await.unwrap();
+        let commit = "0123456789abcdef0123456789abcdef01234567";
+        assert!(
+            !enqueue_stale_notice(&mut conn, 3, None, commit, &[])
+                .await
+                .unwrap()
+        );
+        assert!(
+            enqueue_stale_notice(&mut conn, 3, None, commit, &[1, 4])
+                .await
+                .unwrap()
+        );
+        assert!(
+            !enqueue_stale_notice(&mut conn, 3, None, commit, &[1, 4])
+                .await
+                .unwrap()
+        );
+        let rows = relay_store::outbox::for_issue(&mut conn, 3).await.unwrap();
+        assert_eq!(rows.len(), 1);
+        assert!(rows[0].body.starts_with(
+            "The code changed at `0123456789ab`: finding 1, finding 4 no longer match what they cited"
+        ), "{}", rows[0].body);
+    }
 }
