@@ -6,7 +6,10 @@
 //! a cited line in 5 more (those sources go stale) and renames 2 (their sources follow); a second
 //! push touches no cited file. Reported: each push's re-verification time, the statements it ran,
 //! the summaries it queued (= tracker writes per push: at most one per issue whose summary
-//! changed) and the full index's time.
+//! changed), the full index's time, and one planner cycle's Relay-side time (p50 of 20 cycles:
+//! the scripted LLM over local HTTP answers at once, the explorer is a stub, the writes go to the
+//! local GitHub server — what is left is Relay's own work: context, validation, batch
+//! transaction, summary, outbox drain).
 //!
 //! `DATABASE_URL=postgres://postgres@127.0.0.1:5432/postgres cargo run --release -p relay-worker --example bench_reverify`
 //! Runs in a throwaway database it creates and drops.
@@ -17,11 +20,23 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use anyhow::Context;
+use relay_actions::Snapshot;
+use relay_agent::agent_settings::AgentSettings;
+use relay_agent::llm::scripted::{ScriptedLlm, ScriptedReply};
+use relay_agent::llm::{LlmClient, LlmSettings, Role};
+use relay_agent::planner::{ExploreFailure, ExploreOutcome, ExploreRequest, Explorer};
+use relay_agent::trace::Tracer;
+use relay_core::Citation;
 use relay_repo::{Provider, RepoManager, RepoSettings, RepoSpec};
 use relay_store::findings::SourceRow;
+use relay_tracker::IssueRef;
+use relay_tracker::fake::FakeGitHub;
+use relay_worker::jobs::orchestrator::cycle::{Attempt, CycleDeps, CycleEnd, run_cycle};
 use relay_worker::jobs::reindex::CodegraphIndexing;
 use relay_worker::jobs::reverify::publish::{Channel, publish};
 use relay_worker::jobs::reverify::{PushTarget, reverify_project};
+use secrecy::SecretString;
+use serde_json::json;
 use sqlx::PgPool;
 use sqlx::postgres::PgPoolOptions;
 
@@ -192,6 +207,119 @@ async fn run(url: &str) -> anyhow::Result<()> {
         .await?;
     let index = started.elapsed();
     println!("baseline: full code-graph index of the same commit ({FILES} files): {index:?}");
+    planner_cycles(&pool, 20).await?;
+    Ok(())
+}
+
+struct StubExplorer;
+
+#[async_trait::async_trait]
+impl Explorer for StubExplorer {
+    async fn explore(&self, _request: ExploreRequest) -> Result<ExploreOutcome, ExploreFailure> {
+        Ok(ExploreOutcome {
+            answer: "Retries is a field of Config".into(),
+            evidence: vec![Citation {
+                path: "config.go".into(),
+                start_line: 4,
+                end_line: 4,
+                quote: None,
+            }],
+            confidence: "high".into(),
+            tokens: 100,
+            ..ExploreOutcome::default()
+        })
+    }
+}
+
+/// p50 of `cycles` planner cycles (explore, then a batch: a reply, a gap, a finding), each on its
+/// own issue with one pending mention.
+async fn planner_cycles(pool: &PgPool, cycles: usize) -> anyhow::Result<()> {
+    let github = FakeGitHub::start().await;
+    let checkout = tempfile::tempdir()?;
+    std::fs::write(
+        checkout.path().join("config.go"),
+        "package main\n\ntype Config struct {\n\tRetries int\n}\n",
+    )?;
+    let mut times = Vec::with_capacity(cycles);
+    for n in 0..cycles {
+        let number = 10_000 + n as i64;
+        github.seed_issue("acme/app", number, "Retries", "Make retries configurable.");
+        let comment = github.seed_comment("acme/app", number, "alice", "@relay-bot please look");
+        let issue: i64 = sqlx::query_scalar(
+            "INSERT INTO issues (tracker, project_id, project_path, number, title, state, author, url, updated_at)
+             VALUES ('github', '42', 'acme/app', $1, 'Retries', 'open', 'alice',
+                     'https://github.com/acme/app/issues/' || $1, now()) RETURNING id",
+        )
+        .bind(number)
+        .fetch_one(pool)
+        .await?;
+        sqlx::query(
+            "INSERT INTO deliveries (tracker, event_type, action, delivery_key, outcome, reason, payload, issue_id, actor, note_id)
+             VALUES ('github', 'issue_comment', 'created', $3, 'accepted', 'mention', '{}', $1, 'alice', $2)",
+        )
+        .bind(issue)
+        .bind(comment.to_string())
+        .bind(format!("bench-{n}"))
+        .execute(pool)
+        .await?;
+        let llm = ScriptedLlm::start(vec![
+            ScriptedReply::tool_calls(vec![(
+                "explore",
+                json!({"query": "where is the retry count?", "thoroughness": "quick"}),
+            )]),
+            ScriptedReply::tool_calls(vec![(
+                "submit_actions",
+                json!({"actions": [
+                    {"type": "post_comment", "content": "Retries live in `Config.Retries` (config.go:4). Gap 1: which calls?"},
+                    {"type": "update_gaps", "add": [{"question": "Which calls should retry?", "severity": "blocking", "respondent": "reporter"}]},
+                    {"type": "update_findings", "add": [{"synthesis": "Retries is a Config field.", "sources": [{"path": "config.go", "start_line": 4, "end_line": 4}]}]}
+                ]}),
+            )]),
+        ])
+        .await;
+        let llm_settings: LlmSettings = toml::from_str(&format!(
+            "[default]\nprovider = \"openai\"\nbase_url = \"{}\"\nmodel = \"m\"\napi_key = \"sk-x\"\n",
+            llm.base_url()
+        ))?;
+        let tracker = github.settings("ghs_bench", "relay-bot");
+        let deps = CycleDeps {
+            pool: pool.clone(),
+            tracker: relay_tracker::registry::build(&tracker)?,
+            issue_ref: IssueRef {
+                project_id: "42".into(),
+                project_path: "acme/app".into(),
+                number,
+                installation_id: None,
+            },
+            planner: LlmClient::from_settings(&llm_settings, Role::Planner)?,
+            spec: LlmClient::from_settings(&llm_settings, Role::Spec)?,
+            explorer: Arc::new(StubExplorer),
+            snapshot: Some(Snapshot {
+                sandbox: relay_tools::sandbox::Sandbox::new(checkout.path())
+                    .map_err(|e| anyhow::anyhow!("{e}"))?,
+                commit_sha: "c0ffee".into(),
+            }),
+            settings: AgentSettings::default(),
+            bot_username: "relay-bot".into(),
+            redactions: vec![SecretString::from("ghs_bench".to_owned())],
+            tracer: Tracer::noop(),
+            attempt: Attempt::Last,
+        };
+        let started = Instant::now();
+        let end = run_cycle(&deps, issue, n as i64 + 1, 0).await?;
+        times.push(started.elapsed());
+        anyhow::ensure!(
+            matches!(end, CycleEnd::Applied { .. }),
+            "cycle {n}: {end:?}"
+        );
+    }
+    times.sort();
+    println!(
+        "baseline: one planner cycle's Relay-side time, p50 of {cycles}: {:?} (min {:?}, max {:?})",
+        times[cycles / 2],
+        times[0],
+        times[cycles - 1]
+    );
     Ok(())
 }
 
