@@ -15,10 +15,12 @@
 //! sweeper, refused writes, a failed spec writer), `outbox_engagement` (authorization per event), `context_poisoning` (learnings as fenced data; private ones stay in
 //! their issue), `hostile_text` (nothing Relay posts can run a GitLab quick action or carry
 //! a secret; answers land in the triggering discussion), `private_clone` (a GitHub App's private
-//! repository cloned with the installation token over git smart HTTP; a failed clone says so).
+//! repository cloned with the installation token over git smart HTTP; a failed clone says so),
+//! `findings` (findings re-verified on every push, the living summary comment).
 
 mod context_poisoning;
 mod engagement;
+mod findings;
 mod fuzz;
 mod gateway;
 mod helpers;

@@ -80,6 +80,22 @@ pub async fn accept_mention_with(
     llm: &ScriptedLlm,
     edit: impl FnOnce(&mut serde_json::Value),
 ) -> Mention {
+    // These tests count the planner's own comments; the summary has its own tests.
+    let agent = AgentSettings {
+        summary_comment: false,
+        ..AgentSettings::default()
+    };
+    accept_mention_with_agent(pool, github, llm, agent, edit).await
+}
+
+/// [`accept_mention_with`] with the given `[agent]` settings.
+pub async fn accept_mention_with_agent(
+    pool: &PgPool,
+    github: &FakeGitHub,
+    llm: &ScriptedLlm,
+    agent: AgentSettings,
+    edit: impl FnOnce(&mut serde_json::Value),
+) -> Mention {
     let pool = pool.clone();
     let upstream = tempfile::tempdir().unwrap();
     git(upstream.path(), &["init", "-q"]);
@@ -143,7 +159,7 @@ pub async fn accept_mention_with(
             trackers: clients,
             tracker_settings: vec![tracker_settings],
             llm: llm_settings,
-            agent: AgentSettings::default(),
+            agent,
             tools: Default::default(),
             codegraph: None,
             roles: Default::default(),

@@ -145,7 +145,11 @@ impl GitLabHarness {
                 trackers: clients,
                 tracker_settings: vec![tracker_settings],
                 llm: llm_settings,
-                agent: AgentSettings::default(),
+                // These tests count the planner's own notes; the summary has its own tests.
+                agent: AgentSettings {
+                    summary_comment: false,
+                    ..AgentSettings::default()
+                },
                 tools: Default::default(),
                 codegraph: None,
                 roles: Default::default(),

@@ -52,6 +52,9 @@ pub struct ValidationContext {
     pub gaps: Vec<GapState>,
     /// Numbers of the live findings.
     pub findings: Vec<i32>,
+    /// Live findings with a stale source (a push changed the cited code): a spec may not rest
+    /// on them until the planner re-verifies (replaces) or removes them.
+    pub stale_findings: Vec<i32>,
     /// The notes of this issue's thread (the only valid `reply_to` values).
     pub thread: Vec<ThreadRef>,
     /// `None` when the job explored no checkout: findings cannot be verified and are refused.
@@ -92,11 +95,9 @@ impl ValidationContext {
                 severity: Severity::parse(&g.severity).unwrap_or(Severity::Blocking),
             })
             .collect();
-        let findings = relay_store::findings::live(conn, issue_id)
-            .await?
-            .into_iter()
-            .map(|f| f.number)
-            .collect();
+        let live = relay_store::findings::live(conn, issue_id).await?;
+        let stale_findings = live.iter().filter(|f| f.stale).map(|f| f.number).collect();
+        let findings = live.into_iter().map(|f| f.number).collect();
         let thread = relay_store::issues::notes(conn, issue_id)
             .await?
             .into_iter()
@@ -118,6 +119,7 @@ impl ValidationContext {
             project_id: issue.project_id,
             gaps,
             findings,
+            stale_findings,
             thread,
             snapshot,
             spec,

@@ -233,6 +233,7 @@ pub async fn apply(
                             end_line: c.end_line as i32,
                             quote: c.quote.clone(),
                             commit_sha: commit.to_owned(),
+                            ..Default::default()
                         })
                         .collect();
                     let number =

@@ -16,7 +16,8 @@
 //!    back as [`DrainReport::reschedule_after`] for the job queue; nothing sleeps that long.
 //!
 //! Layout: [`authority`], [`context`], [`validate`](mod@validate), [`report`], [`execute`](mod@execute),
-//! [`validated`], [`drain`], [`retry`], [`keys`], [`spec`], [`error`].
+//! [`validated`], [`drain`], [`retry`], [`keys`], [`spec`], [`summary`] (the living summary
+//! comment per issue), [`error`].
 
 pub mod authority;
 pub mod context;
@@ -27,6 +28,7 @@ pub mod keys;
 pub mod report;
 pub mod retry;
 pub mod spec;
+pub mod summary;
 pub mod validate;
 pub mod validated;
 

@@ -31,6 +31,8 @@ struct Working {
     gaps: BTreeMap<i32, (bool, Severity)>,
     added_blocking: usize,
     findings: BTreeSet<i32>,
+    /// Live findings with a stale source (removing one in the batch takes it out of `findings`).
+    stale: BTreeSet<i32>,
     added_findings: usize,
 }
 
@@ -60,6 +62,7 @@ pub fn validate(
             .collect(),
         added_blocking: 0,
         findings: ctx.findings.iter().copied().collect(),
+        stale: ctx.stale_findings.iter().copied().collect(),
         added_findings: 0,
     };
     let mut actions = Vec::with_capacity(batch.actions.len());
@@ -355,6 +358,13 @@ fn check_ready(
             failures.push(Failure::permanent(
                 format!("{at}.finding_ids[{i}]"),
                 format!("finding {number} is not a finding of this issue"),
+            ));
+        } else if state.stale.contains(number) {
+            failures.push(Failure::permanent(
+                format!("{at}.finding_ids[{i}]"),
+                format!(
+                    "finding {number} is stale (its cited code changed): re-verify it with an explore and add it again, or remove it"
+                ),
             ));
         }
     }

@@ -307,6 +307,7 @@ async fn findings_past_the_cap_drop_the_oldest_and_say_so(pool: PgPool) {
         end_line: 1,
         quote: None,
         commit_sha: "old".into(),
+        ..Default::default()
     };
     for i in 0..19 {
         relay_store::findings::insert(

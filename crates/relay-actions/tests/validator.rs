@@ -32,6 +32,7 @@ fn context(snapshot: Option<relay_actions::Snapshot>) -> ValidationContext {
             },
         ],
         findings: vec![1, 2],
+        stale_findings: vec![],
         thread: vec![
             ThreadRef {
                 note_id: "501".into(),
@@ -311,6 +312,27 @@ fn ready_needs_a_closed_gap_or_a_finding() {
     );
     // Closing the low gap in the same batch satisfies it.
     assert!(validate(&ctx, &batch(json!({"actions": [close("1"), ready()]}))).is_ok());
+}
+
+#[test]
+fn a_spec_never_rests_on_a_stale_finding() {
+    // No open gap blocks the hand-over; findings 1 and 2 are live, 2 is stale.
+    let ctx = ValidationContext {
+        gaps: vec![],
+        stale_findings: vec![2],
+        ..context(None)
+    };
+    let rest_on = |ids: serde_json::Value| {
+        let mut ready = ready();
+        ready["finding_ids"] = ids;
+        batch(json!({"actions": [ready]}))
+    };
+    assert!(validate(&ctx, &rest_on(json!([1]))).is_ok());
+    let report = validate(&ctx, &rest_on(json!([1, 2]))).unwrap_err();
+    assert_eq!(
+        report.to_string(),
+        "FAILED: ready_for_spec_generation.finding_ids[1] | finding 2 is stale (its cited code changed): re-verify it with an explore and add it again, or remove it | permanent"
+    );
 }
 
 #[test]

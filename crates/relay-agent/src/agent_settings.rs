@@ -54,6 +54,10 @@ pub struct AgentSettings {
     /// Add the repository's strongest tool sequences (learned from earlier explores) to the
     /// explore prompt. Learning itself always runs.
     pub tool_hints: bool,
+    /// Keep one living summary comment per issue (open questions, findings with their
+    /// citations' status, the spec, the spend), edited in place after each change. Off: a push
+    /// that makes findings stale posts one short notice instead.
+    pub summary_comment: bool,
 }
 
 impl Default for AgentSettings {
@@ -70,6 +74,7 @@ impl Default for AgentSettings {
             spec_max_iterations: DEFAULT_SPEC_MAX_ITERATIONS,
             engage_roles: EngageRoles::default(),
             tool_hints: true,
+            summary_comment: true,
         }
     }
 }

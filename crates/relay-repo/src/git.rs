@@ -62,6 +62,21 @@ impl Git {
         envs: &[(&str, OsString)],
         reach: Reach,
     ) -> Result<String> {
+        Ok(self
+            .run_raw(cwd, args, envs, reach)
+            .await?
+            .trim()
+            .to_string())
+    }
+
+    /// [`Git::run`] without trimming stdout (file contents, where leading blank lines count).
+    pub(crate) async fn run_raw(
+        &self,
+        cwd: Option<&Path>,
+        args: &[OsString],
+        envs: &[(&str, OsString)],
+        reach: Reach,
+    ) -> Result<String> {
         let operation = args
             .iter()
             .map(|arg| arg.to_string_lossy())
@@ -120,7 +135,7 @@ impl Git {
             }
         };
         if output.status.success() {
-            return Ok(String::from_utf8_lossy(&output.stdout).trim().to_string());
+            return Ok(String::from_utf8_lossy(&output.stdout).into_owned());
         }
         let stderr = self.redact(&String::from_utf8_lossy(&output.stderr));
         Err(self.classify(operation, stderr, matches!(reach, Reach::Network(_))))

@@ -6,12 +6,14 @@
 //! - [`spec`]: [`RepoSpec`] and [`Provider`] — clone URLs and credentials.
 //! - [`settings`]: the [`RepoSettings`] struct.
 //! - [`error`]: the [`Error`] enum.
+//! - [`history`]: paths changed between two commits (with renames) and a file at a commit.
 //! - [`worktree`]: HEAD and cleanliness of a local working tree (for the CLI commands).
 //! - `git`: running the git CLI (isolated, non-interactive, redacted errors).
 //! - `lock`: in-process and cross-process locks.
 
 pub mod error;
 mod git;
+pub mod history;
 mod lock;
 pub mod manager;
 pub mod settings;
@@ -20,6 +22,7 @@ pub mod spec;
 pub mod worktree;
 
 pub use error::{Error, Result};
+pub use history::{PathChange, PathChanges};
 pub use manager::{Checkout, RepoManager};
 pub use settings::RepoSettings;
 pub use snapshot::SnapshotGuard;

@@ -240,11 +240,11 @@ impl RepoManager {
         Reach::Network(Duration::from_secs(self.settings.network_timeout_secs))
     }
 
-    fn local(&self) -> Reach {
+    pub(crate) fn local(&self) -> Reach {
         Reach::Local(Duration::from_secs(self.settings.local_timeout_secs))
     }
 
-    async fn prepare(&self, spec: &RepoSpec) -> Result<(Git, RepoPaths, String)> {
+    pub(crate) async fn prepare(&self, spec: &RepoSpec) -> Result<(Git, RepoPaths, String)> {
         let source = spec.clone_source()?;
         let git = Git::new(&self.settings.git_binary, spec)?;
         let paths = RepoPaths::new(self.repo_dir(spec)?);
@@ -369,7 +369,7 @@ impl RepoManager {
     }
 }
 
-fn git_dir_arg(paths: &RepoPaths) -> OsString {
+pub(crate) fn git_dir_arg(paths: &RepoPaths) -> OsString {
     let mut arg = OsString::from("--git-dir=");
     arg.push(&paths.mirror);
     arg
@@ -382,7 +382,7 @@ fn work_tree_arg(dir: &std::path::Path) -> OsString {
 }
 
 /// Commits are given as hex object ids (abbreviated ones of 7+ digits are accepted).
-fn validate_commit(commit: &str) -> Result<()> {
+pub(crate) fn validate_commit(commit: &str) -> Result<()> {
     if (7..=64).contains(&commit.len()) && commit.chars().all(|c| c.is_ascii_hexdigit()) {
         Ok(())
     } else {

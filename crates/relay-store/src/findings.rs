@@ -16,6 +16,8 @@ pub struct FindingRow {
     pub created_by_run: Option<i64>,
     pub created_at: DateTime<Utc>,
     pub sources: Vec<SourceRow>,
+    /// Whether any source is stale: the cited text is no longer where it was (issue #25).
+    pub stale: bool,
 }
 
 #[derive(Debug, Clone, sqlx::FromRow)]
@@ -29,14 +31,56 @@ struct FindingHead {
 }
 
 /// One cited source of a finding.
-#[derive(Debug, Clone, PartialEq, Eq, sqlx::FromRow, serde::Serialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize)]
 pub struct SourceRow {
     pub path: String,
     pub start_line: i32,
     pub end_line: i32,
     pub quote: Option<String>,
-    /// The commit the citation was verified at.
+    /// The commit the citation was last verified at (for a stale source: the last good one).
     pub commit_sha: String,
+    /// Whether the cited text still stood at `commit_sha`'s successor that was checked last.
+    pub status: SourceStatus,
+    /// Where the source was before a push moved its text (lines inserted above, the block moved,
+    /// the file renamed); `None` when it never moved.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub moved_from: Option<Position>,
+}
+
+/// Whether a source's text still stands where it is cited.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum SourceStatus {
+    /// The text was found at the cited lines of `commit_sha`.
+    #[default]
+    Verified,
+    /// The text is gone or changed; `commit_sha` is the last commit where it stood.
+    Stale,
+}
+
+impl SourceStatus {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            SourceStatus::Verified => "verified",
+            SourceStatus::Stale => "stale",
+        }
+    }
+
+    pub fn parse(s: &str) -> SourceStatus {
+        if s == "stale" {
+            SourceStatus::Stale
+        } else {
+            SourceStatus::Verified
+        }
+    }
+}
+
+/// A place in the repository: a file and an inclusive, 1-based line range.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct Position {
+    pub path: String,
+    pub start_line: i32,
+    pub end_line: i32,
 }
 
 /// Why a finding stopped being live.
@@ -146,7 +190,8 @@ pub async fn live(conn: &mut PgConnection, issue_id: i64) -> Result<Vec<FindingR
     .await?;
     let ids: Vec<i64> = heads.iter().map(|h| h.id).collect();
     let sources: Vec<(i64, SourceRowWithId)> = sqlx::query_as::<_, SourceRowWithId>(
-        "SELECT finding_id, path, start_line, end_line, quote, commit_sha
+        "SELECT finding_id, path, start_line, end_line, quote, commit_sha, status,
+                moved_from_path, moved_from_start, moved_from_end
          FROM finding_sources WHERE finding_id = ANY($1) ORDER BY finding_id, position",
     )
     .bind(&ids)
@@ -157,24 +202,22 @@ pub async fn live(conn: &mut PgConnection, issue_id: i64) -> Result<Vec<FindingR
     .collect();
     Ok(heads
         .into_iter()
-        .map(|h| FindingRow {
-            sources: sources
+        .map(|h| {
+            let sources: Vec<SourceRow> = sources
                 .iter()
                 .filter(|(id, _)| *id == h.id)
-                .map(|(_, s)| SourceRow {
-                    path: s.path.clone(),
-                    start_line: s.start_line,
-                    end_line: s.end_line,
-                    quote: s.quote.clone(),
-                    commit_sha: s.commit_sha.clone(),
-                })
-                .collect(),
-            id: h.id,
-            issue_id: h.issue_id,
-            number: h.number,
-            synthesis: h.synthesis,
-            created_by_run: h.created_by_run,
-            created_at: h.created_at,
+                .map(|(_, s)| s.to_source())
+                .collect();
+            FindingRow {
+                stale: sources.iter().any(|s| s.status == SourceStatus::Stale),
+                sources,
+                id: h.id,
+                issue_id: h.issue_id,
+                number: h.number,
+                synthesis: h.synthesis,
+                created_by_run: h.created_by_run,
+                created_at: h.created_at,
+            }
         })
         .collect())
 }
@@ -187,6 +230,35 @@ struct SourceRowWithId {
     end_line: i32,
     quote: Option<String>,
     commit_sha: String,
+    status: String,
+    moved_from_path: Option<String>,
+    moved_from_start: Option<i32>,
+    moved_from_end: Option<i32>,
+}
+
+impl SourceRowWithId {
+    fn to_source(&self) -> SourceRow {
+        SourceRow {
+            path: self.path.clone(),
+            start_line: self.start_line,
+            end_line: self.end_line,
+            quote: self.quote.clone(),
+            commit_sha: self.commit_sha.clone(),
+            status: SourceStatus::parse(&self.status),
+            moved_from: match (
+                &self.moved_from_path,
+                self.moved_from_start,
+                self.moved_from_end,
+            ) {
+                (Some(path), Some(start_line), Some(end_line)) => Some(Position {
+                    path: path.clone(),
+                    start_line,
+                    end_line,
+                }),
+                _ => None,
+            },
+        }
+    }
 }
 
 #[cfg(test)]
@@ -201,6 +273,7 @@ mod tests {
             end_line: 5,
             quote: Some("func Plan()".into()),
             commit_sha: "abc123".into(),
+            ..SourceRow::default()
         }
     }
 

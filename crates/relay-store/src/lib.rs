@@ -15,6 +15,8 @@
 //! - [`trace`]: the run trace (runs and their events, migration 0007) and its notifications.
 //! - [`retention`]: `[retention]`'s pruning passes (migration 0016).
 //! - [`traversal`]: thorough mode's traversal state per issue (migration 0010).
+//! - [`reverify`], [`summaries`]: findings re-checked on every push and the living summary comment
+//!   per issue (migrations 0021, 0022).
 
 pub mod bench;
 pub mod browse;
@@ -34,6 +36,8 @@ pub mod reconcile;
 pub mod settings;
 pub mod specs;
 pub mod status;
+pub mod reverify;
+pub mod summaries;
 pub mod tool_graph;
 pub mod trace;
 pub mod traversal;

@@ -53,34 +53,10 @@ pub fn verify(sandbox: &Sandbox, citation: &Citation) -> Result<VerifiedCitation
     if citation.start_line == 0 || citation.start_line > citation.end_line {
         return Err(CitationProblem::BadRange { citation: shown });
     }
-    let missing = || CitationProblem::MissingFile {
-        path: crate::sandbox::display_input(&citation.path),
-    };
-    let resolved = sandbox.resolve(&citation.path).map_err(|_| missing())?;
-    if resolved.kind == EntryKind::Dir {
-        return Err(CitationProblem::NotAFile {
-            path: resolved.rel.clone(),
-        });
-    }
-    let not_text = || CitationProblem::NotText {
-        path: resolved.rel.clone(),
-    };
-    if resolved.len > MAX_CITED_FILE_BYTES {
-        return Err(not_text());
-    }
-    let (mut file, _) = sandbox.open_file(&resolved).map_err(|_| missing())?;
-    let mut bytes = Vec::with_capacity(resolved.len as usize);
-    file.by_ref()
-        .take(MAX_CITED_FILE_BYTES + 1)
-        .read_to_end(&mut bytes)
-        .map_err(|_| missing())?;
-    if bytes.contains(&0) || bytes.len() as u64 > MAX_CITED_FILE_BYTES {
-        return Err(not_text());
-    }
-    let content = String::from_utf8_lossy(&bytes);
+    let (rel, content) = read_text(sandbox, &citation.path)?;
     let lines: Vec<&str> = content.lines().collect();
     let normalised = Citation {
-        path: resolved.rel.clone(),
+        path: rel,
         ..citation.clone()
     };
     let end = citation.end_line as usize;
@@ -103,6 +79,37 @@ pub fn verify(sandbox: &Sandbox, citation: &Citation) -> Result<VerifiedCitation
         citation: normalised,
         text,
     })
+}
+
+/// Reads a citable file through the sandbox: its normalised relative path and its text. Refuses
+/// what a citation may not point into (missing, a directory, binary, larger than
+/// [`MAX_CITED_FILE_BYTES`]).
+pub fn read_text(sandbox: &Sandbox, path: &str) -> Result<(String, String), CitationProblem> {
+    let missing = || CitationProblem::MissingFile {
+        path: crate::sandbox::display_input(path),
+    };
+    let resolved = sandbox.resolve(path).map_err(|_| missing())?;
+    if resolved.kind == EntryKind::Dir {
+        return Err(CitationProblem::NotAFile {
+            path: resolved.rel.clone(),
+        });
+    }
+    let not_text = || CitationProblem::NotText {
+        path: resolved.rel.clone(),
+    };
+    if resolved.len > MAX_CITED_FILE_BYTES {
+        return Err(not_text());
+    }
+    let (mut file, _) = sandbox.open_file(&resolved).map_err(|_| missing())?;
+    let mut bytes = Vec::with_capacity(resolved.len as usize);
+    file.by_ref()
+        .take(MAX_CITED_FILE_BYTES + 1)
+        .read_to_end(&mut bytes)
+        .map_err(|_| missing())?;
+    if bytes.contains(&0) || bytes.len() as u64 > MAX_CITED_FILE_BYTES {
+        return Err(not_text());
+    }
+    Ok((resolved.rel, String::from_utf8_lossy(&bytes).into_owned()))
 }
 
 /// Collapses every run of whitespace to one space and trims the ends.

@@ -108,7 +108,11 @@ fn deps(pool: &PgPool, github: &FakeGitHub, llm: &ScriptedLlm, snapshot: Snapsho
         spec: client(&llm.base_url(), Role::Spec),
         explorer: Arc::new(Grep),
         snapshot: Some(snapshot),
-        settings: AgentSettings::default(),
+        // These tests count the planner's own comments; the summary has its own tests.
+        settings: AgentSettings {
+            summary_comment: false,
+            ..AgentSettings::default()
+        },
         bot_username: BOT.into(),
         redactions: vec![SecretString::from(TOKEN.to_owned())],
         tracer: Tracer::noop(),

@@ -81,6 +81,9 @@ pub struct FindingView {
     pub synthesis: String,
     #[serde(default)]
     pub sources: Vec<Citation>,
+    /// A push changed the cited code: the finding may no longer hold.
+    #[serde(default)]
+    pub stale: bool,
 }
 
 /// A repository learning.

@@ -62,6 +62,7 @@ pub fn sample_issue() -> IssueContext {
                 end_line: 52,
                 quote: None,
             }],
+            stale: false,
         }],
         learnings: vec![LearningView {
             kind: LearningKind::Code,
@@ -101,6 +102,20 @@ fn full_context_renders_every_section() {
     assert!(matches!(built.messages[2], Message::Assistant(_)));
     assert!(matches!(built.messages[1], Message::User(_)));
     insta::assert_snapshot!(built.transcript());
+}
+
+#[test]
+fn stale_findings_are_shown_as_stale() {
+    let mut issue = sample_issue();
+    issue.findings[0].stale = true;
+    let built = ContextBuilder::default().build(&issue);
+    assert!(
+        built.transcript().contains(
+            "- finding 1 (STALE: the cited code changed since it was verified; do not cite it): Retries use a fixed 100 ms sleep."
+        ),
+        "{}",
+        built.transcript()
+    );
 }
 
 #[test]

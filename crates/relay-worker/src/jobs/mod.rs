@@ -3,6 +3,7 @@
 pub mod orchestrator;
 pub mod process_issue;
 pub mod reindex;
+pub mod reverify;
 pub mod update_checkout;
 
 use std::sync::Arc;
@@ -47,6 +48,7 @@ pub fn registry(deps: &JobDeps) -> Registry {
                 repos: deps.repos.clone(),
                 specs: deps.specs.clone(),
                 codegraph: deps.codegraph.clone(),
+                brain: deps.brain.clone(),
             },
         )
 }

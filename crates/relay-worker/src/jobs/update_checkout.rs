@@ -63,6 +63,9 @@ pub struct UpdateCheckoutJob {
     pub repos: Arc<RepoManager>,
     pub specs: Arc<RepoSpecs>,
     pub codegraph: Option<Arc<super::reindex::CodegraphIndexing>>,
+    /// Trackers and agent settings: with them, a push that changes citations refreshes the
+    /// issues' summaries (`None`: citations are re-verified, nothing is written to trackers).
+    pub brain: Option<Arc<super::orchestrator::brain::Brain>>,
 }
 
 #[async_trait::async_trait]
@@ -85,16 +88,20 @@ impl JobHandler for UpdateCheckoutJob {
             commit = %checkout.commit,
             "checkout updated"
         );
+        // Hold the snapshot for re-verification and the whole indexing run so it cannot be
+        // pruned under us.
+        let snapshot = self
+            .repos
+            .snapshot(&spec, Some(&checkout.commit))
+            .await
+            .map_err(classify)?;
+        let findings = self
+            .reverify(&context, &payload, &spec, &checkout.commit, snapshot.path())
+            .await;
         let codegraph = match &self.codegraph {
             Some(codegraph) => {
-                // Hold the snapshot for the whole indexing run so it cannot be pruned under us.
-                let snapshot = self
-                    .repos
-                    .snapshot(&spec, Some(&checkout.commit))
-                    .await
-                    .map_err(classify)?;
                 let repo = format!("{}/{}", payload.tracker, payload.project_path);
-                let detail = codegraph
+                codegraph
                     .index_commit(
                         &self.repos,
                         &spec,
@@ -103,18 +110,82 @@ impl JobHandler for UpdateCheckoutJob {
                         snapshot.path().to_path_buf(),
                     )
                     .await
-                    .map_err(JobError::Retryable)?;
-                drop(snapshot);
-                detail
+                    .map_err(JobError::Retryable)?
             }
             None => Value::Null,
         };
+        drop(snapshot);
         Ok(json!({
             "project": payload.project_path,
             "commit": checkout.commit,
             "default_branch": checkout.default_branch,
             "codegraph": codegraph,
+            "findings": findings,
         }))
+    }
+}
+
+impl UpdateCheckoutJob {
+    /// Re-verifies the project's findings at the new commit and queues what people should hear.
+    /// A failure is logged and reported in the job's detail, never fails the checkout update:
+    /// the sources keep their last verified commit, so the next push checks them again.
+    async fn reverify(
+        &self,
+        context: &JobContext,
+        payload: &UpdateCheckout,
+        spec: &RepoSpec,
+        commit: &str,
+        root: &std::path::Path,
+    ) -> Value {
+        let target = super::reverify::PushTarget {
+            tracker: &payload.tracker,
+            project_id: &payload.project_id,
+            commit,
+        };
+        let outcome =
+            match super::reverify::reverify_project(&context.pool, &self.repos, spec, target, root)
+                .await
+            {
+                Ok(outcome) => outcome,
+                Err(error) => {
+                    tracing::warn!(
+                        error.message = %error,
+                        error.cause_chain = %format!("{error:#}"),
+                        "findings re-verification failed"
+                    );
+                    return json!({ "error": format!("{error:#}") });
+                }
+            };
+        let mut detail = serde_json::to_value(&outcome).unwrap_or(Value::Null);
+        let Some(brain) = &self.brain else {
+            return detail;
+        };
+        let channel = if brain.agent.summary_comment {
+            super::reverify::publish::Channel::Summary
+        } else {
+            super::reverify::publish::Channel::StaleNotice
+        };
+        match super::reverify::publish::publish(
+            &context.pool,
+            context.job.id,
+            commit,
+            channel,
+            context.job.max_attempts,
+            &outcome.issues,
+        )
+        .await
+        {
+            Ok(published) => detail["published"] = json!(published),
+            Err(error) => {
+                tracing::warn!(
+                    error.message = %error,
+                    error.cause_chain = %format!("{error:#}"),
+                    "cannot queue the findings' summaries"
+                );
+                detail["published"] = json!({ "error": format!("{error:#}") });
+            }
+        }
+        detail
     }
 }
 

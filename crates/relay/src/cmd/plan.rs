@@ -95,6 +95,12 @@ fn validation_context(issue: &IssueContext, repo: &Path) -> anyhow::Result<Valid
         project_id: "plan".into(),
         gaps: open.chain(closed).collect(),
         findings: issue.findings.iter().map(|f| f.id).collect(),
+        stale_findings: issue
+            .findings
+            .iter()
+            .filter(|f| f.stale)
+            .map(|f| f.id)
+            .collect(),
         thread: issue
             .thread
             .iter()

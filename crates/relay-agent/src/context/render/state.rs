@@ -90,7 +90,17 @@ impl ContextBuilder {
                 .map(ToString::to_string)
                 .collect::<Vec<_>>()
                 .join(", ");
-            let origin = format!("finding {} [{sources}], Relay's synthesis", finding.id);
+            // A stale finding is shown as such: the planner re-verifies it with an explore (and
+            // adds it again) or removes it; a spec may not rest on it.
+            let stale = if finding.stale {
+                " (STALE: the cited code changed since it was verified; do not cite it)"
+            } else {
+                ""
+            };
+            let origin = format!(
+                "finding {}{stale} [{sources}], Relay's synthesis",
+                finding.id
+            );
             out.push_str(&self.data_item(&origin, &finding.synthesis, NOTE_MAX_TOKENS, truncated));
         }
 

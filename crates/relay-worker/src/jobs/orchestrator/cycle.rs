@@ -305,7 +305,16 @@ async fn run_cycle_inner(
         }
         _ => None,
     };
-    let drain = executor.drain_outbox(issue_id, &deps.issue_ref).await?;
+    let written_version = match &spec {
+        Some(Ok(SpecStep::Written { version, .. })) => Some(*version),
+        _ => None,
+    };
+    // The living summary follows what the cycle changed (sent with the cycle's writes).
+    let summary = deps.settings.summary_comment && changed_state(&applied, written_version);
+    if summary {
+        relay_actions::summary::refresh_summary(&deps.pool, issue_id, Some(job_id)).await?;
+    }
+    let mut drain = executor.drain_outbox(issue_id, &deps.issue_ref).await?;
     let spec_version = match spec {
         Some(Ok(SpecStep::Written {
             spec_id,
@@ -313,7 +322,18 @@ async fn run_cycle_inner(
             keys,
         })) => {
             let mut conn = deps.pool.acquire().await?;
-            relay_actions::execute::record_spec_posted(&mut conn, spec_id, &keys).await?;
+            let posted =
+                relay_actions::execute::record_spec_posted(&mut conn, spec_id, &keys).await?;
+            drop(conn);
+            // The spec is now posted: the summary says so (an edit only if the body changed).
+            if summary && posted {
+                relay_actions::summary::refresh_summary(&deps.pool, issue_id, Some(job_id))
+                    .await?;
+                let more = executor.drain_outbox(issue_id, &deps.issue_ref).await?;
+                drain.sent.extend(more.sent);
+                drain.failures.extend(more.failures);
+                drain.reschedule_after = more.reschedule_after.or(drain.reschedule_after);
+            }
             Some(version)
         }
         Some(Ok(SpecStep::GaveUp)) | None => None,
@@ -339,6 +359,17 @@ fn refused_line(row: &relay_store::outbox::OutboxRow) -> String {
     };
     relay_actions::Failure::permanent(kind, capped(row.last_error.as_deref().unwrap_or("refused")))
         .to_string()
+}
+
+/// Whether an applied batch changed what the summary shows: gaps, findings or the spec.
+fn changed_state(applied: &relay_actions::Applied, spec_version: Option<i32>) -> bool {
+    !(applied.opened_gaps.is_empty()
+        && applied.closed_gaps.is_empty()
+        && applied.added_findings.is_empty()
+        && applied.removed_findings.is_empty()
+        && applied.dropped_findings.is_empty())
+        || applied.spec_verdict.is_some()
+        || spec_version.is_some()
 }
 
 /// Queues the first-contact acknowledgement (an "eyes" reaction on the triggering comment, or the

@@ -153,6 +153,7 @@ pub fn build(state: &IssueState, thread: &[Note]) -> IssueContext {
                         quote: s.quote.clone(),
                     })
                     .collect(),
+                stale: f.stale,
             })
             .collect(),
         learnings: state
@@ -284,7 +285,9 @@ mod tests {
                     end_line: 2,
                     quote: None,
                     commit_sha: "abc".into(),
+                    ..Default::default()
                 }],
+                stale: false,
             }],
             learnings: vec![],
             spec: None,

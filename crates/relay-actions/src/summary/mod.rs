@@ -1,0 +1,286 @@
+//! One living summary comment per issue (issue #25): posted once with its own marker
+//! (`summary-i<issue>`), then edited in place through the outbox, never re-posted. An update that
+//! would not change the body writes nothing; an update while the last write has not been
+//! attempted yet rewrites that write instead of queueing another, so an issue gets at most one
+//! tracker write per change.
+//!
+//! With the summary off, a push that makes findings stale posts one short notice instead
+//! ([`enqueue_stale_notice`]).
+
+pub mod render;
+
+use relay_store::outbox::{NewWrite, WriteKind};
+use relay_store::{PgConnection, PgPool};
+
+use crate::Result;
+use crate::keys;
+
+pub use render::{SummaryInput, render};
+
+/// What an update of the summary did.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SummaryWrite {
+    /// The body would not change: nothing written.
+    Unchanged,
+    /// The first summary of the issue: a new comment queued.
+    Posted,
+    /// A queued write not yet attempted now carries the new body.
+    Rewritten,
+    /// An edit of the posted comment queued.
+    Edited,
+    /// The comment is being posted right now (an attempt is in flight): the next update edits it.
+    Deferred,
+}
+
+/// The summary comment's idempotency key, and so its marker: one per issue.
+pub fn summary_key(issue_id: i64) -> String {
+    format!("summary-i{issue_id}")
+}
+
+fn edit_key(issue_id: i64, revision: i32) -> String {
+    format!("summary-i{issue_id}-r{revision}")
+}
+
+/// Model-written text made safe to show in a comment Relay writes: mentions do not ping
+/// (a word joiner after `@`) and nothing can look like Relay's hidden write marker.
+pub fn neutralise(text: &str) -> String {
+    text.replace('@', "@\u{2060}").replace("<!--", "&lt;!--")
+}
+
+/// Queues the summary `content` for the issue in the caller's transaction.
+pub async fn enqueue_summary(
+    conn: &mut PgConnection,
+    issue_id: i64,
+    job_id: Option<i64>,
+    content: &str,
+) -> Result<SummaryWrite> {
+    let key = summary_key(issue_id);
+    let body = keys::with_marker(content, &key);
+    let Some(last) = relay_store::summaries::get_for_update(conn, issue_id).await? else {
+        let posted = relay_store::outbox::enqueue(
+            conn,
+            &NewWrite {
+                idempotency_key: &key,
+                issue_id,
+                job_id,
+                kind: WriteKind::Comment,
+                body: &body,
+                target_note_id: None,
+                target_discussion_id: None,
+            },
+        )
+        .await?;
+        // A concurrent first update queued the post already: give it this body if it is not
+        // on its way yet, else leave the next update to edit it.
+        if !posted && !relay_store::summaries::rewrite_unsent(conn, &key, &body).await? {
+            return Ok(SummaryWrite::Deferred);
+        }
+        relay_store::summaries::save(conn, issue_id, &body, 1).await?;
+        return Ok(if posted {
+            SummaryWrite::Posted
+        } else {
+            SummaryWrite::Rewritten
+        });
+    };
+    if last.body == body {
+        return Ok(SummaryWrite::Unchanged);
+    }
+    // The last write (the post, or the latest edit) not attempted yet: give it the new body.
+    let last_key = if last.revision == 1 {
+        key.clone()
+    } else {
+        edit_key(issue_id, last.revision)
+    };
+    if relay_store::summaries::rewrite_unsent(conn, &last_key, &body).await? {
+        relay_store::summaries::save(conn, issue_id, &body, last.revision).await?;
+        return Ok(SummaryWrite::Rewritten);
+    }
+    let Some(comment) = relay_store::outbox::get(conn, &key).await? else {
+        return Ok(SummaryWrite::Deferred);
+    };
+    let Some(note_id) = comment.note_id.as_deref() else {
+        // Posting is in flight (or failed): its outcome decides; the next update edits.
+        return Ok(SummaryWrite::Deferred);
+    };
+    let revision = last.revision + 1;
+    relay_store::outbox::enqueue(
+        conn,
+        &NewWrite {
+            idempotency_key: &edit_key(issue_id, revision),
+            issue_id,
+            job_id,
+            kind: WriteKind::Edit,
+            body: &body,
+            target_note_id: Some(note_id),
+            target_discussion_id: comment.discussion_id.as_deref(),
+        },
+    )
+    .await?;
+    relay_store::summaries::save(conn, issue_id, &body, revision).await?;
+    Ok(SummaryWrite::Edited)
+}
+
+/// Renders the issue's summary from the store and queues it (one transaction).
+pub async fn refresh_summary(
+    pool: &PgPool,
+    issue_id: i64,
+    job_id: Option<i64>,
+) -> Result<SummaryWrite> {
+    let mut tx = pool.begin().await.map_err(relay_store::Error::from)?;
+    let Some(issue) = relay_store::issues::get(&mut tx, issue_id).await? else {
+        return Ok(SummaryWrite::Unchanged);
+    };
+    let gaps = relay_store::gaps::list(&mut tx, issue_id).await?;
+    let findings = relay_store::findings::live(&mut tx, issue_id).await?;
+    let spec = relay_store::specs::current(&mut tx, issue_id).await?;
+    let spend = relay_store::browse::spend_by_role(pool, issue_id).await?;
+    let content = render(&SummaryInput {
+        issue_url: &issue.url,
+        gaps: &gaps,
+        findings: &findings,
+        spec: spec.as_ref(),
+        spend: &spend,
+    });
+    let written = enqueue_summary(&mut tx, issue_id, job_id, &content).await?;
+    tx.commit().await.map_err(relay_store::Error::from)?;
+    Ok(written)
+}
+
+/// With the summary off: one short comment naming the findings a push made stale and the commit
+/// (key `stale-i<issue>-<commit>`: a retried push never posts it twice). `false`: nothing to say
+/// or already queued.
+pub async fn enqueue_stale_notice(
+    conn: &mut PgConnection,
+    issue_id: i64,
+    job_id: Option<i64>,
+    commit: &str,
+    findings: &[i32],
+) -> Result<bool> {
+    if findings.is_empty() {
+        return Ok(false);
+    }
+    let key = format!("stale-i{issue_id}-{commit}");
+    let names = findings
+        .iter()
+        .map(|n| format!("finding {n}"))
+        .collect::<Vec<_>>()
+        .join(", ");
+    let short = &commit[..commit.len().min(12)];
+    let content = format!(
+        "The code changed at `{short}`: {names} no longer match{} what {} cited, so I treat {} as stale.",
+        if findings.len() == 1 { "es" } else { "" },
+        if findings.len() == 1 { "it" } else { "they" },
+        if findings.len() == 1 { "it" } else { "them" },
+    );
+    let body = keys::with_marker(&content, &key);
+    Ok(relay_store::outbox::enqueue(
+        conn,
+        &NewWrite {
+            idempotency_key: &key,
+            issue_id,
+            job_id,
+            kind: WriteKind::Comment,
+            body: &body,
+            target_note_id: None,
+            target_discussion_id: None,
+        },
+    )
+    .await?)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[sqlx::test(migrator = "relay_store::MIGRATOR")]
+    async fn posted_once_then_edited_and_never_sent_unchanged(pool: PgPool) {
+        let mut conn = pool.acquire().await.unwrap();
+        let rows = |rows: Vec<relay_store::outbox::OutboxRow>| {
+            rows.into_iter()
+                .map(|r| (r.idempotency_key, r.kind, r.body, r.target_note_id))
+                .collect::<Vec<_>>()
+        };
+        let check = |content: &str| keys::with_marker(content, "summary-i7");
+        assert_eq!(
+            enqueue_summary(&mut conn, 7, None, "a").await.unwrap(),
+            SummaryWrite::Posted
+        );
+        assert_eq!(
+            enqueue_summary(&mut conn, 7, None, "a").await.unwrap(),
+            SummaryWrite::Unchanged
+        );
+        // Not sent yet: the queued post takes the new body.
+        assert_eq!(
+            enqueue_summary(&mut conn, 7, None, "b").await.unwrap(),
+            SummaryWrite::Rewritten
+        );
+        let queued = relay_store::outbox::for_issue(&mut conn, 7).await.unwrap();
+        assert_eq!(
+            rows(queued.clone()),
+            [("summary-i7".into(), "comment".into(), check("b"), None)]
+        );
+        // In flight (an attempt started): the next update waits for its outcome.
+        relay_store::outbox::start_attempt(&mut conn, queued[0].id)
+            .await
+            .unwrap();
+        assert_eq!(
+            enqueue_summary(&mut conn, 7, None, "c").await.unwrap(),
+            SummaryWrite::Deferred
+        );
+        relay_store::outbox::mark_sent(&mut conn, queued[0].id, Some("n1"), None)
+            .await
+            .unwrap();
+        // Posted: an edit of that note, then (unsent) rewritten, never a second post.
+        assert_eq!(
+            enqueue_summary(&mut conn, 7, None, "c").await.unwrap(),
+            SummaryWrite::Edited
+        );
+        assert_eq!(
+            enqueue_summary(&mut conn, 7, None, "d").await.unwrap(),
+            SummaryWrite::Rewritten
+        );
+        assert_eq!(
+            enqueue_summary(&mut conn, 7, None, "d").await.unwrap(),
+            SummaryWrite::Unchanged
+        );
+        let all = rows(relay_store::outbox::for_issue(&mut conn, 7).await.unwrap());
+        assert_eq!(
+            all,
+            [
+                ("summary-i7".into(), "comment".into(), check("b"), None),
+                (
+                    "summary-i7-r2".into(),
+                    "edit".into(),
+                    check("d"),
+                    Some("n1".into())
+                ),
+            ]
+        );
+    }
+
+    #[sqlx::test(migrator = "relay_store::MIGRATOR")]
+    async fn a_stale_notice_names_the_findings_and_the_commit_once(pool: PgPool) {
+        let mut conn = pool.acquire().await.unwrap();
+        let commit = "0123456789abcdef0123456789abcdef01234567";
+        assert!(
+            !enqueue_stale_notice(&mut conn, 3, None, commit, &[])
+                .await
+                .unwrap()
+        );
+        assert!(
+            enqueue_stale_notice(&mut conn, 3, None, commit, &[1, 4])
+                .await
+                .unwrap()
+        );
+        assert!(
+            !enqueue_stale_notice(&mut conn, 3, None, commit, &[1, 4])
+                .await
+                .unwrap()
+        );
+        let rows = relay_store::outbox::for_issue(&mut conn, 3).await.unwrap();
+        assert_eq!(rows.len(), 1);
+        assert!(rows[0].body.starts_with(
+            "The code changed at `0123456789ab`: finding 1, finding 4 no longer match what they cited"
+        ), "{}", rows[0].body);
+    }
+}

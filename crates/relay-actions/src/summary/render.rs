@@ -1,0 +1,297 @@
+//! The living summary's Markdown: open questions by severity, findings with their citations as
+//! links to the commit and their status, the spec's state, and what Relay spent.
+
+use std::fmt::Write as _;
+
+use relay_store::browse::RoleSpend;
+use relay_store::findings::{FindingRow, SourceStatus};
+use relay_store::gaps::GapRow;
+use relay_store::specs::SpecRow;
+
+/// Longest line of model-written text (a question, a finding) the summary shows.
+const MAX_TEXT_CHARS: usize = 300;
+
+/// Everything the summary shows about one issue.
+#[derive(Debug, Clone)]
+pub struct SummaryInput<'a> {
+    /// The issue's web URL (`…/issues/7` or `…/-/issues/7`): citation links are built from it.
+    pub issue_url: &'a str,
+    pub gaps: &'a [GapRow],
+    pub findings: &'a [FindingRow],
+    pub spec: Option<&'a SpecRow>,
+    pub spend: &'a [RoleSpend],
+}
+
+const SEVERITIES: [&str; 4] = ["blocking", "high", "medium", "low"];
+
+/// The summary's content (without its marker).
+pub fn render(input: &SummaryInput<'_>) -> String {
+    let mut out = String::from("### Relay summary\n\n**Open questions**\n");
+    let open: Vec<&GapRow> = input.gaps.iter().filter(|g| g.is_open()).collect();
+    if open.is_empty() {
+        out.push_str("- none\n");
+    }
+    for severity in SEVERITIES {
+        for gap in open.iter().filter(|g| g.severity == severity) {
+            let _ = writeln!(
+                out,
+                "- **{severity}** (gap {}, for the {}): {}",
+                gap.number,
+                gap.respondent,
+                inline(&gap.question)
+            );
+        }
+    }
+    out.push_str("\n**Findings**\n");
+    if input.findings.is_empty() {
+        out.push_str("- none\n");
+    }
+    let blob = blob_base(input.issue_url);
+    for finding in input.findings {
+        let flag = if finding.stale { " — **stale**" } else { "" };
+        let _ = writeln!(
+            out,
+            "- **{}.** {}{flag}",
+            finding.number,
+            inline(&finding.synthesis)
+        );
+        for source in &finding.sources {
+            let place = if source.start_line == source.end_line {
+                format!("{}:{}", source.path, source.start_line)
+            } else {
+                format!("{}:{}-{}", source.path, source.start_line, source.end_line)
+            };
+            let short = &source.commit_sha[..source.commit_sha.len().min(12)];
+            let cited = match &blob {
+                Some(blob) => format!("[`{}`]({})", inline(&place), blob.link(source)),
+                None => format!("`{}`", inline(&place)),
+            };
+            let status = match source.status {
+                SourceStatus::Verified => format!("verified at `{short}`"),
+                SourceStatus::Stale => {
+                    format!("stale: no longer matches; last verified at `{short}`")
+                }
+            };
+            let moved = source.moved_from.as_ref().map_or(String::new(), |m| {
+                format!(" (moved from `{}:{}`)", inline(&m.path), m.start_line)
+            });
+            let _ = writeln!(out, "  - {cited}: {status}{moved}");
+        }
+    }
+    out.push_str("\n**Spec**: ");
+    match input.spec {
+        Some(spec) => {
+            let _ = writeln!(out, "version {}, {}", spec.version, spec.status);
+        }
+        None => out.push_str("not written yet\n"),
+    }
+    let sources: Vec<_> = input.findings.iter().flat_map(|f| &f.sources).collect();
+    let verified = sources
+        .iter()
+        .filter(|s| s.status == SourceStatus::Verified)
+        .count();
+    let spent = if input.spend.is_empty() {
+        "no LLM calls yet".to_owned()
+    } else {
+        input
+            .spend
+            .iter()
+            .map(|r| {
+                format!(
+                    "{} {} tokens ({} calls)",
+                    r.role,
+                    r.prompt_tokens + r.completion_tokens,
+                    r.calls
+                )
+            })
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    let _ = write!(
+        out,
+        "\n---\n<sub>Relay spent on this issue: {spent}. Citations verified: {verified} of {}.</sub>",
+        sources.len()
+    );
+    out
+}
+
+/// Model-written text on one line: no newlines, no mentions (a summary pings nobody), no hidden
+/// markers, bounded.
+fn inline(text: &str) -> String {
+    let one_line = crate::summary::neutralise(&collapse(text));
+    if one_line.chars().count() > MAX_TEXT_CHARS {
+        let cut: String = one_line.chars().take(MAX_TEXT_CHARS).collect();
+        format!("{cut}…")
+    } else {
+        one_line
+    }
+}
+
+fn collapse(text: &str) -> String {
+    text.split_whitespace().collect::<Vec<_>>().join(" ")
+}
+
+/// Where file links at a commit start, derived from the issue's URL.
+struct BlobBase {
+    project: String,
+    gitlab: bool,
+}
+
+impl BlobBase {
+    fn link(&self, source: &relay_store::findings::SourceRow) -> String {
+        let path: String = source
+            .path
+            .chars()
+            .map(|c| match c {
+                ' ' => "%20".to_owned(),
+                '(' => "%28".to_owned(),
+                ')' => "%29".to_owned(),
+                '#' => "%23".to_owned(),
+                '?' => "%3F".to_owned(),
+                c => c.to_string(),
+            })
+            .collect();
+        if self.gitlab {
+            format!(
+                "{}/-/blob/{}/{path}#L{}-{}",
+                self.project, source.commit_sha, source.start_line, source.end_line
+            )
+        } else {
+            format!(
+                "{}/blob/{}/{path}#L{}-L{}",
+                self.project, source.commit_sha, source.start_line, source.end_line
+            )
+        }
+    }
+}
+
+fn blob_base(issue_url: &str) -> Option<BlobBase> {
+    if !(issue_url.starts_with("https://") || issue_url.starts_with("http://")) {
+        return None;
+    }
+    if let Some((project, _)) = issue_url.rsplit_once("/-/issues/") {
+        return Some(BlobBase {
+            project: project.to_owned(),
+            gitlab: true,
+        });
+    }
+    issue_url
+        .rsplit_once("/issues/")
+        .map(|(project, _)| BlobBase {
+            project: project.to_owned(),
+            gitlab: false,
+        })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use relay_store::findings::{Position, SourceRow};
+
+    fn gap(number: i32, severity: &str, question: &str, open: bool) -> GapRow {
+        GapRow {
+            id: i64::from(number),
+            issue_id: 1,
+            number,
+            question: question.into(),
+            severity: severity.into(),
+            respondent: "reporter".into(),
+            evidence: None,
+            status: if open { "open" } else { "closed" }.into(),
+            close_reason: (!open).then(|| "answered".into()),
+            close_note: None,
+            opened_by_run: None,
+            closed_by_run: None,
+            created_at: chrono::Utc::now(),
+            closed_at: None,
+        }
+    }
+
+    fn finding(stale: bool) -> FindingRow {
+        FindingRow {
+            id: 1,
+            issue_id: 1,
+            number: 3,
+            synthesis: "Timeouts are fixed, ask @alice\n<!-- relay:write:x -->".into(),
+            created_by_run: None,
+            created_at: chrono::Utc::now(),
+            sources: vec![SourceRow {
+                path: "app/settings.py".into(),
+                start_line: 9,
+                end_line: 10,
+                quote: None,
+                commit_sha: "0123456789abcdef0123456789abcdef01234567".into(),
+                status: if stale {
+                    SourceStatus::Stale
+                } else {
+                    SourceStatus::Verified
+                },
+                moved_from: Some(Position {
+                    path: "app/settings.py".into(),
+                    start_line: 6,
+                    end_line: 7,
+                }),
+            }],
+            stale,
+        }
+    }
+
+    #[test]
+    fn questions_by_severity_findings_with_links_and_status() {
+        let gaps = [
+            gap(1, "low", "Which log level?", true),
+            gap(2, "blocking", "CLI or server?", true),
+            gap(3, "high", "Answered one", false),
+        ];
+        let findings = [finding(false)];
+        let spend = [RoleSpend {
+            role: "planner".into(),
+            calls: 2,
+            prompt_tokens: 100,
+            completion_tokens: 20,
+            cached_tokens: 0,
+        }];
+        let body = render(&SummaryInput {
+            issue_url: "https://github.com/octo/repo/issues/1",
+            gaps: &gaps,
+            findings: &findings,
+            spec: None,
+            spend: &spend,
+        });
+        let blocking = body.find("CLI or server?").unwrap();
+        let low = body.find("Which log level?").unwrap();
+        assert!(blocking < low, "{body}");
+        assert!(!body.contains("Answered one"), "{body}");
+        assert!(body.contains(
+            "[`app/settings.py:9-10`](https://github.com/octo/repo/blob/0123456789abcdef0123456789abcdef01234567/app/settings.py#L9-L10): verified at `0123456789ab` (moved from `app/settings.py:6`)"
+        ), "{body}");
+        assert!(
+            body.contains("@\u{2060}alice"),
+            "mentions never ping: {body}"
+        );
+        assert!(!body.contains("<!-- relay:write:x"), "{body}");
+        assert!(body.contains("planner 120 tokens (2 calls)"), "{body}");
+        assert!(body.contains("Citations verified: 1 of 1."), "{body}");
+
+        let findings = [finding(true)];
+        let body = render(&SummaryInput {
+            issue_url: "https://gitlab.example.com/g/p/-/issues/1",
+            gaps: &[],
+            findings: &findings,
+            spec: None,
+            spend: &[],
+        });
+        assert!(body.contains("— **stale**"), "{body}");
+        assert!(
+            body.contains(
+                "/g/p/-/blob/0123456789abcdef0123456789abcdef01234567/app/settings.py#L9-10"
+            ),
+            "{body}"
+        );
+        assert!(
+            body.contains("stale: no longer matches; last verified at `0123456789ab`"),
+            "{body}"
+        );
+        assert!(body.contains("Citations verified: 0 of 1."), "{body}");
+    }
+}

@@ -1,0 +1,56 @@
+//! The living summary comment per issue (issue #25): the body last enqueued and its revision, so
+//! an update that would not change the body is never sent.
+
+use sqlx::PgConnection;
+
+use crate::Result;
+
+/// What was last enqueued for an issue's summary.
+#[derive(Debug, Clone, PartialEq, Eq, sqlx::FromRow)]
+pub struct SummaryRow {
+    pub issue_id: i64,
+    pub body: String,
+    pub revision: i32,
+}
+
+/// The issue's summary state, locked for the caller's transaction (one writer at a time).
+pub async fn get_for_update(conn: &mut PgConnection, issue_id: i64) -> Result<Option<SummaryRow>> {
+    Ok(sqlx::query_as(
+        "SELECT issue_id, body, revision FROM issue_summaries WHERE issue_id = $1 FOR UPDATE",
+    )
+    .bind(issue_id)
+    .fetch_optional(conn)
+    .await?)
+}
+
+/// Records the body enqueued as `revision`.
+pub async fn save(conn: &mut PgConnection, issue_id: i64, body: &str, revision: i32) -> Result<()> {
+    sqlx::query(
+        "INSERT INTO issue_summaries (issue_id, body, revision) VALUES ($1, $2, $3)
+         ON CONFLICT (issue_id) DO UPDATE SET body = $2, revision = $3, updated_at = now()",
+    )
+    .bind(issue_id)
+    .bind(body)
+    .bind(revision)
+    .execute(conn)
+    .await?;
+    Ok(())
+}
+
+/// Replaces the body of a write that no attempt has started yet (so it cannot be on the tracker
+/// in another form); `false` when the write is sent, failed or in flight.
+pub async fn rewrite_unsent(
+    conn: &mut PgConnection,
+    idempotency_key: &str,
+    body: &str,
+) -> Result<bool> {
+    let done = sqlx::query(
+        "UPDATE outbox SET body = $2, updated_at = now()
+         WHERE idempotency_key = $1 AND status = 'pending' AND NOT maybe_sent",
+    )
+    .bind(idempotency_key)
+    .bind(body)
+    .execute(conn)
+    .await?;
+    Ok(done.rows_affected() == 1)
+}

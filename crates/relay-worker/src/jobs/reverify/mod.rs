@@ -1,0 +1,321 @@
+//! Re-verification on every push (issue #25): once the checkout is at a pushed commit, every
+//! source of every live finding of the project's issues is checked there.
+//!
+//! Batched: one statement reads the project's sources, one `git diff -M` per distinct commit the
+//! sources were last verified at says which cited files changed (and where renamed files went),
+//! only sources in changed files are read and searched, and one statement writes every outcome.
+//! A source whose file did not change is verified at the new commit without being read.
+//!
+//! - the cited text still stands at the cited lines → verified at the new commit;
+//! - it moved (lines inserted above, the block moved, the file renamed) → re-anchored: new path and
+//!   lines at the new commit, the old position kept as `moved_from`;
+//! - it is gone or changed → stale, kept with its last good commit.
+//!
+//! Matching uses the stored quote, else the cited lines' text at the commit they were verified at
+//! (read once from git and stored as the source's anchor), whitespace-normalised.
+
+pub mod anchor;
+pub mod publish;
+
+use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
+use std::path::Path;
+
+use anyhow::Context as _;
+use relay_repo::{PathChange, PathChanges, RepoManager, RepoSpec};
+use relay_store::PgPool;
+use relay_store::findings::{Position, SourceStatus};
+use relay_store::reverify::{CitedSource, SourceCheck};
+use relay_tools::citation::collapse_whitespace;
+use relay_tools::sandbox::Sandbox;
+
+use anchor::{Expected, Span, lines_of, locate};
+
+/// Distinct "last verified at" commits diffed per push; sources verified at older, rarer commits
+/// beyond this wait for a later push (each diff is one git process).
+pub const MAX_BASE_COMMITS: usize = 64;
+
+/// Which project and commit to re-verify at.
+#[derive(Debug, Clone, Copy)]
+pub struct PushTarget<'a> {
+    pub tracker: &'a str,
+    pub project_id: &'a str,
+    /// The commit the checkout now stands at (full SHA).
+    pub commit: &'a str,
+}
+
+/// What a push's re-verification found.
+#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize)]
+pub struct Reverification {
+    /// Sources of live findings of the project.
+    pub sources: usize,
+    /// Sources whose file changed, so they were read and searched.
+    pub read: usize,
+    pub verified: usize,
+    pub reanchored: usize,
+    pub stale: usize,
+    /// Stale sources found again.
+    pub restored: usize,
+    /// Per issue whose citations changed status or place.
+    pub issues: Vec<IssueChange>,
+}
+
+/// An issue whose citations a push changed.
+#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize)]
+pub struct IssueChange {
+    pub issue_id: i64,
+    /// Findings that were not stale before this push and are now.
+    pub newly_stale: Vec<i32>,
+}
+
+/// Re-checks the project's cited sources at `target.commit`, whose snapshot is at `root`.
+pub async fn reverify_project(
+    pool: &PgPool,
+    repos: &RepoManager,
+    spec: &RepoSpec,
+    target: PushTarget<'_>,
+    root: &Path,
+) -> anyhow::Result<Reverification> {
+    let sources = {
+        let mut conn = pool.acquire().await.context("no database connection")?;
+        relay_store::reverify::project_sources(&mut conn, target.tracker, target.project_id)
+            .await
+            .context("failed to load the project's cited sources")?
+    };
+    let mut outcome = Reverification {
+        sources: sources.len(),
+        ..Reverification::default()
+    };
+    if sources.is_empty() {
+        return Ok(outcome);
+    }
+    let mut bases: HashMap<&str, Option<PathChanges>> = HashMap::new();
+    for source in &sources {
+        let base = source.commit_sha.as_str();
+        if base == target.commit || bases.contains_key(base) || bases.len() >= MAX_BASE_COMMITS {
+            continue;
+        }
+        let changes = match repos.path_changes(spec, base, target.commit).await {
+            Ok(changes) => Some(changes),
+            Err(error) => {
+                // An unknown commit (history rewritten, or never fetched): its sources wait.
+                tracing::warn!(error.message = %error, repo.commit = %base, "cannot diff against a cited commit");
+                None
+            }
+        };
+        bases.insert(base, changes);
+    }
+    let sandbox = Sandbox::new(root).map_err(|e| anyhow::anyhow!("{e}"))?;
+    let mut files = Files {
+        repos,
+        spec,
+        sandbox: &sandbox,
+        new: HashMap::new(),
+        old: HashMap::new(),
+    };
+    let mut checks = Vec::new();
+    let mut stale_before: HashSet<i64> = HashSet::new();
+    let mut stale_after: HashSet<i64> = HashSet::new();
+    let mut changed: BTreeSet<i64> = BTreeSet::new();
+    let mut numbers: HashMap<i64, (i64, i32)> = HashMap::new();
+    for source in &sources {
+        numbers.insert(source.finding_id, (source.issue_id, source.finding_number));
+        if source.status() == SourceStatus::Stale {
+            stale_before.insert(source.finding_id);
+        }
+        let Some(Some(changes)) = bases.get(source.commit_sha.as_str()) else {
+            if source.status() == SourceStatus::Stale {
+                stale_after.insert(source.finding_id);
+            }
+            continue;
+        };
+        let check = check_source(
+            source,
+            changes.get(&source.path),
+            target.commit,
+            &mut files,
+            &mut outcome,
+        )
+        .await;
+        if check.status == SourceStatus::Stale {
+            stale_after.insert(source.finding_id);
+        }
+        if check.status != source.status()
+            || check.path != source.path
+            || check.start_line != source.start_line
+            || check.end_line != source.end_line
+        {
+            changed.insert(source.issue_id);
+        }
+        checks.push(check);
+    }
+    {
+        let mut conn = pool.acquire().await.context("no database connection")?;
+        relay_store::reverify::record_checks(&mut conn, &checks)
+            .await
+            .context("failed to record the re-verification")?;
+    }
+    let mut newly: BTreeMap<i64, Vec<i32>> = BTreeMap::new();
+    for finding in stale_after.difference(&stale_before) {
+        if let Some((issue, number)) = numbers.get(finding) {
+            newly.entry(*issue).or_default().push(*number);
+        }
+    }
+    outcome.issues = changed
+        .into_iter()
+        .map(|issue_id| {
+            let mut newly_stale = newly.remove(&issue_id).unwrap_or_default();
+            newly_stale.sort_unstable();
+            IssueChange {
+                issue_id,
+                newly_stale,
+            }
+        })
+        .collect();
+    Ok(outcome)
+}
+
+/// File texts read during one push, each at most once.
+struct Files<'a> {
+    repos: &'a RepoManager,
+    spec: &'a RepoSpec,
+    sandbox: &'a Sandbox,
+    /// At the pushed commit, by path.
+    new: HashMap<String, Option<String>>,
+    /// At an older commit, by (commit, path).
+    old: HashMap<(String, String), Option<String>>,
+}
+
+impl Files<'_> {
+    fn at_push(&mut self, path: &str) -> Option<&str> {
+        self.new
+            .entry(path.to_owned())
+            .or_insert_with(|| {
+                relay_tools::citation::read_text(self.sandbox, path)
+                    .ok()
+                    .map(|(_, text)| text)
+            })
+            .as_deref()
+    }
+
+    async fn at_commit(&mut self, commit: &str, path: &str) -> Option<&str> {
+        let key = (commit.to_owned(), path.to_owned());
+        if !self.old.contains_key(&key) {
+            let text = self
+                .repos
+                .file_at(self.spec, commit, path)
+                .await
+                .ok()
+                .flatten();
+            self.old.insert(key.clone(), text);
+        }
+        self.old.get(&key).and_then(|text| text.as_deref())
+    }
+}
+
+async fn check_source(
+    source: &CitedSource,
+    change: Option<&PathChange>,
+    commit: &str,
+    files: &mut Files<'_>,
+    outcome: &mut Reverification,
+) -> SourceCheck {
+    let was_stale = source.status() == SourceStatus::Stale;
+    let at = Span {
+        start: usize::try_from(source.start_line).unwrap_or(0),
+        end: usize::try_from(source.end_line).unwrap_or(0),
+    };
+    let in_place = SourceCheck {
+        finding_id: source.finding_id,
+        position: source.position,
+        path: source.path.clone(),
+        start_line: source.start_line,
+        end_line: source.end_line,
+        commit_sha: commit.to_owned(),
+        status: SourceStatus::Verified,
+        moved_from: None,
+        anchor_text: None,
+    };
+    let stale = |anchor_text: Option<String>| SourceCheck {
+        commit_sha: source.commit_sha.clone(),
+        status: SourceStatus::Stale,
+        anchor_text,
+        ..in_place.clone()
+    };
+    let new_path = match change {
+        // The file is as it was when the source was last verified.
+        None => {
+            outcome.verified += 1;
+            outcome.restored += usize::from(was_stale);
+            return in_place;
+        }
+        Some(PathChange::Deleted) => {
+            outcome.stale += 1;
+            return stale(None);
+        }
+        Some(PathChange::Modified) => source.path.clone(),
+        Some(PathChange::Renamed(path)) => path.clone(),
+    };
+    outcome.read += 1;
+    // What was cited: the stored anchor, else the lines at the commit they were verified at.
+    let anchor = match &source.anchor_text {
+        Some(anchor) => Some(anchor.clone()),
+        None => files
+            .at_commit(&source.commit_sha, &source.path)
+            .await
+            .and_then(|text| lines_of(text, at)),
+    };
+    let quote = source
+        .quote
+        .as_deref()
+        .filter(|quote| !collapse_whitespace(quote).is_empty());
+    let expected = match (quote, anchor.as_deref()) {
+        (Some(quote), _) => Expected::Quote(quote),
+        (None, Some(anchor)) => Expected::Lines(anchor),
+        (None, None) => {
+            outcome.stale += 1;
+            return stale(None);
+        }
+    };
+    let found = files
+        .at_push(&new_path)
+        .and_then(|content| locate(content, expected, at, anchor.as_deref()));
+    let new_anchor = if source.anchor_text.is_none() {
+        anchor.clone()
+    } else {
+        None
+    };
+    let new_path_for_anchor = new_path.clone();
+    match found {
+        Some(span) if span == at && new_path == source.path => {
+            outcome.verified += 1;
+            outcome.restored += usize::from(was_stale);
+            SourceCheck {
+                anchor_text: new_anchor,
+                ..in_place
+            }
+        }
+        Some(span) => {
+            outcome.reanchored += 1;
+            outcome.restored += usize::from(was_stale);
+            SourceCheck {
+                path: new_path,
+                start_line: i32::try_from(span.start).unwrap_or(i32::MAX),
+                end_line: i32::try_from(span.end).unwrap_or(i32::MAX),
+                moved_from: Some(Position {
+                    path: source.path.clone(),
+                    start_line: source.start_line,
+                    end_line: source.end_line,
+                }),
+                // The anchor follows the text: a later push compares against the new lines.
+                anchor_text: files
+                    .at_push(&new_path_for_anchor)
+                    .and_then(|content| lines_of(content, span)),
+                ..in_place
+            }
+        }
+        None => {
+            outcome.stale += 1;
+            stale(new_anchor)
+        }
+    }
+}
