@@ -146,3 +146,42 @@ async fn a_learning_drawn_with_an_internal_note_in_context_is_kept_to_its_issue(
             .unwrap();
     assert!(elsewhere.is_empty(), "another issue never does");
 }
+
+#[sqlx::test(migrator = "relay_store::MIGRATOR")]
+async fn an_internal_note_keeps_its_flag_when_an_edit_omits_it(pool: PgPool) {
+    use crate::helpers::{call, fixture_json, gitlab_request, state};
+    let app = relay_gateway::app(state(pool.clone()));
+    let mut payload = fixture_json("webhooks/gitlab/note_hook.issue.with-discussion_id.json");
+    payload["object_attributes"]["internal"] = json!(true);
+    payload["object_attributes"]["updated_at"] = json!("2026-01-01T00:00:00Z");
+    let answer = call(
+        &app,
+        gitlab_request("Note Hook", "int-1", serde_json::to_vec(&payload).unwrap()),
+    )
+    .await;
+    assert!(answer.status.is_success(), "{:?}", answer.body);
+    // The edit's hook says nothing of `internal`.
+    let mut edit = payload.clone();
+    edit["object_attributes"]
+        .as_object_mut()
+        .unwrap()
+        .remove("internal");
+    edit["object_attributes"]["action"] = json!("update");
+    edit["object_attributes"]["note"] = json!("edited text");
+    edit["object_attributes"]["updated_at"] = json!("2026-01-02T00:00:00Z");
+    let answer = call(
+        &app,
+        gitlab_request("Note Hook", "int-2", serde_json::to_vec(&edit).unwrap()),
+    )
+    .await;
+    assert!(answer.status.is_success(), "{:?}", answer.body);
+    let issue: i64 = sqlx::query_scalar("SELECT id FROM issues")
+        .fetch_one(&pool)
+        .await
+        .unwrap();
+    let mut conn = pool.acquire().await.unwrap();
+    let notes = relay_store::issues::notes(&mut conn, issue).await.unwrap();
+    assert_eq!(notes.len(), 1);
+    assert_eq!(notes[0].body, "edited text", "the edit was applied");
+    assert!(notes[0].internal, "the note is still internal");
+}
