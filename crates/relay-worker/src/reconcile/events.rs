@@ -221,13 +221,15 @@ mod tests {
 
     #[test]
     fn issues_opened_in_the_window_or_changed_since_stored() {
+        let mut old = issue(4, "old", &[], 300);
+        old.created_at = at(10);
         let changes = ProjectChanges {
             project_id: Some("1".into()),
             issues: vec![
                 issue(1, "new @bot", &["relay"], 300),
                 issue(2, "now @bot", &["Bug", "relay"], 300),
                 issue(3, "same", &[], 300),
-                issue(4, "old", &[], 300),
+                old,
             ],
             notes: Vec::new(),
         };
@@ -256,7 +258,7 @@ mod tests {
             ["relay"],
             "bug was there (any case)"
         );
-        // Opened after the window began: not an opening we can vouch for.
+        // Opened before the window began: not an opening we can vouch for.
         assert!(found_events(&changes, &HashMap::new(), at(200)).is_empty());
     }
 }
