@@ -82,8 +82,8 @@ intake() {
   local cfg
   cfg="$(config $db 14)"
   env -u DATABASE_URL "$BIN" --config "$cfg" gateway 2>/tmp/relay-bench-prune-gateway.log &
-  local pid=$!
-  trap 'kill $pid 2>/dev/null || true' EXIT
+  GATEWAY_PID=$!
+  trap 'kill $GATEWAY_PID 2>/dev/null || true' EXIT
   for _ in $(seq 1 50); do curl -fs "http://127.0.0.1:${PORT:-18282}/readyz" >/dev/null && break; sleep 0.2; done
   for round in $(seq 1 "$ROUNDS"); do
     # A month of rows old enough to prune, in both conditions (same database state).
