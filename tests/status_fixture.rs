@@ -89,6 +89,8 @@ pub async fn seed(pool: &PgPool, text: &SeedText<'_>) -> Seeded {
         end_line: 5,
         quote: Some("for _ in 0..3 { retry() }".into()),
         commit_sha: COMMIT.into(),
+        status: Default::default(),
+        moved_from: None,
     };
     relay_store::findings::insert(&mut conn, issue, text.finding, None, &[source])
         .await
@@ -148,6 +150,7 @@ pub async fn seed(pool: &PgPool, text: &SeedText<'_>) -> Seeded {
                 completion_tokens: prompt / 4,
                 cached_tokens: prompt / 6,
                 latency_ms: 850,
+                estimated: false,
                 attempts: 1,
                 outcome: "ok",
                 error_kind: None,

@@ -211,6 +211,8 @@ async fn seed(pool: &PgPool, count: i64) -> anyhow::Result<(i64, i64)> {
             end_line: 52,
             quote: Some("for attempt in 0..3 {\n    match send().await { .. }\n}".into()),
             commit_sha: "7fd1a60b01f91b314f59955a4e4d4e80d8edf11d".into(),
+            status: Default::default(),
+            moved_from: None,
         };
         relay_store::findings::insert(
             &mut conn,
@@ -275,6 +277,7 @@ async fn seed(pool: &PgPool, count: i64) -> anyhow::Result<(i64, i64)> {
                 completion_tokens: 300,
                 cached_tokens: 1000,
                 latency_ms: 900,
+                estimated: false,
                 attempts: 1,
                 outcome: "ok",
                 error_kind: None,

@@ -233,6 +233,7 @@ mod tests {
             model,
             prompt_tokens: 100,
             completion_tokens: 10,
+            estimated: false,
             cached_tokens: 5,
             latency_ms: 1,
             attempts: 1,

@@ -304,6 +304,8 @@ async fn planner_cycles(pool: &PgPool, cycles: usize) -> anyhow::Result<()> {
             redactions: vec![SecretString::from("ghs_bench".to_owned())],
             tracer: Tracer::noop(),
             attempt: Attempt::Last,
+            admission: relay_worker::jobs::orchestrator::admission::Admission::of(["alice"]),
+            lease: None,
         };
         let started = Instant::now();
         let end = run_cycle(&deps, issue, n as i64 + 1, 0).await?;

@@ -18,7 +18,7 @@ use serde_json::{Value, json};
 
 use super::cycle::{Attempt, CycleDeps, CycleEnd, enqueue_acknowledgement, run_cycle};
 use super::pre_cycle::{self, FailedJob, PreCycleFailure, PreCycleStep};
-use super::role_cache::{RoleCache, RoleKey};
+use super::role_cache::RoleCache;
 use crate::handler::JobError;
 use crate::jobs::RepoSpecs;
 use crate::tool_graph::{StoreExploreObserver, load_hint, repo_key};

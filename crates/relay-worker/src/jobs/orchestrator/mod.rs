@@ -28,7 +28,6 @@ pub mod outbox_care;
 pub mod role_cache;
 pub mod spec_step;
 pub mod pre_cycle;
-pub mod role_cache;
 pub mod secrets;
 pub mod status;
 pub mod traversal;
