@@ -223,10 +223,9 @@ async fn run_cycle_inner(
             // An unavailable LLM may be back for the retry: stay silent until the last attempt
             // (the queue backs off meanwhile). Other stops would recur, so they are said at once.
             if matches!(reason, StopReason::Llm(_)) && deps.attempt == Attempt::Retryable {
-                return Ok(CycleEnd::Stopped {
-                    outcome,
-                    drain: DrainReport::default(),
-                });
+                // What is already queued (the acknowledgement) still goes out.
+                let drain = executor.drain_outbox(issue_id, &deps.issue_ref).await?;
+                return Ok(CycleEnd::Stopped { outcome, drain });
             }
             // Never silent: one status comment, keyed by (job, cycle), in the triggering note's
             // discussion when there is one; the events stay pending.
