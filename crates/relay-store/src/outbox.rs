@@ -365,4 +365,51 @@ mod tests {
         assert_eq!(for_issue(&mut conn, 1).await.unwrap().len(), 3);
         assert!(get(&mut conn, "zzz").await.unwrap().is_none());
     }
+
+    #[sqlx::test(migrator = "crate::MIGRATOR")]
+    async fn the_sweeper_queues_one_drain_job_per_stranded_issue(pool: PgPool) {
+        let mut conn = pool.acquire().await.unwrap();
+        for (key, issue) in [("a", 1), ("b", 1), ("c", 2), ("d", 3)] {
+            enqueue(
+                &mut conn,
+                &NewWrite {
+                    issue_id: issue,
+                    ..write(key)
+                },
+            )
+            .await
+            .unwrap();
+        }
+        // Issue 2's write waits out a delay; issue 3's is sent.
+        let c = get(&mut conn, "c").await.unwrap().unwrap();
+        mark_retry(&mut conn, c.id, "rate limited", Duration::from_secs(600))
+            .await
+            .unwrap();
+        let d = get(&mut conn, "d").await.unwrap().unwrap();
+        mark_sent(&mut conn, d.id, None, None).await.unwrap();
+
+        assert_eq!(sweep(&mut conn, "process_issue", 5).await.unwrap(), vec![1]);
+        assert!(
+            sweep(&mut conn, "process_issue", 5)
+                .await
+                .unwrap()
+                .is_empty(),
+            "a queued job covers the issue"
+        );
+        let job = crate::queue::claim(&pool, "w", Duration::from_secs(30))
+            .await
+            .unwrap()
+            .unwrap();
+        assert_eq!(job.concurrency_key.as_deref(), Some("issue:1"));
+        assert_eq!(job.payload, serde_json::json!({"issue_id": 1}));
+        assert!(
+            sweep(&mut conn, "process_issue", 5)
+                .await
+                .unwrap()
+                .is_empty(),
+            "a running job covers the issue"
+        );
+        assert!(next_pending_at(&mut conn, 2).await.unwrap().unwrap() > Utc::now());
+        assert_eq!(next_pending_at(&mut conn, 3).await.unwrap(), None);
+    }
 }

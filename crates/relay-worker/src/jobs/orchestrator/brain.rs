@@ -111,8 +111,13 @@ impl Brain {
         if let Some(target) = self.write_target(pool, run.issue_id).await {
             super::outbox_care::report_refused_replies(pool, &target, run).await;
         }
-        if let Err(error) =
-            super::follow_up::follow_up_for_outbox(pool, run.issue_id, run.max_attempts).await
+        // A job the queue will run again drains first on its retry; otherwise (done, or its
+        // last attempt) a write still pending gets the issue a job at its due time.
+        let retried =
+            matches!(result, Err(JobError::Retryable(_))) && run.attempt == Attempt::Retryable;
+        if !retried
+            && let Err(error) =
+                super::follow_up::follow_up_for_outbox(pool, run.issue_id, run.max_attempts).await
         {
             tracing::warn!(
                 issue.id = run.issue_id,

@@ -245,9 +245,11 @@ async fn run_cycle_inner(
             // An unavailable LLM may be back for the retry: stay silent until the last attempt
             // (the queue backs off meanwhile). Other stops would recur, so they are said at once.
             if matches!(reason, StopReason::Llm(_)) && deps.attempt == Attempt::Retryable {
+                // What is already queued (the acknowledgement) still goes out.
+                let drain = executor.drain_outbox(issue_id, &deps.issue_ref).await?;
                 return Ok(CycleEnd::Stopped {
                     outcome,
-                    drain: DrainReport::default(),
+                    drain,
                     through: last_event,
                 });
             }
