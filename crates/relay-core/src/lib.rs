@@ -13,8 +13,8 @@ pub mod engage;
 pub mod error;
 pub mod issue;
 pub mod job;
-pub mod prices;
 pub mod outgoing;
+pub mod prices;
 pub mod tracker;
 
 pub use action::{Action, ActionBatch};

@@ -13,8 +13,8 @@
 pub mod handler;
 pub mod jobs;
 pub mod llm_usage;
-pub mod retention;
 pub mod reconcile;
+pub mod retention;
 pub mod runner;
 pub mod settings;
 pub mod tool_graph;

@@ -329,8 +329,7 @@ async fn run_cycle_inner(
             drop(conn);
             // The spec is now posted: the summary says so (an edit only if the body changed).
             if summary && posted {
-                relay_actions::summary::refresh_summary(&deps.pool, issue_id, Some(job_id))
-                    .await?;
+                relay_actions::summary::refresh_summary(&deps.pool, issue_id, Some(job_id)).await?;
                 let more = executor.drain_outbox(issue_id, &deps.issue_ref).await?;
                 drain.sent.extend(more.sent);
                 drain.failures.extend(more.failures);
