@@ -217,8 +217,13 @@ impl GitLabHarness {
             NoteAction::Update => "update",
         });
         // GitLab stamps the note's (edit) time; the fixture's 2015 stamps would lose to any
-        // fresher copy of the note.
-        payload["object_attributes"]["updated_at"] = json!(chrono::Utc::now().to_rfc3339());
+        // fresher copy of the note. Each delivery is a second later than the one before: an
+        // edit's identity carries its stamp at second precision, and two real edits of a note
+        // never share one.
+        static DELIVERED: std::sync::atomic::AtomicI64 = std::sync::atomic::AtomicI64::new(0);
+        let later = DELIVERED.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let stamp = chrono::Utc::now() + chrono::Duration::seconds(later);
+        payload["object_attributes"]["updated_at"] = json!(stamp.to_rfc3339());
         payload["issue"]["state"] = json!("opened");
         call(
             &self.app,

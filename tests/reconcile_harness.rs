@@ -96,7 +96,11 @@ impl GitHubHarness {
                 trackers: clients.clone(),
                 tracker_settings: vec![tracker.clone()],
                 llm: llm_settings,
-                agent: AgentSettings::default(),
+                // These tests count the planner's replies; the summary has its own tests.
+                agent: AgentSettings {
+                    summary_comment: false,
+                    ..AgentSettings::default()
+                },
                 tools: Default::default(),
                 codegraph: None,
                 roles: Default::default(),

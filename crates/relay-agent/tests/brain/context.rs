@@ -109,13 +109,18 @@ fn stale_findings_are_shown_as_stale() {
     let mut issue = sample_issue();
     issue.findings[0].stale = true;
     let built = ContextBuilder::default().build(&issue);
+    let transcript = built.transcript();
+    let stale = "- finding 1 (STALE: the cited code changed since it was verified; do not cite it) [client.go:40-52], Relay's synthesis";
+    assert!(transcript.contains(stale), "{transcript}");
+    // The label is Relay's, outside the fence; the synthesis stays data inside it.
+    let after = &transcript[transcript.find(stale).unwrap()..];
     assert!(
-        built.transcript().contains(
-            "- finding 1 (STALE: the cited code changed since it was verified; do not cite it): Retries use a fixed 100 ms sleep."
-        ),
-        "{}",
-        built.transcript()
+        after.contains("Retries use a fixed 100 ms sleep."),
+        "{transcript}"
     );
+    issue.findings[0].stale = false;
+    let fresh = ContextBuilder::default().build(&issue).transcript();
+    assert!(!fresh.contains("STALE"), "{fresh}");
 }
 
 #[test]
