@@ -236,3 +236,45 @@ async fn each_page_shows_what_relay_knows(pool: PgPool) {
         );
     }
 }
+
+#[sqlx::test(migrator = "relay_store::MIGRATOR")]
+async fn stale_findings_are_counted_apart_and_marked(pool: PgPool) {
+    let seeded = seed(&pool, &PLAIN).await;
+    let base = serve(ui_state(pool.clone(), UiSettings::default())).await;
+    let cookie = sign_in(&base).await;
+    let list = get(&base, "/ui", Some(&cookie)).await.text().await.unwrap();
+    assert!(!list.contains("stale"), "nothing is stale yet:\n{list}");
+
+    // A push re-anchored the source, then another found its text gone.
+    sqlx::query(
+        "UPDATE finding_sources SET status = 'stale', moved_from_path = 'src/old.rs',
+                moved_from_start = 1, moved_from_end = 3",
+    )
+    .execute(&pool)
+    .await
+    .unwrap();
+    let list = get(&base, "/ui", Some(&cookie)).await.text().await.unwrap();
+    assert!(
+        list.contains(r#"<td class="num">1 <span class="stale">(1 stale)</span></td>"#),
+        "the list counts the stale finding apart:\n{list}"
+    );
+    let issue = get(
+        &base,
+        &format!("/ui/issues/{}", seeded.issue),
+        Some(&cookie),
+    )
+    .await
+    .text()
+    .await
+    .unwrap();
+    for expected in [
+        r#"<span class="stale">stale</span>"#,
+        "stale: the cited code changed after this commit",
+        "moved from src/old.rs:1-3",
+    ] {
+        assert!(
+            issue.contains(expected),
+            "issue page lacks {expected}:\n{issue}"
+        );
+    }
+}

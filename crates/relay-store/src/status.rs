@@ -22,6 +22,8 @@ pub struct IssueLine {
     pub open_gaps: i64,
     /// Live (not removed) findings.
     pub findings: i64,
+    /// Of those, the ones with a stale source: the cited code changed after a push.
+    pub stale_findings: i64,
     pub spec_status: Option<String>,
     /// The latest of the issue's tracker update and Relay's last LLM call on it.
     pub last_activity: DateTime<Utc>,
@@ -60,6 +62,10 @@ pub async fn issues(pool: &PgPool, page: &IssuePage) -> Result<Vec<IssueLine>> {
          SELECT p.*,
                 (SELECT count(*) FROM gaps g WHERE g.issue_id = p.id AND g.status = 'open') AS open_gaps,
                 (SELECT count(*) FROM findings f WHERE f.issue_id = p.id AND NOT f.removed) AS findings,
+                (SELECT count(*) FROM findings f
+                  WHERE f.issue_id = p.id AND NOT f.removed
+                    AND EXISTS (SELECT 1 FROM finding_sources s
+                                WHERE s.finding_id = f.id AND s.status = 'stale')) AS stale_findings,
                 (SELECT s.status FROM specs s WHERE s.issue_id = p.id ORDER BY s.version DESC LIMIT 1)
                     AS spec_status
          FROM page p ORDER BY p.last_activity DESC, p.id DESC",

@@ -5,7 +5,7 @@ use axum::extract::{Path, State};
 use axum::http::{HeaderMap, StatusCode};
 use axum::response::Response;
 use maud::{Markup, html};
-use relay_store::findings::FindingRow;
+use relay_store::findings::{FindingRow, SourceStatus};
 use relay_store::gaps::GapRow;
 use relay_store::issues::IssueRow;
 use relay_store::status::RoleModelSpend;
@@ -167,6 +167,7 @@ fn findings_list(state: &AppState, issue: &IssueRow, findings: &[FindingRow]) ->
             @for finding in findings {
                 li.finding {
                     span.number { "finding " (finding.number) }
+                    @if finding.stale { " " span.stale { "stale" } }
                     p.synthesis { (finding.synthesis) }
                     ul.sources {
                         @for source in &finding.sources {
@@ -176,6 +177,12 @@ fn findings_list(state: &AppState, issue: &IssueRow, findings: &[FindingRow]) ->
                                 @match format::file_url(state, &issue.tracker, &issue.url, &issue.project_path, &cited) {
                                     Some(url) => a href=(url) rel="noreferrer noopener" { code { (text) } },
                                     None => code { (text) },
+                                }
+                                @if source.status == SourceStatus::Stale {
+                                    " " span.stale { "stale: the cited code changed after this commit" }
+                                }
+                                @if let Some(from) = &source.moved_from {
+                                    " " span.moved { "moved from " (from.path) ":" (from.start_line) "-" (from.end_line) }
                                 }
                                 @if let Some(quote) = source.quote.as_deref().filter(|q| !q.is_empty()) {
                                     pre.quote { (format::clip(quote, 2000)) }

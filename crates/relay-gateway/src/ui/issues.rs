@@ -114,7 +114,10 @@ fn issue_row(row: &IssueLine) -> maud::Markup {
             }
             td { span class=(format!("state {}", css_word(&row.state))) { (row.state) } }
             td.num { (row.open_gaps) }
-            td.num { (row.findings) }
+            td.num {
+                (row.findings)
+                @if row.stale_findings > 0 { " " span.stale { "(" (row.stale_findings) " stale)" } }
+            }
             td { (row.spec_status.as_deref().unwrap_or("—")) }
             td { (format::time(row.last_activity)) }
             td.num { (format::count(row.tokens)) }
