@@ -287,3 +287,73 @@ async fn a_thread_that_cannot_be_read_on_the_last_attempt_is_said_in_its_discuss
     );
     assert!(h.llm.requests().is_empty(), "no planner ran");
 }
+
+#[sqlx::test(migrator = "relay_store::MIGRATOR")]
+async fn a_push_to_the_private_repository_moves_the_checkout_with_the_installation_token(
+    pool: PgPool,
+) {
+    let h = start(&pool, Vec::new()).await;
+    // Only the push is run here: the mention's job is taken off the queue.
+    sqlx::query("DELETE FROM jobs WHERE id = $1")
+        .bind(h.job)
+        .execute(&pool)
+        .await
+        .unwrap();
+    let head = String::from_utf8(
+        Command::new("git")
+            .args(["rev-parse", "HEAD"])
+            .current_dir(h._dirs[0].path())
+            .output()
+            .unwrap()
+            .stdout,
+    )
+    .unwrap()
+    .trim()
+    .to_owned();
+    let payload = serde_json::to_value(relay_core::UpdateCheckout {
+        tracker: "github".into(),
+        project_id: "1296269".into(),
+        project_path: REPO.into(),
+        commit: head.clone(),
+    })
+    .unwrap();
+    let mut conn = pool.acquire().await.unwrap();
+    let push = relay_store::queue::enqueue(
+        &mut conn,
+        &relay_store::queue::NewJob {
+            kind: "update_checkout",
+            payload: &payload,
+            concurrency_key: Some("repo:github:1296269"),
+            max_attempts: 1,
+        },
+    )
+    .await
+    .unwrap()
+    .job_id();
+    drop(conn);
+
+    // The configured token is empty in App mode: without the installation token git is refused.
+    assert_eq!(
+        h.worker.drain().await.unwrap(),
+        vec![Outcome::Succeeded { job_id: push }]
+    );
+    assert_eq!(h.github.token_exchanges(), vec![INSTALLATION]);
+    let git = h.git_requests();
+    assert!(
+        git.iter()
+            .any(|r| r.path.ends_with("/git-upload-pack") && r.method == "POST"),
+        "the pack was fetched over git"
+    );
+    for request in &git {
+        let auth = request.header("authorization").unwrap_or_default();
+        assert!(auth.starts_with("Basic "), "{auth}");
+    }
+    let detail: serde_json::Value = sqlx::query_scalar(
+        "SELECT detail FROM job_runs WHERE job_id = $1 ORDER BY id DESC LIMIT 1",
+    )
+    .bind(push)
+    .fetch_one(&pool)
+    .await
+    .unwrap();
+    assert_eq!(detail["commit"], json!(head), "{detail}");
+}

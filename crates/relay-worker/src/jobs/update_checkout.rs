@@ -11,6 +11,7 @@ use std::sync::Arc;
 use anyhow::Context as _;
 use relay_core::{TrackerSettings, UpdateCheckout};
 use relay_repo::{RepoManager, RepoSpec};
+use relay_tracker::IssueRef;
 use serde_json::{Value, json};
 
 use crate::handler::{JobContext, JobError, JobHandler};
@@ -78,6 +79,7 @@ impl JobHandler for UpdateCheckoutJob {
             .specs
             .spec(&payload.tracker, &payload.project_path)
             .map_err(JobError::Permanent)?;
+        let spec = self.with_clone_credential(&payload, spec).await?;
         let checkout = self
             .repos
             .sync_to(&spec, Some(&payload.commit))
@@ -126,6 +128,36 @@ impl JobHandler for UpdateCheckoutJob {
 }
 
 impl UpdateCheckoutJob {
+    /// `spec` with the tracker's clone credential, as an issue's job clones: in GitHub App mode
+    /// the configured token is empty and git needs an installation access token for the pushed
+    /// repository (its installation looked up by the repository). Without tracker clients (no
+    /// LLM configured) the configured token is all there is.
+    async fn with_clone_credential(
+        &self,
+        payload: &UpdateCheckout,
+        spec: RepoSpec,
+    ) -> Result<RepoSpec, JobError> {
+        let Some(tracker) = self
+            .brain
+            .as_ref()
+            .and_then(|brain| brain.trackers.get_str(&payload.tracker))
+        else {
+            return Ok(spec);
+        };
+        let repository = IssueRef {
+            project_id: payload.project_id.clone(),
+            project_path: payload.project_path.clone(),
+            // A push names no issue: the credential depends only on the repository.
+            number: 0,
+            installation_id: None,
+        };
+        // A credential that cannot be had now (the tracker down, the App not installed yet) is
+        // retried with the job's backoff; its last attempt leaves the reason in the dead job.
+        super::orchestrator::pre_cycle::clone_spec(spec, &tracker, &repository)
+            .await
+            .map_err(|failure| JobError::Retryable(anyhow::Error::new(failure)))
+    }
+
     /// Re-verifies the project's findings at the new commit and queues what people should hear.
     /// A failure is logged and reported in the job's detail, never fails the checkout update:
     /// the sources keep their last verified commit, so the next push checks them again.
