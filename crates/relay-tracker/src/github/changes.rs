@@ -7,15 +7,12 @@ use std::collections::HashSet;
 use chrono::{DateTime, SecondsFormat, Utc};
 use relay_core::{IssueSnapshot, NoteSnapshot};
 use reqwest::Method;
-use serde::de::DeserializeOwned;
 
 use super::model::{Comment, Issue, Repository};
 use super::{GitHubClient, repo_path};
 use crate::http::json;
-use crate::pagination::{self, MAX_PAGES, PER_PAGE};
-use crate::{
-    ChangedIssue, ChangedNote, IssueRef, ProjectChanges, ProjectRef, Result, TrackerError,
-};
+use crate::pagination::PER_PAGE;
+use crate::{ChangedIssue, ChangedNote, IssueRef, ProjectChanges, ProjectRef, Result};
 
 impl GitHubClient {
     pub(crate) async fn changes(
@@ -40,6 +37,7 @@ impl GitHubClient {
                 format!(
                     "/repos/{repo}/issues/comments?since={since}&sort=updated&direction=asc&per_page={PER_PAGE}"
                 ),
+                "changed comments",
             )
             .await?;
         let issues: Vec<Issue> = self
@@ -48,6 +46,7 @@ impl GitHubClient {
                 format!(
                     "/repos/{repo}/issues?state=all&since={since}&sort=updated&direction=asc&per_page={PER_PAGE}"
                 ),
+                "changed issues",
             )
             .await?;
         let mut project_id = project.project_id.clone();
@@ -123,30 +122,6 @@ impl GitHubClient {
             issues: changed,
             notes,
         })
-    }
-
-    /// Every page of a list, following `Link: rel="next"` on the API's own host.
-    async fn list<T: DeserializeOwned>(&self, scope: &IssueRef, first: String) -> Result<Vec<T>> {
-        let mut url = first;
-        let mut all = Vec::new();
-        for _ in 0..MAX_PAGES {
-            let response = self.call(Method::GET, &url, scope, None).await?;
-            let next = pagination::link_next(response.headers());
-            let page: Vec<T> = json(response, &format!("GET {url}")).await?;
-            all.extend(page);
-            match next {
-                Some(next) if next.starts_with(&self.api) => url = next,
-                Some(next) => {
-                    return Err(TrackerError::Protocol(format!(
-                        "pagination link leaves the API base: {next}"
-                    )));
-                }
-                None => return Ok(all),
-            }
-        }
-        Err(TrackerError::Protocol(format!(
-            "more than {MAX_PAGES} pages of changes"
-        )))
     }
 }
 

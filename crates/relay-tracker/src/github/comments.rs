@@ -4,6 +4,7 @@
 
 use relay_core::NoteSnapshot;
 use reqwest::Method;
+use serde::de::DeserializeOwned;
 use serde_json::json;
 
 use super::model::{self, Comment};
@@ -23,15 +24,27 @@ impl GitHubClient {
     /// Every comment of the issue, oldest first, following `Link: rel="next"`.
     pub(crate) async fn comments(&self, issue: &IssueRef) -> Result<Vec<Comment>> {
         let repo = repo_path(&issue.project_path)?;
-        let mut url = format!(
+        let url = format!(
             "/repos/{repo}/issues/{}/comments?per_page={PER_PAGE}",
             issue.number
         );
+        self.list(issue, url, "comments").await
+    }
+
+    /// Every page of a list, following `Link: rel="next"` on the API's own host (`scope` picks
+    /// the credential; `what` names the list in errors).
+    pub(crate) async fn list<T: DeserializeOwned>(
+        &self,
+        scope: &IssueRef,
+        first: String,
+        what: &str,
+    ) -> Result<Vec<T>> {
+        let mut url = first;
         let mut all = Vec::new();
         for _ in 0..MAX_PAGES {
-            let response = self.call(Method::GET, &url, issue, None).await?;
+            let response = self.call(Method::GET, &url, scope, None).await?;
             let next = pagination::link_next(response.headers());
-            let page: Vec<Comment> = json(response, &format!("GET {url}")).await?;
+            let page: Vec<T> = json(response, &format!("GET {url}")).await?;
             all.extend(page);
             match next {
                 // Never send the credential to another host than the configured API.
@@ -45,7 +58,7 @@ impl GitHubClient {
             }
         }
         Err(TrackerError::Protocol(format!(
-            "more than {MAX_PAGES} pages of comments"
+            "more than {MAX_PAGES} pages of {what}"
         )))
     }
 

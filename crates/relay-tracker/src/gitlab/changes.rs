@@ -4,15 +4,11 @@
 
 use chrono::{DateTime, SecondsFormat, Utc};
 use relay_core::{IssueSnapshot, NoteSnapshot};
-use reqwest::Method;
 
 use super::model::Issue;
 use super::{GitLabClient, project};
-use crate::http::json;
-use crate::pagination::{self, MAX_PAGES, PER_PAGE};
-use crate::{
-    ChangedIssue, ChangedNote, IssueRef, ProjectChanges, ProjectRef, Result, TrackerError,
-};
+use crate::pagination::PER_PAGE;
+use crate::{ChangedIssue, ChangedNote, IssueRef, ProjectChanges, ProjectRef, Result};
 
 impl GitLabClient {
     pub(crate) async fn changes(
@@ -31,7 +27,7 @@ impl GitLabClient {
             "/projects/{}/issues?updated_after={after}&scope=all&order_by=updated_at&sort=asc&per_page={PER_PAGE}",
             project(&scope)?
         );
-        let issues = self.issue_pages(first).await?;
+        let issues: Vec<Issue> = self.pages(first, "changed issues").await?;
         let project_id = target
             .project_id
             .clone()
@@ -77,33 +73,6 @@ impl GitLabClient {
             .notes
             .sort_by_key(|n| (n.note.updated_at, n.note.note_id.clone()));
         Ok(changes)
-    }
-
-    /// Every page of an issue list (`x-next-page`, `Link` as the fallback).
-    async fn issue_pages(&self, first: String) -> Result<Vec<Issue>> {
-        let mut url = first.clone();
-        let mut all = Vec::new();
-        for _ in 0..MAX_PAGES {
-            let response = self.call(Method::GET, &url, None).await?;
-            let headers = response.headers().clone();
-            let page: Vec<Issue> = json(response, "GET issues").await?;
-            all.extend(page);
-            if let Some(next) = pagination::gitlab_next_page(&headers) {
-                url = format!("{first}&page={next}");
-            } else if let Some(next) = pagination::link_next(&headers) {
-                if !next.starts_with(&self.api) {
-                    return Err(TrackerError::Protocol(format!(
-                        "pagination link leaves the API base: {next}"
-                    )));
-                }
-                url = next;
-            } else {
-                return Ok(all);
-            }
-        }
-        Err(TrackerError::Protocol(format!(
-            "more than {MAX_PAGES} pages of issues"
-        )))
     }
 }
 

@@ -4,6 +4,7 @@
 
 use relay_core::NoteSnapshot;
 use reqwest::Method;
+use serde::de::DeserializeOwned;
 use serde_json::json;
 
 use super::model::{Discussion, Note};
@@ -54,12 +55,22 @@ impl GitLabClient {
             "{}/discussions?per_page={PER_PAGE}",
             self.issue_base(issue)?
         );
+        self.pages(first, "discussions").await
+    }
+
+    /// Every page of a list (`x-next-page`, `Link` on the API's own host as the fallback);
+    /// `what` names the list in errors.
+    pub(crate) async fn pages<T: DeserializeOwned>(
+        &self,
+        first: String,
+        what: &str,
+    ) -> Result<Vec<T>> {
         let mut url = first.clone();
         let mut all = Vec::new();
         for _ in 0..MAX_PAGES {
             let response = self.call(Method::GET, &url, None).await?;
             let headers = response.headers().clone();
-            let page: Vec<Discussion> = json(response, "GET discussions").await?;
+            let page: Vec<T> = json(response, &format!("GET {what}")).await?;
             all.extend(page);
             if let Some(next) = pagination::gitlab_next_page(&headers) {
                 url = format!("{first}&page={next}");
@@ -75,7 +86,7 @@ impl GitLabClient {
             }
         }
         Err(TrackerError::Protocol(format!(
-            "more than {MAX_PAGES} pages of discussions"
+            "more than {MAX_PAGES} pages of {what}"
         )))
     }
 
