@@ -3,7 +3,6 @@
 //! status, and the living summary comment on the local GitHub and GitLab servers.
 
 use std::path::Path;
-use std::process::Command;
 use std::sync::Arc;
 
 use axum::Router;
@@ -32,28 +31,6 @@ const API_TOKEN: &str = "findings-api-token";
 /// `app/settings.py`; line 6 is the cited one.
 const SETTINGS: &str =
     "import os\n\n\nclass Settings:\n    debug = False\n    TIMEOUT = 30\n    RETRIES = 3\n";
-
-fn git(dir: &Path, args: &[&str]) -> String {
-    let output = Command::new("git")
-        .args([
-            "-c",
-            "user.name=t",
-            "-c",
-            "user.email=t@example.com",
-            "-c",
-            "init.defaultBranch=main",
-        ])
-        .args(args)
-        .current_dir(dir)
-        .output()
-        .expect("git runs");
-    assert!(
-        output.status.success(),
-        "git {args:?}: {}",
-        String::from_utf8_lossy(&output.stderr)
-    );
-    String::from_utf8(output.stdout).unwrap().trim().to_owned()
-}
 
 /// Writes `file` and commits everything; returns the commit.
 fn commit(dir: &Path, file: &str, text: &str) -> String {

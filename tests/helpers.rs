@@ -178,3 +178,28 @@ impl Proxy {
         self.down.store(false, Ordering::SeqCst);
     }
 }
+
+/// Runs git in `dir` with a fixed identity and `main` as the default branch; panics with git's
+/// stderr on failure. Returns stdout, trimmed.
+#[track_caller]
+pub fn git(dir: &std::path::Path, args: &[&str]) -> String {
+    let output = std::process::Command::new("git")
+        .args([
+            "-c",
+            "user.name=t",
+            "-c",
+            "user.email=t@example.com",
+            "-c",
+            "init.defaultBranch=main",
+        ])
+        .args(args)
+        .current_dir(dir)
+        .output()
+        .expect("git runs");
+    assert!(
+        output.status.success(),
+        "git {args:?}: {}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    String::from_utf8(output.stdout).unwrap().trim().to_owned()
+}

@@ -2,8 +2,6 @@
 //! explores → explorer greps, reports with a citation → planner submits `post_comment` +
 //! `update_gaps` → one comment on the local GitHub server, the gap stored, the watermark raised.
 
-use std::path::Path;
-use std::process::Command;
 use std::sync::Arc;
 
 use relay_agent::agent_settings::AgentSettings;
@@ -23,23 +21,6 @@ use crate::queue::settings;
 const REPO: &str = "Codertocat/Hello-World";
 pub const TOKEN: &str = "ghs_e2e_orchestrator_token";
 pub const LLM_KEY: &str = "sk-e2e-llm-key";
-
-fn git(dir: &Path, args: &[&str]) {
-    let status = Command::new("git")
-        .args([
-            "-c",
-            "user.name=t",
-            "-c",
-            "user.email=t@t",
-            "-c",
-            "init.defaultBranch=main",
-        ])
-        .args(args)
-        .current_dir(dir)
-        .status()
-        .unwrap();
-    assert!(status.success(), "git {args:?}");
-}
 
 /// Sends the signed mention through the gateway and drains the worker with the orchestrator;
 /// returns the job id.

@@ -2,8 +2,6 @@
 //! LLM over HTTP) → the reply in the triggering discussion on the local GitLab server, the gap
 //! stored, the watermark raised; then the reporter's answer closes the gap in the next cycle.
 
-use std::path::Path;
-use std::process::Command;
 use std::sync::Arc;
 
 use relay_agent::agent_settings::AgentSettings;
@@ -29,23 +27,6 @@ pub const BOT: &str = "relay";
 pub const TOKEN: &str = "glpat-e2e-gitlab-token";
 pub const LLM_KEY: &str = "sk-e2e-gitlab-llm-key";
 pub const REPORTER: &str = "root";
-
-fn git(dir: &Path, args: &[&str]) {
-    let status = Command::new("git")
-        .args([
-            "-c",
-            "user.name=t",
-            "-c",
-            "user.email=t@t",
-            "-c",
-            "init.defaultBranch=main",
-        ])
-        .args(args)
-        .current_dir(dir)
-        .status()
-        .unwrap();
-    assert!(status.success(), "git {args:?}");
-}
 
 /// `object_attributes.action` of a Note Hook.
 #[derive(Debug, Clone, Copy)]

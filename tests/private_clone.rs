@@ -4,8 +4,6 @@
 //! covers it. The worker clones with the token the tracker client minted; a clone that fails ends,
 //! on the job's last attempt, in one status comment saying so.
 
-use std::path::Path;
-use std::process::Command;
 use std::sync::Arc;
 
 use relay_agent::agent_settings::AgentSettings;
@@ -26,23 +24,6 @@ const APP_ID: u64 = 4343;
 const SLUG: &str = "relay-bot";
 const INSTALLATION: i64 = 8080;
 const LLM_KEY: &str = "sk-private-clone-llm-key";
-
-fn git(dir: &Path, args: &[&str]) {
-    let status = Command::new("git")
-        .args([
-            "-c",
-            "user.name=t",
-            "-c",
-            "user.email=t@t",
-            "-c",
-            "init.defaultBranch=main",
-        ])
-        .args(args)
-        .current_dir(dir)
-        .status()
-        .unwrap();
-    assert!(status.success(), "git {args:?}");
-}
 
 struct AppHarness {
     github: FakeGitHub,
@@ -299,17 +280,7 @@ async fn a_push_to_the_private_repository_moves_the_checkout_with_the_installati
         .execute(&pool)
         .await
         .unwrap();
-    let head = String::from_utf8(
-        Command::new("git")
-            .args(["rev-parse", "HEAD"])
-            .current_dir(h._dirs[0].path())
-            .output()
-            .unwrap()
-            .stdout,
-    )
-    .unwrap()
-    .trim()
-    .to_owned();
+    let head = git(h._dirs[0].path(), &["rev-parse", "HEAD"]);
     let payload = serde_json::to_value(relay_core::UpdateCheckout {
         tracker: "github".into(),
         project_id: "1296269".into(),

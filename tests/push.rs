@@ -1,7 +1,6 @@
 //! Pushes to the default branch move the checkout through the queue.
 
 use std::path::Path;
-use std::process::Command;
 use std::sync::Arc;
 
 use relay_codegraph::store::GraphStore;
@@ -42,28 +41,6 @@ pub fn registry_with_graph(
         codegraph: graph.map(|store| Arc::new(CodegraphIndexing::new(store, 2))),
         brain: None,
     })
-}
-
-fn git(dir: &Path, args: &[&str]) -> String {
-    let output = Command::new("git")
-        .args([
-            "-c",
-            "user.name=t",
-            "-c",
-            "user.email=t@example.com",
-            "-c",
-            "init.defaultBranch=main",
-        ])
-        .args(args)
-        .current_dir(dir)
-        .output()
-        .expect("git runs");
-    assert!(
-        output.status.success(),
-        "git {args:?}: {}",
-        String::from_utf8_lossy(&output.stderr)
-    );
-    String::from_utf8(output.stdout).unwrap().trim().to_owned()
 }
 
 fn commit(dir: &Path, file: &str, text: &str) -> String {

@@ -2,8 +2,6 @@
 //! issue, the gateway, a worker with the orchestrator (scripted LLM) and a reconciler pointed at
 //! the fake.
 
-use std::path::Path;
-use std::process::Command;
 use std::sync::Arc;
 
 use relay_agent::agent_settings::AgentSettings;
@@ -25,17 +23,6 @@ use crate::queue::settings;
 pub const REPO: &str = "Codertocat/Hello-World";
 pub const TOKEN: &str = "ghs_reconcile_token";
 const LLM_KEY: &str = "sk-reconcile-llm-key";
-
-fn git(dir: &Path, args: &[&str]) {
-    let status = Command::new("git")
-        .args(["-c", "user.name=t", "-c", "user.email=t@t"])
-        .args(["-c", "init.defaultBranch=main"])
-        .args(args)
-        .current_dir(dir)
-        .status()
-        .unwrap();
-    assert!(status.success(), "git {args:?}");
-}
 
 /// Postgres, the fake GitHub with the fixture's issue, the gateway, a worker with the orchestrator
 /// and a reconciler pointed at the fake.

@@ -70,16 +70,26 @@ pub async fn run(config: Option<&Path>, roles: Roles) -> anyhow::Result<()> {
         let codegraph = std::sync::Arc::new(relay_worker::jobs::reindex::CodegraphIndexing::new(
             store, 4,
         ));
+        let brain = brain(&settings, codegraph.clone())?;
+        let mut worker_settings = settings.worker.clone();
+        if brain.is_none() && worker_settings.sweep_interval().is_some() {
+            // Without the orchestrator no job sends tracker writes: a sweeper would queue a job
+            // every tick for a pending write that job cannot drain.
+            tracing::warn!(
+                "no usable [llm] configuration: the outbox sweeper is off; pending tracker writes wait for one"
+            );
+            worker_settings.sweep_interval_secs = 0;
+        }
         let deps = relay_worker::jobs::JobDeps {
             repos: std::sync::Arc::new(repos),
             specs: std::sync::Arc::new(relay_worker::jobs::RepoSpecs::new(&settings.trackers)),
-            codegraph: Some(codegraph.clone()),
-            brain: brain(&settings, codegraph)?,
+            codegraph: Some(codegraph),
+            brain,
         };
         let worker = relay_worker::Worker::new(
             pool.clone(),
             relay_worker::jobs::registry(&deps),
-            settings.worker.clone(),
+            worker_settings,
         );
         if !settings.trackers.is_empty() {
             let reconciler = reconciler(&settings, pool.clone())?;
