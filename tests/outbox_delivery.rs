@@ -197,6 +197,69 @@ async fn the_sweeper_delivers_a_write_whose_job_died_on_its_last_attempt(pool: P
     assert_eq!(replies(&h), 1, "exactly once");
 }
 
+#[sqlx::test(migrator = "relay_store::MIGRATOR")]
+async fn a_write_for_a_tracker_removed_from_the_config_waits_without_a_job_loop(pool: PgPool) {
+    let h = GitLabHarness::start(pool, Vec::new()).await;
+    let (discussion, job) = accept(&h).await;
+    crash_between_commit_and_send(&h, job, &discussion).await;
+    let issue = h.issue_id().await;
+    let tracker: String = sqlx::query_scalar("SELECT tracker FROM issues WHERE id = $1")
+        .bind(issue)
+        .fetch_one(&h.pool)
+        .await
+        .unwrap();
+    // The operator removes the tracker from the configuration.
+    sqlx::query("UPDATE issues SET tracker = 'retired' WHERE id = $1")
+        .bind(issue)
+        .execute(&h.pool)
+        .await
+        .unwrap();
+    sqlx::query("UPDATE jobs SET lease_expires_at = now() - interval '1 second' WHERE id = $1")
+        .bind(job)
+        .execute(&h.pool)
+        .await
+        .unwrap();
+    let worker = Worker::new(h.pool.clone(), h.registry.clone(), worker_settings(2, 1))
+        .with_sweep_trackers(vec![tracker.clone()]);
+    // The stranded job's retry fails for good, and leaves no follow-up behind it.
+    let mut outcomes = Vec::new();
+    for _ in 0..3 {
+        match worker.run_next_job().await.unwrap() {
+            Outcome::Empty => break,
+            outcome => outcomes.push(outcome),
+        }
+    }
+    assert_eq!(outcomes, [Outcome::Failed { job_id: job }], "no job loop");
+    assert!(
+        worker.sweep_outbox().await.unwrap().is_empty(),
+        "nothing can send it: no drain job"
+    );
+    let mut conn = h.pool.acquire().await.unwrap();
+    assert_eq!(
+        relay_store::outbox::pending(&mut conn, issue)
+            .await
+            .unwrap()
+            .len(),
+        1,
+        "the reply is kept, not dropped"
+    );
+    drop(conn);
+
+    // The tracker is configured again: the next sweep brings the reply out, once.
+    sqlx::query("UPDATE issues SET tracker = $2 WHERE id = $1")
+        .bind(issue)
+        .bind(&tracker)
+        .execute(&h.pool)
+        .await
+        .unwrap();
+    assert_eq!(worker.sweep_outbox().await.unwrap(), vec![issue]);
+    assert!(matches!(
+        worker.run_next_job().await.unwrap(),
+        Outcome::Succeeded { .. }
+    ));
+    assert_eq!(replies(&h), 1, "exactly once");
+}
+
 async fn eventually_job(pool: &PgPool, job: i64, status: &str) -> bool {
     let until = tokio::time::Instant::now() + WITHIN_A_MINUTE;
     while tokio::time::Instant::now() < until {

@@ -241,16 +241,38 @@ pub async fn next_pending_at(
 /// Most issues one sweep queues drain jobs for; the rest wait for the next tick.
 pub const SWEEP_MAX_ISSUES: i64 = 100;
 
-/// The outbox sweeper's one statement: for every issue (at most [`SWEEP_MAX_ISSUES`]) with a
-/// pending write that is due and no queued or running job under its concurrency key
+/// Which issues' writes a sweep may queue drain jobs for.
+#[derive(Debug, Clone, Copy)]
+pub enum SweepScope<'a> {
+    /// Every issue (tests and tools that run no tracker).
+    AllTrackers,
+    /// Only issues of these trackers: the configured ones. A write for a tracker removed from the
+    /// configuration stays pending, untouched (nothing could send it: a drain job would fail on
+    /// every tick), and is swept again once the tracker is configured again.
+    Trackers(&'a [String]),
+}
+
+/// The outbox sweeper's one statement: for every issue (at most [`SWEEP_MAX_ISSUES`]) in `scope`
+/// with a pending write that is due and no queued or running job under its concurrency key
 /// (`issue:<id>`), queues a `kind` job (`{"issue_id": id}`) that drains it. Restart-safe: it
 /// keeps no state, and the unique index on queued jobs makes concurrent sweeps (one per worker)
 /// queue at most one job per issue. Returns the issues it queued a job for.
-pub async fn sweep(conn: &mut PgConnection, kind: &str, max_attempts: i32) -> Result<Vec<i64>> {
+pub async fn sweep(
+    conn: &mut PgConnection,
+    kind: &str,
+    max_attempts: i32,
+    scope: SweepScope<'_>,
+) -> Result<Vec<i64>> {
+    let trackers = match scope {
+        SweepScope::AllTrackers => None,
+        SweepScope::Trackers(names) => Some(names),
+    };
     Ok(sqlx::query_scalar(
         "WITH due AS (
-             SELECT DISTINCT issue_id FROM outbox
-             WHERE status = 'pending' AND next_attempt_at <= now()
+             SELECT DISTINCT o.issue_id FROM outbox o
+             WHERE o.status = 'pending' AND o.next_attempt_at <= now()
+               AND ($4::text[] IS NULL
+                    OR EXISTS (SELECT 1 FROM issues i WHERE i.id = o.issue_id AND i.tracker = ANY($4)))
              LIMIT $3)
          INSERT INTO jobs (kind, payload, concurrency_key, max_attempts)
          SELECT $1, jsonb_build_object('issue_id', due.issue_id), 'issue:' || due.issue_id, $2
@@ -267,6 +289,30 @@ pub async fn sweep(conn: &mut PgConnection, kind: &str, max_attempts: i32) -> Re
     .bind(kind)
     .bind(max_attempts.max(1))
     .bind(SWEEP_MAX_ISSUES)
+    .bind(trackers)
+    .fetch_all(conn)
+    .await?)
+}
+
+/// Pending writes of issues whose tracker is not among `configured`, per tracker.
+#[derive(Debug, Clone, PartialEq, Eq, sqlx::FromRow)]
+pub struct UnroutableWrites {
+    pub tracker: String,
+    pub writes: i64,
+}
+
+/// The pending writes no configured tracker can send (their tracker was removed from the
+/// configuration): kept, never swept, and reported at startup so the operator knows.
+pub async fn unroutable(
+    conn: &mut PgConnection,
+    configured: &[String],
+) -> Result<Vec<UnroutableWrites>> {
+    Ok(sqlx::query_as(
+        "SELECT i.tracker, count(*) AS writes FROM outbox o JOIN issues i ON i.id = o.issue_id
+         WHERE o.status = 'pending' AND NOT (i.tracker = ANY($1))
+         GROUP BY i.tracker ORDER BY i.tracker",
+    )
+    .bind(configured)
     .fetch_all(conn)
     .await?)
 }
@@ -388,9 +434,14 @@ mod tests {
         let d = get(&mut conn, "d").await.unwrap().unwrap();
         mark_sent(&mut conn, d.id, None, None).await.unwrap();
 
-        assert_eq!(sweep(&mut conn, "process_issue", 5).await.unwrap(), vec![1]);
+        assert_eq!(
+            sweep(&mut conn, "process_issue", 5, SweepScope::AllTrackers)
+                .await
+                .unwrap(),
+            vec![1]
+        );
         assert!(
-            sweep(&mut conn, "process_issue", 5)
+            sweep(&mut conn, "process_issue", 5, SweepScope::AllTrackers)
                 .await
                 .unwrap()
                 .is_empty(),
@@ -403,7 +454,7 @@ mod tests {
         assert_eq!(job.concurrency_key.as_deref(), Some("issue:1"));
         assert_eq!(job.payload, serde_json::json!({"issue_id": 1}));
         assert!(
-            sweep(&mut conn, "process_issue", 5)
+            sweep(&mut conn, "process_issue", 5, SweepScope::AllTrackers)
                 .await
                 .unwrap()
                 .is_empty(),
@@ -411,5 +462,64 @@ mod tests {
         );
         assert!(next_pending_at(&mut conn, 2).await.unwrap().unwrap() > Utc::now());
         assert_eq!(next_pending_at(&mut conn, 3).await.unwrap(), None);
+    }
+
+    #[sqlx::test(migrator = "crate::MIGRATOR")]
+    async fn a_sweep_leaves_the_writes_of_an_unconfigured_tracker_pending(pool: PgPool) {
+        let mut conn = pool.acquire().await.unwrap();
+        let mut issue = |tracker: &'static str, number: i64| {
+            sqlx::query_scalar::<_, i64>(
+                "INSERT INTO issues (tracker, project_id, project_path, number, title, state, author, url, updated_at)
+                 VALUES ($1, '1', 'g/p', $2, 't', 'opened', 'a', 'u', now()) RETURNING id",
+            )
+            .bind(tracker)
+            .bind(number)
+        };
+        let kept = issue("gitlab", 1).fetch_one(&mut *conn).await.unwrap();
+        let retired = issue("retired", 2).fetch_one(&mut *conn).await.unwrap();
+        for (key, issue_id) in [("a", kept), ("b", retired), ("c", retired)] {
+            enqueue(
+                &mut conn,
+                &NewWrite {
+                    issue_id,
+                    ..write(key)
+                },
+            )
+            .await
+            .unwrap();
+        }
+        let configured = ["gitlab".to_owned()];
+        assert_eq!(
+            sweep(
+                &mut conn,
+                "process_issue",
+                5,
+                SweepScope::Trackers(&configured)
+            )
+            .await
+            .unwrap(),
+            vec![kept]
+        );
+        assert_eq!(
+            unroutable(&mut conn, &configured).await.unwrap(),
+            [UnroutableWrites {
+                tracker: "retired".into(),
+                writes: 2
+            }]
+        );
+        assert_eq!(
+            pending(&mut conn, retired).await.unwrap().len(),
+            2,
+            "kept, not failed"
+        );
+        // Configured again: swept like any other.
+        let both = ["gitlab".to_owned(), "retired".to_owned()];
+        assert_eq!(
+            sweep(&mut conn, "process_issue", 5, SweepScope::Trackers(&both))
+                .await
+                .unwrap(),
+            vec![retired]
+        );
+        assert!(unroutable(&mut conn, &both).await.unwrap().is_empty());
     }
 }

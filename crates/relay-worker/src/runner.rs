@@ -5,6 +5,7 @@ use std::time::{Duration, Instant};
 
 use relay_agent::trace::{TraceKind, Tracer};
 use relay_store::PgPool;
+use relay_store::outbox::SweepScope;
 use relay_store::queue::{self, ClaimedJob, Failed, FailureKind, Notifications};
 use relay_store::trace::{NewRun, RunOutcome};
 use relay_telemetry::metrics::{
@@ -58,6 +59,8 @@ pub struct Worker {
     settings: Arc<WorkerSettings>,
     /// Identifies this worker in leases and run records (`host:pid:random`).
     name: Arc<str>,
+    /// The trackers whose pending writes the sweeper drains; `None`: every issue's.
+    sweep_trackers: Option<Arc<[String]>>,
 }
 
 impl Worker {
@@ -73,7 +76,16 @@ impl Worker {
             registry,
             settings: Arc::new(settings),
             name: name.into(),
+            sweep_trackers: None,
         }
+    }
+
+    /// Limits the outbox sweeper to the issues of these (the configured) trackers: a write whose
+    /// tracker was removed from the configuration stays pending instead of getting a drain job
+    /// that fails on every tick.
+    pub fn with_sweep_trackers(mut self, trackers: Vec<String>) -> Worker {
+        self.sweep_trackers = Some(trackers.into());
+        self
     }
 
     pub fn name(&self) -> &str {
@@ -91,10 +103,15 @@ impl Worker {
     pub async fn sweep_outbox(&self) -> relay_store::Result<Vec<i64>> {
         let issues = {
             let mut conn = self.pool.acquire().await?;
+            let scope = match &self.sweep_trackers {
+                Some(trackers) => SweepScope::Trackers(trackers),
+                None => SweepScope::AllTrackers,
+            };
             relay_store::outbox::sweep(
                 &mut conn,
                 relay_core::JobKind::ProcessIssue.as_str(),
                 self.settings.max_attempts,
+                scope,
             )
             .await?
         };

@@ -86,11 +86,18 @@ pub async fn run(config: Option<&Path>, roles: Roles) -> anyhow::Result<()> {
             codegraph: Some(codegraph),
             brain,
         };
+        let configured: Vec<String> = settings
+            .trackers
+            .iter()
+            .map(|t| t.name.as_str().to_owned())
+            .collect();
+        warn_unroutable_writes(&pool, &configured).await;
         let worker = relay_worker::Worker::new(
             pool.clone(),
             relay_worker::jobs::registry(&deps),
             worker_settings,
-        );
+        )
+        .with_sweep_trackers(configured);
         if !settings.trackers.is_empty() {
             let reconciler = reconciler(&settings, pool.clone())?;
             let shutdown = shutdown.clone();
@@ -210,4 +217,27 @@ fn brain(
             roles: Default::default(),
         },
     )))
+}
+
+/// Pending tracker writes of trackers no longer configured are kept (nothing is lost if the
+/// tracker comes back) but nothing sends them: say so once at startup, per tracker.
+async fn warn_unroutable_writes(pool: &relay_store::PgPool, configured: &[String]) {
+    let found = match pool.acquire().await {
+        Ok(mut conn) => relay_store::outbox::unroutable(&mut conn, configured).await,
+        Err(error) => Err(error.into()),
+    };
+    match found {
+        Ok(found) => {
+            for stranded in found {
+                tracing::warn!(
+                    tracker = %stranded.tracker,
+                    writes = stranded.writes,
+                    "pending tracker writes belong to a tracker that is not configured: they are kept and sent once it is configured again"
+                );
+            }
+        }
+        Err(error) => {
+            tracing::warn!(error.message = %error, "failed to look for writes of unconfigured trackers")
+        }
+    }
 }

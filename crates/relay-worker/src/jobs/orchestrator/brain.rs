@@ -108,9 +108,13 @@ impl Brain {
         run: &JobRun,
     ) -> Result<Value, JobError> {
         let result = self.orchestrate_inner(pool, repos, specs, run).await;
-        if let Some(target) = self.write_target(pool, run.issue_id).await {
-            super::outbox_care::report_refused_replies(pool, &target, run).await;
-        }
+        // No target (the issue's tracker is no longer configured, or it cannot be read): no
+        // follow-up either, or a job that cannot send would queue itself again at once. The
+        // sweeper brings the writes out once the tracker is configured again.
+        let Some(target) = self.write_target(pool, run.issue_id).await else {
+            return result;
+        };
+        super::outbox_care::report_refused_replies(pool, &target, run).await;
         // A job the queue will run again drains first on its retry; otherwise (done, or its
         // last attempt) a write still pending gets the issue a job at its due time.
         let retried =
