@@ -54,3 +54,23 @@ pub async fn rewrite_unsent(
     .await?;
     Ok(done.rows_affected() == 1)
 }
+
+/// Puts a post the tracker refused for good back in the queue with `body`: pending, due now, its
+/// attempts counted afresh (the refusal may have been fixed since, a permission granted); `false`
+/// when the write is not refused.
+pub async fn rearm_refused(
+    conn: &mut PgConnection,
+    idempotency_key: &str,
+    body: &str,
+) -> Result<bool> {
+    let done = sqlx::query(
+        "UPDATE outbox SET status = 'pending', body = $2, attempts = 0, next_attempt_at = now(),
+                last_error = NULL, failure_shown_at = NULL, updated_at = now()
+         WHERE idempotency_key = $1 AND status = 'failed'",
+    )
+    .bind(idempotency_key)
+    .bind(body)
+    .execute(conn)
+    .await?;
+    Ok(done.rows_affected() == 1)
+}

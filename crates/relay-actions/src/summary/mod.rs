@@ -2,7 +2,9 @@
 //! (`summary-i<issue>`), then edited in place through the outbox, never re-posted. An update that
 //! would not change the body writes nothing; an update while the last write has not been
 //! attempted yet rewrites that write instead of queueing another, so an issue gets at most one
-//! tracker write per change.
+//! tracker write per change. A post the tracker refused for good is queued again by the next
+//! update (same key, the new body): the summary is never given up for good. An edit refused for
+//! good is not retried; the next change queues the next edit.
 //!
 //! With the summary off, a push that makes findings stale posts one short notice instead
 //! ([`enqueue_stale_notice`]).
@@ -30,6 +32,8 @@ pub enum SummaryWrite {
     Edited,
     /// The comment is being posted right now (an attempt is in flight): the next update edits it.
     Deferred,
+    /// The first post was refused for good: queued again with the new body.
+    Reposted,
 }
 
 /// The summary comment's idempotency key, and so its marker: one per issue.
@@ -82,6 +86,12 @@ pub async fn enqueue_summary(
             SummaryWrite::Rewritten
         });
     };
+    // The post was refused for good (the bot could not comment then): post again, once per
+    // update, under the same key; the edits start from it once it lands.
+    if relay_store::summaries::rearm_refused(conn, &key, &body).await? {
+        relay_store::summaries::save(conn, issue_id, &body, 1).await?;
+        return Ok(SummaryWrite::Reposted);
+    }
     if last.body == body {
         return Ok(SummaryWrite::Unchanged);
     }
@@ -256,6 +266,48 @@ mod tests {
                 ),
             ]
         );
+    }
+
+    #[sqlx::test(migrator = "relay_store::MIGRATOR")]
+    async fn a_post_refused_for_good_is_posted_again_by_the_next_update(pool: PgPool) {
+        let mut conn = pool.acquire().await.unwrap();
+        assert_eq!(
+            enqueue_summary(&mut conn, 5, None, "a").await.unwrap(),
+            SummaryWrite::Posted
+        );
+        let post = relay_store::outbox::get(&mut conn, "summary-i5")
+            .await
+            .unwrap()
+            .unwrap();
+        relay_store::outbox::start_attempt(&mut conn, post.id)
+            .await
+            .unwrap();
+        relay_store::outbox::mark_failed(&mut conn, post.id, "403 forbidden")
+            .await
+            .unwrap();
+        // Even an unchanged body: the summary is not on the tracker at all.
+        assert_eq!(
+            enqueue_summary(&mut conn, 5, None, "a").await.unwrap(),
+            SummaryWrite::Reposted
+        );
+        let again = relay_store::outbox::get(&mut conn, "summary-i5")
+            .await
+            .unwrap()
+            .unwrap();
+        assert_eq!(
+            (again.id, again.status.as_str(), again.attempts, again.body),
+            (post.id, "pending", 0, keys::with_marker("a", "summary-i5")),
+            "the same write, queued again"
+        );
+        relay_store::outbox::mark_sent(&mut conn, again.id, Some("n9"), None)
+            .await
+            .unwrap();
+        assert_eq!(
+            enqueue_summary(&mut conn, 5, None, "b").await.unwrap(),
+            SummaryWrite::Edited
+        );
+        let rows = relay_store::outbox::for_issue(&mut conn, 5).await.unwrap();
+        assert_eq!(rows.len(), 2, "one post, one edit: never a second comment");
     }
 
     #[sqlx::test(migrator = "relay_store::MIGRATOR")]
