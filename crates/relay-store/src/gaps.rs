@@ -5,6 +5,7 @@ use chrono::{DateTime, Utc};
 use sqlx::PgConnection;
 
 use crate::Result;
+use crate::findings::{Position, SourceRow, SourceStatus};
 
 /// A stored gap.
 #[derive(Debug, Clone, PartialEq, Eq, sqlx::FromRow, serde::Serialize)]
@@ -84,6 +85,90 @@ pub async fn open(conn: &mut PgConnection, issue_id: i64, gap: &NewGapRow<'_>) -
     .bind(gap.run)
     .fetch_one(conn)
     .await?)
+}
+
+/// Records the code places a gap's evidence cites, at `commit_sha` (the batch's checkout).
+pub async fn add_evidence_sources(
+    conn: &mut PgConnection,
+    gap_id: i64,
+    sources: &[Position],
+    commit_sha: &str,
+) -> Result<()> {
+    for (position, source) in sources.iter().enumerate() {
+        sqlx::query(
+            "INSERT INTO gap_sources (gap_id, position, path, start_line, end_line, commit_sha)
+             VALUES ($1, $2, $3, $4, $5, $6)",
+        )
+        .bind(gap_id)
+        .bind(position as i32)
+        .bind(&source.path)
+        .bind(source.start_line)
+        .bind(source.end_line)
+        .bind(commit_sha)
+        .execute(&mut *conn)
+        .await?;
+    }
+    Ok(())
+}
+
+/// One code place a gap's evidence cites, with its re-verification state.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct GapEvidence {
+    pub gap_number: i32,
+    #[serde(flatten)]
+    pub source: SourceRow,
+}
+
+/// The evidence sources of the issue's gaps, by gap number and position.
+pub async fn evidence_sources(conn: &mut PgConnection, issue_id: i64) -> Result<Vec<GapEvidence>> {
+    let rows: Vec<GapSourceRow> = sqlx::query_as(
+        "SELECT g.number AS gap_number, s.path, s.start_line, s.end_line, s.commit_sha, s.status,
+                s.moved_from_path, s.moved_from_start, s.moved_from_end
+         FROM gaps g JOIN gap_sources s ON s.gap_id = g.id
+         WHERE g.issue_id = $1 ORDER BY g.number, s.position",
+    )
+    .bind(issue_id)
+    .fetch_all(conn)
+    .await?;
+    Ok(rows.into_iter().map(GapSourceRow::into_evidence).collect())
+}
+
+#[derive(sqlx::FromRow)]
+struct GapSourceRow {
+    gap_number: i32,
+    path: String,
+    start_line: i32,
+    end_line: i32,
+    commit_sha: String,
+    status: String,
+    moved_from_path: Option<String>,
+    moved_from_start: Option<i32>,
+    moved_from_end: Option<i32>,
+}
+
+impl GapSourceRow {
+    fn into_evidence(self) -> GapEvidence {
+        let moved_from = match (self.moved_from_path, self.moved_from_start, self.moved_from_end) {
+            (Some(path), Some(start_line), Some(end_line)) => Some(Position {
+                path,
+                start_line,
+                end_line,
+            }),
+            _ => None,
+        };
+        GapEvidence {
+            gap_number: self.gap_number,
+            source: SourceRow {
+                path: self.path,
+                start_line: self.start_line,
+                end_line: self.end_line,
+                quote: None,
+                commit_sha: self.commit_sha,
+                status: SourceStatus::parse(&self.status),
+                moved_from,
+            },
+        }
+    }
 }
 
 /// Closes an open gap; `false` when the issue has no open gap with that number.

@@ -467,7 +467,7 @@ mod tests {
     #[sqlx::test(migrator = "crate::MIGRATOR")]
     async fn a_sweep_leaves_the_writes_of_an_unconfigured_tracker_pending(pool: PgPool) {
         let mut conn = pool.acquire().await.unwrap();
-        let mut issue = |tracker: &'static str, number: i64| {
+        let issue = |tracker: &'static str, number: i64| {
             sqlx::query_scalar::<_, i64>(
                 "INSERT INTO issues (tracker, project_id, project_path, number, title, state, author, url, updated_at)
                  VALUES ($1, '1', 'g/p', $2, 't', 'opened', 'a', 'u', now()) RETURNING id",

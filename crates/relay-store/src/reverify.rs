@@ -1,18 +1,57 @@
-//! Re-verification of findings after a push (issue #25): every cited source of the live findings
-//! of one project, read in one statement, and the outcome of checking them at the pushed commit,
-//! written in one statement. The checking itself (git, files) happens in the worker.
+//! Re-verification after a push (issue #25): every cited source of the live findings and of the
+//! open gaps' evidence of one project, read in one statement, and the outcome of checking them at
+//! the pushed commit, written in one statement per kind of owner. The checking itself (git,
+//! files) happens in the worker.
 
 use sqlx::PgConnection;
 
 use crate::Result;
 use crate::findings::{Position, SourceStatus};
 
-/// One source of a live finding of the project, as stored.
+/// What a cited source belongs to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum SourceOwner {
+    /// A live finding (`finding_sources`).
+    Finding,
+    /// The evidence of an open gap (`gap_sources`).
+    Gap,
+}
+
+impl SourceOwner {
+    fn parse(s: &str) -> SourceOwner {
+        if s == "gap" {
+            SourceOwner::Gap
+        } else {
+            SourceOwner::Finding
+        }
+    }
+
+    fn table(self) -> &'static str {
+        match self {
+            SourceOwner::Finding => "finding_sources",
+            SourceOwner::Gap => "gap_sources",
+        }
+    }
+
+    fn key(self) -> &'static str {
+        match self {
+            SourceOwner::Finding => "finding_id",
+            SourceOwner::Gap => "gap_id",
+        }
+    }
+}
+
+/// One source of a live finding or of an open gap's evidence of the project, as stored.
 #[derive(Debug, Clone, PartialEq, Eq, sqlx::FromRow)]
 pub struct CitedSource {
     pub issue_id: i64,
-    pub finding_id: i64,
-    pub finding_number: i32,
+    /// `finding` or `gap`: see [`CitedSource::owner`].
+    #[sqlx(rename = "owner")]
+    pub owner_kind: String,
+    /// The finding's or the gap's id.
+    pub owner_id: i64,
+    /// The finding's or the gap's number in its issue.
+    pub owner_number: i32,
     pub position: i32,
     pub path: String,
     pub start_line: i32,
@@ -29,12 +68,17 @@ impl CitedSource {
     pub fn status(&self) -> SourceStatus {
         SourceStatus::parse(&self.status)
     }
+
+    pub fn owner(&self) -> SourceOwner {
+        SourceOwner::parse(&self.owner_kind)
+    }
 }
 
 /// The outcome of checking one source at a pushed commit.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SourceCheck {
-    pub finding_id: i64,
+    pub owner: SourceOwner,
+    pub owner_id: i64,
     pub position: i32,
     /// Where the text stands now (unchanged for a stale source).
     pub path: String,
@@ -49,20 +93,29 @@ pub struct SourceCheck {
     pub anchor_text: Option<String>,
 }
 
-/// Every source of every live finding of the project's issues, by issue, finding and position.
+/// Every source of every live finding and of every open gap's evidence of the project's issues,
+/// by issue, owner and position.
 pub async fn project_sources(
     conn: &mut PgConnection,
     tracker: &str,
     project_id: &str,
 ) -> Result<Vec<CitedSource>> {
     Ok(sqlx::query_as(
-        "SELECT f.issue_id, f.id AS finding_id, f.number AS finding_number, s.position, s.path,
-                s.start_line, s.end_line, s.quote, s.anchor_text, s.commit_sha, s.status
+        "SELECT f.issue_id, 'finding' AS owner, f.id AS owner_id, f.number AS owner_number,
+                s.position, s.path, s.start_line, s.end_line, s.quote, s.anchor_text,
+                s.commit_sha, s.status
          FROM issues i
          JOIN findings f ON f.issue_id = i.id AND NOT f.removed
          JOIN finding_sources s ON s.finding_id = f.id
          WHERE i.tracker = $1 AND i.project_id = $2
-         ORDER BY f.issue_id, f.number, s.position",
+         UNION ALL
+         SELECT g.issue_id, 'gap', g.id, g.number, s.position, s.path, s.start_line, s.end_line,
+                NULL, s.anchor_text, s.commit_sha, s.status
+         FROM issues i
+         JOIN gaps g ON g.issue_id = i.id AND g.status = 'open'
+         JOIN gap_sources s ON s.gap_id = g.id
+         WHERE i.tracker = $1 AND i.project_id = $2
+         ORDER BY 1, 2 DESC, 4, 5",
     )
     .bind(tracker)
     .bind(project_id)
@@ -70,12 +123,25 @@ pub async fn project_sources(
     .await?)
 }
 
-/// Writes the outcome of a push's checks, all sources in one statement.
+/// Writes the outcome of a push's checks: one statement per kind of owner that has checks.
 pub async fn record_checks(conn: &mut PgConnection, checks: &[SourceCheck]) -> Result<u64> {
+    let mut written = 0;
+    for owner in [SourceOwner::Finding, SourceOwner::Gap] {
+        let mine: Vec<&SourceCheck> = checks.iter().filter(|c| c.owner == owner).collect();
+        written += record_owner_checks(conn, owner, &mine).await?;
+    }
+    Ok(written)
+}
+
+async fn record_owner_checks(
+    conn: &mut PgConnection,
+    owner: SourceOwner,
+    checks: &[&SourceCheck],
+) -> Result<u64> {
     if checks.is_empty() {
         return Ok(0);
     }
-    let mut finding_ids = Vec::with_capacity(checks.len());
+    let mut owner_ids = Vec::with_capacity(checks.len());
     let mut positions = Vec::with_capacity(checks.len());
     let mut paths = Vec::with_capacity(checks.len());
     let mut starts = Vec::with_capacity(checks.len());
@@ -87,7 +153,7 @@ pub async fn record_checks(conn: &mut PgConnection, checks: &[SourceCheck]) -> R
     let mut moved_ends: Vec<Option<i32>> = Vec::with_capacity(checks.len());
     let mut anchors: Vec<Option<String>> = Vec::with_capacity(checks.len());
     for check in checks {
-        finding_ids.push(check.finding_id);
+        owner_ids.push(check.owner_id);
         positions.push(check.position);
         paths.push(check.path.clone());
         starts.push(check.start_line);
@@ -99,8 +165,9 @@ pub async fn record_checks(conn: &mut PgConnection, checks: &[SourceCheck]) -> R
         moved_ends.push(check.moved_from.as_ref().map(|m| m.end_line));
         anchors.push(check.anchor_text.clone());
     }
-    let done = sqlx::query(
-        "UPDATE finding_sources s SET
+    let (table, key) = (owner.table(), owner.key());
+    let done = sqlx::query(sqlx::AssertSqlSafe(format!(
+        "UPDATE {table} s SET
              path = c.path, start_line = c.start_line, end_line = c.end_line,
              commit_sha = c.commit_sha, status = c.status,
              moved_from_path = coalesce(c.moved_path, s.moved_from_path),
@@ -109,11 +176,11 @@ pub async fn record_checks(conn: &mut PgConnection, checks: &[SourceCheck]) -> R
              anchor_text = coalesce(c.anchor, s.anchor_text)
          FROM unnest($1::bigint[], $2::int[], $3::text[], $4::int[], $5::int[], $6::text[],
                      $7::text[], $8::text[], $9::int[], $10::int[], $11::text[])
-              AS c(finding_id, position, path, start_line, end_line, commit_sha, status,
+              AS c(owner_id, position, path, start_line, end_line, commit_sha, status,
                    moved_path, moved_start, moved_end, anchor)
-         WHERE s.finding_id = c.finding_id AND s.position = c.position",
-    )
-    .bind(&finding_ids)
+         WHERE s.{key} = c.owner_id AND s.position = c.position"
+    )))
+    .bind(&owner_ids)
     .bind(&positions)
     .bind(&paths)
     .bind(&starts)
@@ -164,7 +231,8 @@ mod tests {
         assert_eq!(sources[0].status(), SourceStatus::Verified);
         let checks = vec![
             SourceCheck {
-                finding_id: sources[0].finding_id,
+                owner: SourceOwner::Finding,
+                owner_id: sources[0].owner_id,
                 position: 0,
                 path: "b.py".into(),
                 start_line: 9,
@@ -179,7 +247,8 @@ mod tests {
                 anchor_text: Some("x = 1".into()),
             },
             SourceCheck {
-                finding_id: sources[1].finding_id,
+                owner: SourceOwner::Finding,
+                owner_id: sources[1].owner_id,
                 position: 1,
                 path: "a.py".into(),
                 start_line: 6,
@@ -210,5 +279,76 @@ mod tests {
                 .await
                 .unwrap();
         assert_eq!(anchor.as_deref(), Some("x = 1"));
+    }
+
+    #[sqlx::test(migrator = "crate::MIGRATOR")]
+    async fn an_open_gaps_evidence_is_a_source_and_a_closed_ones_is_not(pool: PgPool) {
+        let mut conn = pool.acquire().await.unwrap();
+        let issue: i64 = sqlx::query_scalar(
+            "INSERT INTO issues (tracker, project_id, project_path, number, title, state, author, url, updated_at)
+             VALUES ('github', '77', 'octo/repo', 1, 't', 'open', 'a', 'u', now()) RETURNING id",
+        )
+        .fetch_one(&mut *conn)
+        .await
+        .unwrap();
+        let open = |question: &'static str| crate::gaps::NewGapRow {
+            question,
+            severity: "high",
+            respondent: "reporter",
+            evidence: Some("see a.py:6"),
+            run: None,
+        };
+        let kept = crate::gaps::open(&mut conn, issue, &open("kept")).await.unwrap();
+        let closed = crate::gaps::open(&mut conn, issue, &open("closed")).await.unwrap();
+        let place = Position {
+            path: "a.py".into(),
+            start_line: 6,
+            end_line: 6,
+        };
+        for gap in [&kept, &closed] {
+            crate::gaps::add_evidence_sources(&mut conn, gap.id, &[place.clone()], "c1")
+                .await
+                .unwrap();
+        }
+        crate::gaps::close(
+            &mut conn,
+            issue,
+            closed.number,
+            &crate::gaps::GapClosure {
+                reason: "answered",
+                note: "n",
+                run: None,
+            },
+        )
+        .await
+        .unwrap();
+        let sources = project_sources(&mut conn, "github", "77").await.unwrap();
+        assert_eq!(sources.len(), 1, "{sources:?}");
+        assert_eq!(
+            (sources[0].owner(), sources[0].owner_id, sources[0].owner_number),
+            (SourceOwner::Gap, kept.id, kept.number)
+        );
+        let check = SourceCheck {
+            owner: SourceOwner::Gap,
+            owner_id: kept.id,
+            position: 0,
+            path: "a.py".into(),
+            start_line: 9,
+            end_line: 9,
+            commit_sha: "c2".into(),
+            status: SourceStatus::Verified,
+            moved_from: Some(place.clone()),
+            anchor_text: Some("x = 1".into()),
+        };
+        assert_eq!(record_checks(&mut conn, &[check]).await.unwrap(), 1);
+        let evidence = crate::gaps::evidence_sources(&mut conn, issue).await.unwrap();
+        assert_eq!(evidence.len(), 2);
+        assert_eq!(evidence[0].gap_number, kept.number);
+        assert_eq!(
+            (evidence[0].source.start_line, evidence[0].source.commit_sha.as_str()),
+            (9, "c2")
+        );
+        assert_eq!(evidence[0].source.moved_from, Some(place));
+        assert_eq!(evidence[1].source.start_line, 6, "the closed gap's is left alone");
     }
 }
