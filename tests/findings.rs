@@ -326,6 +326,19 @@ impl World {
         findings[0].clone()
     }
 
+    /// `/api/issues/{id}`'s only gap.
+    async fn gap(&self) -> Value {
+        let request = Request::get(format!("/api/issues/{}", self.issue))
+            .header("authorization", format!("Bearer {API_TOKEN}"))
+            .body(Body::empty())
+            .unwrap();
+        let answer = call(&self.app, request).await;
+        assert!(answer.status.is_success(), "{:?}", answer.body);
+        let gaps = answer.body["gaps"].as_array().unwrap().clone();
+        assert_eq!(gaps.len(), 1, "{gaps:?}");
+        gaps[0].clone()
+    }
+
     fn head(&self) -> String {
         git(self.upstream.path(), &["rev-parse", "HEAD"])
     }
@@ -425,6 +438,95 @@ async fn a_push_re_anchors_stales_and_restores_a_source_and_edits_the_summary(po
     assert_eq!(finding["sources"][0]["commit_sha"], json!(fifth));
     assert_eq!(finding["sources"][0]["status"], json!("verified"));
     assert_eq!(world.head(), fifth);
+}
+
+/// An open gap's evidence cites code too: a push inserting lines above moves it (verified at the
+/// pushed commit, `moved_from` kept), a push changing the cited line makes it stale, and the
+/// summary (edited, never re-posted) and the API say so.
+#[sqlx::test(migrator = "relay_store::MIGRATOR")]
+async fn a_gaps_evidence_follows_the_code_and_goes_stale_with_it(pool: PgPool) {
+    let mut world = World::new(pool, Host::GitHub, Summary::On).await;
+    let first = world.head();
+    let mut conn = world.pool.acquire().await.unwrap();
+    let gap = relay_store::gaps::open(
+        &mut conn,
+        world.issue,
+        &relay_store::gaps::NewGapRow {
+            question: "Should RETRIES be configurable?",
+            severity: "high",
+            respondent: "reporter",
+            evidence: Some("`app/settings.py:7` hard-codes it"),
+            run: None,
+        },
+    )
+    .await
+    .unwrap();
+    let cited = relay_store::findings::Position {
+        path: "app/settings.py".into(),
+        start_line: 7,
+        end_line: 7,
+    };
+    relay_store::gaps::add_evidence_sources(&mut conn, gap.id, &[cited], &first)
+        .await
+        .unwrap();
+    drop(conn);
+
+    let second = commit(
+        world.upstream.path(),
+        "app/settings.py",
+        &format!("# one\n# two\n# three\n{SETTINGS}"),
+    );
+    world.push(&second).await;
+    let gap = world.gap().await;
+    let source = &gap["evidence_sources"][0];
+    assert_eq!(gap["evidence_stale"], json!(false));
+    assert_eq!(
+        (source["start_line"].clone(), source["status"].clone()),
+        (json!(10), json!("verified"))
+    );
+    assert_eq!(source["commit_sha"], json!(second));
+    assert_eq!(
+        source["moved_from"],
+        json!({ "path": "app/settings.py", "start_line": 7, "end_line": 7 })
+    );
+    let comments = world.fake.bot_comments();
+    assert_eq!(comments.len(), 1, "edited, never re-posted");
+    assert!(
+        comments[0].contains("evidence [`app/settings.py:10`]"),
+        "{}",
+        comments[0]
+    );
+
+    let third = commit(
+        world.upstream.path(),
+        "app/settings.py",
+        &format!(
+            "# one\n# two\n# three\n{}",
+            SETTINGS.replace("RETRIES = 3", "RETRIES = int(os.environ['RETRIES'])")
+        ),
+    );
+    world.push(&third).await;
+    let gap = world.gap().await;
+    assert_eq!(gap["evidence_stale"], json!(true));
+    assert_eq!(gap["evidence_sources"][0]["status"], json!("stale"));
+    assert_eq!(
+        gap["evidence_sources"][0]["commit_sha"],
+        json!(second),
+        "kept with its last good commit"
+    );
+    let comments = world.fake.bot_comments();
+    assert_eq!(comments.len(), 1);
+    assert!(
+        comments[0].contains("Should RETRIES be configurable? — evidence **stale**"),
+        "{}",
+        comments[0]
+    );
+    let finding = world.finding().await;
+    assert_eq!(
+        finding["stale"],
+        json!(false),
+        "the finding's line still stands"
+    );
 }
 
 /// With the summary off, the push that makes the finding stale posts exactly one short comment

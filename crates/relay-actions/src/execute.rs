@@ -14,6 +14,7 @@ use relay_tracker::{CommentTarget, IssueTracker};
 use crate::keys;
 use crate::retry::RetryPolicy;
 use crate::validate::{ValidatedAction, ValidatedBatch};
+use crate::validated::GapToOpen;
 use crate::{Error, Result};
 
 /// Which planner decision a batch is: the job and the planner cycle within it. Together with the
@@ -197,7 +198,11 @@ pub async fn apply(
                     }
                     applied.closed_gaps.push(number.0);
                 }
-                for gap in add {
+                for GapToOpen {
+                    gap,
+                    evidence_sources,
+                } in add
+                {
                     let row = relay_store::gaps::open(
                         conn,
                         issue_id,
@@ -210,6 +215,20 @@ pub async fn apply(
                         },
                     )
                     .await?;
+                    if let Some(commit) = batch.commit_sha.as_deref()
+                        && !evidence_sources.is_empty()
+                    {
+                        let places: Vec<_> = evidence_sources
+                            .iter()
+                            .map(|c| relay_store::findings::Position {
+                                path: c.path.clone(),
+                                start_line: c.start_line as i32,
+                                end_line: c.end_line as i32,
+                            })
+                            .collect();
+                        relay_store::gaps::add_evidence_sources(conn, row.id, &places, commit)
+                            .await?;
+                    }
                     applied.opened_gaps.push(row.number);
                 }
             }

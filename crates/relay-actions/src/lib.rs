@@ -40,3 +40,4 @@ pub use execute::{Applied, BatchId, Executor, Lease, WatermarkRaise};
 pub use report::{Failure, Retry, ValidationReport};
 pub use retry::{Jitter, RetryPolicy, Wait};
 pub use validate::{ValidatedAction, ValidatedBatch, validate};
+pub use validated::GapToOpen;

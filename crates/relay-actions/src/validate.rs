@@ -7,6 +7,7 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
+use relay_core::Citation;
 use relay_core::action::{
     Action, ActionBatch, GapNumber, MAX_ACTIONS_PER_BATCH, MAX_COMMENT_CHARS,
     MAX_FINDINGS_PER_ISSUE, ReadyForSpecGeneration, Severity,
@@ -16,7 +17,7 @@ use relay_tracker::{CommentTarget, NoteRef};
 use crate::context::ValidationContext;
 use crate::keys::MARKER_PREFIX;
 use crate::report::{Failure, ValidationReport};
-pub use crate::validated::{ValidatedAction, ValidatedBatch};
+pub use crate::validated::{GapToOpen, ValidatedAction, ValidatedBatch};
 
 /// Longest gap question, close note, evidence or finding synthesis, in characters.
 pub const MAX_TEXT_CHARS: usize = 4_000;
@@ -162,10 +163,15 @@ pub fn validate(
                         }
                     }
                 }
-                ValidatedAction::UpdateGaps {
-                    add: u.add.clone(),
-                    close,
-                }
+                let add = u
+                    .add
+                    .iter()
+                    .map(|gap| GapToOpen {
+                        gap: gap.clone(),
+                        evidence_sources: evidence_sources(ctx, gap.evidence.as_deref()),
+                    })
+                    .collect();
+                ValidatedAction::UpdateGaps { add, close }
             }
             Action::UpdateFindings(u) => {
                 let mut add = Vec::new();
@@ -427,4 +433,16 @@ fn quoted(value: &str) -> String {
     } else {
         format!("{short:?}")
     }
+}
+
+/// The code places a gap's evidence cites that stand in the run's checkout (none without one).
+fn evidence_sources(ctx: &ValidationContext, evidence: Option<&str>) -> Vec<Citation> {
+    let (Some(snapshot), Some(evidence)) = (&ctx.snapshot, evidence) else {
+        return Vec::new();
+    };
+    relay_core::citation::cited_in_text(evidence)
+        .iter()
+        .filter_map(|place| relay_tools::citation::verify(&snapshot.sandbox, place).ok())
+        .map(|verified| verified.citation)
+        .collect()
 }

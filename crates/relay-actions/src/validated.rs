@@ -30,6 +30,15 @@ impl ValidatedBatch {
     }
 }
 
+/// A gap to open, with the code places its evidence cites that stand in the run's checkout
+/// (kept as the gap's sources and re-checked on every push; a place that does not stand there is
+/// left in the text, untracked: evidence is prose, not a citation the planner must get right).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct GapToOpen {
+    pub gap: NewGap,
+    pub evidence_sources: Vec<Citation>,
+}
+
 /// One action, resolved: gap numbers parsed, reply targets resolved to this notes,
 /// citations normalised.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -39,7 +48,7 @@ pub enum ValidatedAction {
         target: CommentTarget,
     },
     UpdateGaps {
-        add: Vec<NewGap>,
+        add: Vec<GapToOpen>,
         close: Vec<(GapNumber, CloseReason, String)>,
     },
     UpdateFindings {

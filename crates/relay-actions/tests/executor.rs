@@ -65,7 +65,8 @@ async fn a_batch_commits_state_outbox_and_watermark_together(pool: PgPool) {
         &ctx,
         &batch(json!({"actions": [
             {"type": "update_gaps", "close": [{"gap": "1", "reason": "answered", "note": "CSV"}],
-             "add": [{"question": "Which encoding?", "severity": "low", "respondent": "assignee", "evidence": "no BOM"}]},
+             "add": [{"question": "Which encoding?", "severity": "low", "respondent": "assignee",
+              "evidence": "no BOM: `pkg/export.go:4-5` writes raw bytes; pkg/missing.go:3 is not there"}]},
             {"type": "update_findings", "add": [{"synthesis": "Export is a stub",
                 "sources": [{"path": "./pkg/export.go", "start_line": 4, "end_line": 5}]}]},
             {"type": "update_learnings", "propose": [{"kind": "code", "content": "Exports live in pkg/."}]},
@@ -106,6 +107,23 @@ async fn a_batch_commits_state_outbox_and_watermark_together(pool: PgPool) {
     assert_eq!(gaps[0].close_note.as_deref(), Some("CSV"));
     assert_eq!(gaps[0].closed_by_run, Some(11));
     assert_eq!(gaps[1].opened_by_run, Some(11));
+    // The evidence's code places that stand in the checkout are the gap's sources.
+    let evidence = relay_store::gaps::evidence_sources(&mut conn, issue)
+        .await
+        .unwrap();
+    let places: Vec<_> = evidence
+        .iter()
+        .map(|e| {
+            (
+                e.gap_number,
+                e.source.path.as_str(),
+                e.source.start_line,
+                e.source.end_line,
+                e.source.commit_sha.as_str(),
+            )
+        })
+        .collect();
+    assert_eq!(places, [(2, "pkg/export.go", 4, 5, "c0ffee")]);
     let findings = relay_store::findings::live(&mut conn, issue).await.unwrap();
     assert_eq!(
         findings[0].sources[0].path, "pkg/export.go",

@@ -43,7 +43,13 @@ pub const MAX_CITED_IN_TEXT: usize = 5;
 /// check (against a checkout).
 pub fn cited_in_text(text: &str) -> Vec<Citation> {
     let mut found: Vec<Citation> = Vec::new();
-    let separators = |c: char| c.is_whitespace() || matches!(c, '`' | '(' | ')' | '[' | ']' | '"' | '\'' | ',' | ';' | '<' | '>');
+    let separators = |c: char| {
+        c.is_whitespace()
+            || matches!(
+                c,
+                '`' | '(' | ')' | '[' | ']' | '"' | '\'' | ',' | ';' | '<' | '>'
+            )
+    };
     for token in text.split(separators) {
         if found.len() == MAX_CITED_IN_TEXT {
             break;
@@ -70,7 +76,9 @@ fn parse_place(token: &str) -> Option<Citation> {
     };
     let file_like = (path.contains('.') || path.contains('/'))
         && !path.starts_with('/')
-        && path.split('/').all(|segment| !segment.is_empty() && segment != "..")
+        && path
+            .split('/')
+            .all(|segment| !segment.is_empty() && segment != "..")
         && path
             .chars()
             .all(|c| c.is_alphanumeric() || matches!(c, '.' | '/' | '_' | '-'));
@@ -94,7 +102,10 @@ mod tests {
         );
         let places: Vec<String> = cites.iter().map(ToString::to_string).collect();
         assert_eq!(places, ["app/settings.py:6", "pkg/a.go:10-12"]);
-        let many = (1..=9).map(|n| format!("f.py:{n}")).collect::<Vec<_>>().join(" ");
+        let many = (1..=9)
+            .map(|n| format!("f.py:{n}"))
+            .collect::<Vec<_>>()
+            .join(" ");
         assert_eq!(cited_in_text(&many).len(), MAX_CITED_IN_TEXT);
     }
 }

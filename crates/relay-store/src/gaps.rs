@@ -148,7 +148,11 @@ struct GapSourceRow {
 
 impl GapSourceRow {
     fn into_evidence(self) -> GapEvidence {
-        let moved_from = match (self.moved_from_path, self.moved_from_start, self.moved_from_end) {
+        let moved_from = match (
+            self.moved_from_path,
+            self.moved_from_start,
+            self.moved_from_end,
+        ) {
             (Some(path), Some(start_line), Some(end_line)) => Some(Position {
                 path,
                 start_line,

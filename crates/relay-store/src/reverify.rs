@@ -298,8 +298,12 @@ mod tests {
             evidence: Some("see a.py:6"),
             run: None,
         };
-        let kept = crate::gaps::open(&mut conn, issue, &open("kept")).await.unwrap();
-        let closed = crate::gaps::open(&mut conn, issue, &open("closed")).await.unwrap();
+        let kept = crate::gaps::open(&mut conn, issue, &open("kept"))
+            .await
+            .unwrap();
+        let closed = crate::gaps::open(&mut conn, issue, &open("closed"))
+            .await
+            .unwrap();
         let place = Position {
             path: "a.py".into(),
             start_line: 6,
@@ -325,7 +329,11 @@ mod tests {
         let sources = project_sources(&mut conn, "github", "77").await.unwrap();
         assert_eq!(sources.len(), 1, "{sources:?}");
         assert_eq!(
-            (sources[0].owner(), sources[0].owner_id, sources[0].owner_number),
+            (
+                sources[0].owner(),
+                sources[0].owner_id,
+                sources[0].owner_number
+            ),
             (SourceOwner::Gap, kept.id, kept.number)
         );
         let check = SourceCheck {
@@ -341,14 +349,22 @@ mod tests {
             anchor_text: Some("x = 1".into()),
         };
         assert_eq!(record_checks(&mut conn, &[check]).await.unwrap(), 1);
-        let evidence = crate::gaps::evidence_sources(&mut conn, issue).await.unwrap();
+        let evidence = crate::gaps::evidence_sources(&mut conn, issue)
+            .await
+            .unwrap();
         assert_eq!(evidence.len(), 2);
         assert_eq!(evidence[0].gap_number, kept.number);
         assert_eq!(
-            (evidence[0].source.start_line, evidence[0].source.commit_sha.as_str()),
+            (
+                evidence[0].source.start_line,
+                evidence[0].source.commit_sha.as_str()
+            ),
             (9, "c2")
         );
         assert_eq!(evidence[0].source.moved_from, Some(place));
-        assert_eq!(evidence[1].source.start_line, 6, "the closed gap's is left alone");
+        assert_eq!(
+            evidence[1].source.start_line, 6,
+            "the closed gap's is left alone"
+        );
     }
 }

@@ -141,12 +141,14 @@ pub async fn refresh_summary(
         return Ok(SummaryWrite::Unchanged);
     };
     let gaps = relay_store::gaps::list(&mut tx, issue_id).await?;
+    let gap_evidence = relay_store::gaps::evidence_sources(&mut tx, issue_id).await?;
     let findings = relay_store::findings::live(&mut tx, issue_id).await?;
     let spec = relay_store::specs::current(&mut tx, issue_id).await?;
     let spend = relay_store::browse::spend_by_role(pool, issue_id).await?;
     let content = render(&SummaryInput {
         issue_url: &issue.url,
         gaps: &gaps,
+        gap_evidence: &gap_evidence,
         findings: &findings,
         spec: spec.as_ref(),
         spend: &spend,

@@ -4,8 +4,8 @@
 use std::fmt::Write as _;
 
 use relay_store::browse::RoleSpend;
-use relay_store::findings::{FindingRow, SourceStatus};
-use relay_store::gaps::GapRow;
+use relay_store::findings::{FindingRow, SourceRow, SourceStatus};
+use relay_store::gaps::{GapEvidence, GapRow};
 use relay_store::specs::SpecRow;
 
 /// Longest line of model-written text (a question, a finding) the summary shows.
@@ -17,6 +17,8 @@ pub struct SummaryInput<'a> {
     /// The issue's web URL (`…/issues/7` or `…/-/issues/7`): citation links are built from it.
     pub issue_url: &'a str,
     pub gaps: &'a [GapRow],
+    /// The code places the gaps' evidence cites, by gap number.
+    pub gap_evidence: &'a [GapEvidence],
     pub findings: &'a [FindingRow],
     pub spec: Option<&'a SpecRow>,
     pub spend: &'a [RoleSpend],
@@ -31,22 +33,36 @@ pub fn render(input: &SummaryInput<'_>) -> String {
     if open.is_empty() {
         out.push_str("- none\n");
     }
+    let blob = blob_base(input.issue_url);
     for severity in SEVERITIES {
         for gap in open.iter().filter(|g| g.severity == severity) {
+            let evidence: Vec<&SourceRow> = input
+                .gap_evidence
+                .iter()
+                .filter(|e| e.gap_number == gap.number)
+                .map(|e| &e.source)
+                .collect();
+            let flag = if evidence.iter().any(|s| s.status == SourceStatus::Stale) {
+                " — evidence **stale**"
+            } else {
+                ""
+            };
             let _ = writeln!(
                 out,
-                "- **{severity}** (gap {}, for the {}): {}",
+                "- **{severity}** (gap {}, for the {}): {}{flag}",
                 gap.number,
                 gap.respondent,
                 inline(&gap.question)
             );
+            for source in evidence {
+                let _ = writeln!(out, "  - evidence {}", source_line(blob.as_ref(), source));
+            }
         }
     }
     out.push_str("\n**Findings**\n");
     if input.findings.is_empty() {
         out.push_str("- none\n");
     }
-    let blob = blob_base(input.issue_url);
     for finding in input.findings {
         let flag = if finding.stale { " — **stale**" } else { "" };
         let _ = writeln!(
@@ -56,26 +72,7 @@ pub fn render(input: &SummaryInput<'_>) -> String {
             inline(&finding.synthesis)
         );
         for source in &finding.sources {
-            let place = if source.start_line == source.end_line {
-                format!("{}:{}", source.path, source.start_line)
-            } else {
-                format!("{}:{}-{}", source.path, source.start_line, source.end_line)
-            };
-            let short = &source.commit_sha[..source.commit_sha.len().min(12)];
-            let cited = match &blob {
-                Some(blob) => format!("[`{}`]({})", inline(&place), blob.link(source)),
-                None => format!("`{}`", inline(&place)),
-            };
-            let status = match source.status {
-                SourceStatus::Verified => format!("verified at `{short}`"),
-                SourceStatus::Stale => {
-                    format!("stale: no longer matches; last verified at `{short}`")
-                }
-            };
-            let moved = source.moved_from.as_ref().map_or(String::new(), |m| {
-                format!(" (moved from `{}:{}`)", inline(&m.path), m.start_line)
-            });
-            let _ = writeln!(out, "  - {cited}: {status}{moved}");
+            let _ = writeln!(out, "  - {}", source_line(blob.as_ref(), source));
         }
     }
     out.push_str("\n**Spec**: ");
@@ -85,7 +82,19 @@ pub fn render(input: &SummaryInput<'_>) -> String {
         }
         None => out.push_str("not written yet\n"),
     }
-    let sources: Vec<_> = input.findings.iter().flat_map(|f| &f.sources).collect();
+    let open_numbers: Vec<i32> = open.iter().map(|g| g.number).collect();
+    let sources: Vec<&SourceRow> = input
+        .findings
+        .iter()
+        .flat_map(|f| &f.sources)
+        .chain(
+            input
+                .gap_evidence
+                .iter()
+                .filter(|e| open_numbers.contains(&e.gap_number))
+                .map(|e| &e.source),
+        )
+        .collect();
     let verified = sources
         .iter()
         .filter(|s| s.status == SourceStatus::Verified)
@@ -115,6 +124,29 @@ pub fn render(input: &SummaryInput<'_>) -> String {
     out
 }
 
+/// One cited source: its place (a link at its commit when the tracker is known), its status, and
+/// where it moved from.
+fn source_line(blob: Option<&BlobBase>, source: &SourceRow) -> String {
+    let place = if source.start_line == source.end_line {
+        format!("{}:{}", source.path, source.start_line)
+    } else {
+        format!("{}:{}-{}", source.path, source.start_line, source.end_line)
+    };
+    let short = &source.commit_sha[..source.commit_sha.len().min(12)];
+    let cited = match blob {
+        Some(blob) => format!("[`{}`]({})", inline(&place), blob.link(source)),
+        None => format!("`{}`", inline(&place)),
+    };
+    let status = match source.status {
+        SourceStatus::Verified => format!("verified at `{short}`"),
+        SourceStatus::Stale => format!("stale: no longer matches; last verified at `{short}`"),
+    };
+    let moved = source.moved_from.as_ref().map_or(String::new(), |m| {
+        format!(" (moved from `{}:{}`)", inline(&m.path), m.start_line)
+    });
+    format!("{cited}: {status}{moved}")
+}
+
 /// Model-written text on one line: no newlines, no mentions (a summary pings nobody), no hidden
 /// markers, bounded.
 fn inline(text: &str) -> String {
@@ -138,7 +170,7 @@ struct BlobBase {
 }
 
 impl BlobBase {
-    fn link(&self, source: &relay_store::findings::SourceRow) -> String {
+    fn link(&self, source: &SourceRow) -> String {
         let path: String = source
             .path
             .chars()
@@ -244,6 +276,18 @@ mod tests {
             gap(3, "high", "Answered one", false),
         ];
         let findings = [finding(false)];
+        let mut stale_evidence = finding(true).sources[0].clone();
+        stale_evidence.path = "app/cli.py".into();
+        let evidence = [
+            GapEvidence {
+                gap_number: 2,
+                source: stale_evidence,
+            },
+            GapEvidence {
+                gap_number: 3,
+                source: finding(false).sources[0].clone(),
+            },
+        ];
         let spend = [RoleSpend {
             role: "planner".into(),
             calls: 2,
@@ -254,6 +298,7 @@ mod tests {
         let body = render(&SummaryInput {
             issue_url: "https://github.com/octo/repo/issues/1",
             gaps: &gaps,
+            gap_evidence: &evidence,
             findings: &findings,
             spec: None,
             spend: &spend,
@@ -271,12 +316,20 @@ mod tests {
         );
         assert!(!body.contains("<!-- relay:write:x"), "{body}");
         assert!(body.contains("planner 120 tokens (2 calls)"), "{body}");
-        assert!(body.contains("Citations verified: 1 of 1."), "{body}");
+        assert!(
+            body.contains("CLI or server? — evidence **stale**\n  - evidence [`app/cli.py:9-10`]"),
+            "{body}"
+        );
+        assert!(
+            body.contains("Citations verified: 1 of 2."),
+            "a closed gap's evidence is not counted: {body}"
+        );
 
         let findings = [finding(true)];
         let body = render(&SummaryInput {
             issue_url: "https://gitlab.example.com/g/p/-/issues/1",
             gaps: &[],
+            gap_evidence: &[],
             findings: &findings,
             spec: None,
             spend: &[],

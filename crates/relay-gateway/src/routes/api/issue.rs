@@ -23,6 +23,7 @@ pub async fn show(
             return Ok(super::not_found("issue"));
         };
         let gaps = relay_store::gaps::list(&mut conn, id).await?;
+        let evidence = relay_store::gaps::evidence_sources(&mut conn, id).await?;
         let findings = relay_store::findings::live(&mut conn, id).await?;
         let learnings =
             relay_store::learnings::for_project(&mut conn, &issue.tracker, &issue.project_id)
@@ -54,7 +55,7 @@ pub async fn show(
                 "updated_at": issue.updated_at,
             },
             "status": status,
-            "gaps": gaps,
+            "gaps": with_evidence(&gaps, &evidence),
             "findings": findings,
             "learnings": learnings,
             "spec": spec,
@@ -78,4 +79,28 @@ fn status(spec: Option<&str>, open_gaps: usize, jobs: usize) -> String {
         None if jobs > 0 => "in_progress".into(),
         None => "new".into(),
     }
+}
+
+/// Each gap with the code places its evidence cites (`evidence_sources`, as a finding's
+/// `sources`: status, commit, `moved_from`) and `evidence_stale` when any of them is stale.
+fn with_evidence(
+    gaps: &[relay_store::gaps::GapRow],
+    evidence: &[relay_store::gaps::GapEvidence],
+) -> Vec<serde_json::Value> {
+    gaps.iter()
+        .map(|gap| {
+            let sources: Vec<&relay_store::findings::SourceRow> = evidence
+                .iter()
+                .filter(|e| e.gap_number == gap.number)
+                .map(|e| &e.source)
+                .collect();
+            let stale = sources
+                .iter()
+                .any(|s| s.status == relay_store::findings::SourceStatus::Stale);
+            let mut value = json!(gap);
+            value["evidence_sources"] = json!(sources);
+            value["evidence_stale"] = json!(stale);
+            value
+        })
+        .collect()
 }

@@ -1,5 +1,6 @@
 //! Re-verification on every push (issue #25): once the checkout is at a pushed commit, every
-//! source of every live finding of the project's issues is checked there.
+//! source of every live finding, and every code place an open gap's evidence cites, of the
+//! project's issues is checked there.
 //!
 //! Batched: one statement reads the project's sources, one `git diff -M` per distinct commit the
 //! sources were last verified at says which cited files changed (and where renamed files went),
@@ -24,7 +25,7 @@ use anyhow::Context as _;
 use relay_repo::{PathChange, PathChanges, RepoManager, RepoSpec};
 use relay_store::PgPool;
 use relay_store::findings::{Position, SourceStatus};
-use relay_store::reverify::{CitedSource, SourceCheck};
+use relay_store::reverify::{CitedSource, SourceCheck, SourceOwner};
 use relay_tools::citation::collapse_whitespace;
 use relay_tools::sandbox::Sandbox;
 
@@ -65,6 +66,8 @@ pub struct IssueChange {
     pub issue_id: i64,
     /// Findings that were not stale before this push and are now.
     pub newly_stale: Vec<i32>,
+    /// Gaps whose evidence was not stale before this push and is now.
+    pub newly_stale_gaps: Vec<i32>,
 }
 
 /// Re-checks the project's cited sources at `target.commit`, whose snapshot is at `root`.
@@ -113,18 +116,20 @@ pub async fn reverify_project(
         old: HashMap::new(),
     };
     let mut checks = Vec::new();
-    let mut stale_before: HashSet<i64> = HashSet::new();
-    let mut stale_after: HashSet<i64> = HashSet::new();
+    // Owners (a finding, or a gap's evidence) by kind and id.
+    let mut stale_before: HashSet<(SourceOwner, i64)> = HashSet::new();
+    let mut stale_after: HashSet<(SourceOwner, i64)> = HashSet::new();
     let mut changed: BTreeSet<i64> = BTreeSet::new();
-    let mut numbers: HashMap<i64, (i64, i32)> = HashMap::new();
+    let mut numbers: HashMap<(SourceOwner, i64), (i64, i32)> = HashMap::new();
     for source in &sources {
-        numbers.insert(source.finding_id, (source.issue_id, source.finding_number));
+        let owner = (source.owner(), source.owner_id);
+        numbers.insert(owner, (source.issue_id, source.owner_number));
         if source.status() == SourceStatus::Stale {
-            stale_before.insert(source.finding_id);
+            stale_before.insert(owner);
         }
         let Some(Some(changes)) = bases.get(source.commit_sha.as_str()) else {
             if source.status() == SourceStatus::Stale {
-                stale_after.insert(source.finding_id);
+                stale_after.insert(owner);
             }
             continue;
         };
@@ -137,7 +142,7 @@ pub async fn reverify_project(
         )
         .await;
         if check.status == SourceStatus::Stale {
-            stale_after.insert(source.finding_id);
+            stale_after.insert(owner);
         }
         if check.status != source.status()
             || check.path != source.path
@@ -154,21 +159,23 @@ pub async fn reverify_project(
             .await
             .context("failed to record the re-verification")?;
     }
-    let mut newly: BTreeMap<i64, Vec<i32>> = BTreeMap::new();
-    for finding in stale_after.difference(&stale_before) {
-        if let Some((issue, number)) = numbers.get(finding) {
-            newly.entry(*issue).or_default().push(*number);
+    let mut newly: BTreeMap<(i64, SourceOwner), Vec<i32>> = BTreeMap::new();
+    for owner in stale_after.difference(&stale_before) {
+        if let Some((issue, number)) = numbers.get(owner) {
+            newly.entry((*issue, owner.0)).or_default().push(*number);
         }
     }
+    let mut newly_of = |issue_id: i64, owner: SourceOwner| {
+        let mut numbers = newly.remove(&(issue_id, owner)).unwrap_or_default();
+        numbers.sort_unstable();
+        numbers
+    };
     outcome.issues = changed
         .into_iter()
-        .map(|issue_id| {
-            let mut newly_stale = newly.remove(&issue_id).unwrap_or_default();
-            newly_stale.sort_unstable();
-            IssueChange {
-                issue_id,
-                newly_stale,
-            }
+        .map(|issue_id| IssueChange {
+            issue_id,
+            newly_stale: newly_of(issue_id, SourceOwner::Finding),
+            newly_stale_gaps: newly_of(issue_id, SourceOwner::Gap),
         })
         .collect();
     Ok(outcome)
@@ -225,7 +232,8 @@ async fn check_source(
         end: usize::try_from(source.end_line).unwrap_or(0),
     };
     let in_place = SourceCheck {
-        finding_id: source.finding_id,
+        owner: source.owner(),
+        owner_id: source.owner_id,
         position: source.position,
         path: source.path.clone(),
         start_line: source.start_line,
