@@ -3,10 +3,10 @@
 //! The planner's [`relay_core::ActionBatch`] goes through three steps, each its own call so the
 //! orchestrator decides what shares a transaction:
 //!
-//! 1. [`ValidationContext::load`] then [`validate`]: every rule checked against this issue's state,
+//! 1. [`ValidationContext::load`] then [`validate()`]: every rule checked against this issue's state,
 //!    batch-aware (a gap closed earlier in the batch counts). A [`ValidationReport`] is text for the
 //!    planner (`FAILED: update_gaps.close[0] | gap 9 is not a gap of this issue | permanent`); it
-//!    never fails the job. Only [`validate`] can build a [`ValidatedBatch`].
+//!    never fails the job. Only [`validate()`] can build a [`ValidatedBatch`].
 //! 2. [`Executor::apply`] inside the caller's transaction (state changes + outbox rows), then the
 //!    caller raises its watermark in the same transaction and commits — or [`Executor::execute`],
 //!    which does exactly that with a [`WatermarkRaise`]. Nothing reaches a tracker in this step.

@@ -1,5 +1,5 @@
 //! What the validator hands the executor: a batch resolved against the issue. Only
-//! [`crate::validate`] constructs one.
+//! [`crate::validate()`] constructs one.
 
 use relay_core::Citation;
 use relay_core::action::{
@@ -7,7 +7,7 @@ use relay_core::action::{
 };
 use relay_tracker::CommentTarget;
 
-/// A batch that passed every rule, resolved against the issue: only [`validate`] builds one, so
+/// A batch that passed every rule, resolved against the issue: only [`validate()`](crate::validate()) builds one, so
 /// the executor cannot be handed an unchecked batch.
 #[derive(Debug, Clone)]
 pub struct ValidatedBatch {

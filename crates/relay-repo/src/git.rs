@@ -77,6 +77,29 @@ impl Git {
         envs: &[(&str, OsString)],
         reach: Reach,
     ) -> Result<String> {
+        let stdout = self.run_io(cwd, args, envs, reach, None).await?;
+        Ok(String::from_utf8_lossy(&stdout).into_owned())
+    }
+
+    /// Runs git with `input` on its stdin (a `cat-file --batch` request list) and returns its
+    /// stdout as bytes (blobs are not always UTF-8, and their sizes are in bytes).
+    pub(crate) async fn run_with_input(
+        &self,
+        args: &[OsString],
+        reach: Reach,
+        input: Vec<u8>,
+    ) -> Result<Vec<u8>> {
+        self.run_io(None, args, &[], reach, Some(input)).await
+    }
+
+    async fn run_io(
+        &self,
+        cwd: Option<&Path>,
+        args: &[OsString],
+        envs: &[(&str, OsString)],
+        reach: Reach,
+        input: Option<Vec<u8>>,
+    ) -> Result<Vec<u8>> {
         let operation = args
             .iter()
             .map(|arg| arg.to_string_lossy())
@@ -86,7 +109,11 @@ impl Git {
         let mut command = Command::new(&self.binary);
         command
             .args(args)
-            .stdin(Stdio::null())
+            .stdin(if input.is_some() {
+                Stdio::piped()
+            } else {
+                Stdio::null()
+            })
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
             .kill_on_drop(true)
@@ -115,11 +142,21 @@ impl Git {
         let timeout = match reach {
             Reach::Network(timeout) | Reach::Local(timeout) => timeout,
         };
-        let child = command.spawn().map_err(|error| Error::Git {
+        let mut child = command.spawn().map_err(|error| Error::Git {
             repo: self.repo.clone(),
             operation: operation.clone(),
             message: format!("cannot run {}: {error}", self.binary.display()),
         })?;
+        // Written from its own task while stdout is read: a request list larger than the pipe
+        // buffer would otherwise deadlock against git's full stdout.
+        let writer = match (input, child.stdin.take()) {
+            (Some(input), Some(mut stdin)) => Some(tokio::spawn(async move {
+                use tokio::io::AsyncWriteExt as _;
+                let _ = stdin.write_all(&input).await;
+                // Dropping stdin closes it: git sees the end of the list.
+            })),
+            _ => None,
+        };
         let output = match tokio::time::timeout(timeout, child.wait_with_output()).await {
             Ok(result) => result.map_err(|error| Error::Git {
                 repo: self.repo.clone(),
@@ -134,8 +171,11 @@ impl Git {
                 });
             }
         };
+        if let Some(writer) = writer {
+            let _ = writer.await;
+        }
         if output.status.success() {
-            return Ok(String::from_utf8_lossy(&output.stdout).into_owned());
+            return Ok(output.stdout);
         }
         let stderr = self.redact(&String::from_utf8_lossy(&output.stderr));
         Err(self.classify(operation, stderr, matches!(reach, Reach::Network(_))))

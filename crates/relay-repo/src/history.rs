@@ -86,6 +86,80 @@ impl RepoManager {
         Ok(PathChanges::parse(&output))
     }
 
+    /// The texts of `paths` at a synced `commit`, whatever their number read by two git
+    /// processes (`cat-file --batch-check` for the sizes, then `--batch` for the blobs within
+    /// [`MAX_FILE_AT_BYTES`]) instead of two per file. Every path is a key of the answer; `None`
+    /// as with [`RepoManager::file_at`] (not a file there, too large), and for a path that cannot
+    /// be named on one request line.
+    pub async fn files_at(
+        &self,
+        spec: &RepoSpec,
+        commit: &str,
+        paths: &[String],
+    ) -> Result<HashMap<String, Option<String>>> {
+        validate_commit(commit)?;
+        let mut texts: HashMap<String, Option<String>> =
+            paths.iter().map(|path| (path.clone(), None)).collect();
+        let mut asked: Vec<&str> = paths
+            .iter()
+            .map(String::as_str)
+            .filter(|path| !path.contains(['\n', '\r']))
+            .collect();
+        asked.sort_unstable();
+        asked.dedup();
+        if asked.is_empty() {
+            return Ok(texts);
+        }
+        let (git, dirs, _) = self.prepare(spec).await?;
+        let request: String = asked
+            .iter()
+            .map(|path| format!("{commit}:{path}\n"))
+            .collect();
+        let mut check = vec![git_dir_arg(&dirs)];
+        check.extend(args(["cat-file", "--batch-check"]));
+        let sizes = git
+            .run_with_input(&check, self.local(), request.into_bytes())
+            .await?;
+        let sizes = String::from_utf8_lossy(&sizes);
+        let wanted: Vec<(&str, &str)> = asked
+            .iter()
+            .zip(sizes.lines())
+            .filter_map(|(path, line)| {
+                let (oid, kind, size) = blob_header(line)?;
+                (kind == "blob" && size <= MAX_FILE_AT_BYTES).then_some((*path, oid))
+            })
+            .collect();
+        if wanted.is_empty() {
+            return Ok(texts);
+        }
+        let request: String = wanted.iter().map(|(_, oid)| format!("{oid}\n")).collect();
+        let mut batch = vec![git_dir_arg(&dirs)];
+        batch.extend(args(["cat-file", "--batch"]));
+        let blobs = git
+            .run_with_input(&batch, self.local(), request.into_bytes())
+            .await?;
+        let mut rest: &[u8] = &blobs;
+        for (path, _) in wanted {
+            // `<oid> blob <size>\n<content>\n` per object, in the order asked.
+            let Some(end) = rest.iter().position(|b| *b == b'\n') else {
+                break;
+            };
+            let header = String::from_utf8_lossy(&rest[..end]).into_owned();
+            rest = &rest[end + 1..];
+            let Some((_, _, size)) = blob_header(&header) else {
+                // `<oid> missing`: nothing follows it.
+                continue;
+            };
+            if rest.len() < size {
+                break;
+            }
+            let content = String::from_utf8_lossy(&rest[..size]).into_owned();
+            rest = rest.get(size + 1..).unwrap_or_default();
+            texts.insert(path.to_owned(), Some(content));
+        }
+        Ok(texts)
+    }
+
     /// The text of `path` at a synced `commit`; `None` when the path is not a file there or is
     /// larger than [`MAX_FILE_AT_BYTES`].
     pub async fn file_at(
@@ -122,6 +196,16 @@ impl RepoManager {
         ]));
         Ok(git.run_raw(None, &show, &[], self.local()).await.ok())
     }
+}
+
+/// `<oid> <type> <size>` as `cat-file --batch-check` prints it; `None` for any other line
+/// (`<name> missing`, a name with spaces that merely looks like one).
+fn blob_header(line: &str) -> Option<(&str, &str, usize)> {
+    let mut parts = line.split(' ');
+    let (oid, kind, size) = (parts.next()?, parts.next()?, parts.next()?);
+    let is_oid = matches!(oid.len(), 40 | 64) && oid.bytes().all(|b| b.is_ascii_hexdigit());
+    (is_oid && parts.next().is_none()).then_some(())?;
+    Some((oid, kind, size.parse().ok()?))
 }
 
 #[cfg(test)]

@@ -439,3 +439,53 @@ async fn gitlab_missing_repository_is_reported_as_not_found() {
         requests[0]
     );
 }
+
+/// Many files at one commit in two git processes, each exactly as `file_at` reads it one by one:
+/// a missing path, a directory, a name with spaces that looks like a `cat-file` answer, leading
+/// blank lines, text that is not UTF-8 and an empty file.
+#[tokio::test]
+async fn files_at_reads_a_commit_in_one_batch_as_file_at_does() {
+    let upstream = Upstream::new();
+    // Not UTF-8: written as bytes before the commit.
+    std::fs::write(upstream.path.join("latin1.txt"), b"caf\xe9\n").unwrap();
+    let commit = upstream.commit(
+        &[
+            ("a.py", "\n\nx = 1\n"),
+            ("dir/b.py", "def f():\n    return 2\n"),
+            ("x blob 5", "tricky\n"),
+            ("empty.txt", ""),
+        ],
+        "files",
+    );
+    let data = tempfile::tempdir().unwrap();
+    let repos = manager(data.path());
+    let spec = upstream.spec();
+    repos.sync_to(&spec, Some(&commit)).await.unwrap();
+    let paths: Vec<String> = [
+        "a.py",
+        "dir/b.py",
+        "x blob 5",
+        "empty.txt",
+        "latin1.txt",
+        "missing.py",
+        "dir",
+        "a.py",
+        "line\nbreak.py",
+    ]
+    .map(String::from)
+    .to_vec();
+    let batch = repos.files_at(&spec, &commit, &paths).await.unwrap();
+    assert_eq!(batch.len(), 8, "every distinct path is answered");
+    for path in &paths {
+        let one = if path.contains('\n') {
+            None
+        } else {
+            repos.file_at(&spec, &commit, path).await.unwrap()
+        };
+        assert_eq!(batch[path], one, "{path:?}");
+    }
+    assert_eq!(batch["a.py"].as_deref(), Some("\n\nx = 1\n"));
+    assert_eq!(batch["x blob 5"].as_deref(), Some("tricky\n"));
+    assert_eq!(batch["missing.py"], None);
+    assert_eq!(batch["dir"], None);
+}

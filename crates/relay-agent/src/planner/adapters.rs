@@ -1,4 +1,4 @@
-//! The ExploreAgent as the planner's [`Explorer`] seam. (The [`BatchValidator`] over the write-back
+//! The ExploreAgent as the planner's [`Explorer`] seam. (The `BatchValidator` over the write-back
 //! Validator lives in `relay_worker::jobs::orchestrator::validator`, so the agent depends on neither
 //! the store nor the tracker.)
 

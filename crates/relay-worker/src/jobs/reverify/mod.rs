@@ -115,6 +115,7 @@ pub async fn reverify_project(
         new: HashMap::new(),
         old: HashMap::new(),
     };
+    files.prefetch_anchors(&sources, &bases).await;
     let mut checks = Vec::new();
     // Owners (a finding, or a gap's evidence) by kind and id.
     let mut stale_before: HashSet<(SourceOwner, i64)> = HashSet::new();
@@ -202,6 +203,43 @@ impl Files<'_> {
                     .map(|(_, text)| text)
             })
             .as_deref()
+    }
+
+    /// Reads, one batch per base commit, the old text of every changed file a source without a
+    /// stored anchor needs (two git processes per commit instead of two per file). A read that
+    /// fails leaves those files to [`Files::at_commit`], one by one.
+    async fn prefetch_anchors(
+        &mut self,
+        sources: &[CitedSource],
+        bases: &HashMap<&str, Option<PathChanges>>,
+    ) {
+        let mut wanted: BTreeMap<&str, BTreeSet<&str>> = BTreeMap::new();
+        for source in sources.iter().filter(|s| s.anchor_text.is_none()) {
+            let changed = bases
+                .get(source.commit_sha.as_str())
+                .and_then(|changes| changes.as_ref())
+                .and_then(|changes| changes.get(&source.path))
+                .is_some_and(|change| !matches!(change, PathChange::Deleted));
+            if changed {
+                wanted
+                    .entry(source.commit_sha.as_str())
+                    .or_default()
+                    .insert(source.path.as_str());
+            }
+        }
+        for (commit, paths) in wanted {
+            let paths: Vec<String> = paths.into_iter().map(str::to_owned).collect();
+            match self.repos.files_at(self.spec, commit, &paths).await {
+                Ok(texts) => {
+                    for (path, text) in texts {
+                        self.old.insert((commit.to_owned(), path), text);
+                    }
+                }
+                Err(error) => {
+                    tracing::debug!(error.message = %error, repo.commit = %commit, "batch read failed; reading files one by one");
+                }
+            }
+        }
     }
 
     async fn at_commit(&mut self, commit: &str, path: &str) -> Option<&str> {
