@@ -5,7 +5,7 @@
 //! Memory does not grow with the repository: matches are counted in every file, but lines are
 //! kept only for the files that can still be shown. Results are shown in path order, so the kept
 //! set is the first files by path whose kept matches reach the shown cap; a file that sorts after
-//! them is counted and dropped (see [`Kept`]). Kept lines are cut before decoding, and the
+//! them is counted and dropped (see `Kept`). Kept lines are cut before decoding, and the
 //! searcher's line buffer is capped at [`MAX_LINE_BUFFER_BYTES`] (a file with a longer line is
 //! counted in [`SearchOutcome::long_line_files`], not searched). The walk and the per-line sink
 //! poll the call's [`CallControl`]: a cancelled call stops, a call past its deadline returns what

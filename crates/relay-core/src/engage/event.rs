@@ -1,4 +1,4 @@
-//! The provider-neutral facts of one issue event, the input of [`super::decide`].
+//! The provider-neutral facts of one issue event, the input of [`super::decide()`].
 
 use crate::{IssueSnapshot, NoteSnapshot};
 

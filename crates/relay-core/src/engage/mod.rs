@@ -5,7 +5,7 @@
 //! way and name an event the same way. Pure functions over provider-neutral facts; the store
 //! supplies [`Context`], the gateway and `relay-tracker` supply the [`IssueEvent`]s.
 //!
-//! Layout: [`event`] (the facts of one event), [`decide`] (the rules), [`mention`] (`@bot`
+//! Layout: [`event`] (the facts of one event), [`decide`](mod@decide) (the rules), [`mention`] (`@bot`
 //! detection in Markdown), [`identity`] (the content identity of an event and its [`Origin`]).
 
 pub mod decide;
