@@ -128,7 +128,12 @@ async fn github_thread_reply_after_the_app_posted(pool: PgPool) {
     ));
     let steps = [
         ("first!", "alice", "ignored", "no_mention"),
-        ("Questions: ...", "relay-app[bot]", "ignored", "authored_by_bot"),
+        (
+            "Questions: ...",
+            "relay-app[bot]",
+            "ignored",
+            "authored_by_bot",
+        ),
         ("Answers: yes", "alice", "accepted", "thread_reply"),
     ];
     for (i, (body, author, outcome, reason)) in steps.into_iter().enumerate() {
