@@ -113,6 +113,47 @@ async fn github_thread_reply_after_the_bot_posted(pool: PgPool) {
     );
 }
 
+/// A GitHub App comments as `slug[bot]` while `bot_username` is the slug: a plain reply in the
+/// thread it posted in is a thread reply, as it is after a user-account bot posted.
+#[sqlx::test(migrator = "relay_store::MIGRATOR")]
+async fn github_thread_reply_after_the_app_posted(pool: PgPool) {
+    let mut trackers = trackers();
+    trackers[0].bot_username = "relay-app".into();
+    relay_telemetry::init_for_test();
+    let app = relay_gateway::app(relay_gateway::AppState::new(
+        pool.clone(),
+        trackers,
+        relay_gateway::ServerSettings::default(),
+        5,
+    ));
+    let steps = [
+        ("first!", "alice", "ignored", "no_mention"),
+        (
+            "Questions: ...",
+            "relay-app[bot]",
+            "ignored",
+            "authored_by_bot",
+        ),
+        ("Answers: yes", "alice", "accepted", "thread_reply"),
+    ];
+    for (i, (body, author, outcome, reason)) in steps.into_iter().enumerate() {
+        let answer = call(
+            &app,
+            github_request(
+                "issue_comment",
+                &format!("app-{i}"),
+                github_comment(body, author, 10 + i as u64, "created"),
+            ),
+        )
+        .await;
+        assert_eq!(
+            (answer.outcome(), answer.reason()),
+            (outcome, reason),
+            "{body:?} by {author}"
+        );
+    }
+}
+
 #[sqlx::test(migrator = "relay_store::MIGRATOR")]
 async fn comment_edits_engage_only_on_a_new_mention(pool: PgPool) {
     let app = relay_gateway::app(state(pool.clone()));

@@ -16,7 +16,7 @@ use relay_store::findings::SourceRow;
 use relay_store::queue::NewJob;
 use relay_tracker::Trackers;
 use relay_tracker::fake::{FakeGitHub, FakeGitLab, RecordedRequest};
-use relay_worker::jobs::orchestrator::brain::Brain;
+use relay_worker::jobs::orchestrator::Orchestrator;
 use relay_worker::jobs::{JobDeps, RepoSpecs};
 use relay_worker::{Outcome, Worker};
 use serde_json::{Value, json};
@@ -209,7 +209,7 @@ impl World {
             repos: Arc::new(repos),
             specs: Arc::new(specs),
             codegraph: None,
-            brain: Some(Arc::new(Brain {
+            orchestrator: Some(Arc::new(Orchestrator {
                 trackers: clients,
                 tracker_settings: vec![tracker_settings],
                 llm,

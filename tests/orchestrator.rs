@@ -9,7 +9,7 @@ use relay_agent::llm::LlmSettings;
 use relay_agent::llm::scripted::{ScriptedLlm, ScriptedReply};
 use relay_tracker::Trackers;
 use relay_tracker::fake::FakeGitHub;
-use relay_worker::jobs::orchestrator::brain::Brain;
+use relay_worker::jobs::orchestrator::Orchestrator;
 use relay_worker::jobs::{JobDeps, RepoSpecs};
 use relay_worker::{Outcome, Worker};
 use serde_json::json;
@@ -136,7 +136,7 @@ pub async fn accept_mention_with_agent(
         repos: Arc::new(repos),
         specs: Arc::new(specs),
         codegraph: None,
-        brain: Some(Arc::new(Brain {
+        orchestrator: Some(Arc::new(Orchestrator {
             trackers: clients,
             tracker_settings: vec![tracker_settings],
             llm: llm_settings,

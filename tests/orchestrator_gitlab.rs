@@ -9,7 +9,7 @@ use relay_agent::llm::LlmSettings;
 use relay_agent::llm::scripted::{ScriptedLlm, ScriptedReply};
 use relay_tracker::Trackers;
 use relay_tracker::fake::FakeGitLab;
-use relay_worker::jobs::orchestrator::brain::Brain;
+use relay_worker::jobs::orchestrator::Orchestrator;
 use relay_worker::jobs::{JobDeps, RepoSpecs};
 use relay_worker::{Outcome, Worker};
 use serde_json::json;
@@ -122,7 +122,7 @@ impl GitLabHarness {
             repos: Arc::new(repos),
             specs: Arc::new(specs),
             codegraph: None,
-            brain: Some(Arc::new(Brain {
+            orchestrator: Some(Arc::new(Orchestrator {
                 trackers: clients,
                 tracker_settings: vec![tracker_settings],
                 llm: llm_settings,
@@ -400,7 +400,7 @@ async fn the_reporters_answer_closes_the_gap(pool: PgPool) {
     assert_eq!(gaps[0].close_note.as_deref(), Some(ANSWER), "verbatim");
     assert!(gaps[0].closed_by_run.is_some());
     assert_eq!(h.pending_events().await, 0);
-    // Two jobs for the same author: the role was looked up once (the Brain's role cache).
+    // Two jobs for the same author: the role was looked up once (the Orchestrator's role cache).
     let lookups = h
         .gitlab
         .requests()

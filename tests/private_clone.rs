@@ -11,7 +11,7 @@ use relay_agent::llm::LlmSettings;
 use relay_agent::llm::scripted::{ScriptedLlm, ScriptedReply};
 use relay_tracker::Trackers;
 use relay_tracker::fake::{Failure, FakeGitHub};
-use relay_worker::jobs::orchestrator::brain::Brain;
+use relay_worker::jobs::orchestrator::Orchestrator;
 use relay_worker::jobs::{JobDeps, RepoSpecs};
 use relay_worker::{Outcome, Worker};
 use serde_json::json;
@@ -108,7 +108,7 @@ async fn start(pool: &PgPool, script: Vec<ScriptedReply>) -> AppHarness {
         repos: Arc::new(repos),
         specs: Arc::new(specs),
         codegraph: None,
-        brain: Some(Arc::new(Brain {
+        orchestrator: Some(Arc::new(Orchestrator {
             trackers: clients,
             tracker_settings: vec![settings],
             llm: llm_settings,

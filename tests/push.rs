@@ -39,7 +39,7 @@ pub fn registry_with_graph(
         repos: Arc::new(repos),
         specs: Arc::new(specs),
         codegraph: graph.map(|store| Arc::new(CodegraphIndexing::new(store, 2))),
-        brain: None,
+        orchestrator: None,
     })
 }
 

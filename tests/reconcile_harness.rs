@@ -10,7 +10,7 @@ use relay_agent::llm::scripted::ScriptedLlm;
 use relay_tracker::Trackers;
 use relay_tracker::fake::FakeGitHub;
 use relay_worker::Worker;
-use relay_worker::jobs::orchestrator::brain::Brain;
+use relay_worker::jobs::orchestrator::Orchestrator;
 use relay_worker::jobs::{JobDeps, RepoSpecs};
 use relay_worker::reconcile::{PassOptions, ReconcileSettings, Reconciler};
 use serde_json::json;
@@ -79,7 +79,7 @@ impl GitHubHarness {
             repos: Arc::new(repos),
             specs: Arc::new(specs),
             codegraph: None,
-            brain: Some(Arc::new(Brain {
+            orchestrator: Some(Arc::new(Orchestrator {
                 trackers: clients.clone(),
                 tracker_settings: vec![tracker.clone()],
                 llm: llm_settings,

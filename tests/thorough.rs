@@ -73,7 +73,7 @@ async fn a_thorough_explore_answers_the_planner_and_its_state_outlives_the_job(p
         stages,
         [
             "thorough_intent",
-            "thorough_planner",
+            "thorough_navigator",
             "thorough_synthesizer",
             "thorough_critic"
         ]

@@ -2,6 +2,10 @@
 
 use relay_core::action::Severity;
 use relay_store::PgConnection;
+use relay_store::findings::FindingRow;
+use relay_store::gaps::GapRow;
+use relay_store::issues::IssueRow;
+use relay_store::specs::SpecRow;
 use relay_tools::sandbox::Sandbox;
 
 use crate::authority::Authority;
@@ -85,19 +89,8 @@ impl ValidationContext {
         let issue = relay_store::issues::get(conn, issue_id)
             .await?
             .ok_or_else(|| Error::Conflict(format!("issue {issue_id} does not exist")))?;
-        let gaps = relay_store::gaps::list(conn, issue_id)
-            .await?
-            .into_iter()
-            .map(|g| GapState {
-                number: g.number,
-                open: g.is_open(),
-                // The schema's CHECK admits only the four known severities.
-                severity: Severity::parse(&g.severity).unwrap_or(Severity::Blocking),
-            })
-            .collect();
+        let gaps = relay_store::gaps::list(conn, issue_id).await?;
         let live = relay_store::findings::live(conn, issue_id).await?;
-        let stale_findings = live.iter().filter(|f| f.stale).map(|f| f.number).collect();
-        let findings = live.into_iter().map(|f| f.number).collect();
         let thread = relay_store::issues::notes(conn, issue_id)
             .await?
             .into_iter()
@@ -106,21 +99,48 @@ impl ValidationContext {
                 discussion_id: n.discussion_id,
             })
             .collect();
-        let spec = relay_store::specs::current(conn, issue_id)
-            .await?
-            .map(|s| SpecState {
-                id: s.id,
-                version: s.version,
-                status: s.status,
-            });
-        Ok(ValidationContext {
-            issue_id,
-            tracker: issue.tracker,
-            project_id: issue.project_id,
+        let spec = relay_store::specs::current(conn, issue_id).await?;
+        Ok(ValidationContext::from_rows(
+            IssueRows {
+                issue: &issue,
+                gaps: &gaps,
+                live_findings: &live,
+                spec: spec.as_ref(),
+                thread,
+            },
+            snapshot,
+        ))
+    }
+
+    /// The context derived from rows the caller already loaded (the orchestrator reads the
+    /// issue's state once per cycle, for the planner's context and for this one).
+    pub fn from_rows(rows: IssueRows<'_>, snapshot: Option<Snapshot>) -> ValidationContext {
+        let gaps = rows
+            .gaps
+            .iter()
+            .map(|g| GapState {
+                number: g.number,
+                open: g.is_open(),
+                // The schema's CHECK admits only the four known severities.
+                severity: Severity::parse(&g.severity).unwrap_or(Severity::Blocking),
+            })
+            .collect();
+        let live = rows.live_findings;
+        let stale_findings = live.iter().filter(|f| f.stale).map(|f| f.number).collect();
+        let findings = live.iter().map(|f| f.number).collect();
+        let spec = rows.spec.map(|s| SpecState {
+            id: s.id,
+            version: s.version,
+            status: s.status.clone(),
+        });
+        ValidationContext {
+            issue_id: rows.issue.id,
+            tracker: rows.issue.tracker.clone(),
+            project_id: rows.issue.project_id.clone(),
             gaps,
             findings,
             stale_findings,
-            thread,
+            thread: rows.thread,
             snapshot,
             spec,
             authority: Authority::Events {
@@ -128,7 +148,20 @@ impl ValidationContext {
                 refused: Vec::new(),
             },
             default_reply: None,
-            private_context: issue.confidential,
-        })
+            private_context: rows.issue.confidential,
+        }
     }
+}
+
+/// The issue's rows a [`ValidationContext`] is derived from.
+#[derive(Debug, Clone)]
+pub struct IssueRows<'a> {
+    pub issue: &'a IssueRow,
+    pub gaps: &'a [GapRow],
+    /// The live findings (`relay_store::findings::live`).
+    pub live_findings: &'a [FindingRow],
+    /// The current spec version.
+    pub spec: Option<&'a SpecRow>,
+    /// The thread notes `reply_to` may name (freshest known).
+    pub thread: Vec<ThreadRef>,
 }

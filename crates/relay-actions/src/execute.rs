@@ -370,37 +370,6 @@ pub async fn record_spec_posted(
     Ok(relay_store::specs::mark_posted(conn, spec_id, &note_ids).await?)
 }
 
-/// Records a reaction (e.g. 👀 on first contact) as an outbox row with the job's key for it;
-/// `note: None` reacts on the issue itself. Reactions are idempotent on the tracker, so a retry
-/// simply repeats them. Returns the key.
-pub async fn enqueue_reaction(
-    conn: &mut PgConnection,
-    issue_id: i64,
-    id: BatchId,
-    note: Option<&relay_tracker::NoteRef>,
-    reaction: relay_tracker::Reaction,
-) -> Result<String> {
-    let key = format!("i{issue_id}-j{}-c{}-reaction", id.job_id, id.cycle);
-    let body = match reaction {
-        relay_tracker::Reaction::Eyes => crate::drain::REACTION_EYES,
-        relay_tracker::Reaction::ThumbsUp => crate::drain::REACTION_THUMBS_UP,
-    };
-    relay_store::outbox::enqueue(
-        conn,
-        &NewWrite {
-            idempotency_key: &key,
-            issue_id,
-            job_id: Some(id.job_id),
-            kind: WriteKind::Reaction,
-            body,
-            target_note_id: note.map(|n| n.note_id.as_str()),
-            target_discussion_id: note.and_then(|n| n.discussion_id.as_deref()),
-        },
-    )
-    .await?;
-    Ok(key)
-}
-
 fn join(numbers: &[i32]) -> String {
     numbers
         .iter()

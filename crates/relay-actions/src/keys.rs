@@ -1,8 +1,10 @@
-//! Idempotency keys and the hidden marker every tracker write carries.
+//! Idempotency keys and the hidden marker every tracker write carries. Every outbox key format
+//! is here: a new kind of write adds its key here, and only `relay-actions` enqueues writes.
 //!
-//! A key is derived only from (issue, job, planner cycle, action index, part): replaying the same
-//! batch of the same job maps to the same keys, so the outbox's unique key turns the replay into a
-//! no-op and the tracker lookup finds what an interrupted attempt already posted.
+//! A planner batch's key is derived only from (issue, job, planner cycle, action index, part):
+//! replaying the same batch of the same job maps to the same keys, so the outbox's unique key
+//! turns the replay into a no-op and the tracker lookup finds what an interrupted attempt already
+//! posted. Relay's own notices are keyed by what they answer, so each is said once.
 
 use crate::execute::BatchId;
 
@@ -24,6 +26,80 @@ pub fn spec_key(issue_id: i64, batch: BatchId, version: i32, part: usize) -> Str
         "i{issue_id}-j{}-c{}-spec{version}-p{part}",
         batch.job_id, batch.cycle
     )
+}
+
+/// The first-contact reaction: one per issue, whatever job sends it.
+pub fn acknowledgement_key(issue_id: i64) -> String {
+    format!("ack:{issue_id}")
+}
+
+/// Prefix of the budget notes' keys, `budget:{issue}:{epoch}:{through}`.
+const BUDGET_NOTE_PREFIX: &str = "budget";
+
+/// What a budget note's key says: the budget epoch it closed and the last delivery it consumed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct BudgetNoteKey {
+    pub epoch: u32,
+    pub through: i64,
+}
+
+/// The key of the budget note of `epoch`, which consumed the issue's events through delivery
+/// `through`.
+pub fn budget_note_key(issue_id: i64, note: BudgetNoteKey) -> String {
+    format!(
+        "{BUDGET_NOTE_PREFIX}:{issue_id}:{}:{}",
+        note.epoch, note.through
+    )
+}
+
+/// The budget note `key` stands for, when it is one of `issue_id`'s.
+pub fn parse_budget_note_key(key: &str, issue_id: i64) -> Option<BudgetNoteKey> {
+    let mut parts = key.split(':');
+    if parts.next()? != BUDGET_NOTE_PREFIX || parts.next()?.parse::<i64>().ok()? != issue_id {
+        return None;
+    }
+    let epoch = parts.next()?.parse().ok()?;
+    let through = parts.next()?.parse().ok()?;
+    parts
+        .next()
+        .is_none()
+        .then_some(BudgetNoteKey { epoch, through })
+}
+
+/// The status comment of a job that failed before its first cycle.
+pub fn pre_cycle_status_key(issue_id: i64, job_id: i64) -> String {
+    format!("i{issue_id}-j{job_id}-pre-cycle")
+}
+
+/// The status comment of a go-ahead whose spec could not be written.
+pub fn spec_failed_key(request_id: i64) -> String {
+    format!("spec-failed:{request_id}")
+}
+
+/// The status comment about the reply in outbox row `outbox_id`, refused for good.
+pub fn refused_reply_key(outbox_id: i64) -> String {
+    format!("refused:{outbox_id}")
+}
+
+/// Whether `key` is a planner action's (`i<issue>-j<job>-c<cycle>-a<action>-p<part>`), not a
+/// status comment of ours, a spec part or a budget note.
+pub fn is_action_key(key: &str) -> bool {
+    key.starts_with('i') && key.contains("-a") && !key.contains("-spec")
+}
+
+/// The living summary comment: one per issue.
+pub fn summary_key(issue_id: i64) -> String {
+    format!("summary-i{issue_id}")
+}
+
+/// Revision `revision` of the summary comment, as an edit.
+pub fn summary_edit_key(issue_id: i64, revision: i32) -> String {
+    format!("summary-i{issue_id}-r{revision}")
+}
+
+/// The stale-findings notice after a push moved the default branch to `commit`.
+pub fn stale_findings_key(issue_id: i64, commit: &str) -> String {
+    format!("stale-i{issue_id}-{commit}")
 }
 
 /// `<!-- relay:write:KEY -->`.
@@ -63,5 +139,37 @@ mod tests {
         );
         assert_eq!(spec_key(3, batch, 2, 1), "i3-j7-c1-spec2-p1");
         assert_eq!(with_marker("hi", "k"), "hi\n\n<!-- relay:write:k -->");
+    }
+
+    #[test]
+    fn budget_note_keys_parse_back_for_their_issue_only() {
+        let note = BudgetNoteKey {
+            epoch: 2,
+            through: 41,
+        };
+        assert_eq!(budget_note_key(7, note), "budget:7:2:41");
+        assert_eq!(parse_budget_note_key("budget:7:2:41", 7), Some(note));
+        assert_eq!(parse_budget_note_key("budget:8:2:41", 7), None);
+        assert_eq!(parse_budget_note_key(&acknowledgement_key(7), 7), None);
+        assert_eq!(parse_budget_note_key("budget:7:2:41:x", 7), None);
+    }
+
+    #[test]
+    fn only_planner_actions_have_action_keys() {
+        let batch = BatchId {
+            job_id: 1,
+            cycle: 1,
+        };
+        assert!(is_action_key(&action_key(1, batch, 0, 0)));
+        assert!(!is_action_key(&spec_key(1, batch, 1, 0)));
+        assert!(!is_action_key(&pre_cycle_status_key(1, 1)));
+        assert!(!is_action_key(&budget_note_key(
+            1,
+            BudgetNoteKey {
+                epoch: 1,
+                through: 3
+            }
+        )));
+        assert!(!is_action_key(&refused_reply_key(5)));
     }
 }

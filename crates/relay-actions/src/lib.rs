@@ -16,8 +16,12 @@
 //!    back as [`DrainReport::reschedule_after`] for the job queue; nothing sleeps that long.
 //!
 //! Layout: [`authority`], [`context`], [`validate`](mod@validate), [`report`], [`execute`](mod@execute),
-//! [`validated`], [`drain`], [`retry`], [`keys`], [`spec`], [`summary`] (the living summary
-//! comment per issue), [`error`].
+//! [`validated`], [`drain`], [`retry`], [`keys`] (every outbox key format), [`notices`] (Relay's
+//! own notices: acknowledgement, budget note, status comments), [`spec`], [`summary`] (the living
+//! summary comment per issue), [`error`].
+//!
+//! Only this crate enqueues outbox rows: a batch's writes ([`Executor::apply`]), the summary's and
+//! the [`notices`].
 
 pub mod authority;
 pub mod context;
@@ -25,6 +29,7 @@ pub mod drain;
 pub mod error;
 pub mod execute;
 pub mod keys;
+pub mod notices;
 pub mod report;
 pub mod retry;
 pub mod spec;
@@ -33,7 +38,7 @@ pub mod validate;
 pub mod validated;
 
 pub use authority::Authority;
-pub use context::{GapState, Snapshot, SpecState, ThreadRef, ValidationContext};
+pub use context::{GapState, IssueRows, Snapshot, SpecState, ThreadRef, ValidationContext};
 pub use drain::{DrainReport, SentWrite};
 pub use error::{Error, Result};
 pub use execute::{Applied, BatchId, Executor, Lease, WatermarkRaise};

@@ -390,33 +390,14 @@ async fn a_long_spec_is_posted_in_numbered_parts(pool: PgPool) {
 async fn reactions_go_through_the_outbox_too(pool: PgPool) {
     let issue = insert_issue(&pool, NUMBER, &[]).await;
     let mut conn = pool.acquire().await.unwrap();
-    let id = BatchId {
-        job_id: 4,
-        cycle: 0,
-    };
-    let note = relay_tracker::NoteRef {
-        note_id: "501".into(),
-        discussion_id: None,
-    };
-    let key = relay_actions::execute::enqueue_reaction(
-        &mut conn,
-        issue,
-        id,
-        Some(&note),
-        relay_tracker::Reaction::Eyes,
-    )
-    .await
-    .unwrap();
-    let again = relay_actions::execute::enqueue_reaction(
-        &mut conn,
-        issue,
-        id,
-        Some(&note),
-        relay_tracker::Reaction::Eyes,
-    )
-    .await
-    .unwrap();
-    assert_eq!(key, again);
+    let new = relay_actions::notices::enqueue_acknowledgement(&mut conn, issue, 4, Some("501"))
+        .await
+        .unwrap();
+    // Once per issue: a later job's acknowledgement is the same row.
+    let again = relay_actions::notices::enqueue_acknowledgement(&mut conn, issue, 5, Some("501"))
+        .await
+        .unwrap();
+    assert!(new && !again);
     let tracker = Arc::new(MemoryTracker::default());
     tracker.fail_with([TrackerError::Transient("502 bad gateway".into())]);
     let report = executor(&pool, &tracker)

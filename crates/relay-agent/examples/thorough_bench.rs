@@ -5,7 +5,7 @@
 //! answers at once, so this is Relay's own time: prompts, tools, verification, HTTP round trips).
 //!
 //! Both transcripts answer the same question with the same citations: thorough mode in 7 calls
-//! (intent, then two stages of planner → synthesizer → critic), the medium explore in 7 turns
+//! (intent, then two stages of navigator → synthesizer → critic), the medium explore in 7 turns
 //! (6 tool turns, then `submit_report`). The queries alternate, `RUNS` times each, after the code
 //! graph is built once (outside the timing).
 //!

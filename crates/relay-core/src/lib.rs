@@ -1,6 +1,6 @@
 #![doc = include_str!("../README.md")]
 //!
-//! Layout: [`tracker`] (providers and tracker names), [`issue`] (issue and note snapshots),
+//! Layout: [`tracker`] (providers and tracker names), [`bot`] (which login is the bot), [`issue`] (issue and note snapshots),
 //! [`job`] (job kinds and payloads), [`action`] (the planner's Action contract),
 //! [`citation`] (`path:start-end` citations of code), [`prices`] (`[prices]`, the cost of tokens),
 //! [`engage`] (engagement rules and event identity, shared by the gateway and the reconciler),
@@ -8,6 +8,7 @@
 //! secret scan of every tracker write).
 
 pub mod action;
+pub mod bot;
 pub mod citation;
 pub mod engage;
 pub mod error;
@@ -18,6 +19,7 @@ pub mod prices;
 pub mod tracker;
 
 pub use action::{Action, ActionBatch};
+pub use bot::BotAccount;
 pub use citation::Citation;
 pub use issue::{IssueSnapshot, NoteSnapshot, ProjectVisibility};
 pub use job::{JobKind, ProcessIssue, UpdateCheckout};

@@ -296,6 +296,16 @@ impl TrackerSettings {
     pub fn bot(&self) -> &str {
         self.bot_username.trim_start_matches('@')
     }
+
+    /// The bot's account: which logins are the bot.
+    pub fn bot_account(&self) -> crate::BotAccount {
+        crate::BotAccount::new(&self.bot_username)
+    }
+
+    /// Whether `login` is the bot on this tracker (a GitHub App comments as `name[bot]`).
+    pub fn is_bot(&self, login: &str) -> bool {
+        self.bot_account().is(login)
+    }
 }
 
 #[cfg(test)]

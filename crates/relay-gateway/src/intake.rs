@@ -40,6 +40,8 @@ pub enum Recorded {
 pub struct Delivery<'a> {
     pub tracker: &'a TrackerSettings,
     pub event_type: &'a str,
+    /// The payload's action word, as the tracker's webhook format finds it.
+    pub action: Option<&'a str>,
     pub delivery_key: &'a str,
     pub payload: &'a Value,
     pub parsed: &'a ParsedEvent,
@@ -61,16 +63,7 @@ pub enum IntakeError {
 
 pub async fn record(pool: &PgPool, delivery: &Delivery<'_>) -> Result<Recorded, IntakeError> {
     let tracker = delivery.tracker.name.as_str();
-    let action = delivery
-        .payload
-        .get("action")
-        .and_then(Value::as_str)
-        .or_else(|| {
-            delivery
-                .payload
-                .pointer("/object_attributes/action")
-                .and_then(Value::as_str)
-        });
+    let action = delivery.action;
     let (reason, ping) = match delivery.parsed {
         ParsedEvent::Push(push)
             if !delivery

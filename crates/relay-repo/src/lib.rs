@@ -10,12 +10,15 @@
 //! - [`worktree`]: HEAD and cleanliness of a local working tree (for the CLI commands).
 //! - `git`: running the git CLI (isolated, non-interactive, redacted errors).
 //! - `lock`: in-process and cross-process locks.
+//! - `rules`: what differs per tracker (clone user, API-to-web URL, project path shape), one row
+//!   per provider.
 
 pub mod error;
 mod git;
 pub mod history;
 mod lock;
 pub mod manager;
+mod rules;
 pub mod settings;
 pub mod snapshot;
 pub mod spec;

@@ -28,16 +28,14 @@ use std::path::PathBuf;
 use secrecy::{ExposeSecret, SecretString};
 
 use crate::error::{Error, Result};
+use crate::rules::rules;
 
 /// The tracker hosting a repository (shared with the rest of Relay).
 pub use relay_core::Provider;
 
 /// The username git sends with the token in Basic auth.
 fn basic_auth_user(provider: Provider) -> &'static str {
-    match provider {
-        Provider::GitHub => "x-access-token",
-        Provider::GitLab => "oauth2",
-    }
+    rules(provider).basic_auth_user
 }
 
 /// One tracked repository. `Debug` redacts the token.
@@ -183,12 +181,13 @@ impl RepoSpec {
                 )));
             }
         }
-        let (authority, path) = match self.provider {
-            Provider::GitHub if authority.eq_ignore_ascii_case("api.github.com") => {
-                ("github.com", "")
-            }
-            Provider::GitHub => (authority, path.strip_suffix("/api/v3").unwrap_or(path)),
-            Provider::GitLab => (authority, path.strip_suffix("/api/v4").unwrap_or(path)),
+        let rules = rules(self.provider);
+        let (authority, path) = match &rules.api_host {
+            Some(host) if authority.eq_ignore_ascii_case(host.api) => (host.web, ""),
+            _ => (
+                authority,
+                path.strip_suffix(rules.api_path_suffix).unwrap_or(path),
+            ),
         };
         Ok(format!("{scheme}://{authority}{path}"))
     }
@@ -244,14 +243,14 @@ fn validate_project_path(provider: Provider, path: &str) -> Result<()> {
             "project path `{path}` must be slash-separated names of letters, digits, `.`, `_` and `-`"
         )));
     }
-    match provider {
-        Provider::GitHub if segments.len() != 2 => Err(Error::InvalidSpec(format!(
-            "github project path `{path}` must be `owner/repo`"
-        ))),
-        Provider::GitLab if segments.len() < 2 => Err(Error::InvalidSpec(format!(
-            "gitlab project path `{path}` must be `group/project` or deeper"
-        ))),
-        _ => Ok(()),
+    let rules = rules(provider);
+    if rules.path_depth.admits(segments.len()) {
+        Ok(())
+    } else {
+        Err(Error::InvalidSpec(format!(
+            "{} project path `{path}` must be {}",
+            rules.name, rules.path_shape
+        )))
     }
 }
 

@@ -47,8 +47,8 @@ pub async fn decide_issue_event(
 ) -> Result<Decision> {
     let note = event.note.as_ref().map(|n| &n.note);
     let stored = if engage::needs_context(event, tracker) {
-        let bot = tracker.bot();
-        intake::issue_context(pool, tracker.name.as_str(), &event.issue, bot, note).await?
+        let bot = tracker.bot_account();
+        intake::issue_context(pool, tracker.name.as_str(), &event.issue, &bot, note).await?
     } else {
         intake::IssueContext::default()
     };

@@ -13,7 +13,7 @@
 //! trips), and a redelivery makes the delivery insert fail on its unique key, which rolls back every
 //! other write of that statement.
 
-use relay_core::{IssueSnapshot, NoteSnapshot};
+use relay_core::{BotAccount, IssueSnapshot, NoteSnapshot};
 use serde_json::Value;
 use sqlx::PgPool;
 
@@ -37,13 +37,13 @@ pub async fn issue_context(
     pool: &PgPool,
     tracker: &str,
     issue: &IssueSnapshot,
-    bot: &str,
+    bot: &BotAccount,
     note: Option<&NoteSnapshot>,
 ) -> Result<IssueContext> {
     let row: Option<(String, bool, Option<String>)> = sqlx::query_as(
         "SELECT i.body,
                 EXISTS (SELECT 1 FROM issue_notes n
-                        WHERE n.issue_id = i.id AND lower(n.author) = lower($4)
+                        WHERE n.issue_id = i.id AND lower(n.author) = ANY($4)
                           AND ($5::text IS NULL OR n.discussion_id = $5)),
                 (SELECT n.body FROM issue_notes n WHERE n.issue_id = i.id AND n.note_id = $6)
          FROM issues i WHERE i.tracker = $1 AND i.project_id = $2 AND i.number = $3",
@@ -51,7 +51,8 @@ pub async fn issue_context(
     .bind(tracker)
     .bind(&issue.project_id)
     .bind(issue.number)
-    .bind(bot)
+    // Every login the bot may post under (`relay-app` and `relay-app[bot]`), lowercase.
+    .bind(bot.logins())
     .bind(note.and_then(|n| n.discussion_id.as_deref()))
     .bind(note.map(|n| n.note_id.as_str()))
     .fetch_optional(pool)

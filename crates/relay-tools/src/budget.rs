@@ -1,7 +1,5 @@
-//! Bounds: per-call output caps ([`ToolLimits`]), per-job totals ([`JobBudget`]) and the per-job
-//! traversal state with FIFO pruning ([`TraversalState`]).
-
-use std::collections::VecDeque;
+//! Bounds: per-call output caps ([`ToolLimits`]) and per-job totals ([`JobBudget`]). What a job
+//! has explored is recorded by the agent (`relay_agent::thorough::state::TraversalState`).
 
 use serde::{Deserialize, Serialize};
 
@@ -133,134 +131,9 @@ impl JobBudget {
     }
 }
 
-/// A code range the agent has seen.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Snippet {
-    /// Path relative to the repository root.
-    pub path: String,
-    /// First line (1-based).
-    pub start_line: usize,
-    /// Last line (inclusive).
-    pub end_line: usize,
-}
-
-/// What a job has explored so far: files, symbols and snippets, each a FIFO that drops its oldest
-/// entry when full (100 files, 200 symbols, 50 snippets by default). Re-recording an entry that is
-/// already present keeps its original position.
-#[derive(Debug, Clone)]
-pub struct TraversalState {
-    files: BoundedSet<String>,
-    symbols: BoundedSet<String>,
-    snippets: BoundedSet<Snippet>,
-}
-
-impl Default for TraversalState {
-    fn default() -> Self {
-        Self::with_capacities(100, 200, 50)
-    }
-}
-
-impl TraversalState {
-    /// A state with custom capacities.
-    pub fn with_capacities(files: usize, symbols: usize, snippets: usize) -> Self {
-        Self {
-            files: BoundedSet::new(files),
-            symbols: BoundedSet::new(symbols),
-            snippets: BoundedSet::new(snippets),
-        }
-    }
-
-    /// Records an explored file.
-    pub fn record_file(&mut self, path: &str) {
-        self.files.push(path.to_string());
-    }
-
-    /// Records an explored symbol (e.g. from the codegraph tool).
-    pub fn record_symbol(&mut self, symbol: &str) {
-        self.symbols.push(symbol.to_string());
-    }
-
-    /// Records a snippet the agent has seen.
-    pub fn record_snippet(&mut self, snippet: Snippet) {
-        self.snippets.push(snippet);
-    }
-
-    /// Explored files, oldest first.
-    pub fn files(&self) -> impl Iterator<Item = &String> {
-        self.files.items.iter()
-    }
-
-    /// Explored symbols, oldest first.
-    pub fn symbols(&self) -> impl Iterator<Item = &String> {
-        self.symbols.items.iter()
-    }
-
-    /// Seen snippets, oldest first.
-    pub fn snippets(&self) -> impl Iterator<Item = &Snippet> {
-        self.snippets.items.iter()
-    }
-}
-
-#[derive(Debug, Clone)]
-struct BoundedSet<T> {
-    capacity: usize,
-    items: VecDeque<T>,
-}
-
-impl<T: PartialEq> BoundedSet<T> {
-    fn new(capacity: usize) -> Self {
-        Self {
-            capacity,
-            items: VecDeque::new(),
-        }
-    }
-
-    fn push(&mut self, item: T) {
-        if self.capacity == 0 || self.items.contains(&item) {
-            return;
-        }
-        if self.items.len() == self.capacity {
-            self.items.pop_front();
-        }
-        self.items.push_back(item);
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn traversal_prunes_oldest_first() {
-        let mut state = TraversalState::default();
-        for index in 0..105 {
-            state.record_file(&format!("f{index}"));
-        }
-        let files: Vec<_> = state.files().cloned().collect();
-        assert_eq!(files.len(), 100);
-        assert_eq!(files[0], "f5");
-        assert_eq!(files[99], "f104");
-        // Re-recording keeps the original position and does not grow the set.
-        state.record_file("f50");
-        assert_eq!(state.files().count(), 100);
-        assert_eq!(state.files().next().unwrap(), "f5");
-
-        for index in 0..250 {
-            state.record_symbol(&format!("s{index}"));
-        }
-        assert_eq!(state.symbols().count(), 200);
-        assert_eq!(state.symbols().next().unwrap(), "s50");
-
-        for index in 0..60 {
-            state.record_snippet(Snippet {
-                path: "a".into(),
-                start_line: index,
-                end_line: index + 1,
-            });
-        }
-        assert_eq!(state.snippets().count(), 50);
-        assert_eq!(state.snippets().next().unwrap().start_line, 10);
-    }
 
     #[test]
     fn budget_refuses_when_exhausted() {

@@ -32,9 +32,9 @@ pub mod walk;
 
 use std::path::Path;
 
-pub use budget::{JobBudget, Snippet, ToolLimits, TraversalState};
+pub use budget::{JobBudget, ToolLimits};
 pub use error::ToolError;
-pub use tool::{JobState, Tool, ToolContext, ToolDefinition, ToolRegistry};
+pub use tool::{JobState, Tool, ToolContext, ToolRegistry};
 
 /// `Result` with [`ToolError`].
 pub type Result<T, E = ToolError> = std::result::Result<T, E>;

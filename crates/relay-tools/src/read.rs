@@ -10,7 +10,6 @@ use std::io::{BufRead, BufReader, Read};
 use schemars::JsonSchema;
 use serde::Deserialize;
 
-use crate::budget::Snippet;
 use crate::closest::{closest_paths, unambiguous};
 use crate::error::ToolError;
 use crate::output::{cut_line, group_thousands, line_text, plural};
@@ -186,13 +185,6 @@ fn read_file(
         )),
         _ => {}
     }
-    let mut job = context.job();
-    job.traversal.record_file(path);
-    job.traversal.record_snippet(Snippet {
-        path: path.clone(),
-        start_line: offset,
-        end_line: last,
-    });
     Ok(out)
 }
 

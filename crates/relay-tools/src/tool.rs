@@ -2,10 +2,9 @@
 
 use std::sync::{Arc, Mutex, MutexGuard};
 
-use serde::Serialize;
 use serde::de::DeserializeOwned;
 
-use crate::budget::{JobBudget, ToolLimits, TraversalState};
+use crate::budget::{JobBudget, ToolLimits};
 use crate::control::{CallControl, Stop};
 use crate::error::ToolError;
 use crate::output::{self, estimate_tokens, group_thousands};
@@ -34,17 +33,6 @@ pub trait Tool: Send + Sync {
     ) -> Result<String, ToolError>;
 }
 
-/// The name, description and argument schema of one tool, ready to hand to an LLM API.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct ToolDefinition {
-    /// Tool name.
-    pub name: String,
-    /// Description for the LLM.
-    pub description: String,
-    /// JSON schema of the arguments.
-    pub parameters: serde_json::Value,
-}
-
 /// Everything a tool call may touch: the sandboxed checkout, the limits and the job's state.
 ///
 /// One context per job: it is cheap to clone (the job state is shared) and `Send + Sync`.
@@ -57,13 +45,11 @@ pub struct ToolContext {
     control: CallControl,
 }
 
-/// Mutable per-job state: the budget totals and the traversal record.
+/// Mutable per-job state: the budget totals.
 #[derive(Debug, Clone, Default)]
 pub struct JobState {
     /// Totals charged so far.
     pub budget: JobBudget,
-    /// What has been explored.
-    pub traversal: TraversalState,
 }
 
 impl ToolContext {
@@ -172,16 +158,10 @@ impl ToolRegistry {
             .map(|tool| tool.as_ref())
     }
 
-    /// Names, descriptions and schemas of all tools, in registration order.
-    pub fn definitions(&self) -> Vec<ToolDefinition> {
-        self.tools
-            .iter()
-            .map(|tool| ToolDefinition {
-                name: tool.name().to_string(),
-                description: tool.description().to_string(),
-                parameters: tool.parameters_schema(),
-            })
-            .collect()
+    /// The tools in registration order. What the model is offered (name, description, schema) is
+    /// built from them by the agent's one tool-definition type, `relay_agent::llm::ToolDefinition`.
+    pub fn tools(&self) -> impl Iterator<Item = &dyn Tool> {
+        self.tools.iter().map(|tool| tool.as_ref())
     }
 
     /// Runs one call under a fresh deadline (`call_timeout_secs`): see [`Self::call_controlled`].

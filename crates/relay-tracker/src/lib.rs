@@ -31,7 +31,7 @@ pub use pacing::WritePacing;
 pub use registry::{Trackers, build, build_with};
 pub use types::{
     AuthorRole, BotIdentity, ChangedIssue, ChangedNote, CommentTarget, IssueRef, NoteRef,
-    PostedComment, ProjectChanges, ProjectRef, Reaction, ReactionTarget, ThreadNote, is_bot_login,
+    PostedComment, ProjectChanges, ProjectRef, Reaction, ReactionTarget, ThreadNote,
 };
 
 use relay_core::{IssueSnapshot, Provider};

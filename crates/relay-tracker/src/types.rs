@@ -132,33 +132,3 @@ pub struct BotIdentity {
     /// The GitHub App's slug when authenticated as an App.
     pub app_slug: Option<String>,
 }
-
-/// Whether a comment author `login` is the bot configured as `bot_username`. A GitHub App
-/// comments as `slug[bot]`, so `bot_username` may be given with or without the suffix. Case is
-/// ignored (GitHub and GitLab logins are case-insensitive).
-pub fn is_bot_login(bot_username: &str, login: &str) -> bool {
-    let bot = bot_username.trim_start_matches('@');
-    login.eq_ignore_ascii_case(bot)
-        || login
-            .strip_suffix("[bot]")
-            .is_some_and(|slug| slug.eq_ignore_ascii_case(bot))
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn bot_logins() {
-        assert!(is_bot_login("relay", "relay"));
-        assert!(is_bot_login("@Relay", "relay"));
-        assert!(is_bot_login("relay", "relay[bot]"));
-        assert!(is_bot_login("relay[bot]", "relay[bot]"));
-        assert!(
-            !is_bot_login("relay[bot]", "relay"),
-            "a human named like the App's slug"
-        );
-        assert!(!is_bot_login("relay", "relay-fan"));
-        assert!(!is_bot_login("relay", "alice"));
-    }
-}

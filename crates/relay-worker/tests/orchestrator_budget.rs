@@ -1,4 +1,4 @@
-//! The per-issue token budget across jobs, through `Brain::orchestrate`: real Postgres, the local
+//! The per-issue token budget across jobs, through `Orchestrator::orchestrate`: real Postgres, the local
 //! GitHub server, the scripted LLM over HTTP and a local git repository as the checkout.
 
 use std::path::Path;
@@ -10,7 +10,7 @@ use relay_agent::llm::{LlmSettings, Role};
 use relay_store::PgPool;
 use relay_tracker::fake::FakeGitHub;
 use relay_worker::jobs::RepoSpecs;
-use relay_worker::jobs::orchestrator::brain::{Brain, JobRun};
+use relay_worker::jobs::orchestrator::{JobRun, Orchestrator};
 use serde_json::json;
 
 const REPO: &str = "acme/app";
@@ -135,7 +135,7 @@ async fn past_the_budget_one_note_then_silence_until_a_new_mention(pool: PgPool)
         llm.base_url()
     ))
     .unwrap();
-    let brain = Brain {
+    let orchestrator = Orchestrator {
         trackers: relay_tracker::Trackers::from_settings(std::slice::from_ref(&tracker)).unwrap(),
         tracker_settings: vec![tracker.clone()],
         llm: llm_settings,
@@ -164,7 +164,7 @@ async fn past_the_budget_one_note_then_silence_until_a_new_mention(pool: PgPool)
     spend(&pool, issue, 1_200).await;
     let c1 = github.seed_comment(REPO, NUMBER, "alice", "@relay-bot please look");
     deliver(&pool, issue, "d1", "mention", c1).await;
-    let first = brain
+    let first = orchestrator
         .orchestrate(&pool, &repos, &specs, &JobRun::new(1, 3, issue))
         .await
         .unwrap();
@@ -178,7 +178,7 @@ async fn past_the_budget_one_note_then_silence_until_a_new_mention(pool: PgPool)
     // A reply that does not mention the bot: consumed silently (no second note, no LLM).
     let c2 = github.seed_comment(REPO, NUMBER, "alice", "any news?");
     deliver(&pool, issue, "d2", "thread_reply", c2).await;
-    let paused = brain
+    let paused = orchestrator
         .orchestrate(&pool, &repos, &specs, &JobRun::new(2, 3, issue))
         .await
         .unwrap();
@@ -197,7 +197,7 @@ async fn past_the_budget_one_note_then_silence_until_a_new_mention(pool: PgPool)
     // A new mention opens the next epoch (another BUDGET tokens): the cycle runs.
     let c3 = github.seed_comment(REPO, NUMBER, "alice", "@relay-bot go on");
     deliver(&pool, issue, "d3", "mention", c3).await;
-    let resumed = brain
+    let resumed = orchestrator
         .orchestrate(&pool, &repos, &specs, &JobRun::new(3, 3, issue))
         .await
         .unwrap();
@@ -218,12 +218,12 @@ async fn past_the_budget_one_note_then_silence_until_a_new_mention(pool: PgPool)
     spend(&pool, issue, 1_000).await;
     let c4 = github.seed_comment(REPO, NUMBER, "alice", "@relay-bot and now?");
     deliver(&pool, issue, "d4", "mention", c4).await;
-    let second = brain
+    let second = orchestrator
         .orchestrate(&pool, &repos, &specs, &JobRun::new(4, 3, issue))
         .await
         .unwrap();
     assert_eq!(second["budget_reached"]["epoch"], 2, "{second}");
-    let again = brain
+    let again = orchestrator
         .orchestrate(&pool, &repos, &specs, &JobRun::new(4, 3, issue))
         .await
         .unwrap();
@@ -265,7 +265,7 @@ async fn events_left_after_the_last_cycle_get_one_follow_up_job(pool: PgPool) {
     };
     let llm = ScriptedLlm::start(vec![comment("Looking."), comment("Noted your reply.")]).await;
     let tracker = github.settings(TOKEN, BOT);
-    let brain = Brain {
+    let orchestrator = Orchestrator {
         trackers: relay_tracker::Trackers::from_settings(std::slice::from_ref(&tracker)).unwrap(),
         tracker_settings: vec![tracker.clone()],
         llm: toml::from_str(&format!(
@@ -298,7 +298,7 @@ async fn events_left_after_the_last_cycle_get_one_follow_up_job(pool: PgPool) {
 
     // The job id stands for a job row that is not in this test's table: far from the ids the
     // queue hands out, so the follow-up's outbox keys differ from this job's.
-    let first = brain
+    let first = orchestrator
         .orchestrate(&pool, &repos, &specs, &JobRun::new(1_000, 4, issue))
         .await
         .unwrap();
@@ -322,7 +322,7 @@ async fn events_left_after_the_last_cycle_get_one_follow_up_job(pool: PgPool) {
     );
 
     // The follow-up handles the reply; nothing is left, so it queues no further job.
-    let second = brain
+    let second = orchestrator
         .orchestrate(&pool, &repos, &specs, &JobRun::new(follow_up, 4, issue))
         .await
         .unwrap();
@@ -371,7 +371,7 @@ async fn past_the_daily_budget_issues_wait_for_the_reset(pool: PgPool) {
         llm.base_url()
     ))
     .unwrap();
-    let brain = Brain {
+    let orchestrator = Orchestrator {
         trackers: relay_tracker::Trackers::from_settings(std::slice::from_ref(&tracker)).unwrap(),
         tracker_settings: vec![tracker.clone()],
         llm: llm_settings,
@@ -414,7 +414,7 @@ async fn past_the_daily_budget_issues_wait_for_the_reset(pool: PgPool) {
     spend(&pool, other, 500).await;
     let c1 = github.seed_comment(REPO, NUMBER, "alice", "@relay-bot please look");
     deliver(&pool, issue, "d1", "mention", c1).await;
-    let deferred = brain
+    let deferred = orchestrator
         .orchestrate(&pool, &repos, &specs, &JobRun::new(1, 3, issue))
         .await
         .unwrap();
@@ -448,7 +448,7 @@ async fn past_the_daily_budget_issues_wait_for_the_reset(pool: PgPool) {
         .execute(&pool)
         .await
         .unwrap();
-    let answered = brain
+    let answered = orchestrator
         .orchestrate(&pool, &repos, &specs, &JobRun::new(job, 3, issue))
         .await
         .unwrap();

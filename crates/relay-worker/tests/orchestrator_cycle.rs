@@ -440,7 +440,7 @@ async fn a_cycle_records_its_tokens_against_the_issue_by_role(pool: PgPool) {
     use relay_agent::explore::ExploreAgent;
     use relay_agent::llm::UsageContext;
     use relay_agent::toolbox::Toolbox;
-    use relay_worker::jobs::orchestrator::brain::metered_client;
+    use relay_worker::jobs::orchestrator::metered_client;
 
     let github = FakeGitHub::start().await;
     let issue = seed(&pool, &github).await;

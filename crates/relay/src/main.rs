@@ -81,9 +81,11 @@ enum Command {
     BenchIntake(cmd::bench_intake::BenchIntakeArgs),
 }
 
-/// Stack of the main thread: indexing recurses over syntax trees, and deeply nested (often
-/// generated) code needs far more than the platform default. Only touched pages cost memory.
-const MAIN_STACK_BYTES: usize = 256 * 1024 * 1024;
+/// Stack of the main thread and of the runtime's threads: indexing recurses over syntax trees
+/// (the main thread and blocking-pool threads run it, as well as the indexer's own threads), and
+/// deeply nested (often generated) code needs far more than the platform default. The indexer
+/// owns the figure; only touched pages cost memory.
+const MAIN_STACK_BYTES: usize = relay_codegraph::index::INDEX_STACK_BYTES;
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
@@ -104,7 +106,7 @@ fn run_main(cli: Cli) -> ExitCode {
     let runtime = match tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         // Blocking-pool threads run indexing and tool calls; give them room to recurse.
-        .thread_stack_size(64 * 1024 * 1024)
+        .thread_stack_size(MAIN_STACK_BYTES)
         .build()
     {
         Ok(runtime) => runtime,

@@ -36,15 +36,6 @@ pub enum SummaryWrite {
     Reposted,
 }
 
-/// The summary comment's idempotency key, and so its marker: one per issue.
-pub fn summary_key(issue_id: i64) -> String {
-    format!("summary-i{issue_id}")
-}
-
-fn edit_key(issue_id: i64, revision: i32) -> String {
-    format!("summary-i{issue_id}-r{revision}")
-}
-
 /// Model-written text made safe to show in a comment Relay writes: mentions do not ping
 /// (a word joiner after `@`) and nothing can look like Relay's hidden write marker.
 pub fn neutralise(text: &str) -> String {
@@ -58,7 +49,7 @@ pub async fn enqueue_summary(
     job_id: Option<i64>,
     content: &str,
 ) -> Result<SummaryWrite> {
-    let key = summary_key(issue_id);
+    let key = keys::summary_key(issue_id);
     let body = keys::with_marker(content, &key);
     let Some(last) = relay_store::summaries::get_for_update(conn, issue_id).await? else {
         let posted = relay_store::outbox::enqueue(
@@ -99,7 +90,7 @@ pub async fn enqueue_summary(
     let last_key = if last.revision == 1 {
         key.clone()
     } else {
-        edit_key(issue_id, last.revision)
+        keys::summary_edit_key(issue_id, last.revision)
     };
     if relay_store::summaries::rewrite_unsent(conn, &last_key, &body).await? {
         relay_store::summaries::save(conn, issue_id, &body, last.revision).await?;
@@ -116,7 +107,7 @@ pub async fn enqueue_summary(
     relay_store::outbox::enqueue(
         conn,
         &NewWrite {
-            idempotency_key: &edit_key(issue_id, revision),
+            idempotency_key: &keys::summary_edit_key(issue_id, revision),
             issue_id,
             job_id,
             kind: WriteKind::Edit,
@@ -171,7 +162,7 @@ pub async fn enqueue_stale_notice(
     if findings.is_empty() {
         return Ok(false);
     }
-    let key = format!("stale-i{issue_id}-{commit}");
+    let key = keys::stale_findings_key(issue_id, commit);
     let names = findings
         .iter()
         .map(|n| format!("finding {n}"))

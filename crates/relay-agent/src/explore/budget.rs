@@ -1,17 +1,25 @@
 //! Budgets by thoroughness.
 
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-/// How much effort one explore may spend.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize)]
+/// How much effort one explore may spend: the planner's `explore` tool argument and the
+/// ExploreAgent's budget selector are this one type.
+///
+/// The default is `medium`: it is what the planner gets when the model leaves `thoroughness`
+/// out of an `explore` call, the only place a default is taken. (`relay explore` says `quick`
+/// explicitly in its flag's default.) The variants' doc comments are the descriptions in the
+/// tool schema the planner's model reads.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum Thoroughness {
-    /// A focused lookup.
-    #[default]
+    /// A single fact: one symbol, one setting.
     Quick,
-    /// A question spanning a few files.
+    /// A few related places.
+    #[default]
     Medium,
-    /// For now: medium with twice the budget (the multi-stage mode will replace it).
+    /// A whole flow across modules.
+    // The multi-stage thorough mode; a single loop at this level gets medium's budget doubled.
     Thorough,
 }
 

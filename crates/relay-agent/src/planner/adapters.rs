@@ -2,23 +2,12 @@
 //! Validator lives in `relay_worker::jobs::orchestrator::validator`, so the agent depends on neither
 //! the store nor the tracker.)
 
-use super::seams::{ExploreFailure, ExploreOutcome, ExploreRequest, Explorer, Thoroughness};
-use crate::explore::{self, ExploreAgent};
-
-impl From<Thoroughness> for explore::Thoroughness {
-    fn from(value: Thoroughness) -> Self {
-        match value {
-            Thoroughness::Quick => explore::Thoroughness::Quick,
-            Thoroughness::Medium => explore::Thoroughness::Medium,
-            Thoroughness::Thorough => explore::Thoroughness::Thorough,
-        }
-    }
-}
+use super::seams::{ExploreFailure, ExploreOutcome, ExploreRequest, Explorer};
+use crate::explore::ExploreAgent;
 
 #[async_trait::async_trait]
 impl Explorer for ExploreAgent {
     async fn explore(&self, request: ExploreRequest) -> Result<ExploreOutcome, ExploreFailure> {
-        let request = explore::ExploreRequest::new(request.query, request.thoroughness.into());
         match ExploreAgent::explore(self, request).await {
             Ok(report) => Ok(ExploreOutcome {
                 answer: report.answer,

@@ -50,13 +50,7 @@ pub async fn answer_explores(
                     ),
                 ));
             }
-            Ok(args) => requests.push((
-                index,
-                ExploreRequest {
-                    query: args.query,
-                    thoroughness: args.thoroughness,
-                },
-            )),
+            Ok(args) => requests.push((index, ExploreRequest::new(args.query, args.thoroughness))),
         }
     }
     let outcomes = futures::future::join_all(

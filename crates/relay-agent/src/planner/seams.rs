@@ -3,38 +3,8 @@
 //! Validator in `relay-actions`); tests and `relay plan` may plug in others.
 
 use relay_core::{ActionBatch, Citation};
-use schemars::JsonSchema;
-use serde::{Deserialize, Serialize};
 
-/// How hard an explore agent should look.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
-#[serde(rename_all = "snake_case")]
-pub enum Thoroughness {
-    /// A single fact: one symbol, one setting.
-    Quick,
-    /// A few related places.
-    #[default]
-    Medium,
-    /// A whole flow across modules.
-    Thorough,
-}
-
-impl Thoroughness {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Thoroughness::Quick => "quick",
-            Thoroughness::Medium => "medium",
-            Thoroughness::Thorough => "thorough",
-        }
-    }
-}
-
-/// One question for an explore agent.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ExploreRequest {
-    pub query: String,
-    pub thoroughness: Thoroughness,
-}
+pub use crate::explore::{ExploreRequest, Thoroughness};
 
 /// What an explore agent reported (only verified citations).
 #[derive(Debug, Clone, PartialEq, Eq, Default)]

@@ -48,9 +48,9 @@ pub struct IntentGoal {
     pub depends_on: Vec<String>,
 }
 
-/// The Planner stage: the tool steps of one stage.
+/// The Navigator stage: the tool steps of one stage.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
-pub struct PlannerReply {
+pub struct NavigatorReply {
     /// Ids of the goals this stage works on.
     pub target_goals: Vec<String>,
     /// Tool steps, run in this order.
@@ -166,17 +166,17 @@ mod tests {
     fn every_contract_is_an_object_schema() {
         for schema in [
             schema::schema_for::<IntentReply>(),
-            schema::schema_for::<PlannerReply>(),
+            schema::schema_for::<NavigatorReply>(),
             schema::schema_for::<SynthesizerReply>(),
             schema::schema_for::<CriticReply>(),
         ] {
             assert_eq!(schema["type"], "object", "{schema}");
         }
-        // Fixed shapes adapt to OpenAI strict mode; the planner's free-form tool arguments do
+        // Fixed shapes adapt to OpenAI strict mode; the navigator's free-form tool arguments do
         // not, and are sent non-strict (the reply is validated either way).
         assert!(schema::to_strict(&schema::schema_for::<CriticReply>()).is_ok());
         assert!(schema::to_strict(&schema::schema_for::<SynthesizerReply>()).is_ok());
-        assert!(schema::to_strict(&schema::schema_for::<PlannerReply>()).is_err());
+        assert!(schema::to_strict(&schema::schema_for::<NavigatorReply>()).is_err());
     }
 
     #[test]

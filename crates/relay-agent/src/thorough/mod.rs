@@ -1,7 +1,7 @@
 //! Thorough mode (issue #12): goal-driven multi-stage analysis for questions that span many files.
 //!
 //! [`analyze`] runs one query: Perception ([`perception`], no LLM) → Intent → at most
-//! [`routing::MAX_STAGES`] stages of Planner → Traverser ([`traverser`], no LLM) → Synthesizer →
+//! [`routing::MAX_STAGES`] stages of Navigator → Traverser ([`traverser`], no LLM) → Synthesizer →
 //! Critic → routing ([`routing`]) → Integration ([`integration`], no LLM). The LLM stages reply
 //! with the typed contracts of [`contracts`] ([`stages`] makes those calls); everything between
 //! them is deterministic: the steps run through the toolbox under the bounds of [`bounds`] and

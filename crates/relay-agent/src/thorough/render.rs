@@ -1,5 +1,5 @@
 //! The user messages of thorough mode's LLM stages: the question (fenced as untrusted), the goals,
-//! what the query already knows, and what the stage at hand needs (the tools for the Planner,
+//! what the query already knows, and what the stage at hand needs (the tools for the Navigator,
 //! this stage's tool output for the Synthesizer, the verified claims for the Critic).
 
 use std::fmt::Write as _;
@@ -10,7 +10,7 @@ use super::state::TraversalState;
 use super::traverser::{StepRecord, StepStatus};
 use crate::llm::ToolDefinition;
 
-/// Items of each traversal-state list shown to the Planner at most (the newest).
+/// Items of each traversal-state list shown to the Navigator at most (the newest).
 pub const STATE_ITEMS_SHOWN: usize = 25;
 /// Verified claims shown to a stage at most (the newest).
 pub const CLAIMS_SHOWN: usize = 30;
@@ -109,7 +109,7 @@ pub fn tools(definitions: &[ToolDefinition]) -> String {
     out
 }
 
-/// One line per step: what ran and how it ended (for the Critic and a replan).
+/// One line per step: what ran and how it ended (for the Critic and a re-navigation).
 pub fn step_summaries(records: &[StepRecord]) -> String {
     let mut out = String::new();
     for (i, record) in records.iter().enumerate() {

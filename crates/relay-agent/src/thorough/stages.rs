@@ -1,4 +1,4 @@
-//! Thorough mode's LLM stages: one structured call each (Intent, Planner, Synthesizer, Critic),
+//! Thorough mode's LLM stages: one structured call each (Intent, Navigator, Synthesizer, Critic),
 //! counted against the query's bounds before it is sent — a hop and an LLM call each, corrective
 //! retries included — and abandoned at the query's wall-clock limit. The job's tokens are the
 //! client's own budget (it refuses a call once they are spent). The prompts are prose files
@@ -14,7 +14,7 @@ use crate::llm::{ChatRequest, ErrorKind, LlmClient, LlmError, Message, Structure
 use crate::trace::{TraceKind, Tracer, capped};
 
 pub const INTENT_PROMPT: &str = include_str!("prompts/intent.md");
-pub const PLANNER_PROMPT: &str = include_str!("prompts/planner.md");
+pub const NAVIGATOR_PROMPT: &str = include_str!("prompts/navigator.md");
 pub const SYNTHESIZER_PROMPT: &str = include_str!("prompts/synthesizer.md");
 pub const CRITIC_PROMPT: &str = include_str!("prompts/critic.md");
 
@@ -25,7 +25,7 @@ pub const STAGE_RETRIES: u32 = 1;
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Stage {
     Intent,
-    Planner,
+    Navigator,
     Synthesizer,
     Critic,
 }
@@ -34,7 +34,7 @@ impl Stage {
     pub fn as_str(self) -> &'static str {
         match self {
             Self::Intent => "intent",
-            Self::Planner => "planner",
+            Self::Navigator => "navigator",
             Self::Synthesizer => "synthesizer",
             Self::Critic => "critic",
         }

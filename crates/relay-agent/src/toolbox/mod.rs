@@ -101,12 +101,11 @@ impl Toolbox {
         let registry = ToolRegistry::standard();
         let context = ToolContext::new(snapshot_root, limits)?;
         let mut definitions: Vec<ToolDefinition> = registry
-            .definitions()
-            .into_iter()
-            .map(|definition| ToolDefinition {
-                name: definition.name,
-                description: definition.description,
-                parameters: definition.parameters,
+            .tools()
+            .map(|tool| ToolDefinition {
+                name: tool.name().to_owned(),
+                description: tool.description().to_owned(),
+                parameters: tool.parameters_schema(),
             })
             .collect();
         if graph.is_some() {

@@ -53,7 +53,10 @@ impl Explorer for FakeExplorer {
             });
         }
         Ok(ExploreOutcome {
-            answer: format!("about {:?}: retries are read in config.go", request.query),
+            answer: format!(
+                "about {:?}: retries are read in config.go",
+                request.question
+            ),
             evidence: vec![Citation {
                 path: "config.go".into(),
                 start_line: 10,

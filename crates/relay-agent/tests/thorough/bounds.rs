@@ -43,7 +43,7 @@ async fn the_agent_hop_bound_refuses_steps_then_stages() {
     ])
     .await;
     let report = run(&server, dir.path(), "what do the filler functions do?").await;
-    // intent 1 + (planner, 6 steps, synthesizer, critic) × 2 + planner + one step = 21 hops.
+    // intent 1 + (navigator, 6 steps, synthesizer, critic) × 2 + navigator + one step = 21 hops.
     assert_eq!(report.agent_hops, QUERY_AGENT_HOPS);
     assert_eq!(
         report.answer.reason,
@@ -154,7 +154,7 @@ async fn the_wall_clock_limit_abandons_a_stage_and_integrates_what_is_done() {
     let dir = checkout();
     let server = ScriptedLlm::start(vec![
         intent(&[("g1", "where jobs are queued")]),
-        // The Planner answers long after the query's limit (the limit is the test's, not a
+        // The Navigator answers long after the query's limit (the limit is the test's, not a
         // timing assertion: the reply is never awaited).
         ScriptedReply::Delayed {
             delay_ms: 30_000,

@@ -99,8 +99,8 @@ async fn a_thorough_explore_is_the_multi_stage_mode_traced_as_its_explore() {
             "intent:begin",
             "intent:end",
             "thorough:stage",
-            "planner:begin",
-            "planner:end",
+            "navigator:begin",
+            "navigator:end",
             "thorough:traverser",
             "synthesizer:begin",
             "synthesizer:end",
@@ -125,8 +125,11 @@ async fn a_thorough_explore_is_the_multi_stage_mode_traced_as_its_explore() {
         .await
         .unwrap();
     assert_eq!(second.stop, StopReason::GoalsDone);
-    let planner = user_text(&server.requests()[5]);
-    assert!(planner.contains("- files: queue/queue.go\n"), "{planner}");
+    let navigator = user_text(&server.requests()[5]);
+    assert!(
+        navigator.contains("- files: queue/queue.go\n"),
+        "{navigator}"
+    );
     let state = agent.traversal_state();
     let files: Vec<&String> = state.files.iter().collect();
     assert_eq!(files, ["queue/queue.go", "worker/worker.go"]);

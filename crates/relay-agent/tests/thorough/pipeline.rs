@@ -112,7 +112,7 @@ async fn one_stage_answers_with_verified_claims_and_their_evidence_chain() {
         stages(&server),
         [
             "thorough_intent",
-            "thorough_planner",
+            "thorough_navigator",
             "thorough_synthesizer",
             "thorough_critic"
         ]
@@ -173,13 +173,13 @@ async fn one_stage_answers_with_verified_claims_and_their_evidence_chain() {
         "{intent_text}"
     );
     assert!(system_text(&requests[0]).contains("Intent stage"));
-    let planner_text = user_text(&requests[1]);
-    assert!(planner_text.contains("- g1 [pending, priority 1] where a webhook is verified"));
+    let navigator_text = user_text(&requests[1]);
+    assert!(navigator_text.contains("- g1 [pending, priority 1] where a webhook is verified"));
     assert!(
-        planner_text.contains("- codegraph: "),
+        navigator_text.contains("- codegraph: "),
         "the tools and their arguments are listed"
     );
-    assert!(planner_text.contains("Verified so far: nothing."));
+    assert!(navigator_text.contains("Verified so far: nothing."));
     assert!(system_text(&requests[1]).contains("at most 6 steps"));
     let synth_text = user_text(&requests[2]);
     assert!(synth_text.contains("### Step 1: read"));

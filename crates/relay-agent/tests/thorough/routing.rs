@@ -19,7 +19,7 @@ fn decisions(sink: &MemoryTraceSink, name: &str) -> Vec<Value> {
 }
 
 #[tokio::test]
-async fn a_replan_sends_the_critics_feedback_and_the_previous_steps_to_the_planner() {
+async fn a_replan_sends_the_critics_feedback_and_the_previous_steps_to_the_navigator() {
     let dir = checkout();
     let server = ScriptedLlm::start(
         [
@@ -44,9 +44,9 @@ async fn a_replan_sends_the_critics_feedback_and_the_previous_steps_to_the_plann
         stages(&server),
         [
             "thorough_intent",
-            "thorough_planner",
+            "thorough_navigator",
             "thorough_critic",
-            "thorough_planner",
+            "thorough_navigator",
             "thorough_synthesizer",
             "thorough_critic"
         ],
@@ -95,7 +95,7 @@ async fn replans_are_bounded_per_stage_and_the_llm_call_cap_ends_the_query() {
     let server = ScriptedLlm::start(script).await;
     let report = run(&server, dir.path(), "where are jobs queued?").await;
 
-    // 1 intent + 4 attempts × 2 calls + the second stage's planner: the Critic's call would be
+    // 1 intent + 4 attempts × 2 calls + the second stage's navigator: the Critic's call would be
     // the 11th, so it is never sent.
     assert_eq!(server.requests().len(), 10);
     assert_eq!(report.llm_calls, 10);

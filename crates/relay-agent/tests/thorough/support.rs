@@ -234,7 +234,7 @@ pub fn stages(server: &ScriptedLlm) -> Vec<String> {
     server.requests().iter().map(stage_of).collect()
 }
 
-/// A stage's Planner and Synthesizer replies: read `queue/queue.go`, claim (with a citation that
+/// A stage's Navigator and Synthesizer replies: read `queue/queue.go`, claim (with a citation that
 /// verifies) that Enqueue queues jobs, answering `goal`.
 pub fn queue_stage(goal: &str) -> Vec<ScriptedReply> {
     vec![

@@ -3,9 +3,6 @@
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
-/// Stack size of worker threads.
-pub(crate) const WORKER_STACK: usize = super::INDEX_STACK_BYTES;
-
 /// Maps `f` over `items` on `threads` threads, preserving order; `tick` is called after each item
 /// with the number of items done so far.
 pub(crate) fn par_map<T, R, F, P>(items: &[T], threads: usize, f: F, tick: P) -> Vec<R>
@@ -38,7 +35,7 @@ where
             };
             // Deeply nested source (long operator chains, big literals) recurses deeply.
             let spawned = std::thread::Builder::new()
-                .stack_size(WORKER_STACK)
+                .stack_size(super::INDEX_STACK_BYTES)
                 .spawn_scoped(scope, worker);
             if let Err(e) = spawned {
                 tracing::warn!(error.message = %e, "failed to spawn an indexer thread");

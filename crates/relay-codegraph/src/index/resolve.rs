@@ -103,7 +103,7 @@ pub(crate) fn build_tables_after<'a>(
     let started = std::time::Instant::now();
     let (go, py) = std::thread::scope(|s| {
         let go = std::thread::Builder::new()
-            .stack_size(super::parallel::WORKER_STACK)
+            .stack_size(super::INDEX_STACK_BYTES)
             .spawn_scoped(s, || GoIndex::build(&all));
         let py = PyIndex::build(&all, py_update);
         let go = match go {

@@ -35,23 +35,16 @@ pub struct Context {
     pub stored_note_body: Option<String>,
 }
 
-/// Whether `login` is the bot (GitHub Apps comment as `<slug>[bot]`).
-pub fn is_bot(login: &str, bot: &str) -> bool {
-    let bot = bot.strip_suffix("[bot]").unwrap_or(bot);
-    let login = login.strip_suffix("[bot]").unwrap_or(login);
-    login.eq_ignore_ascii_case(bot)
-}
-
 /// Whether [`decide`] can use what the store knows ([`Context`]) for this event. When it cannot,
 /// the gateway skips reading it (one round trip less on the hot path: a new comment that mentions
 /// the bot).
 pub fn needs_context(event: &IssueEvent, tracker: &TrackerSettings) -> bool {
     let bot = tracker.bot();
-    if is_bot(&event.actor, bot) {
+    if tracker.is_bot(&event.actor) {
         return false;
     }
     match &event.note {
-        Some(note) if note.system || is_bot(&note.note.author, bot) => false,
+        Some(note) if note.system || tracker.is_bot(&note.note.author) => false,
         // An edit without the old text needs the cached note body.
         Some(note) if note.edited => note.previous_body.is_none(),
         // A new note without a mention may still be a reply in the bot's thread.
@@ -65,14 +58,14 @@ pub fn needs_context(event: &IssueEvent, tracker: &TrackerSettings) -> bool {
 
 pub fn decide(event: &IssueEvent, tracker: &TrackerSettings, context: &Context) -> Decision {
     let bot = tracker.bot();
-    if is_bot(&event.actor, bot) {
+    if tracker.is_bot(&event.actor) {
         return Decision::Ignore("authored_by_bot");
     }
     if let Some(note) = &event.note {
         if note.system {
             return Decision::Ignore("system_note");
         }
-        if is_bot(&note.note.author, bot) {
+        if tracker.is_bot(&note.note.author) {
             return Decision::Ignore("authored_by_bot");
         }
         let mentioned = mentions(&note.note.body, bot);
@@ -117,7 +110,7 @@ pub fn decide(event: &IssueEvent, tracker: &TrackerSettings, context: &Context) 
     }) {
         return Decision::Engage("trigger_label");
     }
-    if event.assignees_added.iter().any(|a| is_bot(a, bot)) {
+    if event.assignees_added.iter().any(|a| tracker.is_bot(a)) {
         return Decision::Engage("assigned");
     }
     if event.closed {

@@ -6,10 +6,34 @@ use relay_core::{IssueSnapshot, NoteSnapshot, ProjectVisibility};
 use serde_json::Value;
 use sha2::Sha256;
 
-use super::{DeliveryHeaders, Rejection, body_digest, i64_at, id_at, names_at, parse_time, str_at};
+use super::{
+    DeliveryHeaders, Rejection, WebhookFormat, body_digest, i64_at, id_at, names_at, parse_time,
+    str_at,
+};
 use crate::event::{BodyChange, IssueEvent, NoteEvent, ParsedEvent};
 
 const SIGNATURE: &str = "x-hub-signature-256";
+
+/// GitHub's [`WebhookFormat`].
+pub struct GitHub;
+
+impl WebhookFormat for GitHub {
+    fn verify(&self, headers: &HeaderMap, body: &[u8], secret: &[u8]) -> Result<(), Rejection> {
+        verify(headers, body, secret)
+    }
+
+    fn delivery(&self, headers: &HeaderMap, body: &[u8]) -> Result<DeliveryHeaders, Rejection> {
+        delivery(headers, body)
+    }
+
+    fn parse(&self, event: &str, payload: &Value) -> ParsedEvent {
+        parse(event, payload)
+    }
+
+    fn action<'a>(&self, payload: &'a Value) -> Option<&'a str> {
+        str_at(payload, "/action")
+    }
+}
 
 /// Verifies the HMAC-SHA256 of the raw body in constant time.
 pub fn verify(headers: &HeaderMap, body: &[u8], secret: &[u8]) -> Result<(), Rejection> {

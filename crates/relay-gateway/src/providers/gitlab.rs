@@ -7,9 +7,32 @@ use sha2::{Digest, Sha256};
 use subtle::ConstantTimeEq;
 
 use super::{
-    DeliveryHeaders, Rejection, added, body_digest, i64_at, id_at, names_at, parse_time, str_at,
+    DeliveryHeaders, Rejection, WebhookFormat, added, body_digest, i64_at, id_at, names_at,
+    parse_time, str_at,
 };
 use crate::event::{BodyChange, IssueEvent, NoteEvent, ParsedEvent};
+
+/// GitLab's [`WebhookFormat`].
+pub struct GitLab;
+
+impl WebhookFormat for GitLab {
+    fn verify(&self, headers: &HeaderMap, _body: &[u8], secret: &[u8]) -> Result<(), Rejection> {
+        verify(headers, secret)
+    }
+
+    fn delivery(&self, headers: &HeaderMap, body: &[u8]) -> Result<DeliveryHeaders, Rejection> {
+        delivery(headers, body)
+    }
+
+    fn parse(&self, event: &str, payload: &Value) -> ParsedEvent {
+        parse(event, payload)
+    }
+
+    /// An issue's or a note's action is in `object_attributes`.
+    fn action<'a>(&self, payload: &'a Value) -> Option<&'a str> {
+        str_at(payload, "/action").or_else(|| str_at(payload, "/object_attributes/action"))
+    }
+}
 
 /// Compares `X-Gitlab-Token` with the secret in constant time. Both sides are hashed first so the
 /// comparison does not leak the secret's length either.

@@ -1,11 +1,38 @@
-//! Provider wire formats: authentication, delivery identity and payload parsing.
-//! The only place (with `relay-tracker`) that knows GitHub and GitLab JSON.
+//! Provider wire formats: authentication, delivery identity and payload parsing, one file per
+//! tracker implementing [`WebhookFormat`]. The only place (with `relay-tracker`) that knows
+//! GitHub and GitLab JSON; a new tracker adds its file and its arm in [`format`].
 
 pub mod github;
 pub mod gitlab;
 
 use chrono::{DateTime, NaiveDateTime, Utc};
+use http::HeaderMap;
+use relay_core::Provider;
 use serde_json::Value;
+
+use crate::event::ParsedEvent;
+
+/// One tracker's webhook wire format: the provider-specific steps of `POST /webhooks/{tracker}`.
+pub trait WebhookFormat: Sync {
+    /// Authenticates the request with the tracker's webhook secret (before anything else in it
+    /// is looked at).
+    fn verify(&self, headers: &HeaderMap, body: &[u8], secret: &[u8]) -> Result<(), Rejection>;
+    /// The event name and the delivery's identity (for deduplication).
+    fn delivery(&self, headers: &HeaderMap, body: &[u8]) -> Result<DeliveryHeaders, Rejection>;
+    /// What the delivery says happened.
+    fn parse(&self, event: &str, payload: &Value) -> ParsedEvent;
+    /// The payload's action word (`opened`, `created`, `update`, …), recorded with the delivery
+    /// and part of an event's identity.
+    fn action<'a>(&self, payload: &'a Value) -> Option<&'a str>;
+}
+
+/// The webhook format of `provider`, looked up once per request.
+pub fn format(provider: Provider) -> &'static dyn WebhookFormat {
+    match provider {
+        Provider::GitHub => &github::GitHub,
+        Provider::GitLab => &gitlab::GitLab,
+    }
+}
 
 /// Why a request was refused before anything was stored.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]

@@ -7,7 +7,6 @@ use axum::body::Bytes;
 use axum::extract::{Path, State};
 use axum::http::{HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Response};
-use relay_core::Provider;
 use relay_telemetry::metrics::{WEBHOOK_DELIVERIES_TOTAL, WEBHOOK_REQUEST_DURATION_SECONDS};
 use secrecy::ExposeSecret;
 use serde_json::{Value, json};
@@ -15,7 +14,7 @@ use serde_json::{Value, json};
 use crate::AppState;
 use crate::error::ApiError;
 use crate::intake::{self, Delivery, Recorded};
-use crate::providers::{DeliveryHeaders, github, gitlab};
+use crate::providers::{self, DeliveryHeaders};
 
 /// Verifies, parses, records and answers one webhook delivery.
 pub async fn receive(
@@ -32,23 +31,16 @@ pub async fn receive(
     let span = tracing::Span::current();
     span.record("tracker", tracker.name.as_str());
 
+    let format = providers::format(tracker.provider);
     // Authenticate before looking at anything else in the request.
     let secret = tracker.webhook_secret.expose_secret().as_bytes();
-    let verified = match tracker.provider {
-        Provider::GitHub => github::verify(&headers, &body, secret),
-        Provider::GitLab => gitlab::verify(&headers, secret),
-    };
-    if let Err(rejection) = verified {
+    if let Err(rejection) = format.verify(&headers, &body, secret) {
         count(tracker.name.as_str(), "unverified", "rejected");
         tracing::warn!(reason = %rejection, "webhook rejected");
         return Err(ApiError::Unauthorized(rejection.to_string()));
     }
 
-    let delivery: DeliveryHeaders = match tracker.provider {
-        Provider::GitHub => github::delivery(&headers, &body),
-        Provider::GitLab => gitlab::delivery(&headers, &body),
-    }
-    .map_err(|e| {
+    let delivery: DeliveryHeaders = format.delivery(&headers, &body).map_err(|e| {
         count(tracker.name.as_str(), "unknown", "rejected");
         ApiError::BadRequest(e.to_string())
     })?;
@@ -64,10 +56,7 @@ pub async fn receive(
         count(tracker.name.as_str(), &event_label, "rejected");
         return Err(ApiError::BadRequest("body must be a JSON object".into()));
     }
-    let parsed = match tracker.provider {
-        Provider::GitHub => github::parse(&delivery.event, &payload),
-        Provider::GitLab => gitlab::parse(&delivery.event, &payload),
-    };
+    let parsed = format.parse(&delivery.event, &payload);
 
     let recorded = tokio::time::timeout(
         state.db_timeout(),
@@ -76,6 +65,7 @@ pub async fn receive(
             &Delivery {
                 tracker: &tracker,
                 event_type: &delivery.event,
+                action: format.action(&payload),
                 delivery_key: &delivery.delivery_key,
                 payload: &payload,
                 parsed: &parsed,

@@ -11,9 +11,7 @@ use super::model::{self, Comment};
 use super::{GitHubClient, MAX_COMMENT_CHARS, repo_path};
 use crate::http::json;
 use crate::pagination::{self, MAX_PAGES, PER_PAGE};
-use crate::{
-    CommentTarget, IssueRef, NoteRef, PostedComment, Result, ThreadNote, TrackerError, is_bot_login,
-};
+use crate::{CommentTarget, IssueRef, NoteRef, PostedComment, Result, ThreadNote, TrackerError};
 
 /// Lines of the answered comment quoted in a reply.
 const QUOTE_LINES: usize = 3;
@@ -88,7 +86,7 @@ impl GitHubClient {
 
     fn is_bot(&self, comment: &Comment) -> bool {
         comment.user.as_ref().is_some_and(|u| {
-            is_bot_login(&self.bot, &u.login)
+            self.bot.is(&u.login)
                 // `name[bot]` logins are GitHub App accounts; humans cannot have brackets.
                 && (!u.login.ends_with("[bot]") || u.kind.as_deref().is_none_or(|k| k == "Bot"))
         })

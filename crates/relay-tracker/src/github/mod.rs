@@ -41,7 +41,7 @@ pub struct GitHubClient {
     /// Base URL without a trailing slash, e.g. `https://api.github.com`.
     api: String,
     auth: Auth,
-    bot: String,
+    bot: relay_core::BotAccount,
 }
 
 impl GitHubClient {
@@ -82,7 +82,7 @@ impl GitHubClient {
             ),
             api: settings.base_url.trim_end_matches('/').to_owned(),
             auth,
-            bot: settings.bot().to_owned(),
+            bot: settings.bot_account(),
         })
     }
 
@@ -189,7 +189,7 @@ impl IssueTracker for GitHubClient {
     }
 
     fn bot_username(&self) -> &str {
-        &self.bot
+        self.bot.username()
     }
 
     async fn get_issue(&self, issue: &IssueRef) -> Result<IssueSnapshot> {

@@ -11,9 +11,7 @@ use super::model::{Discussion, Note};
 use super::{GitLabClient, MAX_NOTE_CHARS, project};
 use crate::http::json;
 use crate::pagination::{self, MAX_PAGES, PER_PAGE};
-use crate::{
-    CommentTarget, IssueRef, NoteRef, PostedComment, Result, ThreadNote, TrackerError, is_bot_login,
-};
+use crate::{CommentTarget, IssueRef, NoteRef, PostedComment, Result, ThreadNote, TrackerError};
 
 /// A note id from a [`NoteRef`]: digits only (it goes into a URL path).
 pub(crate) fn note_id(raw: &str) -> Result<i64> {
@@ -103,7 +101,7 @@ impl GitLabClient {
                     .map(move |n| (id.clone(), n))
             })
             .map(|(discussion, n)| ThreadNote {
-                by_bot: is_bot_login(&self.bot, &n.author.username),
+                by_bot: self.bot.is(&n.author.username),
                 author_role: None,
                 note: NoteSnapshot {
                     note_id: n.id.to_string(),
@@ -200,9 +198,10 @@ impl GitLabClient {
             return Err(TrackerError::Validation("empty marker".into()));
         }
         for discussion in self.discussions(issue).await? {
-            let found = discussion.notes.iter().find(|n| {
-                !n.system && is_bot_login(&self.bot, &n.author.username) && n.body.contains(marker)
-            });
+            let found = discussion
+                .notes
+                .iter()
+                .find(|n| !n.system && self.bot.is(&n.author.username) && n.body.contains(marker));
             if let Some(note) = found {
                 return Ok(Some(posted(note, &discussion.id)));
             }

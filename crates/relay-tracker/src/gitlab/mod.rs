@@ -33,7 +33,7 @@ pub struct GitLabClient {
     api: String,
     token: SecretString,
     auth: TokenAuth,
-    bot: String,
+    bot: relay_core::BotAccount,
 }
 
 impl GitLabClient {
@@ -54,7 +54,7 @@ impl GitLabClient {
             api: api_base(&settings.base_url),
             token: settings.token.clone(),
             auth: settings.auth,
-            bot: settings.bot().to_owned(),
+            bot: settings.bot_account(),
         })
     }
 
@@ -155,7 +155,7 @@ impl IssueTracker for GitLabClient {
     }
 
     fn bot_username(&self) -> &str {
-        &self.bot
+        self.bot.username()
     }
 
     async fn get_issue(&self, issue: &IssueRef) -> Result<IssueSnapshot> {

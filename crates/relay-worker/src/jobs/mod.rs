@@ -22,23 +22,28 @@ pub struct JobDeps {
     /// Re-indexes the code graph after each checkout update (`None`: no graph is kept).
     pub codegraph: Option<Arc<reindex::CodegraphIndexing>>,
     /// The orchestrator (`None`: no LLM configured; `process_issue` only does its bookkeeping).
-    pub brain: Option<Arc<orchestrator::brain::Brain>>,
+    pub orchestrator: Option<Arc<orchestrator::Orchestrator>>,
 }
 
 /// The registry with every built-in job handler.
 pub fn registry(deps: &JobDeps) -> Registry {
     // No tracker write may carry a configured secret: the outbox scrubs what is registered.
-    if let Some(brain) = &deps.brain {
-        orchestrator::secrets::register_outgoing_secrets(&brain.tracker_settings, &brain.llm);
+    if let Some(orchestrator) = &deps.orchestrator {
+        orchestrator::secrets::register_outgoing_secrets(
+            &orchestrator.tracker_settings,
+            &orchestrator.llm,
+        );
     }
     Registry::new()
         .register(
             JobKind::ProcessIssue.as_str(),
             process_issue::ProcessIssueJob {
-                orchestrator: deps.brain.clone().map(|brain| process_issue::Orchestrator {
-                    brain,
-                    repos: deps.repos.clone(),
-                    specs: deps.specs.clone(),
+                orchestrator: deps.orchestrator.clone().map(|orchestrator| {
+                    process_issue::Orchestration {
+                        orchestrator,
+                        repos: deps.repos.clone(),
+                        specs: deps.specs.clone(),
+                    }
                 }),
             },
         )
@@ -48,7 +53,7 @@ pub fn registry(deps: &JobDeps) -> Registry {
                 repos: deps.repos.clone(),
                 specs: deps.specs.clone(),
                 codegraph: deps.codegraph.clone(),
-                brain: deps.brain.clone(),
+                orchestrator: deps.orchestrator.clone(),
             },
         )
 }

@@ -10,18 +10,18 @@ use relay_core::ProcessIssue;
 use relay_store::issues;
 use serde_json::{Value, json};
 
-use super::orchestrator::brain::JobRun;
+use super::orchestrator::JobRun;
 use crate::handler::{JobContext, JobError, JobHandler};
 
 #[derive(Default)]
 pub struct ProcessIssueJob {
     /// When present, the job orchestrates planning cycles instead of bookkeeping only.
-    pub orchestrator: Option<Orchestrator>,
+    pub orchestrator: Option<Orchestration>,
 }
 
 /// The orchestrator and the checkouts it explores.
-pub struct Orchestrator {
-    pub brain: std::sync::Arc<super::orchestrator::brain::Brain>,
+pub struct Orchestration {
+    pub orchestrator: std::sync::Arc<super::orchestrator::Orchestrator>,
     pub repos: std::sync::Arc<relay_repo::RepoManager>,
     pub specs: std::sync::Arc<super::RepoSpecs>,
 }
@@ -35,7 +35,7 @@ impl JobHandler for ProcessIssueJob {
         tracing::Span::current().record("issue.id", payload.issue_id);
         if let Some(orchestrator) = &self.orchestrator {
             return orchestrator
-                .brain
+                .orchestrator
                 .orchestrate(
                     &context.pool,
                     &orchestrator.repos,

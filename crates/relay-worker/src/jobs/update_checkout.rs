@@ -66,7 +66,7 @@ pub struct UpdateCheckoutJob {
     pub codegraph: Option<Arc<super::reindex::CodegraphIndexing>>,
     /// Trackers and agent settings: with them, a push that changes citations refreshes the
     /// issues' summaries (`None`: citations are re-verified, nothing is written to trackers).
-    pub brain: Option<Arc<super::orchestrator::brain::Brain>>,
+    pub orchestrator: Option<Arc<super::orchestrator::Orchestrator>>,
 }
 
 #[async_trait::async_trait]
@@ -138,9 +138,9 @@ impl UpdateCheckoutJob {
         spec: RepoSpec,
     ) -> Result<RepoSpec, JobError> {
         let Some(tracker) = self
-            .brain
+            .orchestrator
             .as_ref()
-            .and_then(|brain| brain.trackers.get_str(&payload.tracker))
+            .and_then(|orchestrator| orchestrator.trackers.get_str(&payload.tracker))
         else {
             return Ok(spec);
         };
@@ -189,10 +189,10 @@ impl UpdateCheckoutJob {
                 }
             };
         let mut detail = serde_json::to_value(&outcome).unwrap_or(Value::Null);
-        let Some(brain) = &self.brain else {
+        let Some(orchestrator) = &self.orchestrator else {
             return detail;
         };
-        let channel = if brain.agent.summary_comment {
+        let channel = if orchestrator.agent.summary_comment {
             super::reverify::publish::Channel::Summary
         } else {
             super::reverify::publish::Channel::StaleNotice

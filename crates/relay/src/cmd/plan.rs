@@ -51,9 +51,7 @@ pub async fn run(config: Option<&Path>, args: &PlanArgs) -> anyhow::Result<()> {
         Arc::new(toolbox),
         settings.agent.explore.clone(),
     );
-    let validator = ActionsValidator {
-        context: validation_context(&issue, &args.repo)?,
-    };
+    let validator = ActionsValidator::new(validation_context(&issue, &args.repo)?);
     let planner = Planner::new(
         LlmClient::from_settings(&settings.llm, Role::Planner)?,
         Arc::new(explorer),

@@ -70,9 +70,9 @@ pub async fn run(config: Option<&Path>, roles: Roles) -> anyhow::Result<()> {
         let codegraph = std::sync::Arc::new(relay_worker::jobs::reindex::CodegraphIndexing::new(
             store, 4,
         ));
-        let brain = brain(&settings, codegraph.clone())?;
+        let orchestrator = orchestrator(&settings, codegraph.clone())?;
         let mut worker_settings = settings.worker.clone();
-        if brain.is_none() && worker_settings.sweep_interval().is_some() {
+        if orchestrator.is_none() && worker_settings.sweep_interval().is_some() {
             // Without the orchestrator no job sends tracker writes: a sweeper would queue a job
             // every tick for a pending write that job cannot drain.
             tracing::warn!(
@@ -84,7 +84,7 @@ pub async fn run(config: Option<&Path>, roles: Roles) -> anyhow::Result<()> {
             repos: std::sync::Arc::new(repos),
             specs: std::sync::Arc::new(relay_worker::jobs::RepoSpecs::new(&settings.trackers)),
             codegraph: Some(codegraph),
-            brain,
+            orchestrator,
         };
         let configured: Vec<String> = settings
             .trackers
@@ -176,10 +176,10 @@ const HOSTED_LLM_APIS: [&str; 2] = ["api.openai.com", "api.anthropic.com"];
 
 /// The orchestrator's dependencies when an LLM is configured for every role; otherwise
 /// `process_issue` keeps to its bookkeeping (and says so in the log).
-fn brain(
+fn orchestrator(
     settings: &crate::settings::Settings,
     codegraph: std::sync::Arc<relay_worker::jobs::reindex::CodegraphIndexing>,
-) -> anyhow::Result<Option<std::sync::Arc<relay_worker::jobs::orchestrator::brain::Brain>>> {
+) -> anyhow::Result<Option<std::sync::Arc<relay_worker::jobs::orchestrator::Orchestrator>>> {
     use relay_agent::llm::Role;
     if let Some(error) = Role::ALL
         .iter()
@@ -207,7 +207,7 @@ fn brain(
     let trackers = relay_tracker::Trackers::from_settings(&settings.trackers)
         .context("failed to build the tracker clients ([[trackers]])")?;
     Ok(Some(std::sync::Arc::new(
-        relay_worker::jobs::orchestrator::brain::Brain {
+        relay_worker::jobs::orchestrator::Orchestrator {
             trackers,
             tracker_settings: settings.trackers.clone(),
             llm: settings.llm.clone(),

@@ -6,7 +6,7 @@ use std::path::Path;
 
 use anyhow::{Context as _, bail};
 use clap::Subcommand;
-use relay_tracker::{IssueRef, TrackerError, is_bot_login};
+use relay_tracker::{IssueRef, TrackerError};
 
 #[derive(Debug, Subcommand)]
 pub enum TrackerCommand {
@@ -58,7 +58,7 @@ pub async fn run(config: Option<&Path>, command: TrackerCommand) -> anyhow::Resu
         ),
         None => println!("authenticated as {}", me.login),
     }
-    if !is_bot_login(settings.bot(), &me.login) {
+    if !settings.is_bot(&me.login) {
         bail!(
             "bot_username {:?} does not match {:?}: Relay would not recognise its own comments \
              (and could answer itself); set bot_username = {:?}",

@@ -1,16 +1,16 @@
-//! One stage attempt: Planner → Traverser → Synthesizer → Critic, then the Critic's goal statuses
+//! One stage attempt: Navigator → Traverser → Synthesizer → Critic, then the Critic's goal statuses
 //! and updates applied. Routing between attempts is the caller's (`run`).
 
 use serde_json::{Value, json};
 
 use super::super::bounds;
-use super::super::contracts::{CriticReply, GoalAssessment, PlannerReply, SynthesizerReply};
+use super::super::contracts::{CriticReply, GoalAssessment, NavigatorReply, SynthesizerReply};
 use super::super::evidence::{first_showing, verify_reply};
 use super::super::goals::{GoalStatus, GoalUpdate, apply_updates};
 use super::super::integration::{StageEvidence, StepRef};
 use super::super::render;
 use super::super::routing::IntegrateReason;
-use super::super::stages::{CRITIC_PROMPT, PLANNER_PROMPT, SYNTHESIZER_PROMPT, Stage};
+use super::super::stages::{CRITIC_PROMPT, NAVIGATOR_PROMPT, SYNTHESIZER_PROMPT, Stage};
 use super::super::state::TraversalState;
 use super::super::traverser::{Step, StepStatus, traverse};
 use super::{MAX_STEPS_PER_PLAN, Query, StageRecord};
@@ -27,7 +27,7 @@ impl Query<'_> {
         feedback: Option<&str>,
         state: &mut TraversalState,
     ) -> Result<Result<(StageRecord, CriticReply), IntegrateReason>, ExploreError> {
-        // Planner.
+        // Navigator.
         let mut user = self.context(state);
         user.push_str(&render::tools(self.toolbox.definitions()));
         if let Some(previous) = self.stages.last().filter(|s| s.stage == stage) {
@@ -37,13 +37,13 @@ impl Query<'_> {
                 user.push_str(&format!("The Critic asks for a new plan: {feedback}\n"));
             }
         }
-        let system = PLANNER_PROMPT
+        let system = NAVIGATOR_PROMPT
             .replace("{max_steps}", &MAX_STEPS_PER_PLAN.to_string())
             .replace("{files}", &bounds::QUERY_FILES.to_string())
             .replace("{code_tokens}", &bounds::QUERY_CODE_TOKENS.to_string())
             .replace("{depth}", &bounds::QUERY_DEPTH.to_string());
         let plan = match self
-            .ask::<PlannerReply>(Stage::Planner, system, user)
+            .ask::<NavigatorReply>(Stage::Navigator, system, user)
             .await?
         {
             Ok(plan) => plan,

@@ -1,4 +1,4 @@
-//! One thorough query: Perception → Intent → stages (Planner → Traverser → Synthesizer → Critic →
+//! One thorough query: Perception → Intent → stages (Navigator → Traverser → Synthesizer → Critic →
 //! routing) → Integration. The LLM stages only propose; the deterministic code between them runs
 //! the steps, verifies every citation, applies goal updates in order and decides the route, and
 //! the answer holds only what completed stages verified. One stage attempt is [`attempt`].

@@ -395,7 +395,7 @@ impl Indexer {
             let old_py = &old_py;
             let found = has_py.then(|| {
                 std::thread::Builder::new()
-                    .stack_size(super::parallel::WORKER_STACK)
+                    .stack_size(crate::index::INDEX_STACK_BYTES)
                     .spawn_scoped(s, move || python_dependents(facts, old_py))
             });
             let tables = build_tables_after(facts, &build, py_update.as_ref());

@@ -20,10 +20,10 @@ use serde_json::json;
 
 use relay_agent::agent_settings::Visibility;
 
-use super::brain::{Brain, JobRun};
 use super::cycle::Attempt;
 use super::issue_context::Note;
 use super::role_cache::RoleKey;
+use super::{JobRun, Orchestrator};
 use crate::handler::JobError;
 
 /// The per-event decision for one cycle's pending events.
@@ -116,7 +116,7 @@ impl RoleLookupFailed {
     }
 }
 
-impl Brain {
+impl Orchestrator {
     /// Decides, per author of `events`, whether their events may make Relay act.
     pub(crate) async fn admit(
         &self,

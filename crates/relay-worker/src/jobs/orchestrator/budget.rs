@@ -19,11 +19,8 @@ use relay_store::PgPool;
 use relay_tracker::{IssueRef, IssueTracker};
 use serde_json::{Value, json};
 
-use super::brain::Brain;
-use relay_store::outbox::{NewWrite, WriteKind};
-
-/// Prefix of the budget notes' idempotency keys.
-const KEY_PREFIX: &str = "budget";
+use super::Orchestrator;
+use relay_actions::keys::{BudgetNoteKey, parse_budget_note_key};
 
 /// Where the issue stands against its budget.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -38,13 +35,6 @@ pub enum BudgetGate {
         allowance: u64,
         epoch: u32,
     },
-}
-
-/// A budget note already queued.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-struct BudgetNote {
-    epoch: u32,
-    through: i64,
 }
 
 /// Evaluates the issue's budget (`budget`: tokens per epoch; 0 disables the check).
@@ -64,11 +54,11 @@ pub async fn gate(pool: &PgPool, issue_id: i64, budget: u64) -> anyhow::Result<B
         });
     }
     let mut conn = pool.acquire().await.context("no database connection")?;
-    let notes: Vec<BudgetNote> = relay_store::outbox::for_issue(&mut conn, issue_id)
+    let notes: Vec<BudgetNoteKey> = relay_store::outbox::for_issue(&mut conn, issue_id)
         .await
         .context("failed to load the issue's writes")?
         .iter()
-        .filter_map(|row| parse_key(&row.idempotency_key, issue_id))
+        .filter_map(|row| parse_budget_note_key(&row.idempotency_key, issue_id))
         .collect();
     let last = notes.iter().max_by_key(|note| note.epoch).copied();
     let epochs = last.map_or(0, |note| note.epoch);
@@ -102,27 +92,14 @@ pub async fn enqueue_note(
     through: i64,
     body: &str,
 ) -> anyhow::Result<bool> {
-    let key = format!("{KEY_PREFIX}:{issue_id}:{epoch}:{through}");
-    // Like every write: the marker lets a retried drain find a note that already landed.
-    let body = &relay_actions::keys::with_marker(body, &key);
     let mut tx = pool
         .begin()
         .await
         .context("failed to begin a transaction")?;
-    let new = relay_store::outbox::enqueue(
-        &mut tx,
-        &NewWrite {
-            idempotency_key: &key,
-            issue_id,
-            job_id: Some(job_id),
-            kind: WriteKind::Comment,
-            body,
-            target_note_id: None,
-            target_discussion_id: None,
-        },
-    )
-    .await
-    .context("failed to queue the budget note")?;
+    let note = BudgetNoteKey { epoch, through };
+    let new = relay_actions::notices::enqueue_budget_note(&mut tx, issue_id, job_id, note, body)
+        .await
+        .context("failed to queue the budget note")?;
     relay_store::issues::mark_events_handled(&mut tx, issue_id, through)
         .await
         .context("failed to consume the events")?;
@@ -140,20 +117,7 @@ pub fn note_body(spent: u64, allowance: u64, budget: u64, bot_username: &str) ->
     )
 }
 
-fn parse_key(key: &str, issue_id: i64) -> Option<BudgetNote> {
-    let mut parts = key.split(':');
-    if parts.next()? != KEY_PREFIX || parts.next()?.parse::<i64>().ok()? != issue_id {
-        return None;
-    }
-    let epoch = parts.next()?.parse().ok()?;
-    let through = parts.next()?.parse().ok()?;
-    parts
-        .next()
-        .is_none()
-        .then_some(BudgetNote { epoch, through })
-}
-
-impl Brain {
+impl Orchestrator {
     /// Checks the issue's token budget before a cycle. `Some` (the job's result) when the job must
     /// stop: the budget note was queued and sent (first time past the allowance), or the issue is
     /// paused (the pending events are consumed without an LLM call). `None` when nothing is
@@ -234,19 +198,5 @@ mod tests {
             row.body, "stopped\n\n<!-- relay:write:budget:7:1:0 -->",
             "the drain looks a maybe-sent note up by this marker"
         );
-    }
-
-    #[test]
-    fn keys_parse_back_for_their_issue_only() {
-        assert_eq!(
-            parse_key("budget:7:2:41", 7),
-            Some(BudgetNote {
-                epoch: 2,
-                through: 41
-            })
-        );
-        assert_eq!(parse_key("budget:8:2:41", 7), None);
-        assert_eq!(parse_key("ack:7", 7), None);
-        assert_eq!(parse_key("budget:7:2:41:x", 7), None);
     }
 }

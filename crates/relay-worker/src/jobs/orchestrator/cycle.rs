@@ -9,7 +9,8 @@ use std::sync::Arc;
 use super::validator::ActionsValidator;
 use anyhow::Context as _;
 use relay_actions::{
-    BatchId, DrainReport, Executor, Lease, Snapshot, ThreadRef, ValidationContext, WatermarkRaise,
+    BatchId, DrainReport, Executor, IssueRows, Lease, Snapshot, ThreadRef, ValidationContext,
+    WatermarkRaise,
 };
 use relay_agent::agent_settings::AgentSettings;
 use relay_agent::context::ContextBuilder;
@@ -19,7 +20,7 @@ use relay_agent::trace::{TraceKind, Tracer, capped};
 use relay_core::action::PostComment;
 use relay_core::{Action, ActionBatch};
 use relay_store::PgPool;
-use relay_store::outbox::{NewWrite, WriteKind};
+use relay_store::outbox::WriteKind;
 use relay_tracker::{IssueRef, IssueTracker};
 use secrecy::SecretString;
 use serde_json::json;
@@ -197,19 +198,26 @@ async fn run_cycle_inner(
         .with_redactions(deps.redactions.clone())
         .build(&input);
 
-    let mut validation = ValidationContext::load(&mut conn, issue_id, deps.snapshot.clone())
-        .await
-        .context("failed to load the validation context")?;
+    // The Validator's context comes from the same state as the planner's, with the thread just
+    // listed (fresher than the cache).
+    let mut validation = ValidationContext::from_rows(
+        IssueRows {
+            issue: &state.issue,
+            gaps: &state.gaps,
+            live_findings: &state.findings,
+            spec: state.spec.as_ref(),
+            thread: thread
+                .iter()
+                .map(|n| ThreadRef {
+                    note_id: n.note_id.clone(),
+                    discussion_id: n.discussion_id.clone(),
+                })
+                .collect(),
+        },
+        deps.snapshot.clone(),
+    );
     // Decisions count only in the words of an admitted event (issue #22 §4).
     validation.authority = deps.admission.authority(&state.events, &thread);
-    // The thread just listed is fresher than the cache.
-    validation.thread = thread
-        .iter()
-        .map(|n| ThreadRef {
-            note_id: n.note_id.clone(),
-            discussion_id: n.discussion_id.clone(),
-        })
-        .collect();
     // A comment without `reply_to` answers in the triggering note's discussion (GitLab), like
     // the status comment; a new thread only when the issue itself triggered the cycle.
     validation.default_reply = status_reply_to(&state.events, &thread).and_then(|note_id| {
@@ -226,12 +234,11 @@ async fn run_cycle_inner(
     validation.private_context |= state.issue.confidential || thread.iter().any(|n| n.internal);
     drop(conn);
 
+    let validator = Arc::new(ActionsValidator::new(validation.clone()));
     let planner = Planner::new(
         deps.planner.clone(),
         deps.explorer.clone(),
-        Arc::new(ActionsValidator {
-            context: validation.clone(),
-        }),
+        validator.clone(),
         PlannerLimits::from(&deps.settings),
     )
     .with_tracer(&deps.tracer);
@@ -272,10 +279,10 @@ async fn run_cycle_inner(
             });
         }
     };
-    // The planner's validator accepted it against the same context; validating again yields the
-    // typed batch the executor takes.
-    let validated = relay_actions::validate(&validation, &batch)
-        .map_err(|report| anyhow::anyhow!("accepted batch no longer validates: {report}"))?;
+    // The planner's validator accepted it: its typed form is what the executor takes.
+    let validated = validator
+        .take_accepted(&batch)
+        .context("the planner submitted a batch its validator did not accept")?;
     let applied = executor
         .execute(
             &validated,
@@ -381,20 +388,7 @@ pub async fn enqueue_acknowledgement(
     job_id: i64,
     note_id: Option<&str>,
 ) -> anyhow::Result<()> {
-    let key = format!("ack:{issue_id}");
     let mut conn = pool.acquire().await?;
-    relay_store::outbox::enqueue(
-        &mut conn,
-        &NewWrite {
-            idempotency_key: &key,
-            issue_id,
-            job_id: Some(job_id),
-            kind: WriteKind::Reaction,
-            body: relay_actions::drain::REACTION_EYES,
-            target_note_id: note_id,
-            target_discussion_id: None,
-        },
-    )
-    .await?;
+    relay_actions::notices::enqueue_acknowledgement(&mut conn, issue_id, job_id, note_id).await?;
     Ok(())
 }

@@ -55,14 +55,14 @@ impl From<&ThreadNote> for Note {
 }
 
 impl Note {
-    /// A cached note (`issue_notes`): the bot is recognised by its username.
-    pub fn cached(row: &NoteRow, bot_username: &str) -> Self {
+    /// A cached note (`issue_notes`): the bot is recognised by its logins.
+    pub fn cached(row: &NoteRow, bot: &relay_core::BotAccount) -> Self {
         Note {
             note_id: row.note_id.clone(),
             discussion_id: row.discussion_id.clone(),
             author: row.author.clone(),
             author_role: None,
-            by_bot: row.author.eq_ignore_ascii_case(bot_username),
+            by_bot: bot.is(&row.author),
             body: row.body.clone(),
             internal: row.internal,
             created_at: row.created_at,
@@ -310,7 +310,7 @@ mod tests {
                     internal: false,
                     created_at: at(),
                 },
-                "relay-bot",
+                &relay_core::BotAccount::new("relay-bot"),
             ),
             Note {
                 note_id: "6".into(),

@@ -6,8 +6,13 @@
 //! - [`outbox_care`]: refused replies said once in a status comment (issue #22 §1);
 //! - [`spec_step`]: the spec writer after a go-ahead, and its retry while the go-ahead is pending;
 //! - [`pre_cycle`]: the clone credential, and the status comment of a failure before a cycle;
-//! - [`brain`]: the job: engage check, budget gate, snapshot, code graph, metered LLM clients,
-//!   up to `cycles_per_job` [`cycle`]s, the follow-up job;
+//! - [`run`]: the [`Orchestrator`] and its loop only: start → engagement → spend gates → setup →
+//!   up to `cycles_per_job` [`cycle`]s → the follow-up job;
+//! - [`job_run`]: the job attempt it serves ([`JobRun`]);
+//! - [`setup`]: the issue and its tracker, then the snapshot, code graph, toolbox, explorers,
+//!   metered LLM clients and traversal state;
+//! - [`engagement`]: actors → roles → the decision whether the job plans;
+//! - [`stop`]: the spend gates before each cycle, and a cycle stopped without a decision;
 //! - [`graph`]: the code graph of the snapshot's commit for the explorers;
 //! - [`role_cache`]: authors' roles kept for a TTL per (tracker, project, username);
 //! - [`secrets`]: tracker and LLM secrets registered for the outbox's outgoing scan;
@@ -17,18 +22,26 @@
 //! - [`traversal`]: thorough mode's traversal state of the issue, loaded per job, saved per cycle.
 
 pub mod admission;
-pub mod brain;
 pub mod budget;
 pub mod cycle;
 pub mod daily_budget;
+pub mod engagement;
 pub mod follow_up;
 pub mod graph;
 pub mod issue_context;
+pub mod job_run;
 pub mod outbox_care;
 pub mod pre_cycle;
 pub mod role_cache;
+pub mod run;
 pub mod secrets;
+pub mod setup;
 pub mod spec_step;
 pub mod status;
+pub mod stop;
 pub mod traversal;
 pub mod validator;
+
+pub use job_run::JobRun;
+pub use run::Orchestrator;
+pub use setup::metered_client;

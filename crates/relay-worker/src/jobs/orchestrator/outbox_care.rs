@@ -8,13 +8,12 @@ use std::sync::Arc;
 
 use relay_actions::Executor;
 use relay_store::PgPool;
-use relay_store::outbox::{NewWrite, OutboxRow, WriteKind};
+use relay_store::outbox::{OutboxRow, WriteKind};
 use relay_tracker::{IssueRef, IssueTracker};
 
-use super::brain::{Brain, JobRun};
-
-/// Prefix of the status comments' keys (`refused:<outbox id>`).
-const REFUSED_KEY_PREFIX: &str = "refused:";
+use super::cycle::Attempt;
+use super::{JobRun, Orchestrator};
+use crate::handler::JobError;
 
 /// Where an issue's writes go.
 pub struct WriteTarget {
@@ -24,7 +23,33 @@ pub struct WriteTarget {
     pub bot_username: String,
 }
 
-impl Brain {
+/// After the job, whatever way it ended: a reply refused for good gets its status comment, and
+/// a write still pending gets the issue a job at its due time — unless the queue runs this job
+/// again, whose retry drains first.
+pub(super) async fn after_job(
+    orchestrator: &Orchestrator,
+    pool: &PgPool,
+    run: &JobRun,
+    result: &Result<serde_json::Value, JobError>,
+) {
+    if let Some(target) = orchestrator.write_target(pool, run.issue_id).await {
+        report_refused_replies(pool, &target, run).await;
+    }
+    let retried =
+        matches!(result, Err(JobError::Retryable(_))) && run.attempt == Attempt::Retryable;
+    if !retried
+        && let Err(error) =
+            super::follow_up::follow_up_for_outbox(pool, run.issue_id, run.max_attempts).await
+    {
+        tracing::warn!(
+            issue.id = run.issue_id,
+            error.message = %format!("{error:#}"),
+            "failed to schedule the outbox follow-up; the sweeper will pick the writes up"
+        );
+    }
+}
+
+impl Orchestrator {
     /// The issue's tracker client and reference (`None` when the issue or its tracker is gone).
     pub(crate) async fn write_target(&self, pool: &PgPool, issue_id: i64) -> Option<WriteTarget> {
         let mut conn = pool.acquire().await.ok()?;
@@ -65,19 +90,13 @@ async fn report(pool: &PgPool, target: &WriteTarget, run: &JobRun) -> anyhow::Re
     let refused = relay_store::outbox::unshown_failures(&mut conn, target.issue_id).await?;
     let mut queued = false;
     for row in refused.iter().filter(|row| is_planner_reply(row)) {
-        let key = format!("{REFUSED_KEY_PREFIX}{}", row.id);
-        let body = relay_actions::keys::with_marker(&refused_body(row, &target.bot_username), &key);
-        queued |= relay_store::outbox::enqueue(
+        let body = refused_body(row, &target.bot_username);
+        queued |= relay_actions::notices::enqueue_refused_reply(
             &mut conn,
-            &NewWrite {
-                idempotency_key: &key,
-                issue_id: target.issue_id,
-                job_id: Some(run.job_id),
-                kind: WriteKind::Comment,
-                body: &body,
-                target_note_id: None,
-                target_discussion_id: None,
-            },
+            target.issue_id,
+            run.job_id,
+            row.id,
+            &body,
         )
         .await?;
     }
@@ -96,9 +115,7 @@ fn is_planner_reply(row: &OutboxRow) -> bool {
     matches!(
         row.write_kind(),
         Some(WriteKind::Comment | WriteKind::Reply)
-    ) && row.idempotency_key.starts_with('i')
-        && row.idempotency_key.contains("-a")
-        && !row.idempotency_key.contains("-spec")
+    ) && relay_actions::keys::is_action_key(&row.idempotency_key)
 }
 
 /// The status comment. Only the error's kind is quoted: the tracker's message is its text, not

@@ -10,9 +10,9 @@
 use std::sync::Arc;
 
 use relay_actions::Executor;
+use relay_actions::notices::NoticePlace;
 use relay_repo::RepoSpec;
 use relay_store::PgPool;
-use relay_store::outbox::{NewWrite, WriteKind};
 use relay_tracker::{IssueRef, IssueTracker};
 
 use super::cycle::Attempt;
@@ -121,8 +121,7 @@ pub async fn say_pre_cycle_failure(job: &FailedJob<'_>, failure: &PreCycleFailur
     if job.attempt != Attempt::Last {
         return;
     }
-    let key = format!("i{}-j{}-pre-cycle", job.issue_id, job.job_id);
-    let body = relay_actions::keys::with_marker(&status_body(failure, job.bot_username), &key);
+    let body = status_body(failure, job.bot_username);
     let enqueued = async {
         let mut conn = job.pool.acquire().await?;
         let discussion_of_trigger = match job.trigger_note {
@@ -132,25 +131,19 @@ pub async fn say_pre_cycle_failure(job: &FailedJob<'_>, failure: &PreCycleFailur
                 .find(|n| n.note_id == note && n.discussion_id.is_some()),
             None => None,
         };
-        let (kind, note, discussion) = match &discussion_of_trigger {
-            Some(n) => (
-                WriteKind::Reply,
-                Some(n.note_id.as_str()),
-                n.discussion_id.as_deref(),
-            ),
-            None => (WriteKind::Comment, None, None),
-        };
-        relay_store::outbox::enqueue(
-            &mut conn,
-            &NewWrite {
-                idempotency_key: &key,
-                issue_id: job.issue_id,
-                job_id: Some(job.job_id),
-                kind,
-                body: &body,
-                target_note_id: note,
-                target_discussion_id: discussion,
+        let place = match &discussion_of_trigger {
+            Some(n) => NoticePlace::Reply {
+                note_id: &n.note_id,
+                discussion_id: n.discussion_id.as_deref(),
             },
+            None => NoticePlace::Issue,
+        };
+        relay_actions::notices::enqueue_pre_cycle_status(
+            &mut conn,
+            job.issue_id,
+            job.job_id,
+            &body,
+            place,
         )
         .await?;
         drop(conn);

@@ -30,7 +30,7 @@ struct Cached {
     looked_up_at: Instant,
 }
 
-/// The in-process role cache (the orchestrator's `Brain` holds one). Only successful lookups are
+/// The in-process role cache (the [`super::Orchestrator`] holds one). Only successful lookups are
 /// kept: a failed lookup is asked again next time.
 #[derive(Debug, Default)]
 pub struct RoleCache {

@@ -13,7 +13,6 @@ use relay_agent::context::{BuiltContext, ContextBuilder};
 use relay_agent::spec::{SpecError, SpecWriter};
 use relay_agent::trace::{TraceKind, capped};
 use relay_core::action::ReadyForSpecGeneration;
-use relay_store::outbox::{NewWrite, WriteKind};
 use relay_store::specs::{SpecRequestOutcome, SpecRequestRow};
 use serde_json::json;
 
@@ -145,28 +144,19 @@ async fn give_up(
         SpecError::Llm(_) => "the language model was unavailable",
         _ => "the spec writer failed",
     };
-    let key = format!("spec-failed:{request_id}");
-    let body = relay_actions::keys::with_marker(
-        &format!(
-            "I could not write the spec after your go-ahead: {why}, on every attempt. Nothing \
-             else was changed. Mention @{} and say to go ahead again to retry.",
-            deps.bot_username
-        ),
-        &key,
+    let body = format!(
+        "I could not write the spec after your go-ahead: {why}, on every attempt. Nothing \
+         else was changed. Mention @{} and say to go ahead again to retry.",
+        deps.bot_username
     );
     let mut tx = deps.pool.begin().await?;
     relay_actions::execute::fence(&mut tx, deps.lease).await?;
-    relay_store::outbox::enqueue(
+    relay_actions::notices::enqueue_spec_failed(
         &mut tx,
-        &NewWrite {
-            idempotency_key: &key,
-            issue_id,
-            job_id: Some(batch_id.job_id),
-            kind: WriteKind::Comment,
-            body: &body,
-            target_note_id: None,
-            target_discussion_id: None,
-        },
+        issue_id,
+        batch_id.job_id,
+        request_id,
+        &body,
     )
     .await?;
     relay_store::specs::finish_request(

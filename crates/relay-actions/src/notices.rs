@@ -1,0 +1,129 @@
+//! Relay's own notices: the tracker writes a job queues outside a planner batch — the
+//! first-contact acknowledgement, the budget note and the status comments (a failure before the
+//! first cycle, a spec that could not be written, a reply the tracker refused). Like every write
+//! they are outbox rows, keyed in [`crate::keys`] and sent by [`crate::Executor::drain_outbox`];
+//! only this crate enqueues them. Each returns whether the row is new (a replayed job finds its
+//! notice already queued).
+
+use relay_store::PgConnection;
+use relay_store::outbox::{NewWrite, WriteKind};
+
+use crate::Result;
+use crate::keys::{self, BudgetNoteKey};
+
+/// Where a comment notice goes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum NoticePlace<'a> {
+    /// A new comment on the issue.
+    Issue,
+    /// A reply in the discussion of a note (GitLab threads).
+    Reply {
+        note_id: &'a str,
+        discussion_id: Option<&'a str>,
+    },
+}
+
+/// The first-contact reaction (👀) on the triggering note, or on the issue (`note_id: None`);
+/// once per issue, whichever job queues it.
+pub async fn enqueue_acknowledgement(
+    conn: &mut PgConnection,
+    issue_id: i64,
+    job_id: i64,
+    note_id: Option<&str>,
+) -> Result<bool> {
+    let key = keys::acknowledgement_key(issue_id);
+    Ok(relay_store::outbox::enqueue(
+        conn,
+        &NewWrite {
+            idempotency_key: &key,
+            issue_id,
+            job_id: Some(job_id),
+            kind: WriteKind::Reaction,
+            body: crate::drain::REACTION_EYES,
+            target_note_id: note_id,
+            target_discussion_id: None,
+        },
+    )
+    .await?)
+}
+
+/// The note that closes budget epoch `note.epoch` (the caller consumes the events through
+/// `note.through` in the same transaction).
+pub async fn enqueue_budget_note(
+    conn: &mut PgConnection,
+    issue_id: i64,
+    job_id: i64,
+    note: BudgetNoteKey,
+    body: &str,
+) -> Result<bool> {
+    let key = keys::budget_note_key(issue_id, note);
+    enqueue_comment(conn, &key, issue_id, job_id, body, NoticePlace::Issue).await
+}
+
+/// The status comment of a job that failed before its first cycle.
+pub async fn enqueue_pre_cycle_status(
+    conn: &mut PgConnection,
+    issue_id: i64,
+    job_id: i64,
+    body: &str,
+    place: NoticePlace<'_>,
+) -> Result<bool> {
+    let key = keys::pre_cycle_status_key(issue_id, job_id);
+    enqueue_comment(conn, &key, issue_id, job_id, body, place).await
+}
+
+/// The status comment of go-ahead `request_id` whose spec could not be written.
+pub async fn enqueue_spec_failed(
+    conn: &mut PgConnection,
+    issue_id: i64,
+    job_id: i64,
+    request_id: i64,
+    body: &str,
+) -> Result<bool> {
+    let key = keys::spec_failed_key(request_id);
+    enqueue_comment(conn, &key, issue_id, job_id, body, NoticePlace::Issue).await
+}
+
+/// The status comment about the reply in outbox row `outbox_id`, which the tracker refused.
+pub async fn enqueue_refused_reply(
+    conn: &mut PgConnection,
+    issue_id: i64,
+    job_id: i64,
+    outbox_id: i64,
+    body: &str,
+) -> Result<bool> {
+    let key = keys::refused_reply_key(outbox_id);
+    enqueue_comment(conn, &key, issue_id, job_id, body, NoticePlace::Issue).await
+}
+
+/// A comment notice; like every write it carries its marker, so a retried drain finds a notice
+/// that already landed.
+async fn enqueue_comment(
+    conn: &mut PgConnection,
+    key: &str,
+    issue_id: i64,
+    job_id: i64,
+    body: &str,
+    place: NoticePlace<'_>,
+) -> Result<bool> {
+    let (kind, target_note_id, target_discussion_id) = match place {
+        NoticePlace::Issue => (WriteKind::Comment, None, None),
+        NoticePlace::Reply {
+            note_id,
+            discussion_id,
+        } => (WriteKind::Reply, Some(note_id), discussion_id),
+    };
+    Ok(relay_store::outbox::enqueue(
+        conn,
+        &NewWrite {
+            idempotency_key: key,
+            issue_id,
+            job_id: Some(job_id),
+            kind,
+            body: &keys::with_marker(body, key),
+            target_note_id,
+            target_discussion_id,
+        },
+    )
+    .await?)
+}
