@@ -220,6 +220,7 @@ impl World {
                 tools: Default::default(),
                 codegraph: None,
                 roles: Default::default(),
+                prices: Default::default(),
             })),
         });
         let worker = Worker::new(pool.clone(), registry, settings());
@@ -240,7 +241,7 @@ impl World {
         world.push(&first).await;
         if summary == Summary::On {
             // The summary as the last planning cycle left it.
-            relay_actions::summary::refresh_summary(&world.pool, issue, None)
+            relay_actions::summary::refresh_summary(&world.pool, issue, None, &Default::default())
                 .await
                 .unwrap();
             world.run_issue_job().await;
@@ -589,16 +590,33 @@ async fn a_renamed_file_is_followed_on_gitlab(pool: PgPool) {
 /// listing the open question by severity and what Relay spent.
 #[sqlx::test(migrator = "relay_store::MIGRATOR")]
 async fn a_cycle_that_changes_gaps_posts_the_summary(pool: PgPool) {
-    use crate::orchestrator::{accept_mention_with_agent, happy_script};
+    use crate::orchestrator::{accept_mention_priced, happy_script};
     use relay_agent::llm::scripted::ScriptedLlm;
+    use relay_core::prices::{ModelPrice, Prices};
 
     let github = FakeGitHub::start().await;
     let repo = "Codertocat/Hello-World";
     github.seed_issue(repo, 1, "Retries", "Make retries configurable.");
     github.set_permission(repo, "Codertocat", "admin");
     let llm = ScriptedLlm::start(happy_script()).await;
-    let mention =
-        accept_mention_with_agent(&pool, &github, &llm, AgentSettings::default(), |_| {}).await;
+    // $100,000 per million tokens, so that the scripted calls' few tokens cost cents.
+    let prices = Prices::from([(
+        "m".to_owned(),
+        ModelPrice {
+            input: 100_000.0,
+            output: 100_000.0,
+            cached_input: None,
+        },
+    )]);
+    let mention = accept_mention_priced(
+        &pool,
+        &github,
+        &llm,
+        AgentSettings::default(),
+        prices,
+        |_| {},
+    )
+    .await;
     mention.run().await;
     let bot: Vec<String> = github
         .comments(repo, 1)
@@ -616,5 +634,8 @@ async fn a_cycle_that_changes_gaps_posts_the_summary(pool: PgPool) {
         bot[1]
     );
     assert!(bot[1].contains("planner 30 tokens (2 calls)"), "{}", bot[1]);
+    // Every call so far was of the priced model: explore and planner, 30 + explore's tokens.
+    assert!(bot[1].contains(", about $"), "the cost: {}", bot[1]);
+    assert!(!bot[1].contains("unpriced"), "{}", bot[1]);
     assert!(bot[1].contains("<!-- relay:write:summary-i"), "{}", bot[1]);
 }

@@ -77,6 +77,18 @@ pub async fn accept_mention_with_agent(
     agent: AgentSettings,
     edit: impl FnOnce(&mut serde_json::Value),
 ) -> Mention {
+    accept_mention_priced(pool, github, llm, agent, Default::default(), edit).await
+}
+
+/// [`accept_mention_with_agent`] with `[prices]` for the worker.
+pub async fn accept_mention_priced(
+    pool: &PgPool,
+    github: &FakeGitHub,
+    llm: &ScriptedLlm,
+    agent: AgentSettings,
+    prices: relay_core::prices::Prices,
+    edit: impl FnOnce(&mut serde_json::Value),
+) -> Mention {
     let pool = pool.clone();
     let upstream = tempfile::tempdir().unwrap();
     git(upstream.path(), &["init", "-q"]);
@@ -144,6 +156,7 @@ pub async fn accept_mention_with_agent(
             tools: Default::default(),
             codegraph: None,
             roles: Default::default(),
+            prices: Arc::new(prices),
         })),
     });
     let worker = Worker::new(pool.clone(), registry, settings());

@@ -134,6 +134,7 @@ impl GitLabHarness {
                 tools: Default::default(),
                 codegraph: None,
                 roles: Default::default(),
+                prices: Default::default(),
             })),
         });
         let worker = Worker::new(pool.clone(), registry.clone(), settings());

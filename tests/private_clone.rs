@@ -116,6 +116,7 @@ async fn start(pool: &PgPool, script: Vec<ScriptedReply>) -> AppHarness {
             tools: Default::default(),
             codegraph: None,
             roles: Default::default(),
+            prices: Default::default(),
         })),
     });
     let worker = Worker::new(pool.clone(), registry, crate::queue::settings());

@@ -91,6 +91,7 @@ impl GitHubHarness {
                 tools: Default::default(),
                 codegraph: None,
                 roles: Default::default(),
+                prices: Default::default(),
             })),
         });
         let worker = Worker::new(pool.clone(), registry, settings());

@@ -1,5 +1,5 @@
-//! `[prices]`: what LLM tokens cost, per model. Shared by `relay trace` and the status page so
-//! both compute a call's cost the same way.
+//! `[prices]`: what LLM tokens cost, per model. Shared by `relay trace`, the status page and the
+//! living summary comment so all compute and show a cost the same way.
 
 use std::collections::BTreeMap;
 
@@ -34,6 +34,43 @@ impl ModelPrice {
 /// `[prices]`: per model name.
 pub type Prices = BTreeMap<String, ModelPrice>;
 
+/// What some LLM calls cost, as far as `[prices]` knows: calls of a model without a price make
+/// the sum incomplete, never free.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct Cost {
+    pub usd: f64,
+    /// Some calls were of a model `[prices]` has no entry for.
+    pub unpriced: bool,
+}
+
+impl Cost {
+    /// Adds calls of `model`: `tokens_in` includes the `cached` ones.
+    pub fn add(&mut self, prices: &Prices, model: &str, tokens_in: u64, cached: u64, out: u64) {
+        match prices.get(model) {
+            Some(price) => self.usd += price.cost(tokens_in, cached, out),
+            None => self.unpriced = true,
+        }
+    }
+
+    /// `$0.12`, `$0.12 + unpriced` when some model has no price, `no price` when none has.
+    pub fn describe(&self) -> String {
+        match (self.usd > 0.0, self.unpriced) {
+            (_, false) => usd(self.usd),
+            (true, true) => format!("{} + unpriced", usd(self.usd)),
+            (false, true) => "no price".into(),
+        }
+    }
+}
+
+/// A dollar amount: cents, or four decimals under a cent.
+pub fn usd(cost: f64) -> String {
+    if cost < 0.01 && cost > 0.0 {
+        format!("${cost:.4}")
+    } else {
+        format!("${cost:.2}")
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -48,5 +85,26 @@ mod tests {
         // 900k uncached × 2 + 100k cached × 0.5 + 500k out × 8, per million.
         let cost = price.cost(1_000_000, 100_000, 500_000);
         assert!((cost - (1.8 + 0.05 + 4.0)).abs() < 1e-9, "{cost}");
+    }
+
+    #[test]
+    fn a_sum_with_an_unknown_model_says_so() {
+        let prices = Prices::from([(
+            "m".to_owned(),
+            ModelPrice {
+                input: 1.0,
+                output: 2.0,
+                cached_input: None,
+            },
+        )]);
+        let mut cost = Cost::default();
+        cost.add(&prices, "m", 1_000_000, 0, 500_000);
+        assert_eq!(cost.describe(), "$2.00");
+        cost.add(&prices, "other", 10, 0, 10);
+        assert_eq!(cost.describe(), "$2.00 + unpriced");
+        let mut none = Cost::default();
+        none.add(&prices, "other", 10, 0, 10);
+        assert_eq!(none.describe(), "no price");
+        assert_eq!(usd(0.0042), "$0.0042");
     }
 }

@@ -306,6 +306,7 @@ async fn planner_cycles(pool: &PgPool, cycles: usize) -> anyhow::Result<()> {
             attempt: Attempt::Last,
             admission: relay_worker::jobs::orchestrator::admission::Admission::of(["alice"]),
             lease: None,
+            prices: Default::default(),
         };
         let started = Instant::now();
         let end = run_cycle(&deps, issue, n as i64 + 1, 0).await?;
@@ -351,7 +352,9 @@ async fn push(
     let reverify = started.elapsed();
     let statements = transactions(pool).await? - before;
     let started = Instant::now();
-    let published = publish(pool, 1, commit, Channel::Summary, 3, &outcome.issues).await?;
+    let prices = relay_core::prices::Prices::new();
+    let channel = Channel::Summary { prices: &prices };
+    let published = publish(pool, 1, commit, channel, 3, &outcome.issues).await?;
     let queued = started.elapsed();
     println!(
         "{name}: {} sources, {} read, {} verified, {} re-anchored, {} stale; re-verification {reverify:?} \

@@ -146,6 +146,7 @@ async fn past_the_budget_one_note_then_silence_until_a_new_mention(pool: PgPool)
         tools: relay_tools::ToolLimits::default(),
         codegraph: None,
         roles: Default::default(),
+        prices: Default::default(),
     };
     let origin = origin();
     let data = tempfile::tempdir().unwrap();
@@ -280,6 +281,7 @@ async fn events_left_after_the_last_cycle_get_one_follow_up_job(pool: PgPool) {
         tools: relay_tools::ToolLimits::default(),
         codegraph: None,
         roles: Default::default(),
+        prices: Default::default(),
     };
     let origin = origin();
     let data = tempfile::tempdir().unwrap();
@@ -382,6 +384,7 @@ async fn past_the_daily_budget_issues_wait_for_the_reset(pool: PgPool) {
         tools: relay_tools::ToolLimits::default(),
         codegraph: None,
         roles: Default::default(),
+        prices: Default::default(),
     };
     let origin = origin();
     let data = tempfile::tempdir().unwrap();

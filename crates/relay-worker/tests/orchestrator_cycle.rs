@@ -119,6 +119,7 @@ fn deps(pool: &PgPool, github: &FakeGitHub, llm: &ScriptedLlm, snapshot: Snapsho
         attempt: Attempt::Last,
         admission: relay_worker::jobs::orchestrator::admission::Admission::of(["alice"]),
         lease: None,
+        prices: Default::default(),
     }
 }
 

@@ -126,6 +126,7 @@ pub async fn refresh_summary(
     pool: &PgPool,
     issue_id: i64,
     job_id: Option<i64>,
+    prices: &relay_core::prices::Prices,
 ) -> Result<SummaryWrite> {
     let mut tx = pool.begin().await.map_err(relay_store::Error::from)?;
     let Some(issue) = relay_store::issues::get(&mut tx, issue_id).await? else {
@@ -135,7 +136,7 @@ pub async fn refresh_summary(
     let gap_evidence = relay_store::gaps::evidence_sources(&mut tx, issue_id).await?;
     let findings = relay_store::findings::live(&mut tx, issue_id).await?;
     let spec = relay_store::specs::current(&mut tx, issue_id).await?;
-    let spend = relay_store::browse::spend_by_role(pool, issue_id).await?;
+    let spend = relay_store::status::spend_by_role_and_model(pool, issue_id).await?;
     let content = render(&SummaryInput {
         issue_url: &issue.url,
         gaps: &gaps,
@@ -143,6 +144,7 @@ pub async fn refresh_summary(
         findings: &findings,
         spec: spec.as_ref(),
         spend: &spend,
+        prices,
     });
     let written = enqueue_summary(&mut tx, issue_id, job_id, &content).await?;
     tx.commit().await.map_err(relay_store::Error::from)?;

@@ -3,10 +3,11 @@
 
 use std::fmt::Write as _;
 
-use relay_store::browse::RoleSpend;
+use relay_core::prices::{Cost, Prices};
 use relay_store::findings::{FindingRow, SourceRow, SourceStatus};
 use relay_store::gaps::{GapEvidence, GapRow};
 use relay_store::specs::SpecRow;
+use relay_store::status::RoleModelSpend;
 
 /// Longest line of model-written text (a question, a finding) the summary shows.
 const MAX_TEXT_CHARS: usize = 300;
@@ -21,7 +22,10 @@ pub struct SummaryInput<'a> {
     pub gap_evidence: &'a [GapEvidence],
     pub findings: &'a [FindingRow],
     pub spec: Option<&'a SpecRow>,
-    pub spend: &'a [RoleSpend],
+    /// Tokens per role and model.
+    pub spend: &'a [RoleModelSpend],
+    /// `[prices]`: the footer shows a cost when it knows a model.
+    pub prices: &'a Prices,
 }
 
 const SEVERITIES: [&str; 4] = ["blocking", "high", "medium", "low"];
@@ -99,22 +103,38 @@ pub fn render(input: &SummaryInput<'_>) -> String {
         .iter()
         .filter(|s| s.status == SourceStatus::Verified)
         .count();
-    let spent = if input.spend.is_empty() {
+    let mut roles: Vec<&str> = input.spend.iter().map(|s| s.role.as_str()).collect();
+    roles.dedup();
+    let mut cost = Cost::default();
+    let spent = if roles.is_empty() {
         "no LLM calls yet".to_owned()
     } else {
-        input
-            .spend
+        roles
             .iter()
-            .map(|r| {
-                format!(
-                    "{} {} tokens ({} calls)",
-                    r.role,
-                    r.prompt_tokens + r.completion_tokens,
-                    r.calls
-                )
+            .map(|role| {
+                let rows = input.spend.iter().filter(|s| s.role == *role);
+                let (mut tokens, mut calls) = (0, 0);
+                for row in rows {
+                    tokens += row.prompt_tokens + row.completion_tokens;
+                    calls += row.calls;
+                    cost.add(
+                        input.prices,
+                        &row.model,
+                        row.prompt_tokens.max(0) as u64,
+                        row.cached_tokens.max(0) as u64,
+                        row.completion_tokens.max(0) as u64,
+                    );
+                }
+                format!("{role} {tokens} tokens ({calls} calls)")
             })
             .collect::<Vec<_>>()
             .join(", ")
+    };
+    // A cost only when `[prices]` knows some model: "no price" says nothing worth a line.
+    let spent = if cost.usd > 0.0 {
+        format!("{spent}, about {}", cost.describe())
+    } else {
+        spent
     };
     let _ = write!(
         out,
@@ -288,13 +308,32 @@ mod tests {
                 source: finding(false).sources[0].clone(),
             },
         ];
-        let spend = [RoleSpend {
-            role: "planner".into(),
-            calls: 2,
-            prompt_tokens: 100,
-            completion_tokens: 20,
-            cached_tokens: 0,
-        }];
+        let spend = [
+            RoleModelSpend {
+                role: "planner".into(),
+                model: "big".into(),
+                calls: 1,
+                prompt_tokens: 60,
+                completion_tokens: 10,
+                cached_tokens: 0,
+            },
+            RoleModelSpend {
+                role: "planner".into(),
+                model: "unpriced".into(),
+                calls: 1,
+                prompt_tokens: 40,
+                completion_tokens: 10,
+                cached_tokens: 0,
+            },
+        ];
+        let prices = Prices::from([(
+            "big".to_owned(),
+            relay_core::prices::ModelPrice {
+                input: 1_000.0,
+                output: 2_000.0,
+                cached_input: None,
+            },
+        )]);
         let body = render(&SummaryInput {
             issue_url: "https://github.com/octo/repo/issues/1",
             gaps: &gaps,
@@ -302,6 +341,7 @@ mod tests {
             findings: &findings,
             spec: None,
             spend: &spend,
+            prices: &prices,
         });
         let blocking = body.find("CLI or server?").unwrap();
         let low = body.find("Which log level?").unwrap();
@@ -315,7 +355,11 @@ mod tests {
             "mentions never ping: {body}"
         );
         assert!(!body.contains("<!-- relay:write:x"), "{body}");
-        assert!(body.contains("planner 120 tokens (2 calls)"), "{body}");
+        // 60 × $1,000 + 10 × $2,000 per million tokens = $0.08; the other model has no price.
+        assert!(
+            body.contains("planner 120 tokens (2 calls), about $0.08 + unpriced."),
+            "{body}"
+        );
         assert!(
             body.contains("CLI or server? — evidence **stale**\n  - evidence [`app/cli.py:9-10`]"),
             "{body}"
@@ -333,6 +377,7 @@ mod tests {
             findings: &findings,
             spec: None,
             spend: &[],
+            prices: &Prices::new(),
         });
         assert!(body.contains("— **stale**"), "{body}");
         assert!(

@@ -31,11 +31,7 @@ pub fn count(n: i64) -> String {
 }
 
 pub fn usd(cost: f64) -> String {
-    if cost < 0.01 && cost > 0.0 {
-        format!("${cost:.4}")
-    } else {
-        format!("${cost:.2}")
-    }
+    relay_core::prices::usd(cost)
 }
 
 /// `url` when it is a web address; anything else (`javascript:`, `data:`) is never a link.

@@ -5,6 +5,7 @@ use axum::extract::{Path, State};
 use axum::http::{HeaderMap, StatusCode};
 use axum::response::Response;
 use maud::{Markup, html};
+use relay_core::prices::Cost;
 use relay_store::findings::{FindingRow, SourceStatus};
 use relay_store::gaps::GapRow;
 use relay_store::issues::IssueRow;
@@ -202,27 +203,23 @@ fn spend_chart(state: &AppState, spend: &[RoleModelSpend]) -> Markup {
     }
     let mut roles: Vec<&str> = spend.iter().map(|s| s.role.as_str()).collect();
     roles.dedup();
-    let mut total_cost = 0.0;
-    let mut unpriced_total = false;
+    let mut total = Cost::default();
     let bars: Vec<Bar<'_>> = roles
         .iter()
         .map(|role| {
             let rows: Vec<&RoleModelSpend> = spend.iter().filter(|s| s.role == *role).collect();
-            let (mut cost, mut unpriced) = (0.0, false);
+            let mut cost = Cost::default();
             for row in &rows {
-                match state.prices.get(&row.model) {
-                    Some(price) => {
-                        cost += price.cost(
-                            row.prompt_tokens.max(0) as u64,
-                            row.cached_tokens.max(0) as u64,
-                            row.completion_tokens.max(0) as u64,
-                        )
-                    }
-                    None => unpriced = true,
+                for sum in [&mut cost, &mut total] {
+                    sum.add(
+                        &state.prices,
+                        &row.model,
+                        row.prompt_tokens.max(0) as u64,
+                        row.cached_tokens.max(0) as u64,
+                        row.completion_tokens.max(0) as u64,
+                    );
                 }
             }
-            total_cost += cost;
-            unpriced_total |= unpriced;
             let cached: i64 = rows.iter().map(|r| r.cached_tokens).sum();
             let prompt: i64 = rows.iter().map(|r| r.prompt_tokens).sum();
             Bar {
@@ -230,7 +227,7 @@ fn spend_chart(state: &AppState, spend: &[RoleModelSpend]) -> Markup {
                 prompt: prompt - cached.min(prompt),
                 cached: cached.min(prompt),
                 completion: rows.iter().map(|r| r.completion_tokens).sum(),
-                note: cost_note(cost, unpriced),
+                note: cost.describe(),
             }
         })
         .collect();
@@ -247,16 +244,7 @@ fn spend_chart(state: &AppState, spend: &[RoleModelSpend]) -> Markup {
                     td.num { (cost.map(format::usd).unwrap_or_else(|| "no price".into())) }
                 }
             } }
-            tfoot { tr { td colspan="6" { "Total" } td.num { (cost_note(total_cost, unpriced_total)) } } }
+            tfoot { tr { td colspan="6" { "Total" } td.num { (total.describe()) } } }
         }
-    }
-}
-
-/// `$0.12`, or `$0.12 + unpriced` when some model has no `[prices]` entry.
-fn cost_note(cost: f64, unpriced: bool) -> String {
-    match (cost > 0.0, unpriced) {
-        (_, false) => format::usd(cost),
-        (true, true) => format!("{} + unpriced", format::usd(cost)),
-        (false, true) => "no price".into(),
     }
 }

@@ -193,7 +193,9 @@ impl UpdateCheckoutJob {
             return detail;
         };
         let channel = if orchestrator.agent.summary_comment {
-            super::reverify::publish::Channel::Summary
+            super::reverify::publish::Channel::Summary {
+                prices: &orchestrator.prices,
+            }
         } else {
             super::reverify::publish::Channel::StaleNotice
         };

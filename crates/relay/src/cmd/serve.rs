@@ -215,6 +215,7 @@ fn orchestrator(
             tools: settings.tools.clone(),
             codegraph: Some(codegraph),
             roles: Default::default(),
+            prices: std::sync::Arc::new(settings.prices.clone()),
         },
     )))
 }

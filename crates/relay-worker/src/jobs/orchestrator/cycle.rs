@@ -53,6 +53,8 @@ pub struct CycleDeps {
     pub admission: Admission,
     /// The job's lease: the batch transaction is fenced by it.
     pub lease: Option<Lease>,
+    /// `[prices]`, for the cost in the living summary's footer.
+    pub prices: Arc<relay_core::prices::Prices>,
 }
 
 /// Whether a job attempt is its last.
@@ -321,7 +323,8 @@ async fn run_cycle_inner(
     // The living summary follows what the cycle changed (sent with the cycle's writes).
     let summary = deps.settings.summary_comment && changed_state(&applied, written_version);
     if summary {
-        relay_actions::summary::refresh_summary(&deps.pool, issue_id, Some(job_id)).await?;
+        relay_actions::summary::refresh_summary(&deps.pool, issue_id, Some(job_id), &deps.prices)
+            .await?;
     }
     let mut drain = executor.drain_outbox(issue_id, &deps.issue_ref).await?;
     let spec_version = match spec {
@@ -336,7 +339,13 @@ async fn run_cycle_inner(
             drop(conn);
             // The spec is now posted: the summary says so (an edit only if the body changed).
             if summary && posted {
-                relay_actions::summary::refresh_summary(&deps.pool, issue_id, Some(job_id)).await?;
+                relay_actions::summary::refresh_summary(
+                    &deps.pool,
+                    issue_id,
+                    Some(job_id),
+                    &deps.prices,
+                )
+                .await?;
                 let more = executor.drain_outbox(issue_id, &deps.issue_ref).await?;
                 drain.sent.extend(more.sent);
                 drain.failures.extend(more.failures);

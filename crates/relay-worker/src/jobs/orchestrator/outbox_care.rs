@@ -25,16 +25,20 @@ pub struct WriteTarget {
 
 /// After the job, whatever way it ended: a reply refused for good gets its status comment, and
 /// a write still pending gets the issue a job at its due time — unless the queue runs this job
-/// again, whose retry drains first.
+/// again, whose retry drains first, or the issue's tracker is not configured.
 pub(super) async fn after_job(
     orchestrator: &Orchestrator,
     pool: &PgPool,
     run: &JobRun,
     result: &Result<serde_json::Value, JobError>,
 ) {
-    if let Some(target) = orchestrator.write_target(pool, run.issue_id).await {
-        report_refused_replies(pool, &target, run).await;
-    }
+    // No target (the issue's tracker is no longer configured, or it cannot be read): no
+    // follow-up either, or a job that cannot send would queue itself again at once. The sweeper
+    // brings the writes out once the tracker is configured again.
+    let Some(target) = orchestrator.write_target(pool, run.issue_id).await else {
+        return;
+    };
+    report_refused_replies(pool, &target, run).await;
     let retried =
         matches!(result, Err(JobError::Retryable(_))) && run.attempt == Attempt::Retryable;
     if !retried

@@ -34,6 +34,8 @@ pub struct Orchestrator {
     pub codegraph: Option<Arc<crate::jobs::reindex::CodegraphIndexing>>,
     /// Authors' roles looked up recently (`RoleCache::default()`), shared by all jobs.
     pub roles: RoleCache,
+    /// `[prices]`: the living summary's footer shows a cost for the models it knows.
+    pub prices: Arc<relay_core::prices::Prices>,
 }
 
 impl Orchestrator {

@@ -226,6 +226,7 @@ impl Orchestrator {
             attempt: run.attempt,
             admission,
             lease: run.lease,
+            prices: self.prices.clone(),
         };
         Ok(Prepared {
             deps,

@@ -23,10 +23,13 @@ pub struct Published {
 }
 
 /// How the issue hears about changed citations.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Channel {
-    /// The living summary comment (`[agent] summary_comment = true`).
-    Summary,
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Channel<'a> {
+    /// The living summary comment (`[agent] summary_comment = true`), its footer's cost from
+    /// `[prices]`.
+    Summary {
+        prices: &'a relay_core::prices::Prices,
+    },
     /// One short notice per push naming the findings that went stale.
     StaleNotice,
 }
@@ -36,15 +39,15 @@ pub async fn publish(
     pool: &PgPool,
     job_id: i64,
     commit: &str,
-    channel: Channel,
+    channel: Channel<'_>,
     max_attempts: i32,
     issues: &[IssueChange],
 ) -> anyhow::Result<Published> {
     let mut published = Published::default();
     for change in issues {
         let queued = match channel {
-            Channel::Summary => {
-                match summary::refresh_summary(pool, change.issue_id, Some(job_id))
+            Channel::Summary { prices } => {
+                match summary::refresh_summary(pool, change.issue_id, Some(job_id), prices)
                     .await
                     .context("failed to queue the summary")?
                 {
