@@ -13,7 +13,7 @@
 //! `DATABASE_URL=postgres://postgres@127.0.0.1:5432/postgres cargo run --release -p relay-actions --example bench_writeback [-- BATCHES WRITES]`
 //! Runs in a throwaway database it creates and drops.
 
-#[path = "../tests/support/mod.rs"]
+#[path = "../tests/actions/support/mod.rs"]
 mod support;
 
 use std::sync::Arc;

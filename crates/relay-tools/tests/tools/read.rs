@@ -1,8 +1,6 @@
 //! The `read` tool: windows, cuts, listings, binary refusal and the closest-path fallback.
 
-mod common;
-
-use common::{body, ok, text, write};
+use crate::common::{body, ok, text, write};
 use serde_json::json;
 
 fn numbered(lines: usize) -> String {

@@ -1,17 +1,15 @@
 //! Draining the outbox: order, markers, the crash between "posted" and "recorded", retries and
 //! their classification.
 
-mod support;
-
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
 use std::time::Duration;
 
+use crate::support::{MemoryTracker, batch, insert_issue, issue_ref};
 use relay_actions::{BatchId, Executor, RetryPolicy, ValidationContext, validate};
 use relay_store::PgPool;
 use relay_tracker::TrackerError;
 use serde_json::json;
-use support::{MemoryTracker, batch, insert_issue, issue_ref};
 
 const NUMBER: i64 = 7;
 

@@ -1,13 +1,11 @@
 //! The batch transaction: state changes, outbox rows and the watermark commit together or not
 //! at all; replays map to the same outbox rows.
 
-mod support;
-
+use crate::support::{MemoryTracker, batch, checkout, insert_issue};
 use relay_actions::{BatchId, Error, Executor, ValidationContext, WatermarkRaise, validate};
 use relay_store::PgPool;
 use serde_json::json;
 use std::sync::Arc;
-use support::{MemoryTracker, batch, checkout, insert_issue};
 
 async fn count(pool: &PgPool, sql: &str, issue: i64) -> i64 {
     sqlx::query_scalar(sqlx::AssertSqlSafe(sql.to_owned()))

@@ -1,8 +1,6 @@
 //! The `grep` tool: output format, filters, caps and every retry step.
 
-mod common;
-
-use common::{body, ok, text, write};
+use crate::common::{body, ok, text, write};
 use serde_json::json;
 
 fn repo() -> tempfile::TempDir {

@@ -1,12 +1,10 @@
 //! The tools stay bounded whatever the repository holds: grep keeps lines only for the files it
 //! can show, caps the line buffer, and every call stops when cancelled or past its deadline.
 
-mod common;
-
 use std::sync::Arc;
 use std::time::Duration;
 
-use common::write;
+use crate::common::write;
 use relay_tools::control::{CallControl, Stop};
 use relay_tools::sandbox::Sandbox;
 use relay_tools::search::{MAX_LINE_BUFFER_BYTES, SearchLimits, SearchQuery, search};
@@ -55,7 +53,7 @@ fn grep_keeps_lines_only_for_the_files_it_can_show() {
     let expected: Vec<String> = (0..17).map(|i| format!("src/f{i:03}.txt")).collect();
     assert_eq!(kept, expected);
 
-    let result = common::ok(
+    let result = crate::common::ok(
         dir.path(),
         "grep",
         serde_json::json!({ "pattern": "needle" }),
@@ -85,7 +83,7 @@ fn a_line_longer_than_the_buffer_cap_is_not_held_in_memory() {
     let outcome = search(&sandbox, &query(&sandbox), LIMITS, &CallControl::default()).unwrap();
     assert_eq!(outcome.long_line_files, 1);
     assert_eq!(outcome.total_matches, 1);
-    let result = common::ok(
+    let result = crate::common::ok(
         dir.path(),
         "grep",
         serde_json::json!({ "pattern": "needle" }),

@@ -1,13 +1,11 @@
 //! The sandbox escape suite: every attempt must be refused (or find nothing) and no byte from
 //! outside the checkout may appear in the result.
 
-mod common;
-
 use std::os::unix::fs::symlink;
 use std::path::Path;
 use std::process::Command;
 
-use common::{call, text, write};
+use crate::common::{call, text, write};
 use relay_tools::ToolError;
 use serde_json::json;
 
@@ -134,7 +132,7 @@ fn absolute_paths_outside_are_refused() {
     }
     // An absolute path inside the root is fine.
     let inside = f.repo.join("src/main.rs");
-    let text = common::ok(&f.repo, "read", json!({ "path": inside.to_str().unwrap() }));
+    let text = crate::common::ok(&f.repo, "read", json!({ "path": inside.to_str().unwrap() }));
     assert!(text.contains("fn main()"), "{text}");
 }
 

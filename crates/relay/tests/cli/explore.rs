@@ -3,18 +3,16 @@
 use relay_agent::llm::scripted::{ScriptedLlm, ScriptedReply};
 use serde_json::json;
 
-mod support;
-
-use support::{KEY, relay};
+use crate::support::{KEY, relay};
 
 /// `relay explore` on `repo` with the scripted server's URL, the key from the environment, `extra`.
 fn args(repo: &std::path::Path, base_url: &str, extra: &[&str]) -> Vec<String> {
-    support::args("explore", repo, base_url, extra, "Who calls start?")
+    crate::support::args("explore", repo, base_url, extra, "Who calls start?")
 }
 
 #[tokio::test]
 async fn explore_prints_the_answer_citations_and_figures() {
-    let repo = support::checkout();
+    let repo = crate::support::checkout();
     let dir = tempfile::tempdir().unwrap();
     let submit = ScriptedReply::tool_calls(vec![(
         "submit_report",
@@ -38,7 +36,7 @@ async fn explore_prints_the_answer_citations_and_figures() {
     .await;
     let output = relay(
         args(repo.path(), &server.base_url(), &[]),
-        support::config(dir.path()),
+        crate::support::config(dir.path()),
     )
     .await;
     let stdout = String::from_utf8_lossy(&output.stdout);
@@ -77,7 +75,7 @@ async fn explore_prints_the_answer_citations_and_figures() {
 
 #[tokio::test]
 async fn explore_json_and_model_override() {
-    let repo = support::checkout();
+    let repo = crate::support::checkout();
     let dir = tempfile::tempdir().unwrap();
     let server = ScriptedLlm::start(vec![ScriptedReply::tool_calls(vec![(
         "submit_report",
@@ -97,7 +95,7 @@ async fn explore_json_and_model_override() {
                 "medium",
             ],
         ),
-        support::config(dir.path()),
+        crate::support::config(dir.path()),
     )
     .await;
     assert!(
@@ -114,12 +112,12 @@ async fn explore_json_and_model_override() {
 
 #[tokio::test]
 async fn explore_exits_non_zero_with_the_classified_error() {
-    let repo = support::checkout();
+    let repo = crate::support::checkout();
     let dir = tempfile::tempdir().unwrap();
     let server = ScriptedLlm::start(vec![ScriptedReply::error(401)]).await;
     let output = relay(
         args(repo.path(), &server.base_url(), &[]),
-        support::config(dir.path()),
+        crate::support::config(dir.path()),
     )
     .await;
     assert!(!output.status.success());
@@ -128,7 +126,7 @@ async fn explore_exits_non_zero_with_the_classified_error() {
 
     let unreachable = relay(
         args(repo.path(), "http://127.0.0.1:9/v1", &[]),
-        support::config(dir.path()),
+        crate::support::config(dir.path()),
     )
     .await;
     assert!(!unreachable.status.success());

@@ -1,12 +1,10 @@
 //! Validator rules, table-driven, against a hand-built context (and one loaded from Postgres).
 
-mod support;
-
+use crate::support::{batch, checkout};
 use relay_actions::{GapState, SpecState, ThreadRef, ValidatedAction, ValidationContext, validate};
 use relay_core::action::Severity;
 use relay_tracker::{CommentTarget, NoteRef};
 use serde_json::json;
-use support::{batch, checkout};
 
 fn context(snapshot: Option<relay_actions::Snapshot>) -> ValidationContext {
     ValidationContext {
@@ -484,8 +482,8 @@ fn collect_properties(value: &serde_json::Value, names: &mut Vec<String>) {
 
 #[sqlx::test(migrator = "relay_store::MIGRATOR")]
 async fn context_loads_this_issues_state(pool: relay_store::PgPool) {
-    let issue = support::insert_issue(&pool, 7, &[("n1", Some("d1")), ("n2", None)]).await;
-    let other = support::insert_issue(&pool, 8, &[("n9", None)]).await;
+    let issue = crate::support::insert_issue(&pool, 7, &[("n1", Some("d1")), ("n2", None)]).await;
+    let other = crate::support::insert_issue(&pool, 8, &[("n9", None)]).await;
     let mut conn = pool.acquire().await.unwrap();
     let gap = |q| relay_store::gaps::NewGapRow {
         question: q,

@@ -1,8 +1,6 @@
 //! The `glob` and `tree` tools, and the registry around them.
 
-mod common;
-
-use common::{body, ok, text, write};
+use crate::common::{body, ok, text, write};
 use relay_tools::{ToolContext, ToolLimits, ToolRegistry};
 use serde_json::json;
 

@@ -5,13 +5,11 @@
 use relay_agent::llm::scripted::{ScriptedLlm, ScriptedReply};
 use serde_json::json;
 
-mod support;
-
-use support::{KEY, relay};
+use crate::support::{KEY, relay};
 
 /// `relay analyze` on `repo` with the scripted server's URL, the key from the environment, `extra`.
 fn args(repo: &std::path::Path, base_url: &str, extra: &[&str]) -> Vec<String> {
-    support::args(
+    crate::support::args(
         "analyze",
         repo,
         base_url,
@@ -55,12 +53,12 @@ fn script() -> Vec<ScriptedReply> {
 
 #[tokio::test]
 async fn analyze_prints_the_verified_answer_goals_stages_and_figures() {
-    let repo = support::checkout();
+    let repo = crate::support::checkout();
     let dir = tempfile::tempdir().unwrap();
     let server = ScriptedLlm::start(script()).await;
     let output = relay(
         args(repo.path(), &server.base_url(), &[]),
-        support::config(dir.path()),
+        crate::support::config(dir.path()),
     )
     .await;
     let stdout = String::from_utf8_lossy(&output.stdout);
@@ -108,12 +106,12 @@ async fn analyze_prints_the_verified_answer_goals_stages_and_figures() {
 
 #[tokio::test]
 async fn analyze_json_is_the_whole_report_and_a_refused_key_fails() {
-    let repo = support::checkout();
+    let repo = crate::support::checkout();
     let dir = tempfile::tempdir().unwrap();
     let server = ScriptedLlm::start(script()).await;
     let output = relay(
         args(repo.path(), &server.base_url(), &["--format", "json"]),
-        support::config(dir.path()),
+        crate::support::config(dir.path()),
     )
     .await;
     assert!(
@@ -138,7 +136,7 @@ async fn analyze_json_is_the_whole_report_and_a_refused_key_fails() {
     let server = ScriptedLlm::start(vec![ScriptedReply::error(401)]).await;
     let output = relay(
         args(repo.path(), &server.base_url(), &[]),
-        support::config(dir.path()),
+        crate::support::config(dir.path()),
     )
     .await;
     assert!(!output.status.success());

@@ -5,8 +5,6 @@
 //! One test, two roles: run normally it is the parent; it re-executes its own test binary with
 //! `RELAY_CRASH_CHILD` set, and that child is the worker that gets killed.
 
-mod support;
-
 use std::process::{Command, Stdio};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -25,7 +23,9 @@ const NUMBER: i64 = 1;
 const TOKEN: &str = "ghp_test";
 const BOT: &str = "relay-bot";
 const CHILD_ENV: &str = "RELAY_CRASH_CHILD";
-const TEST_NAME: &str = "a_worker_killed_after_github_accepted_the_comment_posts_it_once";
+/// The test's name as the test binary lists it (its module path without the binary's name): the
+/// child is this same binary, run with `--exact` on it.
+const TEST_NAME: &str = "crash::a_worker_killed_after_github_accepted_the_comment_posts_it_once";
 /// How long the parent waits for the child to reach the tracker before failing loudly.
 const CHILD_DEADLINE: Duration = Duration::from_secs(120);
 
@@ -150,14 +150,14 @@ async fn parent(pool: &PgPool, database: &str) {
     let settings = github.settings(TOKEN, BOT);
 
     // The batch is committed: two comments in the outbox, nothing on the tracker yet.
-    let issue = support::insert_issue(&pool, NUMBER, &[]).await;
+    let issue = crate::support::insert_issue(&pool, NUMBER, &[]).await;
     let mut conn = pool.acquire().await.unwrap();
     let ctx = ValidationContext::load(&mut conn, issue, None)
         .await
         .unwrap();
     let validated = validate(
         &ctx,
-        &support::batch(json!({"actions": [
+        &crate::support::batch(json!({"actions": [
             {"type": "post_comment", "content": "Which export format do you need?"},
             {"type": "post_comment", "content": "Second comment."}
         ]})),

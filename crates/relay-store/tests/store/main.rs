@@ -1,0 +1,6 @@
+//! relay-store: queue depth and retention against the real Postgres.
+//!
+//! One test binary for the crate (each file a module): two cores link one binary, not one per file.
+
+mod queue_depth;
+mod retention;

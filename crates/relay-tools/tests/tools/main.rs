@@ -1,0 +1,10 @@
+//! relay-tools: grep, read, glob/tree and the sandbox over real files, and their bounds.
+//!
+//! One test binary for the crate (each file a module): two cores link one binary, not one per file.
+
+mod bounded;
+mod common;
+mod glob_tree;
+mod grep;
+mod read;
+mod sandbox;

@@ -1,0 +1,9 @@
+//! relay-tracker: the GitHub and GitLab clients against the local fake servers built from recorded payloads.
+//!
+//! One test binary for the crate (each file a module): two cores link one binary, not one per file.
+
+mod github;
+mod github_app;
+mod gitlab;
+mod gitlab_members;
+mod registry;

@@ -1,0 +1,7 @@
+//! relay-worker: the orchestrator's cycle and budgets, and the retention pass, against the real Postgres.
+//!
+//! One test binary for the crate (each file a module): two cores link one binary, not one per file.
+
+mod orchestrator_budget;
+mod orchestrator_cycle;
+mod retention_pass;

@@ -1,0 +1,12 @@
+//! The relay binary, run as a process: its commands, the status page it serves, and the process lifecycle.
+//!
+//! One test binary for the crate (each file a module): two cores link one binary, not one per file.
+
+mod analyze;
+mod cli;
+mod db_commands;
+mod explore;
+mod plan;
+mod process;
+mod status_page_serve;
+mod support;
