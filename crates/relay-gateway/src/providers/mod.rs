@@ -146,7 +146,24 @@ pub(crate) fn body_digest(body: &[u8]) -> String {
 
 #[cfg(test)]
 mod tests {
-    use super::parse_time;
+    use relay_core::Provider;
+    use serde_json::json;
+
+    use super::{format, parse_time};
+
+    #[test]
+    fn each_format_finds_its_action_word() {
+        let github = format(Provider::GitHub);
+        assert_eq!(
+            github.action(&json!({ "action": "created" })),
+            Some("created")
+        );
+        assert_eq!(github.action(&json!({ "ref": "refs/heads/main" })), None);
+        let gitlab = format(Provider::GitLab);
+        let note = json!({ "object_attributes": { "action": "update" } });
+        assert_eq!(gitlab.action(&note), Some("update"));
+        assert_eq!(gitlab.action(&json!({ "object_kind": "push" })), None);
+    }
 
     #[test]
     fn timestamps() {

@@ -56,3 +56,52 @@ impl BatchValidator for ActionsValidator {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use relay_actions::Authority;
+    use relay_core::Action;
+    use relay_core::action::PostComment;
+
+    use super::*;
+
+    fn comment(content: &str) -> ActionBatch {
+        ActionBatch {
+            actions: vec![Action::PostComment(PostComment {
+                content: content.into(),
+                reply_to: None,
+            })],
+        }
+    }
+
+    #[tokio::test]
+    async fn the_accepted_batch_is_handed_over_once_and_only_for_that_batch() {
+        let validator = ActionsValidator::new(ValidationContext {
+            issue_id: 1,
+            tracker: "github".into(),
+            project_id: "1".into(),
+            gaps: Vec::new(),
+            findings: Vec::new(),
+            stale_findings: Vec::new(),
+            thread: Vec::new(),
+            snapshot: None,
+            spec: None,
+            authority: Authority::Unrestricted,
+            default_reply: None,
+            private_context: false,
+        });
+        let batch = comment("Which version do you run?");
+        assert_eq!(validator.validate(&batch).await, Verdict::Accepted);
+        assert!(
+            validator
+                .take_accepted(&comment("something else"))
+                .is_none()
+        );
+        assert_eq!(validator.validate(&batch).await, Verdict::Accepted);
+        assert!(validator.take_accepted(&batch).is_some());
+        assert!(
+            validator.take_accepted(&batch).is_none(),
+            "handed over once"
+        );
+    }
+}
