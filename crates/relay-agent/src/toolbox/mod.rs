@@ -173,7 +173,11 @@ impl Toolbox {
                 ),
             ));
         };
-        let arguments = definition.check_call(call)?;
+        let arguments = if call.name == CODEGRAPH_TOOL {
+            definition.check_call(&clamped_depth(call))?
+        } else {
+            definition.check_call(call)?
+        };
         if call.name == CODEGRAPH_TOOL {
             return self.codegraph(call, &arguments).await;
         }
@@ -223,6 +227,17 @@ fn normalise_empty_arguments(call: &ToolCall) -> ToolCall {
     let mut call = call.clone();
     if call.arguments.trim().is_empty() || call.arguments.trim() == "null" {
         call.arguments = "{}".to_owned();
+    }
+    call
+}
+
+/// The call with its `depth` clamped to 1-3 (the seed clamps, the schema alone would refuse).
+/// Arguments that are not a JSON object are left for the schema check to report.
+fn clamped_depth(call: &ToolCall) -> ToolCall {
+    let mut call = call.clone();
+    if let Ok(mut arguments) = serde_json::from_str::<serde_json::Value>(&call.arguments) {
+        relay_codegraph::ops::clamp_depth_argument(&mut arguments);
+        call.arguments = arguments.to_string();
     }
     call
 }
