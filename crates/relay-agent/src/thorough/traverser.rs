@@ -11,7 +11,7 @@ use super::bounds::{BoundHit, QueryBudget};
 use super::state::{Snippet, TraversalState};
 use super::step_caps::cap_output;
 use crate::llm::ToolCall;
-use crate::toolbox::{ToolCallRecord, Toolbox};
+use crate::toolbox::{CallTrace, ToolCallRecord, Toolbox};
 use crate::trace::{TraceKind, Tracer, capped as capped_text};
 use relay_tools::output::estimate_tokens;
 
@@ -105,9 +105,12 @@ pub async fn traverse(
             name: step.tool.clone(),
             arguments: arguments.clone(),
         };
+        let started = CallTrace::start(tracer, &call);
         let outcome = toolbox.call(&call).await;
         let record = &outcome.record;
-        record.trace(tracer);
+        started.end(tracer, record);
+        // A stage's plan is a long step: say how far it is after each tool step.
+        crate::trace::progress(tracer, "thorough:traverse", i + 1, steps.len());
         // The tools print their retry ladder as `Attempts: tried …: 0 matches; tried …: 3 matches`.
         let attempts: Vec<String> = outcome
             .result

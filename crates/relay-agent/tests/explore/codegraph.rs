@@ -144,3 +144,55 @@ async fn an_out_of_range_depth_is_clamped_on_the_agent_path() {
         );
     }
 }
+
+/// The job-time fallback: the store goes away in the middle of a job. The call that finds it gone
+/// and every later one answer the seed's "not available, use grep and read" at once, and the
+/// explore goes on with the code tools to a submitted report.
+#[sqlx::test(migrator = "relay_store::MIGRATOR")]
+async fn a_store_that_goes_away_mid_job_leaves_grep_and_read(pool: sqlx::PgPool) {
+    let repo = checkout();
+    let graph = index_repository(repo.path(), &IndexOptions::default())
+        .unwrap()
+        .graph;
+    let store = PostgresStore::new(pool.clone());
+    store
+        .replace_graph("acme/relay", "c0ffee", &graph)
+        .await
+        .unwrap();
+    let access = GraphAccess {
+        store: Arc::new(store),
+        scope: GraphScope::at("acme/relay", "c0ffee"),
+    };
+    let toolbox = Arc::new(Toolbox::new(repo.path(), Some(access), Default::default()).unwrap());
+    let before = toolbox
+        .call(&codegraph_call(
+            json!({"operation": "search", "name": "helper"}),
+        ))
+        .await;
+    assert!(before.record.is_ok(), "{}", before.result.content);
+
+    pool.close().await;
+    let server = ScriptedLlm::start(vec![
+        call(
+            "codegraph",
+            json!({"operation": "search", "name": "helper"}),
+        ),
+        call("codegraph", json!({"operation": "callers", "qname": "x"})),
+        call("grep", json!({"pattern": "func helper"})),
+        submit("helper is in plan.go.", json!([good_citation()]), "medium"),
+    ])
+    .await;
+    let agent =
+        relay_agent::explore::ExploreAgent::new(client(&server), toolbox, ExploreConfig::default());
+    let report = explore(&agent).await;
+    assert_eq!(report.stop, StopReason::Submitted);
+    let results = tool_results(&server.requests()[3]);
+    assert_eq!(results.len(), 3, "{results:?}");
+    for result in &results[..2] {
+        assert!(
+            result.contains("not available") && result.contains("Use grep and read"),
+            "{result}"
+        );
+    }
+    assert!(results[2].contains("pkg/planner/plan.go"), "{}", results[2]);
+}
