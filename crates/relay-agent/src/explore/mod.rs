@@ -476,7 +476,7 @@ fn thorough_report(report: crate::thorough::ThoroughReport) -> ExploreReport {
         | IntegrateReason::Bound(BoundHit::LlmCalls | BoundHit::AgentHops) => {
             StopReason::IterationCap
         }
-        IntegrateReason::Stuck => StopReason::NoProgress,
+        IntegrateReason::Stuck | IntegrateReason::ReplanLimit => StopReason::NoProgress,
         IntegrateReason::Bound(BoundHit::JobTokens) => StopReason::JobBudget,
         IntegrateReason::Bound(BoundHit::WallTime) => StopReason::TimeLimit,
         IntegrateReason::Bound(BoundHit::Files | BoundHit::CodeTokens | BoundHit::Depth) => {

@@ -39,6 +39,9 @@ pub struct ToolCallRecord {
     pub status: CallStatus,
     /// Estimated tokens of the result the model received.
     pub result_tokens: usize,
+    /// The result's first line, cut at [`MAX_RECORDED_ARGUMENT_CHARS`] characters (what an
+    /// evaluation reads to tell "found nothing" from an answer).
+    pub result_head: String,
 }
 
 impl ToolCallRecord {
@@ -61,6 +64,13 @@ impl ToolCallRecord {
             duration,
             status,
             result_tokens: relay_tools::output::estimate_tokens(result),
+            result_head: result
+                .lines()
+                .next()
+                .unwrap_or_default()
+                .chars()
+                .take(MAX_RECORDED_ARGUMENT_CHARS)
+                .collect(),
         }
     }
 
