@@ -6,6 +6,8 @@
 use relay_agent::llm::scripted::{ScriptedLlm, ScriptedReply};
 use serde_json::{Value, json};
 
+// Shared with the explore and analyze tests; this one needs only the binary runner and config.
+#[allow(dead_code)]
 mod support;
 
 const REPO_ROOT: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../..");
@@ -18,8 +20,7 @@ fn transcript(suite: &Value) -> Vec<ScriptedReply> {
         let first = cites[0]["contains"].as_str().unwrap();
         let word = first
             .split(|c: char| !c.is_alphanumeric() && c != '_')
-            .filter(|w| w.len() > 3)
-            .next_back()
+            .rfind(|w| w.len() > 3)
             .unwrap_or(first);
         script.push(ScriptedReply::tool_calls(vec![(
             "codegraph",
