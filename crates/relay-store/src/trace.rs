@@ -367,7 +367,10 @@ mod tests {
         .await
         .unwrap();
         let payload = json!({ "call_id": "t1" });
-        let events = [event(0, "tool_start", &payload), event(1, "progress", &payload)];
+        let events = [
+            event(0, "tool_start", &payload),
+            event(1, "progress", &payload),
+        ];
         insert_events(&pool, run, 9, &events).await.unwrap();
         let kinds: Vec<String> = events_after(&pool, 9, 0, 10)
             .await
