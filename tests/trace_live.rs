@@ -134,6 +134,7 @@ async fn a_running_jobs_trace_streams_live_then_ends(pool: PgPool) {
         ("planner", "llm_call", "planner"),
         ("explore#1", "stage", "explore:begin"),
         ("explore#1", "llm_call", "explore"),
+        ("explore#1", "tool_start", "grep"),
         ("explore#1", "tool_call", "grep"),
         ("explore#1", "llm_call", "explore"),
         ("explore#1", "stage", "explore:end"),

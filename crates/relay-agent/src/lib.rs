@@ -4,6 +4,7 @@
 //! - [`llm`]: the LLM client layer (providers, tool calling, structured output, retries, usage);
 //! - [`toolbox`]: one async surface over the code tools and the code graph, with call records;
 //! - [`explore`]: the ExploreAgent (one question, a bounded tool loop, verified citations);
+//! - [`eval`]: the explorer's evaluation harness (a suite of questions, scored);
 //! - [`agent_settings`]: the `[agent]` section (planner, spec and orchestrator limits, engage roles);
 //! - [`context`]: the ContextBuilder (an issue and Relay's state as bounded chat turns);
 //! - [`planner`]: the planning loop (`explore` + `submit_actions`);
@@ -12,6 +13,7 @@
 
 pub mod agent_settings;
 pub mod context;
+pub mod eval;
 pub mod explore;
 pub mod llm;
 pub mod planner;

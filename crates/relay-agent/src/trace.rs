@@ -20,8 +20,13 @@ pub const MAX_TRACE_TEXT_CHARS: usize = 200;
 pub enum TraceKind {
     /// One LLM call: role, model, tokens in/out/cached, latency, outcome.
     LlmCall,
-    /// One tool call: tool, arguments (capped), result tokens, duration, ok/error.
+    /// One tool call ended: tool, arguments (capped), result tokens, duration, ok/error, and the
+    /// `call_id` of its [`TraceKind::ToolStart`].
     ToolCall,
+    /// One tool call began: `call_id` (unique in the process), tool, arguments (capped).
+    ToolStart,
+    /// How far a long step is: `done` of `total` (a turn's tool calls, a stage's planned steps).
+    Progress,
     /// A stage of a run began or ended (cycle, planner, explore, thorough stage, spec).
     Stage,
     /// The Validator refused part of a batch.
@@ -40,6 +45,8 @@ impl TraceKind {
         match self {
             Self::LlmCall => "llm_call",
             Self::ToolCall => "tool_call",
+            Self::ToolStart => "tool_start",
+            Self::Progress => "progress",
             Self::Stage => "stage",
             Self::ValidationFailure => "validation_failure",
             Self::Action => "action",
@@ -165,6 +172,14 @@ impl TraceSink for MemoryTraceSink {
             .expect("trace sink lock poisoned")
             .push(event);
     }
+}
+
+/// Records the progress of a long step: `done` of `total` parts of `step`.
+pub fn progress(tracer: &Tracer, step: &str, done: usize, total: usize) {
+    tracer.event(
+        TraceKind::Progress,
+        serde_json::json!({ "step": step, "done": done, "total": total }),
+    );
 }
 
 /// `text` cut at [`MAX_TRACE_TEXT_CHARS`] characters.

@@ -61,6 +61,32 @@ pub struct AppState {
     pub(crate) ui: Arc<ui::UiState>,
     /// `[prices]`: what the status page shows as cost.
     pub(crate) prices: Arc<relay_core::prices::Prices>,
+    /// Parts running degraded (component → what still works), shown in `/readyz`'s detail.
+    pub(crate) degraded: Degraded,
+}
+
+/// The parts of the process that run degraded, e.g. the code graph when its store could not be
+/// reached at start-up. Shared by every clone of the state, so the worker can note a part after
+/// the listener started.
+#[derive(Debug, Clone, Default)]
+pub struct Degraded(Arc<std::sync::RwLock<std::collections::BTreeMap<String, String>>>);
+
+impl Degraded {
+    /// Notes that `component` runs degraded, with what still works.
+    pub fn note(&self, component: &str, detail: impl Into<String>) {
+        self.0
+            .write()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .insert(component.to_owned(), detail.into());
+    }
+
+    /// Component → detail, sorted by component.
+    pub fn snapshot(&self) -> std::collections::BTreeMap<String, String> {
+        self.0
+            .read()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .clone()
+    }
 }
 
 impl AppState {
@@ -87,7 +113,13 @@ impl AppState {
             trace_feed,
             ui: Arc::new(ui::UiState::new(settings::UiSettings::default())),
             prices: Arc::new(relay_core::prices::Prices::new()),
+            degraded: Degraded::default(),
         }
+    }
+
+    /// The degraded parts `/readyz` reports (note one with [`Degraded::note`]).
+    pub fn degraded(&self) -> Degraded {
+        self.degraded.clone()
     }
 
     /// The status page's settings (it is served when the API has a token).

@@ -351,6 +351,41 @@ mod tests {
         }
     }
 
+    /// Migration 0023: a tool call's start and a long step's progress are stored kinds; an
+    /// unknown kind is still refused.
+    #[sqlx::test(migrator = "crate::MIGRATOR")]
+    async fn tool_start_and_progress_events_are_stored(pool: PgPool) {
+        let run = start_run(
+            &pool,
+            &NewRun {
+                job_id: 9,
+                issue_id: None,
+                attempt: 1,
+                worker: "w1",
+            },
+        )
+        .await
+        .unwrap();
+        let payload = json!({ "call_id": "t1" });
+        let events = [
+            event(0, "tool_start", &payload),
+            event(1, "progress", &payload),
+        ];
+        insert_events(&pool, run, 9, &events).await.unwrap();
+        let kinds: Vec<String> = events_after(&pool, 9, 0, 10)
+            .await
+            .unwrap()
+            .into_iter()
+            .map(|e| e.kind)
+            .collect();
+        assert_eq!(kinds, ["tool_start", "progress"]);
+        assert!(
+            insert_events(&pool, run, 9, &[event(2, "tool_end", &payload)])
+                .await
+                .is_err()
+        );
+    }
+
     #[sqlx::test(migrator = "crate::MIGRATOR")]
     async fn batches_keep_order_and_pages_resume_by_cursor(pool: PgPool) {
         let run = start_run(

@@ -129,6 +129,87 @@ mod tests {
         assert_eq!(load_hint(&pool, "github:other/repo").await, None);
     }
 
+    /// Seed 002's three tool-graph metrics: updates by outcome, edges created, tools per run.
+    #[sqlx::test(migrator = "relay_store::MIGRATOR")]
+    async fn the_three_tool_graph_metrics_are_recorded(pool: PgPool) {
+        use metrics_util::debugging::{DebugValue, DebuggingRecorder};
+        let recorder = DebuggingRecorder::new();
+        let snapshotter = recorder.snapshotter();
+        // The test runs on one thread: the local recorder sees every metric of this test only.
+        let _local = metrics::set_default_local_recorder(&recorder);
+        let observer = StoreExploreObserver::new(pool.clone(), "github:m/m".into());
+        // Each snapshot drains the recorder: it holds what the runs since the last one recorded.
+        type Snapshot = Vec<(
+            metrics_util::CompositeKey,
+            Option<metrics::Unit>,
+            Option<metrics::SharedString>,
+            DebugValue,
+        )>;
+        fn value<'s>(
+            snapshot: &'s Snapshot,
+            name: &str,
+            label: Option<(&str, &str)>,
+        ) -> Option<&'s DebugValue> {
+            snapshot
+                .iter()
+                .find(|(key, _, _, _)| {
+                    key.key().name() == name
+                        && label.is_none_or(|(k, v)| {
+                            key.key().labels().any(|l| l.key() == k && l.value() == v)
+                        })
+                })
+                .map(|(_, _, _, value)| value)
+        }
+        let counter = |snapshot: &Snapshot, name: &str, label: (&str, &str)| match value(
+            snapshot,
+            name,
+            Some(label),
+        ) {
+            Some(DebugValue::Counter(n)) => *n,
+            None => 0,
+            other => panic!("{name} is not a counter: {other:?}"),
+        };
+        let tools_per_run =
+            |snapshot: &Snapshot| match value(snapshot, m::EXPLORE_TOOLS_PER_RUN, None) {
+                Some(DebugValue::Histogram(values)) => {
+                    values.iter().map(|v| v.into_inner()).collect::<Vec<_>>()
+                }
+                other => panic!("tools per run is not a histogram: {other:?}"),
+            };
+        let edges = m::TOOL_GRAPH_EDGES_CREATED_TOTAL;
+        let updates = m::TOOL_GRAPH_UPDATES_TOTAL;
+
+        observer.observe(&run(&["grep", "read"], true)).await;
+        let first = snapshotter.snapshot().into_vec();
+        assert!(
+            counter(&first, edges, ("source", "observed")) > 0,
+            "a first run creates transitions"
+        );
+        assert_eq!(counter(&first, updates, ("outcome", "ok")), 1);
+        assert_eq!(tools_per_run(&first), [2.0]);
+
+        observer.observe(&run(&["grep", "read"], true)).await;
+        let second = snapshotter.snapshot().into_vec();
+        assert_eq!(
+            counter(&second, edges, ("source", "observed")),
+            0,
+            "the same run again creates no transition"
+        );
+        assert_eq!(counter(&second, updates, ("outcome", "ok")), 1);
+
+        sqlx::query("DROP TABLE tool_graph_edges")
+            .execute(&pool)
+            .await
+            .unwrap();
+        observer
+            .observe(&run(&["grep", "read", "tree"], true))
+            .await;
+        let third = snapshotter.snapshot().into_vec();
+        assert_eq!(counter(&third, updates, ("outcome", "error")), 1);
+        assert_eq!(counter(&third, updates, ("outcome", "ok")), 0);
+        assert_eq!(tools_per_run(&third), [3.0]);
+    }
+
     #[sqlx::test(migrator = "relay_store::MIGRATOR")]
     async fn a_store_failure_is_a_warning_not_an_error(pool: PgPool) {
         sqlx::query("DROP TABLE tool_graph_edges")

@@ -65,6 +65,9 @@ enum Command {
     /// most 5 stages of plan → tools → synthesis → critique, an answer of verified claims only:
     /// `relay analyze --repo . "how does a webhook become a comment?"`.
     Analyze(cmd::analyze::AnalyzeArgs),
+    /// Score the explorer on a suite of questions about a checkout (no database needed):
+    /// `relay eval --repo . --suite eval/relay.toml`; compare models with `--model`.
+    Eval(cmd::eval::EvalArgs),
     /// Ask the code graph of a checkout: search, callers, callees, implementations, usages, resolve.
     Codegraph(cmd::codegraph::CodegraphArgs),
     /// Dry run: one planner cycle on an issue from a JSON file against a local checkout; prints
@@ -143,6 +146,7 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
         Command::Plan(args) => cmd::plan::run(config, &args).await,
         Command::Explore(args) => cmd::explore::run(config, args).await,
         Command::Analyze(args) => cmd::analyze::run(config, args).await,
+        Command::Eval(args) => cmd::eval::run(config, args).await,
         Command::Trace(args) => cmd::trace::run(config, &args).await,
         Command::ToolGraph(args) => cmd::tool_graph::run(config, &args).await,
     }

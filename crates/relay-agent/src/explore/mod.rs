@@ -339,6 +339,7 @@ impl ExploreAgent {
                 "thoroughness": request.thoroughness.as_str(),
             }),
         );
+        let started = std::time::Instant::now();
         let result = match request.thoroughness {
             Thoroughness::Thorough => self.thorough(&request, &tracer).await,
             Thoroughness::Quick | Thoroughness::Medium => {
@@ -365,11 +366,15 @@ impl ExploreAgent {
                     "tokens_out": report.tokens_out,
                     "citations": report.evidence.len(),
                     "dropped_citations": report.dropped_citations,
+                    // The tools called, in order, and the explore's own wall time (seed 002).
+                    "tools": report.tool_calls.iter().map(|c| c.tool.as_str()).collect::<Vec<_>>(),
+                    "elapsed_ms": u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX),
                 }),
                 Err(error) => json!({
                     "stage": "explore",
                     "phase": "end",
                     "error": capped(&error.to_string()),
+                    "elapsed_ms": u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX),
                 }),
             },
         );
@@ -471,7 +476,7 @@ fn thorough_report(report: crate::thorough::ThoroughReport) -> ExploreReport {
         | IntegrateReason::Bound(BoundHit::LlmCalls | BoundHit::AgentHops) => {
             StopReason::IterationCap
         }
-        IntegrateReason::Stuck => StopReason::NoProgress,
+        IntegrateReason::Stuck | IntegrateReason::ReplanLimit => StopReason::NoProgress,
         IntegrateReason::Bound(BoundHit::JobTokens) => StopReason::JobBudget,
         IntegrateReason::Bound(BoundHit::WallTime) => StopReason::TimeLimit,
         IntegrateReason::Bound(BoundHit::Files | BoundHit::CodeTokens | BoundHit::Depth) => {

@@ -137,6 +137,7 @@ mod tests {
             duration: Duration::ZERO,
             status: CallStatus::Ok,
             result_tokens: 1,
+            result_head: String::new(),
         }
     }
 

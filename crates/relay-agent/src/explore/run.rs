@@ -17,7 +17,7 @@ use super::{
 use crate::llm::{
     ChatRequest, ChatResponse, ErrorKind, LlmError, ToolCall, ToolDefinition, ToolResult, Usage,
 };
-use crate::toolbox::ToolCallRecord;
+use crate::toolbox::{CallTrace, ToolCallRecord};
 use crate::trace::Tracer;
 
 /// Consecutive turns without a usable tool call (empty replies, plain text, only unknown tools
@@ -183,24 +183,37 @@ impl<'a> Run<'a> {
         let toolbox = self.agent.toolbox.clone();
         // Collected first: a lazy `map` closure over `&&ToolCall` makes the whole explore future
         // fail rustc's higher-ranked `Send` check, so it could not run inside a `Send` task.
+        let total = work.len();
         let pending: Vec<_> = work
             .iter()
             .map(|call| {
                 let toolbox = toolbox.clone();
+                let tracer = self.tracer.clone();
                 let call = (*call).clone();
-                async move { toolbox.call(&call).await }
+                async move {
+                    let started = CallTrace::start(&tracer, &call);
+                    (started, toolbox.call(&call).await)
+                }
             })
             .collect();
+        let mut done = 0;
         let outcomes: Vec<_> = futures::stream::iter(pending)
             .buffered(self.agent.config.max_parallel_tools.max(1))
+            .inspect(|_| {
+                done += 1;
+                // A turn of several calls is a long step: say how far it is.
+                if total > 1 {
+                    crate::trace::progress(&self.tracer, "explore:tools", done, total);
+                }
+            })
             .collect()
             .await;
 
         let mut progress = false;
         let mut results: Vec<(ToolCall, ToolResult)> = Vec::new();
-        for (call, outcome) in work.iter().zip(outcomes) {
+        for (call, (started, outcome)) in work.iter().zip(outcomes) {
             progress |= outcome.record.is_ok();
-            outcome.record.trace(&self.tracer);
+            started.end(&self.tracer, &outcome.record);
             self.records.push(outcome.record);
             results.push(((*call).clone(), outcome.result));
         }

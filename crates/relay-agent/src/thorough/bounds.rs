@@ -20,6 +20,14 @@ pub const QUERY_DEPTH: usize = 10;
 pub const QUERY_LLM_CALLS: u32 = 10;
 /// Agent hops (stage transitions and tool steps) per query.
 pub const QUERY_AGENT_HOPS: u32 = 21;
+/// Tokens of the context carried from stage to stage (question, intent, goals, explored state,
+/// verified claims) at most; past it the oldest claims are left out of the prompt (seed 003's
+/// session-context bound).
+pub const SESSION_CONTEXT_TOKENS: usize = 10_000;
+/// Wall-clock time of one tool step (the seed's timeout strategy: a step that hangs is a failed
+/// step the Critic sees, not a stalled query). The tools' own `call_timeout_secs` still applies
+/// inside it; the query's remaining wall-clock time shortens it.
+pub const STEP_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(60);
 
 /// Which bound was reached.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error, serde::Serialize)]
@@ -52,12 +60,45 @@ pub struct QueryBudget {
     depth: usize,
     llm_calls: u32,
     agent_hops: u32,
+    /// The query's wall-clock limit (none: unlimited), checked before every tool step.
+    deadline: Option<tokio::time::Instant>,
+    /// One tool step's time (none: [`STEP_TIMEOUT`]).
+    step_timeout: Option<std::time::Duration>,
 }
 
 impl QueryBudget {
     /// A fresh budget.
     pub fn new() -> QueryBudget {
         QueryBudget::default()
+    }
+
+    /// The same budget, with the query's wall-clock limit at `deadline`.
+    pub fn with_deadline(mut self, deadline: tokio::time::Instant) -> QueryBudget {
+        self.deadline = Some(deadline);
+        self
+    }
+
+    /// The same budget, with another time per tool step than [`STEP_TIMEOUT`].
+    pub fn with_step_timeout(mut self, timeout: std::time::Duration) -> QueryBudget {
+        self.step_timeout = Some(timeout);
+        self
+    }
+
+    /// The time the next tool step may take: [`STEP_TIMEOUT`] or what is left of the query's
+    /// wall-clock time, whichever is shorter; refused once the query's time is up.
+    pub fn step_time(&self) -> Result<std::time::Duration, BoundHit> {
+        let step = self.step_timeout.unwrap_or(STEP_TIMEOUT);
+        match self.deadline {
+            None => Ok(step),
+            Some(deadline) => {
+                let left = deadline.saturating_duration_since(tokio::time::Instant::now());
+                if left.is_zero() {
+                    Err(BoundHit::WallTime)
+                } else {
+                    Ok(step.min(left))
+                }
+            }
+        }
     }
 
     /// Reading `path`: a file already read costs nothing more.

@@ -110,9 +110,57 @@ pub fn verify_reply(
     out
 }
 
+/// The names of the Synthesizer's `entities` whose definition citation verifies: they join the
+/// traversal state's symbols, so the next stages' Planner sees what the code was shown to define.
+/// An entity without a citation, or with one that does not verify, is a guess and is left out.
+pub fn verified_entities(sandbox: &Sandbox, reply: &SynthesizerReply) -> Vec<String> {
+    reply
+        .entities
+        .iter()
+        .filter(|entity| !entity.name.trim().is_empty())
+        .filter(|entity| {
+            entity
+                .citation
+                .as_ref()
+                .is_some_and(|citation| verify(sandbox, citation).is_ok())
+        })
+        .map(|entity| entity.name.trim().to_owned())
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::thorough::contracts::Entity;
+
+    #[test]
+    fn only_entities_with_a_verified_definition_are_kept() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("a.go"), "package a\n\nfunc Enqueue() {}\n").unwrap();
+        let sandbox = Sandbox::new(dir.path()).unwrap();
+        let entity = |name: &str, line: Option<u32>| Entity {
+            name: name.into(),
+            kind: "function".into(),
+            citation: line.map(|line| Citation {
+                path: "a.go".into(),
+                start_line: line,
+                end_line: line,
+                quote: Some("func Enqueue() {}".into()),
+            }),
+        };
+        let reply = SynthesizerReply {
+            entities: vec![
+                entity("Enqueue", Some(3)),
+                entity("Wrong line", Some(1)),
+                entity("Uncited", None),
+            ],
+            flows: Vec::new(),
+            open_questions: Vec::new(),
+            contradictions: Vec::new(),
+            evidence: Vec::new(),
+        };
+        assert_eq!(verified_entities(&sandbox, &reply), ["Enqueue"]);
+    }
 
     #[test]
     fn a_path_is_named_only_as_a_whole() {

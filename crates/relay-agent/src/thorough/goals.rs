@@ -43,7 +43,12 @@ pub enum GoalUpdate {
     /// A sharper wording of a goal.
     Refined { id: String, description: String },
     /// No longer worth pursuing.
-    Dropped { id: String },
+    Dropped {
+        id: String,
+        /// Why (the answer lists dropped goals with it).
+        #[serde(default)]
+        reason: Option<String>,
+    },
     /// Cannot be pursued (e.g. the code is not in the repository).
     Blocked { id: String, reason: String },
 }
@@ -53,7 +58,7 @@ impl GoalUpdate {
         match self {
             Self::New { id, .. }
             | Self::Refined { id, .. }
-            | Self::Dropped { id }
+            | Self::Dropped { id, .. }
             | Self::Blocked { id, .. } => id,
         }
     }
@@ -66,10 +71,28 @@ pub struct Rejected {
     pub why: &'static str,
 }
 
-/// Applies `updates` to `goals` in order. Dropped goals leave the list; an update of an unknown
-/// id, or a `new` whose id exists, is rejected and reported.
-pub fn apply_updates(goals: &mut Vec<Goal>, updates: &[GoalUpdate]) -> Vec<Rejected> {
+/// A goal the Critic dropped: no longer pursued, but listed in the answer with why.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct DroppedGoal {
+    pub id: String,
+    pub description: String,
+    pub reason: Option<String>,
+}
+
+/// What applying a batch of updates did besides changing the goals.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Applied {
+    /// Updates that could not be applied.
+    pub rejected: Vec<Rejected>,
+    /// Goals that left the list.
+    pub dropped: Vec<DroppedGoal>,
+}
+
+/// Applies `updates` to `goals` in order. Dropped goals leave the list (and are returned); an
+/// update of an unknown id, or a `new` whose id exists, is rejected and reported.
+pub fn apply_updates(goals: &mut Vec<Goal>, updates: &[GoalUpdate]) -> Applied {
     let mut rejected = Vec::new();
+    let mut dropped = Vec::new();
     for update in updates {
         let at = goals.iter().position(|g| g.id == update.id());
         match (update, at) {
@@ -99,8 +122,13 @@ pub fn apply_updates(goals: &mut Vec<Goal>, updates: &[GoalUpdate]) -> Vec<Rejec
             (GoalUpdate::Refined { description, .. }, Some(at)) => {
                 goals[at].description = description.clone();
             }
-            (GoalUpdate::Dropped { .. }, Some(at)) => {
-                goals.remove(at);
+            (GoalUpdate::Dropped { reason, .. }, Some(at)) => {
+                let goal = goals.remove(at);
+                dropped.push(DroppedGoal {
+                    id: goal.id,
+                    description: goal.description,
+                    reason: reason.clone().filter(|r| !r.trim().is_empty()),
+                });
             }
             (GoalUpdate::Blocked { reason, .. }, Some(at)) => {
                 goals[at].status = GoalStatus::Blocked;
@@ -108,7 +136,7 @@ pub fn apply_updates(goals: &mut Vec<Goal>, updates: &[GoalUpdate]) -> Vec<Rejec
             }
         }
     }
-    rejected
+    Applied { rejected, dropped }
 }
 
 /// Goals still to work on: pending, partial or unmet.
@@ -154,19 +182,32 @@ mod tests {
                 id: "g4".into(),
                 description: "who drains the outbox, and when".into(),
             },
-            GoalUpdate::Dropped { id: "g1".into() },
+            GoalUpdate::Dropped {
+                id: "g1".into(),
+                reason: Some("the question is about the gateway only".into()),
+            },
             GoalUpdate::Blocked {
                 id: "g3".into(),
                 reason: "vendored code is not indexed".into(),
             },
-            GoalUpdate::Dropped { id: "g1".into() },
+            GoalUpdate::Dropped {
+                id: "g1".into(),
+                reason: None,
+            },
             GoalUpdate::New {
                 id: "g2".into(),
                 description: "duplicate".into(),
                 priority: 1,
             },
         ];
-        let rejected = apply_updates(&mut goals, &updates);
+        let Applied { rejected, dropped } = apply_updates(&mut goals, &updates);
+        assert_eq!(
+            dropped
+                .iter()
+                .map(|d| (d.id.as_str(), d.reason.as_deref()))
+                .collect::<Vec<_>>(),
+            [("g1", Some("the question is about the gateway only"))]
+        );
         let ids: Vec<&str> = goals.iter().map(|g| g.id.as_str()).collect();
         assert_eq!(ids, ["g2", "g3", "g4"]);
         assert_eq!(goals[0].description, "where is the webhook stored");

@@ -7,7 +7,7 @@ use std::fmt::Write as _;
 use relay_core::Citation;
 use serde::Serialize;
 
-use super::goals::{Goal, GoalStatus};
+use super::goals::{DroppedGoal, Goal, GoalStatus};
 use super::routing::IntegrateReason;
 
 /// Open questions the answer lists at most.
@@ -53,6 +53,8 @@ pub struct Unsettled {
     pub clarification: Option<String>,
     /// The Synthesizers' open questions, in order.
     pub open_questions: Vec<String>,
+    /// Goals the Critic dropped, in order, with why.
+    pub dropped_goals: Vec<DroppedGoal>,
 }
 
 /// What one completed stage established.
@@ -77,6 +79,8 @@ pub struct Answer {
     pub clarification: Option<String>,
     /// Questions the stages raised and did not settle (at most [`MAX_OPEN_QUESTIONS`]).
     pub open_questions: Vec<String>,
+    /// Goals dropped on the way, listed in the text with why.
+    pub dropped_goals: Vec<DroppedGoal>,
     pub reason: IntegrateReason,
 }
 
@@ -128,6 +132,13 @@ pub fn integrate(
             let _ = writeln!(text, "- {} ({status}{why})", goal.description);
         }
     }
+    if !unsettled.dropped_goals.is_empty() {
+        let _ = writeln!(text, "\nDropped:");
+        for goal in &unsettled.dropped_goals {
+            let why = goal.reason.as_deref().unwrap_or("no reason given");
+            let _ = writeln!(text, "- {} (dropped: {})", goal.description, why.trim());
+        }
+    }
     let mut open_questions: Vec<String> = Vec::new();
     for question in unsettled.open_questions {
         let question = question.trim().to_owned();
@@ -142,16 +153,22 @@ pub fn integrate(
             let _ = writeln!(text, "- {question}");
         }
     }
-    if let Some(question) = &unsettled.clarification {
-        let _ = writeln!(text, "\nNeeds clarification: {}", question.trim());
+    // A blank question is no question: never an empty "Needs clarification:".
+    let clarification = unsettled
+        .clarification
+        .map(|q| q.trim().to_owned())
+        .filter(|q| !q.is_empty());
+    if let Some(question) = &clarification {
+        let _ = writeln!(text, "\nNeeds clarification: {question}");
     }
     Answer {
         text,
         claims,
         open_goals,
         dropped_claims,
-        clarification: unsettled.clarification,
+        clarification,
         open_questions,
+        dropped_goals: unsettled.dropped_goals,
         reason,
     }
 }
@@ -257,6 +274,7 @@ mod tests {
             Unsettled {
                 clarification: Some("GitHub or GitLab?".into()),
                 open_questions: vec!["who retries?".into(), " who retries? ".into()],
+                dropped_goals: Vec::new(),
             },
             IntegrateReason::StageCap,
         );

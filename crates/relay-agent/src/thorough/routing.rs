@@ -7,7 +7,7 @@ use serde::{Deserialize, Serialize};
 
 /// Stages per query at most.
 pub const MAX_STAGES: u32 = 5;
-/// Replans within one stage at most; past them the query moves on.
+/// Replans within one stage at most; past them the query finishes.
 pub const MAX_REPLANS_PER_STAGE: u32 = 3;
 /// Stages in a row without progress that make a query stuck.
 pub const STUCK_STAGES: u32 = 2;
@@ -47,8 +47,10 @@ pub enum IntegrateReason {
     GoalsDone,
     /// [`MAX_STAGES`] stages ran.
     StageCap,
-    /// [`STUCK_STAGES`] stages in a row made no progress.
+    /// [`STUCK_STAGES`] stages in a row made no progress (after the humans were asked).
     Stuck,
+    /// The Critic still asked for a replan after [`MAX_REPLANS_PER_STAGE`] in one stage.
+    ReplanLimit,
     /// A query bound stopped the stages (the LLM-call cap, the hops, the job's tokens).
     Bound(super::bounds::BoundHit),
     /// Nothing can be explored before a human answers (an empty or incomprehensible question).
@@ -64,6 +66,7 @@ impl IntegrateReason {
             Self::GoalsDone => "goals_done".into(),
             Self::StageCap => "stage_cap".into(),
             Self::Stuck => "stuck".into(),
+            Self::ReplanLimit => "replan_limit".into(),
             Self::Bound(hit) => format!(
                 "bound:{}",
                 serde_json::to_value(hit)
@@ -105,11 +108,16 @@ impl std::fmt::Display for Route {
 
 /// The route for `input`, checks in the contract's order.
 pub fn route(input: RoutingInput) -> Route {
-    if !input.clarified && (input.blocking_issues || input.verdict == Verdict::Clarify) {
+    let stuck = input.stages_without_progress >= STUCK_STAGES;
+    if !input.clarified && (input.blocking_issues || input.verdict == Verdict::Clarify || stuck) {
         return Route::Clarify;
     }
-    if input.verdict == Verdict::Replan && input.replans_in_stage < MAX_REPLANS_PER_STAGE {
-        return Route::Replan;
+    if input.verdict == Verdict::Replan {
+        return if input.replans_in_stage < MAX_REPLANS_PER_STAGE {
+            Route::Replan
+        } else {
+            Route::Integrate(IntegrateReason::ReplanLimit)
+        };
     }
     if input.open_goals == 0 {
         return Route::Integrate(IntegrateReason::GoalsDone);
@@ -192,7 +200,7 @@ mod tests {
                 replans_in_stage: MAX_REPLANS_PER_STAGE,
                 ..replan
             }),
-            Route::NextStage
+            Route::Integrate(IntegrateReason::ReplanLimit)
         );
     }
 
@@ -212,9 +220,18 @@ mod tests {
             }),
             Route::Integrate(IntegrateReason::StageCap)
         );
+        // Stuck asks the humans first (seed 003), and integrates once it has asked.
         assert_eq!(
             route(RoutingInput {
                 stages_without_progress: STUCK_STAGES,
+                ..approved()
+            }),
+            Route::Clarify
+        );
+        assert_eq!(
+            route(RoutingInput {
+                stages_without_progress: STUCK_STAGES,
+                clarified: true,
                 ..approved()
             }),
             Route::Integrate(IntegrateReason::Stuck)

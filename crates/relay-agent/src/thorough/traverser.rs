@@ -10,8 +10,10 @@ use serde_json::{Value, json};
 use super::bounds::{BoundHit, QueryBudget};
 use super::state::{Snippet, TraversalState};
 use super::step_caps::cap_output;
-use crate::llm::ToolCall;
-use crate::toolbox::{ToolCallRecord, Toolbox};
+use std::time::Duration;
+
+use crate::llm::{ToolCall, ToolResult};
+use crate::toolbox::{CallStatus, CallTrace, ToolCallRecord, ToolOutcome, Toolbox};
 use crate::trace::{TraceKind, Tracer, capped as capped_text};
 use relay_tools::output::estimate_tokens;
 
@@ -90,24 +92,39 @@ pub async fn traverse(
             records.push(refused(bound));
             continue;
         }
-        let admitted = budget.hop().and_then(|()| admit(step, budget));
-        if let Err(bound) = admitted {
-            stopped = Some(bound);
-            tracer.event(
-                TraceKind::Decision,
-                json!({ "decision": "step_refused", "reason": bound.to_string() }),
-            );
-            records.push(refused(bound));
-            continue;
-        }
+        let admitted = budget.step_time().and_then(|time| {
+            budget
+                .hop()
+                .and_then(|()| admit(step, budget))
+                .map(|()| time)
+        });
+        let step_time = match admitted {
+            Ok(time) => time,
+            Err(bound) => {
+                stopped = Some(bound);
+                tracer.event(
+                    TraceKind::Decision,
+                    json!({ "decision": "step_refused", "reason": bound.to_string() }),
+                );
+                records.push(refused(bound));
+                continue;
+            }
+        };
         let call = ToolCall {
             id: format!("thorough-{i}"),
             name: step.tool.clone(),
             arguments: arguments.clone(),
         };
-        let outcome = toolbox.call(&call).await;
+        let started = CallTrace::start(tracer, &call);
+        let began = std::time::Instant::now();
+        let outcome = match tokio::time::timeout(step_time, toolbox.call(&call)).await {
+            Ok(outcome) => outcome,
+            Err(_) => timed_out(&call, step_time, began.elapsed()),
+        };
         let record = &outcome.record;
-        record.trace(tracer);
+        started.end(tracer, record);
+        // A stage's plan is a long step: say how far it is after each tool step.
+        crate::trace::progress(tracer, "thorough:traverse", i + 1, steps.len());
         // The tools print their retry ladder as `Attempts: tried …: 0 matches; tried …: 3 matches`.
         let attempts: Vec<String> = outcome
             .result
@@ -151,6 +168,21 @@ pub async fn traverse(
         });
     }
     records
+}
+
+/// The outcome of a step abandoned after `limit`: a failed call, as the model would read it.
+fn timed_out(call: &ToolCall, limit: Duration, took: Duration) -> ToolOutcome {
+    let message = format!(
+        "the step timed out after {} ms; try a narrower step",
+        limit.as_millis()
+    );
+    let status = CallStatus::Error {
+        message: message.clone(),
+    };
+    ToolOutcome {
+        record: ToolCallRecord::new(call, took, status, &message),
+        result: ToolResult::error(&call.id, message),
+    }
 }
 
 /// The query bounds a step needs before it runs: a read is a file of the query's
@@ -261,6 +293,33 @@ mod tests {
         assert_eq!(records[1].status, StepStatus::Ok);
         assert!(matches!(records[2].status, StepStatus::Failed { .. }));
         assert_eq!(state.files.iter().collect::<Vec<_>>(), ["pkg/retry.go"]);
+    }
+
+    /// A step that takes longer than its time is a failed step the Critic reads; once the query's
+    /// wall-clock time is up, the remaining steps are refused by that bound, not run.
+    #[tokio::test]
+    async fn a_step_times_out_and_the_query_clock_is_checked_between_steps() {
+        let dir = repo();
+        let toolbox = Toolbox::new(dir.path(), None, Default::default()).unwrap();
+        let mut state = TraversalState::default();
+        let steps = vec![step("grep", json!({"pattern": "GetUserName"}))];
+        let mut budget = QueryBudget::new().with_step_timeout(Duration::ZERO);
+        let records = traverse(&toolbox, &steps, &mut budget, &mut state, &Tracer::noop()).await;
+        match &records[0].status {
+            StepStatus::Failed { message } => assert!(message.contains("timed out"), "{message}"),
+            other => panic!("expected a timeout, got {other:?}"),
+        }
+        assert!(records[0].call.is_some(), "the call is still recorded");
+
+        let mut budget = QueryBudget::new().with_deadline(tokio::time::Instant::now());
+        let records = traverse(&toolbox, &steps, &mut budget, &mut state, &Tracer::noop()).await;
+        assert_eq!(
+            records[0].status,
+            StepStatus::Refused {
+                bound: BoundHit::WallTime.to_string()
+            }
+        );
+        assert_eq!(budget.agent_hops(), 0, "a refused step is no hop");
     }
 
     #[tokio::test]

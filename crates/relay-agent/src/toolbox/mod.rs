@@ -13,9 +13,10 @@ mod record;
 
 use std::path::Path;
 use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Instant;
 
-use relay_codegraph::ops::GraphScope;
+use relay_codegraph::ops::{self, CodegraphArgs, GraphScope};
 use relay_codegraph::store::GraphStore;
 use relay_tools::output::estimate_tokens;
 use relay_tools::sandbox::Sandbox;
@@ -24,10 +25,15 @@ use relay_tools::{JobBudget, ToolContext, ToolLimits, ToolRegistry};
 use crate::llm::{ToolCall, ToolDefinition, ToolResult};
 
 pub use graph::index_in_memory;
-pub use record::{CallStatus, MAX_RECORDED_ARGUMENT_CHARS, ToolCallRecord};
+pub use record::{CallStatus, CallTrace, MAX_RECORDED_ARGUMENT_CHARS, ToolCallRecord};
 
 /// Name of the code graph tool.
 pub const CODEGRAPH_TOOL: &str = relay_codegraph::ops::TOOL_NAME;
+
+/// What the `codegraph` tool answers once its store stopped answering during the job (the seed's
+/// graceful degradation: the explore goes on with the code tools).
+pub const CODEGRAPH_WENT_AWAY: &str = "Codegraph is not available (its store stopped answering). \
+Use grep and read tools instead.";
 
 /// Failures building a toolbox.
 #[derive(Debug, thiserror::Error)]
@@ -77,6 +83,8 @@ pub struct Toolbox {
     registry: Arc<ToolRegistry>,
     context: ToolContext,
     graph: Option<GraphAccess>,
+    /// Set when the graph store failed during the job: later calls answer at once, without it.
+    graph_down: AtomicBool,
     definitions: Vec<ToolDefinition>,
 }
 
@@ -119,6 +127,7 @@ impl Toolbox {
             registry: Arc::new(registry),
             context,
             graph,
+            graph_down: AtomicBool::new(false),
             definitions,
         })
     }
@@ -172,7 +181,11 @@ impl Toolbox {
                 ),
             ));
         };
-        let arguments = definition.check_call(call)?;
+        let arguments = if call.name == CODEGRAPH_TOOL {
+            definition.check_call(&clamped_depth(call))?
+        } else {
+            definition.check_call(call)?
+        };
         if call.name == CODEGRAPH_TOOL {
             return self.codegraph(call, &arguments).await;
         }
@@ -204,9 +217,24 @@ impl Toolbox {
             .budget
             .check(self.context.limits(), false)
             .map_err(|error| ToolResult::error(&call.id, error.to_string()))?;
-        let text =
-            relay_codegraph::ops::execute_json(Some(graph.store.as_ref()), &graph.scope, arguments)
-                .await;
+        if self.graph_down.load(Ordering::Relaxed) {
+            return Err(ToolResult::error(&call.id, CODEGRAPH_WENT_AWAY));
+        }
+        let text = match serde_json::from_value::<CodegraphArgs>(arguments.clone()) {
+            Ok(args) => {
+                let outcome = ops::run(Some(graph.store.as_ref()), &graph.scope, &args).await;
+                if let ops::Outcome::Error(ops::OpError::Store { message }) = &outcome {
+                    // A store that failed once is not asked again by this job: every explore
+                    // would otherwise wait on it (a connection timeout) before falling back.
+                    tracing::warn!(error.message = %message, "code-graph store failed: this job's explores fall back to grep and read");
+                    self.graph_down.store(true, Ordering::Relaxed);
+                    return Err(ToolResult::error(&call.id, CODEGRAPH_WENT_AWAY));
+                }
+                outcome.to_text()
+            }
+            // Malformed arguments are explained by the tool itself.
+            Err(_) => ops::execute_json(Some(graph.store.as_ref()), &graph.scope, arguments).await,
+        };
         let text = relay_tools::output::finish(text);
         self.context
             .job()
@@ -222,6 +250,17 @@ fn normalise_empty_arguments(call: &ToolCall) -> ToolCall {
     let mut call = call.clone();
     if call.arguments.trim().is_empty() || call.arguments.trim() == "null" {
         call.arguments = "{}".to_owned();
+    }
+    call
+}
+
+/// The call with its `depth` clamped to 1-3 (the seed clamps, the schema alone would refuse).
+/// Arguments that are not a JSON object are left for the schema check to report.
+fn clamped_depth(call: &ToolCall) -> ToolCall {
+    let mut call = call.clone();
+    if let Ok(mut arguments) = serde_json::from_str::<serde_json::Value>(&call.arguments) {
+        relay_codegraph::ops::clamp_depth_argument(&mut arguments);
+        call.arguments = arguments.to_string();
     }
     call
 }

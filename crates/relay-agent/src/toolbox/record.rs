@@ -39,6 +39,9 @@ pub struct ToolCallRecord {
     pub status: CallStatus,
     /// Estimated tokens of the result the model received.
     pub result_tokens: usize,
+    /// The result's first line, cut at [`MAX_RECORDED_ARGUMENT_CHARS`] characters (what an
+    /// evaluation reads to tell "found nothing" from an answer).
+    pub result_head: String,
 }
 
 impl ToolCallRecord {
@@ -61,6 +64,13 @@ impl ToolCallRecord {
             duration,
             status,
             result_tokens: relay_tools::output::estimate_tokens(result),
+            result_head: result
+                .lines()
+                .next()
+                .unwrap_or_default()
+                .chars()
+                .take(MAX_RECORDED_ARGUMENT_CHARS)
+                .collect(),
         }
     }
 
@@ -74,9 +84,52 @@ fn as_millis<S: serde::Serializer>(duration: &Duration, serializer: S) -> Result
     serializer.serialize_f64(duration.as_secs_f64() * 1000.0)
 }
 
+/// Ids of traced tool calls, unique in the process (so within any run and across parallel explores).
+static NEXT_CALL_ID: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
+
+/// A traced tool call between its start and its end: [`CallTrace::start`] emits `tool_start` with
+/// a fresh `call_id`, [`CallTrace::end`] the matching `tool_call` that repeats it.
+#[derive(Debug)]
+#[must_use = "a started call is ended with `end`"]
+pub struct CallTrace {
+    id: String,
+}
+
+impl CallTrace {
+    /// Emits `call`'s `tool_start` event.
+    pub fn start(tracer: &crate::trace::Tracer, call: &ToolCall) -> Self {
+        let n = NEXT_CALL_ID.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let trace = Self {
+            id: format!("t{n}"),
+        };
+        if tracer.is_enabled() {
+            tracer.event(
+                crate::trace::TraceKind::ToolStart,
+                serde_json::json!({
+                    "call_id": trace.id,
+                    "tool": call.name,
+                    "args": crate::trace::capped(&call.arguments),
+                }),
+            );
+        }
+        trace
+    }
+
+    /// The call's trace id.
+    pub fn id(&self) -> &str {
+        &self.id
+    }
+
+    /// Emits the call's `tool_call` end event, with the start's id.
+    pub fn end(self, tracer: &crate::trace::Tracer, record: &ToolCallRecord) {
+        record.trace(tracer, Some(&self.id));
+    }
+}
+
 impl ToolCallRecord {
-    /// Emits the call's `tool_call` trace event (its arguments are already capped).
-    pub fn trace(&self, tracer: &crate::trace::Tracer) {
+    /// Emits the call's `tool_call` trace event (its arguments are already capped), carrying
+    /// `call_id` when the call's start was traced.
+    fn trace(&self, tracer: &crate::trace::Tracer, call_id: Option<&str>) {
         if !tracer.is_enabled() {
             return;
         }
@@ -87,6 +140,9 @@ impl ToolCallRecord {
             "duration_ms": u64::try_from(self.duration.as_millis()).unwrap_or(u64::MAX),
             "ok": self.is_ok(),
         });
+        if let Some(id) = call_id {
+            payload["call_id"] = serde_json::json!(id);
+        }
         if let CallStatus::Error { message } = &self.status {
             payload["error"] = serde_json::json!(crate::trace::capped(message));
         }

@@ -3,6 +3,7 @@
 
 mod citations;
 mod codegraph;
+mod eval;
 mod happy;
 mod hints;
 mod learning;

@@ -39,10 +39,13 @@ async fn stages_and_tool_calls_are_traced_in_order() {
         [
             (TraceKind::Stage, ""),
             (TraceKind::LlmCall, ""),
+            (TraceKind::ToolStart, "grep"),
             (TraceKind::ToolCall, "grep"),
             (TraceKind::LlmCall, ""),
+            (TraceKind::ToolStart, "read"),
             (TraceKind::ToolCall, "read"),
             (TraceKind::LlmCall, ""),
+            (TraceKind::ToolStart, "grep"),
             (TraceKind::ToolCall, "grep"),
             (TraceKind::LlmCall, ""),
             (TraceKind::Stage, ""),
@@ -52,16 +55,62 @@ async fn stages_and_tool_calls_are_traced_in_order() {
     assert!(events.iter().all(|e| e.agent == "explore#1"), "{events:?}");
     assert_eq!(events[1].payload["role"], "explore");
     assert_eq!(events[0].payload["phase"], "begin");
-    assert_eq!(events[2].payload["ok"], true);
-    assert_eq!(events[4].payload["ok"], false);
-    assert!(events[4].payload["error"].as_str().is_some());
-    let args = events[6].payload["args"].as_str().unwrap();
-    assert!(args.chars().count() <= MAX_TRACE_TEXT_CHARS, "{args}");
-    let end = &events[8].payload;
+    assert_eq!(events[3].payload["ok"], true);
+    assert_eq!(events[6].payload["ok"], false);
+    assert!(events[6].payload["error"].as_str().is_some());
+    // Each end event repeats its start's id; the ids are distinct.
+    let mut ids = Vec::new();
+    for pair in [2, 5, 8] {
+        let id = events[pair].payload["call_id"].as_str().unwrap().to_owned();
+        assert_eq!(events[pair + 1].payload["call_id"], id.as_str());
+        ids.push(id);
+    }
+    ids.dedup();
+    assert_eq!(ids.len(), 3, "{ids:?}");
+    for at in [8, 9] {
+        let args = events[at].payload["args"].as_str().unwrap();
+        assert!(args.chars().count() <= MAX_TRACE_TEXT_CHARS, "{args}");
+    }
+    let end = &events[11].payload;
     assert_eq!(end["phase"], "end");
     assert_eq!(end["stop"], report.stop.as_str());
     assert_eq!(end["tool_calls"], 3);
     assert_eq!(end["iterations"], report.iterations);
+    // The final event lists the tools called, in order, and the elapsed time.
+    assert_eq!(end["tools"], json!(["grep", "read", "grep"]));
+    assert!(end["elapsed_ms"].as_u64().is_some(), "{end}");
+}
+
+/// A turn of several tool calls is a long step: a `progress` event after each call (done/total).
+#[tokio::test]
+async fn a_turn_of_several_calls_reports_its_progress() {
+    let repo = checkout();
+    let server = ScriptedLlm::start(vec![
+        relay_agent::llm::scripted::ScriptedReply::tool_calls(vec![
+            ("grep", json!({"pattern": "Plan"})),
+            ("read", json!({"path": "pkg/planner/plan.go"})),
+            ("tree", json!({})),
+        ]),
+        submit("Plan is at plan.go:7.", json!([good_citation()]), "high"),
+    ])
+    .await;
+    let sink = MemoryTraceSink::new();
+    let agent = agent(&server, repo.path(), ExploreConfig::default())
+        .await
+        .with_tracer(&Tracer::new(sink.clone()));
+    explore(&agent).await;
+    let progress: Vec<(u64, u64)> = sink
+        .events()
+        .iter()
+        .filter(|e| e.kind == TraceKind::Progress)
+        .map(|e| {
+            (
+                e.payload["done"].as_u64().unwrap(),
+                e.payload["total"].as_u64().unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(progress, [(1, 3), (2, 3), (3, 3)]);
 }
 
 #[tokio::test]

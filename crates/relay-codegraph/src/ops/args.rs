@@ -78,6 +78,19 @@ impl Operation {
     }
 }
 
+/// Clamps the `depth` of a tool call's JSON arguments to 1-3 in place, before any schema check: the
+/// seed clamps an out-of-range depth (`5`, `0`, `"2"`, `2.0`) rather than refusing it, so a model
+/// never loses a turn over it. A depth that is not a number at all is left for the check to refuse.
+pub fn clamp_depth_argument(arguments: &mut serde_json::Value) {
+    let Some(depth) = arguments.get_mut("depth") else {
+        return;
+    };
+    let Ok(Some(value)) = lenient_depth(depth.clone()) else {
+        return;
+    };
+    *depth = serde_json::Value::from(crate::store::clamp_depth(value));
+}
+
 /// Accepts a depth as a number (integer or float) or a numeric string; models are not always careful.
 fn lenient_depth<'de, D: Deserializer<'de>>(deserializer: D) -> Result<Option<i64>, D::Error> {
     let value = Option::<serde_json::Value>::deserialize(deserializer)?;

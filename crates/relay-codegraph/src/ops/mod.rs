@@ -11,7 +11,7 @@ mod query;
 mod render;
 mod suggest;
 
-pub use args::{CodegraphArgs, Operation};
+pub use args::{CodegraphArgs, Operation, clamp_depth_argument};
 pub use outcome::{
     CallResult, CallsOutcome, ImplementationsOutcome, OpError, Outcome, RelatedSymbol,
     ResolveOutcome, SearchOutcome, Section, Site, Usage, UsagesOutcome,

@@ -248,14 +248,20 @@ pub trait GraphStore: Send + Sync {
     ) -> StoreResult<Vec<CallStep>>;
 }
 
-/// Opens the configured backend. `pool` is required for `backend = "postgres"`; `arangodb` connects and
-/// creates its collections and indexes if missing.
+/// Opens the configured backend (`auto` first resolved, see [`StoreBackend::resolve`]). `pool` is
+/// required for `backend = "postgres"`; `arangodb` connects and creates its collections and
+/// indexes if missing.
 pub async fn open_store(
     settings: &CodegraphSettings,
     pool: Option<relay_store::PgPool>,
 ) -> StoreResult<Arc<dyn GraphStore>> {
-    match settings.backend {
-        StoreBackend::Memory => Ok(Arc::new(memory::MemoryStore::new())),
+    let backend = settings.backend.resolve(&settings.arangodb).await;
+    if settings.backend == StoreBackend::Auto {
+        tracing::info!(codegraph.backend = ?backend, "codegraph backend \"auto\" resolved");
+    }
+    match backend {
+        // `resolve` never answers `Auto`.
+        StoreBackend::Memory | StoreBackend::Auto => Ok(Arc::new(memory::MemoryStore::new())),
         StoreBackend::Postgres => pool
             .map(|pool| Arc::new(postgres::PostgresStore::new(pool)) as Arc<dyn GraphStore>)
             .ok_or_else(|| {

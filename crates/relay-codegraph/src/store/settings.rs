@@ -2,7 +2,7 @@
 //!
 //! ```toml
 //! [codegraph]
-//! backend = "postgres"            # "memory" | "postgres" | "arangodb"
+//! backend = "postgres"            # "memory" | "postgres" | "arangodb" | "auto"
 //!
 //! [codegraph.arangodb]
 //! url = "http://127.0.0.1:8529"
@@ -40,6 +40,46 @@ pub enum StoreBackend {
     Postgres,
     /// An ArangoDB server ([`super::arangodb::ArangoStore`]).
     Arangodb,
+    /// ArangoDB when the host of `[codegraph.arangodb] url` resolves, else PostgreSQL: what
+    /// docker compose sets, since the `arangodb` service's name resolves only when its profile
+    /// runs it ([`StoreBackend::resolve`]).
+    Auto,
+}
+
+impl StoreBackend {
+    /// The backend to open: `Auto` becomes `Arangodb` when `arangodb`'s host name resolves (a
+    /// resolvable but unreachable server then degrades like any unreachable store: no silent
+    /// switch back to PostgreSQL), `Postgres` otherwise; the others are themselves.
+    pub async fn resolve(self, arangodb: &ArangoSettings) -> StoreBackend {
+        if self != StoreBackend::Auto {
+            return self;
+        }
+        match host_and_port(&arangodb.url) {
+            Some(address) if tokio::net::lookup_host(address.as_str()).await.is_ok() => {
+                StoreBackend::Arangodb
+            }
+            _ => StoreBackend::Postgres,
+        }
+    }
+}
+
+/// `host:port` of an `http(s)://[user:pass@]host[:port][/path]` URL (port defaulted by scheme).
+fn host_and_port(url: &str) -> Option<String> {
+    let (scheme, rest) = url.split_once("://")?;
+    let authority = rest.split('/').next()?;
+    let authority = authority.rsplit_once('@').map_or(authority, |(_, a)| a);
+    if authority.is_empty() {
+        return None;
+    }
+    let has_port = authority
+        .rsplit_once(':')
+        .is_some_and(|(_, port)| port.parse::<u16>().is_ok());
+    Some(if has_port {
+        authority.to_owned()
+    } else {
+        let port = if scheme == "https" { 443 } else { 80 };
+        format!("{authority}:{port}")
+    })
 }
 
 /// The `[codegraph.arangodb]` section.
@@ -132,6 +172,45 @@ mod tests {
         assert_eq!(s.backend, StoreBackend::Memory);
         assert_eq!(s.arangodb.url, "http://127.0.0.1:8529");
         assert!(serde_json::from_str::<CodegraphSettings>(r#"{"backend":"neo4j"}"#).is_err());
+    }
+
+    #[tokio::test]
+    async fn auto_is_arangodb_only_when_its_host_resolves() {
+        let at = |url: &str| ArangoSettings {
+            url: url.to_owned(),
+            ..ArangoSettings::default()
+        };
+        assert_eq!(
+            StoreBackend::Auto
+                .resolve(&at("http://127.0.0.1:8529"))
+                .await,
+            StoreBackend::Arangodb
+        );
+        assert_eq!(
+            StoreBackend::Auto
+                .resolve(&at("http://u:p@localhost"))
+                .await,
+            StoreBackend::Arangodb
+        );
+        // `.invalid` never resolves (RFC 6761): the compose profile is off.
+        assert_eq!(
+            StoreBackend::Auto
+                .resolve(&at("http://arangodb.invalid:8529"))
+                .await,
+            StoreBackend::Postgres
+        );
+        assert_eq!(
+            StoreBackend::Auto.resolve(&at("not a url")).await,
+            StoreBackend::Postgres
+        );
+        // Explicit backends are never second-guessed.
+        assert_eq!(
+            StoreBackend::Memory
+                .resolve(&at("http://127.0.0.1:8529"))
+                .await,
+            StoreBackend::Memory
+        );
+        assert_eq!(host_and_port("https://db/x").as_deref(), Some("db:443"));
     }
 
     fn toml_like(json: &str) -> CodegraphSettings {

@@ -12,10 +12,22 @@ pub async fn healthz() -> Json<Value> {
     Json(json!({ "status": "ok" }))
 }
 
-/// Ready when the database answers within the timeout and every migration has been applied.
+/// Ready when the database answers within the timeout and every migration has been applied. Parts
+/// running degraded (the code graph without its store) do not make the process unready: they are
+/// listed under `degraded`, with what still works.
 pub async fn readyz(State(state): State<AppState>) -> (StatusCode, Json<Value>) {
     match tokio::time::timeout(state.db_timeout(), relay_store::readiness(&state.pool)).await {
-        Ok(Ok(true)) => (StatusCode::OK, Json(json!({ "status": "ready" }))),
+        Ok(Ok(true)) => {
+            let degraded = state.degraded.snapshot();
+            if degraded.is_empty() {
+                (StatusCode::OK, Json(json!({ "status": "ready" })))
+            } else {
+                (
+                    StatusCode::OK,
+                    Json(json!({ "status": "ready", "degraded": degraded })),
+                )
+            }
+        }
         Ok(Ok(false)) => (
             StatusCode::SERVICE_UNAVAILABLE,
             Json(json!({ "status": "not ready", "reason": "migrations pending" })),

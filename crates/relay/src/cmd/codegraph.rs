@@ -44,7 +44,12 @@ pub async fn run(config: Option<&Path>, args: CodegraphArgs) -> anyhow::Result<(
             settings.codegraph.backend = StoreBackend::Memory;
             None
         }
-        "configured" if settings.codegraph.backend == StoreBackend::Postgres => {
+        "configured"
+            if matches!(
+                settings.codegraph.backend,
+                StoreBackend::Postgres | StoreBackend::Auto
+            ) =>
+        {
             Some(super::connect(&settings.database).await?)
         }
         "configured" => None,

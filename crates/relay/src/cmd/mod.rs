@@ -4,6 +4,7 @@ pub mod analyze;
 pub mod bench_intake;
 pub mod codegraph;
 pub mod config;
+pub mod eval;
 pub mod explore;
 pub mod index;
 pub mod llm;

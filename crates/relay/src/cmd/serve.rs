@@ -49,6 +49,7 @@ pub async fn run(config: Option<&Path>, roles: Roles) -> anyhow::Result<()> {
     .with_api(settings.api.clone())
     .with_ui(settings.ui.clone())
     .with_prices(settings.prices.clone());
+    let degraded = state.degraded();
     {
         let shutdown = shutdown.clone();
         tasks.spawn(async move {
@@ -63,13 +64,7 @@ pub async fn run(config: Option<&Path>, roles: Roles) -> anyhow::Result<()> {
     if roles != Roles::Gateway {
         let repos = relay_repo::RepoManager::new(settings.repo.clone())
             .context("failed to prepare the repository data directory (repo.data_dir)")?;
-        let store = relay_codegraph::store::open_store(&settings.codegraph, Some(pool.clone()))
-            .await
-            .context("failed to open the code-graph store ([codegraph])")?;
-        // Keep the last index of a few repositories in memory for incremental updates.
-        let codegraph = std::sync::Arc::new(relay_worker::jobs::reindex::CodegraphIndexing::new(
-            store, 4,
-        ));
+        let codegraph = open_codegraph(&settings, &pool, &degraded).await;
         let orchestrator = orchestrator(&settings, codegraph.clone())?;
         let mut worker_settings = settings.worker.clone();
         if orchestrator.is_none() && worker_settings.sweep_interval().is_some() {
@@ -83,7 +78,7 @@ pub async fn run(config: Option<&Path>, roles: Roles) -> anyhow::Result<()> {
         let deps = relay_worker::jobs::JobDeps {
             repos: std::sync::Arc::new(repos),
             specs: std::sync::Arc::new(relay_worker::jobs::RepoSpecs::new(&settings.trackers)),
-            codegraph: Some(codegraph),
+            codegraph,
             orchestrator,
         };
         let configured: Vec<String> = settings
@@ -134,6 +129,36 @@ pub async fn run(config: Option<&Path>, roles: Roles) -> anyhow::Result<()> {
     result
 }
 
+/// What `/readyz` says of a code graph whose store could not be reached at start-up.
+pub const CODEGRAPH_UNAVAILABLE: &str =
+    "store unreachable at start-up: not available, explores use grep and read (restart to retry)";
+
+/// The code-graph store and indexer, or `None` when the store cannot be reached: the worker must
+/// not stop over it (the seed's graceful degradation). Explores then run with grep and read only,
+/// and the log and `/readyz` say so.
+async fn open_codegraph(
+    settings: &crate::settings::Settings,
+    pool: &relay_store::PgPool,
+    degraded: &relay_gateway::Degraded,
+) -> Option<std::sync::Arc<relay_worker::jobs::reindex::CodegraphIndexing>> {
+    match relay_codegraph::store::open_store(&settings.codegraph, Some(pool.clone())).await {
+        // Keep the last index of a few repositories in memory for incremental updates.
+        Ok(store) => Some(std::sync::Arc::new(
+            relay_worker::jobs::reindex::CodegraphIndexing::new(store, 4),
+        )),
+        Err(error) => {
+            tracing::warn!(
+                error.message = %error,
+                error.cause_chain = %relay_core::error::cause_chain(&error),
+                codegraph.backend = ?settings.codegraph.backend,
+                "code-graph store unavailable: the worker runs without the codegraph tool, explores use grep and read"
+            );
+            degraded.note("codegraph", CODEGRAPH_UNAVAILABLE);
+            None
+        }
+    }
+}
+
 /// The reconciler of every configured tracker (its loop returns at once when it is off).
 pub fn reconciler(
     settings: &crate::settings::Settings,
@@ -178,7 +203,7 @@ const HOSTED_LLM_APIS: [&str; 2] = ["api.openai.com", "api.anthropic.com"];
 /// `process_issue` keeps to its bookkeeping (and says so in the log).
 fn orchestrator(
     settings: &crate::settings::Settings,
-    codegraph: std::sync::Arc<relay_worker::jobs::reindex::CodegraphIndexing>,
+    codegraph: Option<std::sync::Arc<relay_worker::jobs::reindex::CodegraphIndexing>>,
 ) -> anyhow::Result<Option<std::sync::Arc<relay_worker::jobs::orchestrator::Orchestrator>>> {
     use relay_agent::llm::Role;
     if let Some(error) = Role::ALL
@@ -213,7 +238,7 @@ fn orchestrator(
             llm: settings.llm.clone(),
             agent: settings.agent.clone(),
             tools: settings.tools.clone(),
-            codegraph: Some(codegraph),
+            codegraph,
             roles: Default::default(),
             prices: std::sync::Arc::new(settings.prices.clone()),
         },

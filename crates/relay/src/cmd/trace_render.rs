@@ -112,6 +112,8 @@ pub fn summary(kind: &str, p: &Value) -> String {
                 number(p, "result_tokens"),
             )
         }
+        "tool_start" => format!("{} {}  [{}]", s("tool"), s("args"), s("call_id")),
+        "progress" => format!("{} {}/{}", s("step"), number(p, "done"), number(p, "total")),
         "stage" => {
             let rest = others(p, &["stage", "phase"]);
             format!("{} {}{rest}", s("stage"), s("phase"))
@@ -237,6 +239,24 @@ mod tests {
             agent: agent.into(),
             payload,
         }
+    }
+
+    #[test]
+    fn a_tool_start_and_a_progress_event_read_as_one_line() {
+        assert_eq!(
+            summary(
+                "tool_start",
+                &json!({"call_id": "t7", "tool": "grep", "args": "{\"pattern\":\"x\"}"})
+            ),
+            "grep {\"pattern\":\"x\"}  [t7]"
+        );
+        assert_eq!(
+            summary(
+                "progress",
+                &json!({"step": "explore:tools", "done": 2, "total": 3})
+            ),
+            "explore:tools 2/3"
+        );
     }
 
     #[test]

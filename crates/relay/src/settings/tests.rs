@@ -274,3 +274,71 @@ fn every_configured_secret_is_listed_for_the_outgoing_scan() {
         );
     }
 }
+
+#[test]
+fn the_environment_switches_the_codegraph_backend() {
+    use relay_codegraph::store::StoreBackend;
+    let file = write("[codegraph]\nbackend = \"postgres\"\n");
+    let loaded = load_with(
+        Some(file.path()),
+        &env(&[
+            ("RELAY__CODEGRAPH__BACKEND", "arangodb"),
+            ("RELAY__CODEGRAPH__ARANGODB__URL", "http://arangodb:8529"),
+        ]),
+    )
+    .unwrap();
+    assert_eq!(loaded.settings.codegraph.backend, StoreBackend::Arangodb);
+    assert_eq!(
+        loaded.settings.codegraph.arangodb.url,
+        "http://arangodb:8529"
+    );
+}
+
+/// The compose file's Relay environment (every service shares it) loads as backend `auto`
+/// pointed at the compose `arangodb` service, which only the `arangodb` profile runs: so
+/// `docker compose --profile arangodb up` is what switches the backend. Docker is not needed:
+/// the file is read as text, its `${VAR:-default}`s take their defaults.
+#[test]
+fn the_compose_arangodb_profile_switches_the_backend() {
+    use relay_codegraph::store::StoreBackend;
+    let compose = std::fs::read_to_string(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../docker-compose.yml"
+    ))
+    .unwrap();
+    let relay_env: Vec<(String, String)> = compose
+        .lines()
+        .filter_map(|line| {
+            let (key, value) = line.trim().split_once(": ")?;
+            key.starts_with("RELAY__").then(|| {
+                let value = value.split(" #").next().unwrap_or_default().trim();
+                let value = match value.strip_prefix("${") {
+                    Some(interpolated) => interpolated
+                        .trim_end_matches('}')
+                        .split_once(":-")
+                        .map(|(_, default)| default.to_owned())
+                        .unwrap_or_default(),
+                    None => value.to_owned(),
+                };
+                (key.to_owned(), value)
+            })
+        })
+        .collect();
+    let loaded = load_with(None, &relay_env).unwrap();
+    assert_eq!(loaded.settings.codegraph.backend, StoreBackend::Auto);
+    assert_eq!(
+        loaded.settings.codegraph.arangodb.url,
+        "http://arangodb:8529"
+    );
+    // That host is the service only the profile starts.
+    let service = compose
+        .split("\n  arangodb:\n")
+        .nth(1)
+        .expect("an arangodb service");
+    let service: String = service
+        .lines()
+        .take_while(|line| line.starts_with("    ") || line.is_empty())
+        .collect::<Vec<_>>()
+        .join("\n");
+    assert!(service.contains("profiles: [\"arangodb\"]"), "{service}");
+}

@@ -5,6 +5,7 @@
 mod analyze;
 mod cli;
 mod db_commands;
+mod eval;
 mod explore;
 mod plan;
 mod process;

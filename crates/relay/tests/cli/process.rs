@@ -173,3 +173,86 @@ bot_username = "relay-bot"
         "failed to drop {database}"
     );
 }
+
+/// Graceful degradation (seed 000): a worker whose graph store cannot be reached at start-up keeps
+/// running without the code graph, and says so in its log and in `/readyz`. The store is chosen by
+/// the environment (`RELAY__CODEGRAPH__BACKEND`, as the compose file's `arangodb` profile sets it),
+/// which also shows the override reaches `[codegraph]`.
+#[tokio::test]
+async fn a_worker_whose_graph_store_is_unreachable_runs_without_it() {
+    let base = base_database_url();
+    let database = format!("relay_degraded_{}", std::process::id());
+    let (prefix, _) = base
+        .rsplit_once('/')
+        .expect("DATABASE_URL has a database name");
+    let url = format!("{prefix}/{database}");
+    let port = free_port();
+    // Nothing listens there once the probe socket is dropped.
+    let arango = format!("http://127.0.0.1:{}", free_port());
+    let dir = tempfile::tempdir().unwrap();
+    let config = dir.path().join("relay.toml");
+    std::fs::write(
+        &config,
+        format!(
+            "[server]\nlisten = \"127.0.0.1:{port}\"\n[codegraph]\nbackend = \"postgres\"\n[repo]\ndata_dir = \"{data}\"\n",
+            data = dir.path().join("data").display()
+        ),
+    )
+    .unwrap();
+    let log = std::fs::File::create(dir.path().join("stderr.log")).unwrap();
+    let child = Command::new(env!("CARGO_BIN_EXE_relay"))
+        .args(["--config", config.to_str().unwrap(), "worker"])
+        .env("DATABASE_URL", &url)
+        .env("RELAY__LOG__FORMAT", "json")
+        .env("RELAY__CODEGRAPH__BACKEND", "arangodb")
+        .env("RELAY__CODEGRAPH__ARANGODB__URL", &arango)
+        .stdout(log.try_clone().unwrap())
+        .stderr(log)
+        .spawn()
+        .expect("relay starts");
+    let mut server = Server { child };
+    let client = reqwest::Client::new();
+    let origin = format!("http://127.0.0.1:{port}");
+    wait_for("/readyz", || {
+        let request = client.get(format!("{origin}/readyz")).send();
+        async move { request.await.is_ok_and(|r| r.status() == 200) }
+    })
+    .await;
+    let ready: serde_json::Value = client
+        .get(format!("{origin}/readyz"))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    let detail = ready["degraded"]["codegraph"].as_str().unwrap_or_default();
+    assert!(
+        detail.contains("not available") && detail.contains("grep and read"),
+        "{ready}"
+    );
+    assert!(
+        server.child.try_wait().unwrap().is_none(),
+        "the worker keeps running"
+    );
+    let log = std::fs::read_to_string(dir.path().join("stderr.log")).unwrap();
+    assert!(
+        log.lines()
+            .any(|line| line.contains("code-graph store unavailable")
+                && line.contains("\"level\":\"WARN\"")),
+        "{log}"
+    );
+    let _ = server.child.kill();
+    let _ = server.child.wait();
+    let admin = Command::new("psql")
+        .args([
+            &base,
+            "-qc",
+            &format!("DROP DATABASE IF EXISTS {database} WITH (FORCE)"),
+        ])
+        .status();
+    assert!(
+        admin.is_ok_and(|s| s.success()),
+        "failed to drop {database}"
+    );
+}

@@ -5,7 +5,7 @@ use serde_json::{Value, json};
 
 use super::super::bounds;
 use super::super::contracts::{CriticReply, GoalAssessment, NavigatorReply, SynthesizerReply};
-use super::super::evidence::{first_showing, verify_reply};
+use super::super::evidence::{first_showing, verified_entities, verify_reply};
 use super::super::goals::{GoalStatus, GoalUpdate, apply_updates};
 use super::super::integration::{StageEvidence, StepRef};
 use super::super::render;
@@ -127,6 +127,9 @@ impl Query<'_> {
             let verified = verify_reply(self.toolbox.sandbox(), &reply, &target_goals, |path| {
                 first_showing(steps.clone(), path)
             });
+            for name in verified_entities(self.toolbox.sandbox(), &reply) {
+                state.symbols.push(name);
+            }
             for problem in &verified.rejected {
                 self.tracer.event(
                     TraceKind::ValidationFailure,
@@ -167,7 +170,9 @@ impl Query<'_> {
             }
         };
         let improved = self.assess(&critique.goal_status);
-        let rejected = apply_updates(&mut self.goals, &critique.goal_updates);
+        let applied = apply_updates(&mut self.goals, &critique.goal_updates);
+        let rejected = applied.rejected;
+        self.unsettled.dropped_goals.extend(applied.dropped);
         for update in &critique.goal_updates {
             let refused = rejected.iter().find(|r| &r.update == update);
             self.tracer.event(

@@ -13,7 +13,7 @@ use serde_json::{Value, json};
 use schemars::JsonSchema;
 use serde::de::DeserializeOwned;
 
-use super::bounds::QueryBudget;
+use super::bounds::{QueryBudget, SESSION_CONTEXT_TOKENS};
 use super::contracts::IntentReply;
 use super::goals::{Goal, GoalStatus, open_goals};
 use super::integration::{Answer, Claim, StageEvidence, Unsettled, integrate};
@@ -27,6 +27,7 @@ use crate::explore::ExploreError;
 use crate::llm::LlmClient;
 use crate::toolbox::{ToolCallRecord, Toolbox};
 use crate::trace::{TraceKind, Tracer, capped};
+use relay_tools::output::estimate_tokens;
 
 /// Steps of one plan at most; the rest are dropped (and said in the trace).
 pub const MAX_STEPS_PER_PLAN: usize = 6;
@@ -116,15 +117,13 @@ pub async fn analyze(
         llm.clone()
     };
     let started = Instant::now();
+    let deadline = tokio::time::Instant::now() + time_limit;
     let query = Query {
-        caller: StageCaller::new(
-            llm,
-            tracer.clone(),
-            tokio::time::Instant::now() + time_limit,
-        ),
+        caller: StageCaller::new(llm, tracer.clone(), deadline),
         toolbox,
         tracer,
-        budget: QueryBudget::new(),
+        // The wall-clock limit is checked around tool steps as well as LLM stages.
+        budget: QueryBudget::new().with_deadline(deadline),
         started,
         question: String::new(),
         intent: None,
@@ -206,15 +205,30 @@ impl Query<'_> {
             let mut next = route(input);
             if next == Route::Clarify {
                 clarified = true;
+                // The Critic's question, else its blocking issues, else (a CLARIFY with neither,
+                // or a stuck query) one asked about the open goals: never a blank one.
                 let question = critique
                     .clarification
                     .clone()
                     .filter(|q| !q.trim().is_empty())
-                    .unwrap_or_else(|| critique.blocking_issues.join("; "));
-                self.unsettled.clarification = Some(capped_question(&question));
+                    .or_else(|| {
+                        let issues: Vec<&str> = critique
+                            .blocking_issues
+                            .iter()
+                            .map(|i| i.trim())
+                            .filter(|i| !i.is_empty())
+                            .collect();
+                        (!issues.is_empty()).then(|| issues.join("; "))
+                    })
+                    .or_else(|| open_goals_question(&self.goals));
+                self.unsettled.clarification = question.as_deref().map(capped_question);
                 self.tracer.event(
                     TraceKind::Decision,
-                    json!({"decision": "clarify", "question": capped(&question)}),
+                    json!({
+                        "decision": "clarify",
+                        "question": question.as_deref().map(capped),
+                        "stuck": without_progress >= super::routing::STUCK_STAGES,
+                    }),
                 );
                 input.clarified = true;
                 next = route(input);
@@ -312,8 +326,7 @@ impl Query<'_> {
         out.push_str(&render::goals(&self.goals));
         out.push_str(&render::state(state));
         let claims: Vec<&Claim> = self.claims().collect();
-        out.push_str(&render::claims(&claims));
-        out
+        bounded_context(out, &claims)
     }
 
     fn claims(&self) -> impl Iterator<Item = &Claim> {
@@ -424,7 +437,74 @@ fn question_goal(question: &str) -> Goal {
     }
 }
 
+/// `head` and the newest `claims` that keep the whole within [`SESSION_CONTEXT_TOKENS`] (the
+/// oldest claims go first: the newest are what the next stage builds on).
+fn bounded_context(head: String, claims: &[&Claim]) -> String {
+    let mut skip = 0;
+    loop {
+        let text = format!("{head}{}", render::claims(&claims[skip..]));
+        if skip >= claims.len() || estimate_tokens(&text) <= SESSION_CONTEXT_TOKENS {
+            return text;
+        }
+        skip += 1;
+    }
+}
+
+/// The question asked when the Critic asks none: where the open goals are to be found.
+fn open_goals_question(goals: &[Goal]) -> Option<String> {
+    let open: Vec<&str> = open_goals(goals).map(|g| g.description.as_str()).collect();
+    (!open.is_empty()).then(|| {
+        format!(
+            "The code explored so far does not answer: {}. Where should Relay look (a file, \
+             a package, a name)?",
+            open.join("; ")
+        )
+    })
+}
+
 /// A clarification question kept to a readable length.
 fn capped_question(question: &str) -> String {
     question.trim().chars().take(500).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use relay_core::Citation;
+
+    #[test]
+    fn the_carried_context_stays_within_its_bound_keeping_the_newest_claims() {
+        let claims: Vec<Claim> = (0..200)
+            .map(|i| Claim {
+                text: format!(
+                    "claim {i}: {}",
+                    "the queue is drained by the worker ".repeat(50)
+                ),
+                citations: vec![Citation {
+                    path: "queue/queue.go".into(),
+                    start_line: 4,
+                    end_line: 4,
+                    quote: None,
+                }],
+                goals: vec!["g1".into()],
+                seen_in: Vec::new(),
+            })
+            .collect();
+        let refs: Vec<&Claim> = claims.iter().collect();
+        let head = "Question: where is the queue drained?\n".to_owned();
+        let unbounded = format!("{head}{}", render::claims(&refs));
+        // Only meaningful when the claims shown would pass the bound without it.
+        assert!(estimate_tokens(&unbounded) > SESSION_CONTEXT_TOKENS);
+        let text = bounded_context(head, &refs);
+        assert!(
+            estimate_tokens(&text) <= SESSION_CONTEXT_TOKENS,
+            "{}",
+            estimate_tokens(&text)
+        );
+        assert!(text.contains("claim 199:"), "the newest claim is kept");
+        assert!(
+            !text.contains("claim 170:"),
+            "the oldest shown claims go first"
+        );
+    }
 }

@@ -11,8 +11,8 @@
     "/events?after=" + encodeURIComponent(body.dataset.after || "0");
   var source = new EventSource(url);
   // The kinds the worker writes (the SSE event name is the kind).
-  var kinds = ["llm_call", "tool_call", "stage", "decision", "action", "validation_failure",
-    "error", "message"];
+  var kinds = ["llm_call", "tool_start", "tool_call", "progress", "stage", "decision", "action",
+    "validation_failure", "error", "message"];
 
   function str(v) { return typeof v === "string" ? v : ""; }
   // Mirrors `detail` in ui/job.rs.

@@ -1,0 +1,150 @@
+//! The explorer's evaluation harness (`relay eval`): a suite of questions about one repository,
+//! each run through the [`ExploreAgent`] (quick, medium or thorough mode, per question) and scored
+//! on what it cited, what its answer says and how it got there. This is how a team compares
+//! models for Relay: the same suite, one run per configured model.
+//!
+//! A suite is TOML (parsed by the caller; the types here are plain serde):
+//!
+//! ```toml
+//! [[question]]
+//! id = "callers"
+//! question = "Which functions call clamp_depth?"
+//! mode = "quick"                     # quick | medium | thorough
+//! facts = ["query.rs"]               # case-insensitive substrings of the answer
+//! [[question.cite]]                  # a citation must cover this line of this file
+//! path = "crates/relay-codegraph/src/ops/query.rs"
+//! line = 201
+//! contains = "clamp_depth("          # the line's text: the suite's own rot check
+//! ```
+
+mod score;
+
+use serde::{Deserialize, Serialize};
+
+use crate::explore::{ExploreAgent, ExploreError, ExploreRequest, Thoroughness};
+
+pub use score::{QuestionScore, ToolUse, score};
+
+/// A suite of questions about one repository.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Suite {
+    #[serde(rename = "question")]
+    pub questions: Vec<Question>,
+}
+
+/// One question and what a good answer holds.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Question {
+    /// A short stable name (`callers`, `kind-filter`, …).
+    pub id: String,
+    pub question: String,
+    #[serde(default)]
+    pub mode: Thoroughness,
+    /// Lines a citation of the answer should cover.
+    #[serde(default)]
+    pub cite: Vec<ExpectedLine>,
+    /// Texts the answer should contain (case-insensitive).
+    #[serde(default)]
+    pub facts: Vec<String>,
+}
+
+/// A line of a file that a citation should cover; `contains` is the line's text, checked against
+/// the tree by the suite's rot test so that the expectation moves with the code.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ExpectedLine {
+    pub path: String,
+    pub line: u32,
+    pub contains: String,
+}
+
+/// A suite's run: one score per question, in suite order, and the totals.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct EvalReport {
+    pub questions: Vec<QuestionScore>,
+    /// Mean of the questions' scores (0 to 1).
+    pub score: f64,
+    pub tokens_in: u64,
+    pub tokens_out: u64,
+}
+
+/// Runs every question of `suite` with `agent`, one after the other (their token counts stay
+/// apart). Errors only when the LLM cannot be used at all.
+pub async fn run_suite(agent: &ExploreAgent, suite: &Suite) -> Result<EvalReport, ExploreError> {
+    let mut questions = Vec::with_capacity(suite.questions.len());
+    for question in &suite.questions {
+        let report = agent
+            .explore(ExploreRequest::new(&question.question, question.mode))
+            .await?;
+        questions.push(score(question, &report));
+    }
+    Ok(EvalReport::new(questions))
+}
+
+impl EvalReport {
+    /// The report of scored questions.
+    pub fn new(questions: Vec<QuestionScore>) -> EvalReport {
+        let score = if questions.is_empty() {
+            0.0
+        } else {
+            questions.iter().map(|q| q.score).sum::<f64>() / questions.len() as f64
+        };
+        EvalReport {
+            score,
+            tokens_in: questions.iter().map(|q| q.tokens_in).sum(),
+            tokens_out: questions.iter().map(|q| q.tokens_out).sum(),
+            questions,
+        }
+    }
+
+    /// A table for a terminal: one line per question, then the totals.
+    pub fn to_text(&self) -> String {
+        use std::fmt::Write as _;
+        let mut out = String::from(
+            "question             score  cited   lines   facts   iter  tokens in/out  tools\n",
+        );
+        for q in &self.questions {
+            let _ = writeln!(
+                out,
+                "{:<20} {:>5.2}  {:>6}  {:>6}  {:>6}  {:>4}  {:>13}  {}",
+                q.id,
+                q.score,
+                ratio(q.files_hit, q.files_expected),
+                ratio(q.lines_hit, q.lines_expected),
+                ratio(q.facts_hit, q.facts_expected),
+                q.iterations,
+                format!("{}/{}", q.tokens_in, q.tokens_out),
+                q.tools.sequence.join(" → "),
+            );
+            let mut notes = Vec::new();
+            if q.tools.used_codegraph {
+                notes.push("used codegraph");
+            }
+            if q.tools.chained_search_callers_callees {
+                notes.push("chained search → callers → callees");
+            }
+            if q.tools.fell_back_to_grep {
+                notes.push("fell back to grep");
+            }
+            if !notes.is_empty() {
+                let _ = writeln!(out, "{:<20} {}", "", notes.join("; "));
+            }
+        }
+        let _ = writeln!(
+            out,
+            "{:<20} {:>5.2}  tokens {}/{}",
+            "suite", self.score, self.tokens_in, self.tokens_out
+        );
+        out
+    }
+}
+
+fn ratio(hit: usize, expected: usize) -> String {
+    if expected == 0 {
+        "-".to_owned()
+    } else {
+        format!("{hit}/{expected}")
+    }
+}
