@@ -1,0 +1,286 @@
+//! Values of built-in containers beyond literals: `dict(...)`/`dict.fromkeys(...)` calls,
+//! slices and starred targets, items appended to a list, keys named by a constant, and what
+//! `map()` yields; and attributes inherited from a class outside the repository.
+
+use super::{Eval, Val, Vals, join, one, unknown};
+use crate::index::python::body::{APPENDED_KEY, NAME_KEY, SLICE_KEY};
+use crate::index::python::{PArg, PBind, PExpr, PyFile};
+
+/// An entry of a container written in place: a literal's item, or one made by a
+/// `dict(...)`/`dict.fromkeys(...)` call.
+pub(crate) enum LiteralEntry {
+    /// An item under a constant key (`None`: any key) and its value expression.
+    Item(Option<String>, u32),
+    /// The items of another mapping (`dict(m)`, `dict(**m)`), keys kept.
+    ItemsOf(u32),
+}
+
+/// The entries of container `ce` of `file`: a list/tuple/set/dict literal or comprehension, or
+/// a `dict(...)` / `dict.fromkeys(...)` call (only such calls become containers, see
+/// [`Eval::builtin_result`]).
+pub(crate) fn literal_entries(file: &PyFile, ce: u32) -> Vec<LiteralEntry> {
+    match file.exprs.get(ce as usize) {
+        Some(PExpr::Seq { items, indexed }) => items
+            .iter()
+            .enumerate()
+            .map(|(i, e)| LiteralEntry::Item((*indexed).then(|| format!("i:{i}")), *e))
+            .collect(),
+        Some(PExpr::Dict(items)) => items
+            .iter()
+            .map(|(k, e)| LiteralEntry::Item(k.clone(), *e))
+            .collect(),
+        Some(PExpr::Call(callee)) => {
+            let fromkeys = matches!(file.exprs.get(*callee as usize), Some(PExpr::Attr(_, m)) if m == "fromkeys");
+            let args = file.args(ce);
+            if fromkeys {
+                // `dict.fromkeys(keys, value)`: every key holds `value`.
+                return match args {
+                    [_, PArg::Pos(v)] => vec![LiteralEntry::Item(None, *v)],
+                    _ => Vec::new(),
+                };
+            }
+            args.iter()
+                .map(|a| match a {
+                    PArg::Kw(name, e) => LiteralEntry::Item(Some(format!("s:{name}")), *e),
+                    PArg::Pos(e) | PArg::Star(e) | PArg::DoubleStar(e) => LiteralEntry::ItemsOf(*e),
+                })
+                .collect()
+        }
+        _ => Vec::new(),
+    }
+}
+
+/// Whether container `ce` of `file` is a mapping (iterating it yields keys, which are not
+/// tracked).
+pub(crate) fn is_mapping(file: &PyFile, ce: u32) -> bool {
+    matches!(
+        file.exprs.get(ce as usize),
+        Some(PExpr::Dict(_) | PExpr::Call(_))
+    )
+}
+
+/// Whether an external name is a class by its spelling (`Session`, `OrderedDict`; not
+/// `get` or `MAX_SIZE`): calling it makes an instance.
+fn is_class_name(qname: &str) -> bool {
+    let last = qname.rsplit('.').next().unwrap_or(qname);
+    last.starts_with(|c: char| c.is_ascii_uppercase())
+        && last.bytes().any(|b| b.is_ascii_lowercase())
+}
+
+/// The integer of a constant index key (`i:3`).
+fn index_of(key: Option<&str>) -> Option<i64> {
+    key?.strip_prefix("i:")?.parse().ok()
+}
+
+impl<'a> Eval<'_, 'a> {
+    /// The key of subscript `id` of file `fi` whose written key is `key`: a [`NAME_KEY`] is
+    /// replaced by the constant string the name is bound to (`d[START]` with `START = "start"`),
+    /// or `None` (any item) when it is bound to anything else.
+    pub(super) fn subscript_key(
+        &mut self,
+        fi: usize,
+        id: u32,
+        key: Option<&str>,
+    ) -> Option<String> {
+        let key = key?;
+        if key != NAME_KEY {
+            return Some(key.to_owned());
+        }
+        let file: &'a PyFile = self.file(fi);
+        // The key's name expression is the one built just before the subscript.
+        let Some(PExpr::Name { scope, name }) =
+            id.checked_sub(1).and_then(|k| file.exprs.get(k as usize))
+        else {
+            return None;
+        };
+        let mut current = Some(*scope);
+        while let Some(si) = current {
+            let sc = &file.scopes[si as usize];
+            if let Some(binds) = sc.bindings.get(name) {
+                return match binds.as_slice() {
+                    [PBind::Assign(e)] => {
+                        super::constant_string(file, *e).map(|s| format!("s:{s}"))
+                    }
+                    _ => None,
+                };
+            }
+            current = sc.parent;
+        }
+        None
+    }
+
+    /// The value of `base[key]` for a subscript's key, a slice key (`r:START:END`) making
+    /// [`Val::Slice`]s of the sequences.
+    pub(super) fn subscript(&mut self, base: &[Val], key: Option<&str>) -> Vals {
+        let Some(range) = key.and_then(|k| k.strip_prefix(SLICE_KEY)) else {
+            return self.items(base, key);
+        };
+        let (start, end) = range.split_once(':').unwrap_or((range, ""));
+        let (Ok(start), end) = (start.parse::<i64>(), end.parse::<i64>().ok()) else {
+            return unknown();
+        };
+        let mut out = Vals::new();
+        for b in base {
+            match b {
+                Val::Container(..) | Val::Slice(..) => {
+                    join(&mut out, one(Val::Slice(Box::new(b.clone()), start, end)));
+                }
+                _ => join(&mut out, unknown()),
+            }
+        }
+        out
+    }
+
+    /// The items of slice `base[start:end]` under `key`.
+    pub(super) fn slice_items(
+        &mut self,
+        base: &Val,
+        start: i64,
+        end: Option<i64>,
+        key: Option<&str>,
+    ) -> Vals {
+        let inner = std::slice::from_ref(base);
+        match index_of(key) {
+            Some(k) if k >= 0 && start >= 0 => {
+                return self.items(inner, Some(&format!("i:{}", start + k)));
+            }
+            Some(k) if k < 0 && end.is_none_or(|e| e < 0) => {
+                return self.items(inner, Some(&format!("i:{}", end.unwrap_or(0) + k)));
+            }
+            _ => {}
+        }
+        // Every item in the range, when the sequence is a literal of known length.
+        if let Val::Container(cf, ce) = base
+            && let Some(PExpr::Seq {
+                items,
+                indexed: true,
+            }) = self.file(*cf as usize).exprs.get(*ce as usize)
+        {
+            let len = items.len() as i64;
+            let norm = |i: i64| if i < 0 { (len + i).max(0) } else { i.min(len) };
+            let mut out = Vals::new();
+            for i in norm(start)..norm(end.unwrap_or(len)) {
+                let v = self.items(inner, Some(&format!("i:{i}")));
+                join(&mut out, v);
+            }
+            return out;
+        }
+        self.items(inner, None)
+    }
+
+    /// Items appended to a sequence (`xs.append(v)`) that a constant index `key` can reach:
+    /// an append lands past the literal's items, so `xs[0]` of `xs = [a]` is never one.
+    pub(super) fn appended(&mut self, container: &Val, key: Option<&str>) -> Vals {
+        let Val::Container(cf, ce) = container else {
+            return Vals::new();
+        };
+        let len = match self.file(*cf as usize).exprs.get(*ce as usize) {
+            Some(PExpr::Seq {
+                items,
+                indexed: true,
+            }) => items.len() as i64,
+            Some(PExpr::Seq { .. }) => 0,
+            _ => return Vals::new(),
+        };
+        match index_of(key) {
+            Some(k) if (0..len).contains(&k) => Vals::new(),
+            _ => self.read_stored(container, Some(APPENDED_KEY)),
+        }
+    }
+
+    /// The values of the entries of a `dict(...)` call under `key`: keyword arguments by name,
+    /// the items of mappings passed whole.
+    pub(super) fn call_literal_items(&mut self, cf: u32, ce: u32, key: Option<&str>) -> Vals {
+        let file: &'a PyFile = self.file(cf as usize);
+        let mut out = Vals::new();
+        for entry in literal_entries(file, ce) {
+            match entry {
+                LiteralEntry::Item(k, e) => {
+                    if key.is_none() || k.is_none() || k.as_deref() == key {
+                        let v = self.expr(cf as usize, e, false);
+                        join(&mut out, v);
+                    }
+                }
+                LiteralEntry::ItemsOf(e) => {
+                    let base = self.expr(cf as usize, e, false);
+                    let v = self.items(&base, key);
+                    join(&mut out, v);
+                }
+            }
+        }
+        out
+    }
+
+    /// What a built-in that makes a container returns at call `call` of file `fi`: `dict(...)`
+    /// and `dict.fromkeys(...)` are containers of their own, `map(f, …)` yields what `f`
+    /// returns, `filter(f, xs)` the items of `xs`.
+    pub(super) fn container_builtin(&mut self, fi: usize, call: u32, name: &str) -> Option<Vals> {
+        let file: &'a PyFile = self.file(fi);
+        let args = file.args(call);
+        match (name, args) {
+            ("dict" | "dict.fromkeys", _) => Some(one(Val::Container(fi as u32, call))),
+            ("map", [PArg::Pos(f), _, ..]) => {
+                let fs = self.expr(fi, *f, false);
+                Some(
+                    fs.into_iter()
+                        .map(|f| match f {
+                            Val::Func(..) | Val::Bound(..) | Val::Class(..) | Val::Instance(..) => {
+                                Val::Results(Box::new(f))
+                            }
+                            _ => Val::Unknown,
+                        })
+                        .collect(),
+                )
+            }
+            ("filter", [_, PArg::Pos(xs)]) => {
+                let v = self.expr(fi, *xs, false);
+                Some(if v.iter().all(is_iterable) {
+                    v
+                } else {
+                    unknown()
+                })
+            }
+            _ => None,
+        }
+    }
+
+    /// What calling an external name returns: an instance when the name is a class's.
+    pub(super) fn external_result(q: &str) -> Vals {
+        if is_class_name(q) {
+            one(Val::ExternalInstance(q.to_owned()))
+        } else {
+            unknown()
+        }
+    }
+
+    /// The external class that supplies the unresolved part of `class`'s MRO, when there is
+    /// exactly one unresolved base along it and it names a class outside the repository.
+    pub(super) fn external_base(&mut self, mro: &[Option<String>]) -> Option<String> {
+        if mro.iter().filter(|c| c.is_none()).count() != 1 {
+            return None;
+        }
+        let mut found = None;
+        for c in mro.iter().flatten() {
+            let Some(&(fi, di)) = self.index.classes.get(c.as_str()) else {
+                return None;
+            };
+            let bases: &'a [u32] = &self.file(fi).defs[di].bases;
+            for &b in bases {
+                match self.expr(fi, b, false).as_slice() {
+                    [Val::Class(..)] | [Val::Builtin(_)] => {}
+                    [Val::External(q)] if found.is_none() => found = Some(q.clone()),
+                    _ => return None,
+                }
+            }
+        }
+        found
+    }
+}
+
+/// Whether `filter`/`list`/`sorted` can keep a value's items as they are.
+pub(super) fn is_iterable(v: &Val) -> bool {
+    matches!(
+        v,
+        Val::Container(..) | Val::Values(_) | Val::Entries(_) | Val::Slice(..) | Val::Results(_)
+    )
+}
