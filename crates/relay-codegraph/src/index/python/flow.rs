@@ -447,15 +447,15 @@ impl PyFlow {
             }
             let Val::Container(cf, ce) = c else { continue };
             let file: &PyFile = index.files[cf as usize];
-            let entries: Vec<(Option<String>, u32)> = match file.exprs.get(ce as usize) {
-                Some(super::PExpr::Seq { items, indexed }) => items
-                    .iter()
-                    .enumerate()
-                    .map(|(i, e)| ((*indexed).then(|| format!("i:{i}")), *e))
-                    .collect(),
-                Some(super::PExpr::Dict(items)) => items.clone(),
-                _ => Vec::new(),
-            };
+            // A `dict(...)` call's entries too (a mapping passed whole is snapshotted as
+            // the container it is).
+            let entries: Vec<(Option<String>, u32)> = literal_entries(file, ce)
+                .into_iter()
+                .map(|entry| match entry {
+                    LiteralEntry::Item(key, e) => (key, e),
+                    LiteralEntry::ItemsOf(e) => (None, e),
+                })
+                .collect();
             for (key, e) in entries {
                 let v = eval.expr(cf as usize, e, false);
                 pending.extend(

@@ -122,7 +122,7 @@ impl<'a> Eval<'_, 'a> {
         let mut out = Vals::new();
         for b in base {
             match b {
-                Val::Container(..) | Val::Slice(..) => {
+                Val::Container(..) | Val::Slice(..) | Val::Args(_) => {
                     join(&mut out, one(Val::Slice(Box::new(b.clone()), start, end)));
                 }
                 _ => join(&mut out, unknown()),
