@@ -130,6 +130,8 @@ pub(crate) struct Eval<'i, 'a> {
     expr_memo: HashMap<(u32, u32), Vals>,
     /// Whether the evaluation under way hit a limit (its value is then not memoized).
     truncated: bool,
+    /// Nested container lookups under way ([`Eval::items`]).
+    nesting: u32,
     steps: u32,
     /// Items of container literals: `(file, expression)` → key → values (looked up by a
     /// borrowed key).
@@ -153,6 +155,7 @@ impl<'i, 'a> Eval<'i, 'a> {
             expr_memo: HashMap::default(),
             qname: String::new(),
             truncated: false,
+            nesting: 0,
             steps: 0,
         }
     }
@@ -169,6 +172,7 @@ impl<'i, 'a> Eval<'i, 'a> {
         self.expr_memo.clear();
         self.item_memo.clear();
         self.truncated = false;
+        self.nesting = 0;
         self.steps = 0;
     }
 
@@ -362,6 +366,20 @@ impl<'i, 'a> Eval<'i, 'a> {
     }
 
     pub(crate) fn items(&mut self, base: &[Val], key: Option<&str>) -> Vals {
+        // Containers of containers (slices, `dict(m)`, what `map` yields) recurse here without
+        // an evaluation in between when the inner values are memoized: a self-referential one
+        // (`d = dict(d)`) would not stop.
+        if self.nesting >= MAX_DEPTH {
+            self.truncated = true;
+            return unknown();
+        }
+        self.nesting += 1;
+        let out = self.items_inner(base, key);
+        self.nesting -= 1;
+        out
+    }
+
+    fn items_inner(&mut self, base: &[Val], key: Option<&str>) -> Vals {
         let mut out = Vals::new();
         for b in base {
             match b {

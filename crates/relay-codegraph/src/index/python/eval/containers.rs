@@ -140,16 +140,7 @@ impl<'a> Eval<'_, 'a> {
         key: Option<&str>,
     ) -> Vals {
         let inner = std::slice::from_ref(base);
-        match index_of(key) {
-            Some(k) if k >= 0 && start >= 0 => {
-                return self.items(inner, Some(&format!("i:{}", start + k)));
-            }
-            Some(k) if k < 0 && end.is_none_or(|e| e < 0) => {
-                return self.items(inner, Some(&format!("i:{}", end.unwrap_or(0) + k)));
-            }
-            _ => {}
-        }
-        // Every item in the range, when the sequence is a literal of known length.
+        // A literal of known length: the range, and the index into it, are exact.
         if let Val::Container(cf, ce) = base
             && let Some(PExpr::Seq {
                 items,
@@ -158,14 +149,37 @@ impl<'a> Eval<'_, 'a> {
         {
             let len = items.len() as i64;
             let norm = |i: i64| if i < 0 { (len + i).max(0) } else { i.min(len) };
-            let mut out = Vals::new();
-            for i in norm(start)..norm(end.unwrap_or(len)) {
-                let v = self.items(inner, Some(&format!("i:{i}")));
-                join(&mut out, v);
-            }
-            return out;
+            let (from, to) = (norm(start), norm(end.unwrap_or(len)));
+            let picked = match index_of(key) {
+                Some(k) if k >= 0 => from + k,
+                Some(k) => to + k,
+                None => {
+                    let mut out = Vals::new();
+                    for i in from..to {
+                        let v = self.items(inner, Some(&format!("i:{i}")));
+                        join(&mut out, v);
+                    }
+                    if end.is_none() {
+                        // An open range runs past the literal, into what was appended.
+                        let v = self.appended(base, None);
+                        join(&mut out, v);
+                    }
+                    return out;
+                }
+            };
+            return if (from..to).contains(&picked) {
+                self.items(inner, Some(&format!("i:{picked}")))
+            } else {
+                Vals::new()
+            };
         }
-        self.items(inner, None)
+        match index_of(key) {
+            Some(k) if k >= 0 && start >= 0 => self.items(inner, Some(&format!("i:{}", start + k))),
+            Some(k) if k < 0 && end.is_none_or(|e| e < 0) => {
+                self.items(inner, Some(&format!("i:{}", end.unwrap_or(0) + k)))
+            }
+            _ => self.items(inner, None),
+        }
     }
 
     /// Items appended to a sequence (`xs.append(v)`) that a constant index `key` can reach:
