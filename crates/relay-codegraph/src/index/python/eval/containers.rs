@@ -275,9 +275,7 @@ impl<'a> Eval<'_, 'a> {
         }
         let mut found = None;
         for c in mro.iter().flatten() {
-            let Some(&(fi, di)) = self.index.classes.get(c.as_str()) else {
-                return None;
-            };
+            let &(fi, di) = self.index.classes.get(c.as_str())?;
             let bases: &'a [u32] = &self.file(fi).defs[di].bases;
             for &b in bases {
                 match self.expr(fi, b, false).as_slice() {
