@@ -1053,13 +1053,15 @@ impl<'s> PyBuilder<'s> {
                         let written = self.t(function).to_owned();
                         self.add_ref(PRefKind::Call, e, end_line(function), &written);
                         self.container_store(callee, &call_args);
+                        let literal = self.dict_call(callee, &call_args);
                         if !call_args.is_empty() {
                             self.file.calls.push(PCall {
                                 call: e,
                                 args: call_args,
                             });
                         }
-                        e
+                        // The call is referenced (`e`); its value is the dict it builds.
+                        literal.unwrap_or(e)
                     }
                 }
             }
@@ -1326,6 +1328,31 @@ impl PyBuilder<'_> {
             _ => return,
         };
         self.file.stores.push(store);
+    }
+
+    /// `dict(k=v, …)` and `dict.fromkeys(ks, v)` build a dict written in place: the same
+    /// literal as `{"k": v}` (its items are then compared like a literal's when an update
+    /// decides what changed). Other forms stay opaque calls.
+    fn dict_call(&mut self, callee: u32, args: &[PArg]) -> Option<u32> {
+        let entries = match self.file.exprs.get(callee as usize)? {
+            PExpr::Name { name, .. } if name == "dict" => args
+                .iter()
+                .map(|a| match a {
+                    PArg::Kw(name, v) => Some((Some(format!("s:{name}")), *v)),
+                    _ => None,
+                })
+                .collect::<Option<Vec<_>>>()?,
+            PExpr::Attr(obj, method) if method == "fromkeys" => {
+                match (self.file.exprs.get(*obj as usize)?, args) {
+                    (PExpr::Name { name, .. }, [PArg::Pos(_), PArg::Pos(v)]) if name == "dict" => {
+                        vec![(None, *v)]
+                    }
+                    _ => return None,
+                }
+            }
+            _ => return None,
+        };
+        Some(self.push(PExpr::Dict(entries)))
     }
 
     /// A lambda: a function definition named after its parent and position

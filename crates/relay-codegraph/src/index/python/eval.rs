@@ -348,7 +348,6 @@ impl<'i, 'a> Eval<'i, 'a> {
                     }
                 }
             }
-            Some(PExpr::Call(_)) => return self.call_literal_items(cf, ce, key),
             Some(PExpr::Dict(entries)) => {
                 if key.is_none() && entries.len() > MAX_LITERAL_ITEMS {
                     return unknown();
@@ -912,9 +911,6 @@ impl<'i, 'a> Eval<'i, 'a> {
                 Val::Super(c) => self.class_attr(c, attr, 1, false, true),
                 Val::External(q) => one(Val::External(format!("{q}.{attr}"))),
                 Val::ExternalInstance(q) => one(Val::ExternalMethod(format!("{q}.{attr}"))),
-                Val::Builtin(b) if b == "dict" && attr == "fromkeys" => {
-                    one(Val::Builtin("dict.fromkeys".to_owned()))
-                }
                 _ => unknown(),
             };
             join(&mut out, v);

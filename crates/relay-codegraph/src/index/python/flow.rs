@@ -21,8 +21,6 @@ use super::{DefKind, PArg, PStore, ParamKind, PyFile};
 pub(crate) const MAX_FLOW_ROUNDS: usize = 4;
 /// Modules per unit of parallel work in a round.
 const FLOW_CHUNK: usize = 32;
-/// Nested mappings followed by `d.update(dict(m))` ([`keyed_items`]).
-const MAX_KEYED_DEPTH: u32 = 4;
 /// At most this many container literals are snapshotted into the table.
 const MAX_LITERAL_SNAPSHOTS: usize = 100_000;
 
@@ -449,14 +447,9 @@ impl PyFlow {
             }
             let Val::Container(cf, ce) = c else { continue };
             let file: &PyFile = index.files[cf as usize];
-            // A `dict(...)` call's entries too (a mapping passed whole is snapshotted as
-            // the container it is).
             let entries: Vec<(Option<String>, u32)> = literal_entries(file, ce)
                 .into_iter()
-                .map(|entry| match entry {
-                    LiteralEntry::Item(key, e) => (key, e),
-                    LiteralEntry::ItemsOf(e) => (None, e),
-                })
+                .map(|LiteralEntry(key, e)| (key, e))
                 .collect();
             for (key, e) in entries {
                 let v = eval.expr(cf as usize, e, false);
@@ -744,7 +737,7 @@ fn contribute(eval: &mut Eval<'_, '_>, fi: usize, out: &mut PyFlow) {
             PStore::Extend { target, value } => {
                 let targets = eval.expr(fi, *target, false);
                 let v = eval.expr(fi, *value, false);
-                let items = keyed_items(eval, &v, 0);
+                let items = keyed_items(eval, &v);
                 for t in targets.iter().filter(|t| is_container(t)) {
                     for (key, items) in &items {
                         add_item(out, t, key.clone(), items.clone());
@@ -770,27 +763,15 @@ fn contribute(eval: &mut Eval<'_, '_>, fi: usize, out: &mut PyFlow) {
 
 /// The items `d.update(v)` / `xs.extend(v)` adds, by key: a mapping written in place keeps its
 /// constant keys, a sequence's items are appended, anything else lands under any key.
-fn keyed_items(eval: &mut Eval<'_, '_>, v: &[Val], depth: u32) -> Vec<(Option<String>, Vals)> {
+fn keyed_items(eval: &mut Eval<'_, '_>, v: &[Val]) -> Vec<(Option<String>, Vals)> {
     let mut out = Vec::new();
-    // `d.update(dict(dict(…)))`; a mapping made of itself stops here.
-    if depth > MAX_KEYED_DEPTH {
-        return out;
-    }
     for c in v {
         match c {
             Val::Container(cf, ce) if is_mapping(eval.file(*cf as usize), *ce) => {
                 let file = eval.file(*cf as usize);
-                for entry in literal_entries(file, *ce) {
-                    match entry {
-                        LiteralEntry::Item(key, e) => {
-                            let v = eval.expr(*cf as usize, e, false);
-                            out.push((key, v));
-                        }
-                        LiteralEntry::ItemsOf(e) => {
-                            let base = eval.expr(*cf as usize, e, false);
-                            out.extend(keyed_items(eval, &base, depth + 1));
-                        }
-                    }
+                for LiteralEntry(key, e) in literal_entries(file, *ce) {
+                    let v = eval.expr(*cf as usize, e, false);
+                    out.push((key, v));
                 }
                 // What was stored into the mapping elsewhere, under any key.
                 out.push((None, eval.read_stored(c, None)));

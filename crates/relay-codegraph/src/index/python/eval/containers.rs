@@ -6,46 +6,23 @@ use super::{Eval, Val, Vals, join, one, unknown};
 use crate::index::python::body::{APPENDED_KEY, NAME_KEY, SLICE_KEY};
 use crate::index::python::{PArg, PBind, PExpr, PyFile};
 
-/// An entry of a container written in place: a literal's item, or one made by a
-/// `dict(...)`/`dict.fromkeys(...)` call.
-pub(crate) enum LiteralEntry {
-    /// An item under a constant key (`None`: any key) and its value expression.
-    Item(Option<String>, u32),
-    /// The items of another mapping (`dict(m)`, `dict(**m)`), keys kept.
-    ItemsOf(u32),
-}
+/// An entry of a container written in place: an item under a constant key (`None`: any key)
+/// and its value expression.
+pub(crate) struct LiteralEntry(pub Option<String>, pub u32);
 
-/// The entries of container `ce` of `file`: a list/tuple/set/dict literal or comprehension, or
-/// a `dict(...)` / `dict.fromkeys(...)` call (only such calls become containers, see
-/// [`Eval::builtin_result`]).
+/// The entries of container `ce` of `file`: a list/tuple/set/dict literal or comprehension
+/// (`dict(k=v, …)` and `dict.fromkeys(ks, v)` are built as dict literals).
 pub(crate) fn literal_entries(file: &PyFile, ce: u32) -> Vec<LiteralEntry> {
     match file.exprs.get(ce as usize) {
         Some(PExpr::Seq { items, indexed }) => items
             .iter()
             .enumerate()
-            .map(|(i, e)| LiteralEntry::Item((*indexed).then(|| format!("i:{i}")), *e))
+            .map(|(i, e)| LiteralEntry((*indexed).then(|| format!("i:{i}")), *e))
             .collect(),
         Some(PExpr::Dict(items)) => items
             .iter()
-            .map(|(k, e)| LiteralEntry::Item(k.clone(), *e))
+            .map(|(k, e)| LiteralEntry(k.clone(), *e))
             .collect(),
-        Some(PExpr::Call(callee)) => {
-            let fromkeys = matches!(file.exprs.get(*callee as usize), Some(PExpr::Attr(_, m)) if m == "fromkeys");
-            let args = file.args(ce);
-            if fromkeys {
-                // `dict.fromkeys(keys, value)`: every key holds `value`.
-                return match args {
-                    [_, PArg::Pos(v)] => vec![LiteralEntry::Item(None, *v)],
-                    _ => Vec::new(),
-                };
-            }
-            args.iter()
-                .map(|a| match a {
-                    PArg::Kw(name, e) => LiteralEntry::Item(Some(format!("s:{name}")), *e),
-                    PArg::Pos(e) | PArg::Star(e) | PArg::DoubleStar(e) => LiteralEntry::ItemsOf(*e),
-                })
-                .collect()
-        }
         _ => Vec::new(),
     }
 }
@@ -53,10 +30,7 @@ pub(crate) fn literal_entries(file: &PyFile, ce: u32) -> Vec<LiteralEntry> {
 /// Whether container `ce` of `file` is a mapping (iterating it yields keys, which are not
 /// tracked).
 pub(crate) fn is_mapping(file: &PyFile, ce: u32) -> bool {
-    matches!(
-        file.exprs.get(ce as usize),
-        Some(PExpr::Dict(_) | PExpr::Call(_))
-    )
+    matches!(file.exprs.get(ce as usize), Some(PExpr::Dict(_)))
 }
 
 /// Whether an external name is a class by its spelling (`Session`, `OrderedDict`; not
@@ -202,37 +176,12 @@ impl<'a> Eval<'_, 'a> {
         }
     }
 
-    /// The values of the entries of a `dict(...)` call under `key`: keyword arguments by name,
-    /// the items of mappings passed whole.
-    pub(super) fn call_literal_items(&mut self, cf: u32, ce: u32, key: Option<&str>) -> Vals {
-        let file: &'a PyFile = self.file(cf as usize);
-        let mut out = Vals::new();
-        for entry in literal_entries(file, ce) {
-            match entry {
-                LiteralEntry::Item(k, e) => {
-                    if key.is_none() || k.is_none() || k.as_deref() == key {
-                        let v = self.expr(cf as usize, e, false);
-                        join(&mut out, v);
-                    }
-                }
-                LiteralEntry::ItemsOf(e) => {
-                    let base = self.expr(cf as usize, e, false);
-                    let v = self.items(&base, key);
-                    join(&mut out, v);
-                }
-            }
-        }
-        out
-    }
-
-    /// What a built-in that makes a container returns at call `call` of file `fi`: `dict(...)`
-    /// and `dict.fromkeys(...)` are containers of their own, `map(f, …)` yields what `f`
-    /// returns, `filter(f, xs)` the items of `xs`.
+    /// What a built-in that makes an iterable returns at call `call` of file `fi`: `map(f, …)`
+    /// yields what `f` returns, `filter(f, xs)` the items of `xs`.
     pub(super) fn container_builtin(&mut self, fi: usize, call: u32, name: &str) -> Option<Vals> {
         let file: &'a PyFile = self.file(fi);
         let args = file.args(call);
         match (name, args) {
-            ("dict" | "dict.fromkeys", _) => Some(one(Val::Container(fi as u32, call))),
             ("map", [PArg::Pos(f), _, ..]) => {
                 let fs = self.expr(fi, *f, false);
                 Some(
