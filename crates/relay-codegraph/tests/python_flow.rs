@@ -276,7 +276,7 @@ fn functions_in_dicts_built_copied_and_read_with_dict_methods() {
 }
 
 /// The values the held-out benchmark's fixes follow (a `dict(...)` call's entries, starred
-/// targets, stacked decorators, an external base class) are kept by incremental updates: after
+/// targets, what `map` yields, stacked decorators, an external base class) are kept by incremental updates: after
 /// each edit the updated graph equals a full index of the tree.
 #[test]
 fn incremental_updates_follow_the_new_values_like_a_full_index() {
@@ -287,6 +287,7 @@ fn incremental_updates_follow_the_new_values_like_a_full_index() {
         root.join("lib.py"),
         "import threading\n\n\ndef a():\n    pass\n\n\ndef b():\n    pass\n\n\n\
          HANDLERS = dict(go=a, stop=b)\nPIPE = [a, b]\n\n\n\
+         def make(x):\n    return a\n\n\ndef make2(x):\n    return b\n\n\nMAPPED = map(make, [1])\n\n\n\
          def outer(fn):\n    def outer_wrapper():\n        return fn()\n\n    return outer_wrapper\n\n\n\
          def inner(fn):\n    def inner_wrapper():\n        return fn()\n\n    return inner_wrapper\n\n\n\
          class Worker(threading.Thread):\n    def go(self):\n        self.start()\n",
@@ -294,7 +295,8 @@ fn incremental_updates_follow_the_new_values_like_a_full_index() {
     .expect("write");
     std::fs::write(
         root.join("main.py"),
-        "from lib import HANDLERS, PIPE, outer, inner, Worker\n\n\n\
+        "from lib import HANDLERS, PIPE, outer, inner, Worker, MAPPED\n\n\n\
+         def more():\n    for m in MAPPED:\n        m()\n\n\n\
          def run():\n    HANDLERS[\"go\"]()\n    first, *rest = PIPE\n    rest[0]()\n    Worker().go()\n\n\n\
          @outer\n@inner\ndef job():\n    pass\n\n\njob()\n",
     )
@@ -331,6 +333,7 @@ fn incremental_updates_follow_the_new_values_like_a_full_index() {
             "HANDLERS = dict(go=b, stop=a)",
         ),
         ("PIPE = [a, b]", "PIPE = [b, a]"),
+        ("MAPPED = map(make, [1])", "MAPPED = map(make2, [1])"),
         (
             "class Worker(threading.Thread)",
             "class Worker(threading.Timer)",
@@ -348,6 +351,7 @@ fn incremental_updates_follow_the_new_values_like_a_full_index() {
     }
     let after = edges(&indexer);
     for (from, to) in [
+        ("main.more", "lib.b"),
         ("lib.Worker.go", "threading.Timer.start"),
         ("main", "lib.inner.inner_wrapper"),
     ] {

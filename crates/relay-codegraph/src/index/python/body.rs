@@ -1053,14 +1053,14 @@ impl<'s> PyBuilder<'s> {
                         let written = self.t(function).to_owned();
                         self.add_ref(PRefKind::Call, e, end_line(function), &written);
                         self.container_store(callee, &call_args);
-                        let literal = self.dict_call(callee, &call_args);
+                        let literal = self.builtin_literal(callee, &call_args);
                         if !call_args.is_empty() {
                             self.file.calls.push(PCall {
                                 call: e,
                                 args: call_args,
                             });
                         }
-                        // The call is referenced (`e`); its value is the dict it builds.
+                        // The call is referenced (`e`); its value is the container it builds.
                         literal.unwrap_or(e)
                     }
                 }
@@ -1330,10 +1330,33 @@ impl PyBuilder<'_> {
         self.file.stores.push(store);
     }
 
-    /// `dict(k=v, …)` and `dict.fromkeys(ks, v)` build a dict written in place: the same
-    /// literal as `{"k": v}` (its items are then compared like a literal's when an update
-    /// decides what changed). Other forms stay opaque calls.
-    fn dict_call(&mut self, callee: u32, args: &[PArg]) -> Option<u32> {
+    /// Built-ins whose result is a container of their arguments, built as the literal they
+    /// amount to (an update's fast path then compares its items like a literal's; it does not
+    /// compare call arguments): `dict(k=v, …)` and `dict.fromkeys(ks, v)` as `{"k": v}`;
+    /// `map(f, xs, …)` as a comprehension whose item is a call of `f`, `filter(f, xs)` as one
+    /// whose item is any item of `xs`. Other forms stay opaque calls.
+    fn builtin_literal(&mut self, callee: u32, args: &[PArg]) -> Option<u32> {
+        if let PExpr::Name { name, .. } = self.file.exprs.get(callee as usize)? {
+            let item = match (name.as_str(), args) {
+                ("map", [PArg::Pos(f), PArg::Pos(_), ..]) => {
+                    let f = *f;
+                    self.push(PExpr::Call(f))
+                }
+                ("filter", [PArg::Pos(_), PArg::Pos(xs)]) => {
+                    let xs = *xs;
+                    self.push(PExpr::Subscript(xs, None))
+                }
+                _ => return self.dict_literal(callee, args),
+            };
+            return Some(self.push(PExpr::Seq {
+                items: vec![item],
+                indexed: false,
+            }));
+        }
+        self.dict_literal(callee, args)
+    }
+
+    fn dict_literal(&mut self, callee: u32, args: &[PArg]) -> Option<u32> {
         let entries = match self.file.exprs.get(callee as usize)? {
             PExpr::Name { name, .. } if name == "dict" => args
                 .iter()

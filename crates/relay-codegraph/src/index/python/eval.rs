@@ -53,8 +53,6 @@ pub(crate) enum Val {
     /// `xs[start:end]` of a sequence (`end` `None`: to the end), also what a starred target
     /// binds (`first, *rest = xs` binds `rest` to `xs[1:]`).
     Slice(Box<Val>, i64, Option<i64>),
-    /// What `map(f, …)` returns: iterating yields what calling `f` returns.
-    Results(Box<Val>),
     /// An instance of a class outside the repository (`requests.Session()`): a capitalised
     /// external name called.
     ExternalInstance(String),
@@ -411,7 +409,7 @@ impl<'i, 'a> Eval<'i, 'a> {
                     let v = self.slice_items(base, *start, *end, key);
                     join(&mut out, v);
                 }
-                Val::Results(_) => join(&mut out, self.iterate(std::slice::from_ref(b))),
+
                 Val::Args(_) | Val::Kwargs(_) => join(&mut out, self.read_stored(b, key)),
                 Val::Entry(c) if key == Some("i:1") => {
                     let v = self.items(std::slice::from_ref(c.as_ref()), None);
@@ -504,10 +502,7 @@ impl<'i, 'a> Eval<'i, 'a> {
                     let v = self.items(std::slice::from_ref(b), None);
                     join(&mut out, v);
                 }
-                Val::Results(f) => {
-                    let v = self.call_result(usize::MAX, 0, std::slice::from_ref(f.as_ref()));
-                    join(&mut out, v);
-                }
+
                 Val::Instance(c, inf) => {
                     let iters = self.class_attr(c, "__iter__", 0, *inf, true);
                     let iterators = self.call_result(usize::MAX, 0, &iters);
@@ -570,9 +565,6 @@ impl<'i, 'a> Eval<'i, 'a> {
     }
 
     fn builtin_result(&mut self, fi: usize, call: u32, name: &str) -> Vals {
-        if let Some(v) = self.container_builtin(fi, call, name) {
-            return v;
-        }
         let file: &'a PyFile = self.file(fi);
         let args = file.args(call);
         match (name, args) {

@@ -776,7 +776,7 @@ fn keyed_items(eval: &mut Eval<'_, '_>, v: &[Val]) -> Vec<(Option<String>, Vals)
                 // What was stored into the mapping elsewhere, under any key.
                 out.push((None, eval.read_stored(c, None)));
             }
-            Val::Container(..) | Val::Slice(..) | Val::Results(_) => {
+            Val::Container(..) | Val::Slice(..) => {
                 let items = eval.items(std::slice::from_ref(c), None);
                 out.push((Some(APPENDED_KEY.to_owned()), items));
             }

@@ -1,10 +1,10 @@
-//! Values of built-in containers beyond literals: `dict(...)`/`dict.fromkeys(...)` calls,
-//! slices and starred targets, items appended to a list, keys named by a constant, and what
-//! `map()` yields; and attributes inherited from a class outside the repository.
+//! Values of built-in containers beyond literals: slices and starred targets, items appended
+//! to a list, keys named by a constant; and attributes inherited from a class outside the
+//! repository.
 
 use super::{Eval, Val, Vals, join, one, unknown};
 use crate::index::python::body::{APPENDED_KEY, NAME_KEY, SLICE_KEY};
-use crate::index::python::{PArg, PBind, PExpr, PyFile};
+use crate::index::python::{PBind, PExpr, PyFile};
 
 /// An entry of a container written in place: an item under a constant key (`None`: any key)
 /// and its value expression.
@@ -176,37 +176,6 @@ impl<'a> Eval<'_, 'a> {
         }
     }
 
-    /// What a built-in that makes an iterable returns at call `call` of file `fi`: `map(f, …)`
-    /// yields what `f` returns, `filter(f, xs)` the items of `xs`.
-    pub(super) fn container_builtin(&mut self, fi: usize, call: u32, name: &str) -> Option<Vals> {
-        let file: &'a PyFile = self.file(fi);
-        let args = file.args(call);
-        match (name, args) {
-            ("map", [PArg::Pos(f), _, ..]) => {
-                let fs = self.expr(fi, *f, false);
-                Some(
-                    fs.into_iter()
-                        .map(|f| match f {
-                            Val::Func(..) | Val::Bound(..) | Val::Class(..) | Val::Instance(..) => {
-                                Val::Results(Box::new(f))
-                            }
-                            _ => Val::Unknown,
-                        })
-                        .collect(),
-                )
-            }
-            ("filter", [_, PArg::Pos(xs)]) => {
-                let v = self.expr(fi, *xs, false);
-                Some(if v.iter().all(is_iterable) {
-                    v
-                } else {
-                    unknown()
-                })
-            }
-            _ => None,
-        }
-    }
-
     /// What calling an external name returns: an instance when the name is a class's.
     pub(super) fn external_result(q: &str) -> Vals {
         if is_class_name(q) {
@@ -242,6 +211,6 @@ impl<'a> Eval<'_, 'a> {
 pub(super) fn is_iterable(v: &Val) -> bool {
     matches!(
         v,
-        Val::Container(..) | Val::Values(_) | Val::Entries(_) | Val::Slice(..) | Val::Results(_)
+        Val::Container(..) | Val::Values(_) | Val::Entries(_) | Val::Slice(..)
     )
 }
