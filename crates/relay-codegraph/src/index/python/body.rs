@@ -10,6 +10,15 @@ use super::{
 };
 use crate::index::facts::{end_line, field, header, line, py_kind, text};
 
+/// The key of items appended to a sequence (`xs.append(v)`): past the literal's items, so a
+/// constant index into the literal never reaches them.
+pub(crate) const APPENDED_KEY: &str = "+";
+/// The key of a subscript whose key is a name (`d[KEY]`); the name is the expression built
+/// just before the subscript, resolved to a constant string when evaluated.
+pub(crate) const NAME_KEY: &str = "n:";
+/// The prefix of a slice key, `r:START:END` (`END` empty: to the end).
+pub(crate) const SLICE_KEY: &str = "r:";
+
 /// Per-method context for `self.x = ...` tracking.
 #[derive(Clone)]
 struct MethodCtx {
@@ -378,16 +387,53 @@ impl<'s> PyBuilder<'s> {
             "pattern_list" | "tuple_pattern" | "list_pattern" => {
                 let mut c = left.walk();
                 let items: Vec<Node<'_>> = left.named_children(&mut c).collect();
-                if items.iter().any(|n| py_kind(n) == "list_splat_pattern") {
+                let star = items
+                    .iter()
+                    .position(|n| py_kind(n) == "list_splat_pattern");
+                if items
+                    .iter()
+                    .filter(|n| py_kind(**n) == "list_splat_pattern")
+                    .count()
+                    > 1
+                {
                     return;
                 }
+                let count = items.len();
                 for (index, item) in items.into_iter().enumerate() {
-                    let index = index as u32;
-                    if py_kind(item) == "identifier" {
+                    // Items after a starred one are counted from the end.
+                    let key = match star {
+                        Some(s) if index > s => format!("i:-{}", count - index),
+                        _ => format!("i:{index}"),
+                    };
+                    if Some(index) == star {
+                        // `first, *rest = xs`: `rest` is the list `xs[1:]`.
+                        let after = count - index - 1;
+                        let end = if after == 0 {
+                            String::new()
+                        } else {
+                            format!("-{after}")
+                        };
+                        let slice = self.push(PExpr::Subscript(
+                            value,
+                            Some(format!("{SLICE_KEY}{index}:{end}")),
+                        ));
+                        if let Some(inner) = item.named_child(0) {
+                            self.store_targets(inner, slice);
+                            if py_kind(inner) == "identifier" {
+                                let name = self.t(inner).to_owned();
+                                self.bind(&name, PBind::Assign(slice));
+                            }
+                        }
+                    } else if py_kind(item) == "identifier" && star.is_none() {
                         let name = self.t(item).to_owned();
+                        let index = index as u32;
                         self.bind(&name, PBind::Unpack { expr: value, index });
+                    } else if py_kind(item) == "identifier" {
+                        let part = self.push(PExpr::Subscript(value, Some(key)));
+                        let name = self.t(item).to_owned();
+                        self.bind(&name, PBind::Assign(part));
                     } else {
-                        let part = self.push(PExpr::Subscript(value, Some(format!("i:{index}"))));
+                        let part = self.push(PExpr::Subscript(value, Some(key)));
                         self.store_targets(item, part);
                     }
                 }
@@ -396,11 +442,24 @@ impl<'s> PyBuilder<'s> {
         }
     }
 
-    /// The constant key of subscript node `node` (`None` for anything else).
+    /// The constant key of subscript node `node`: an integer (negative ones too), a string,
+    /// or a slice with constant bounds and no step ([`SLICE_KEY`]); `None` for anything else.
     fn subscript_key(&self, node: Node<'_>) -> Option<String> {
         let mut c = node.walk();
         let keys: Vec<Node<'_>> = node.children_by_field_name("subscript", &mut c).collect();
         match keys.as_slice() {
+            [k] if py_kind(*k) == "unary_operator" => {
+                const_key("integer", &self.t(*k).replace(' ', ""))
+            }
+            [k] if py_kind(*k) == "slice" => {
+                let text = self.t(*k).replace(' ', "");
+                let (start, end) = text.split_once(':')?;
+                let constant = |b: &str| b.is_empty() || b.parse::<i64>().is_ok();
+                (constant(start) && constant(end)).then(|| {
+                    let start = if start.is_empty() { "0" } else { start };
+                    format!("{SLICE_KEY}{start}:{end}")
+                })
+            }
             [k] => const_key(py_kind(*k), self.t(*k)),
             _ => None,
         }
@@ -482,11 +541,15 @@ impl<'s> PyBuilder<'s> {
             "pattern_list" | "tuple_pattern" | "list_pattern"
                 if value.is_some() && self.unpacked_plain(target) =>
             {
-                // Bound item by item by `store_targets`.
+                // Bound item by item by `store_targets` (a starred name too).
                 let mut c = target.walk();
                 let children: Vec<Node<'_>> = target.named_children(&mut c).collect();
                 for child in children {
-                    if py_kind(child) != "identifier" {
+                    let starred_name = py_kind(child) == "list_splat_pattern"
+                        && child
+                            .named_child(0)
+                            .is_some_and(|n| py_kind(n) == "identifier");
+                    if py_kind(child) != "identifier" && !starred_name {
                         self.bind_targets(child, None);
                     }
                 }
@@ -501,12 +564,15 @@ impl<'s> PyBuilder<'s> {
         }
     }
 
-    /// Whether an unpacking target has no starred item (then `store_targets` binds its names).
+    /// Whether an unpacking target has at most one starred item (then `store_targets` binds
+    /// its names).
     fn unpacked_plain(&self, target: Node<'_>) -> bool {
         let mut c = target.walk();
         target
             .named_children(&mut c)
-            .all(|n| py_kind(n) != "list_splat_pattern")
+            .filter(|n| py_kind(*n) == "list_splat_pattern")
+            .count()
+            <= 1
     }
 
     fn annotation(&mut self, node: Node<'_>) -> u32 {
@@ -987,13 +1053,15 @@ impl<'s> PyBuilder<'s> {
                         let written = self.t(function).to_owned();
                         self.add_ref(PRefKind::Call, e, end_line(function), &written);
                         self.container_store(callee, &call_args);
+                        let literal = self.builtin_literal(callee, &call_args);
                         if !call_args.is_empty() {
                             self.file.calls.push(PCall {
                                 call: e,
                                 args: call_args,
                             });
                         }
-                        e
+                        // The call is referenced (`e`); its value is the container it builds.
+                        literal.unwrap_or(e)
                     }
                 }
             }
@@ -1063,10 +1131,14 @@ impl<'s> PyBuilder<'s> {
                     Some(v) => self.expr(v, value_pos),
                     None => self.push(PExpr::Other),
                 };
-                let key = self.subscript_key(node);
+                let mut key = self.subscript_key(node);
                 let mut c = node.walk();
                 let keys: Vec<Node<'_>> =
                     node.children_by_field_name("subscript", &mut c).collect();
+                if key.is_none() && matches!(keys.as_slice(), [k] if py_kind(*k) == "identifier") {
+                    // Resolved when evaluated, from the name expression pushed next.
+                    key = Some(NAME_KEY.to_owned());
+                }
                 for k in keys {
                     self.expr(k, true);
                 }
@@ -1218,24 +1290,92 @@ impl PyBuilder<'_> {
         };
         let target = *target;
         let store = match (method.as_str(), args) {
-            ("append" | "add", [PArg::Pos(v)]) | ("insert", [_, PArg::Pos(v)]) => {
-                PStore::Append { target, value: *v }
-            }
+            ("append" | "add", [PArg::Pos(v)]) => PStore::Append { target, value: *v },
+            // An insertion can land at any index.
+            ("insert", [_, PArg::Pos(v)]) => PStore::Item {
+                target,
+                key: None,
+                value: *v,
+            },
             ("update" | "extend", [PArg::Pos(v)]) => PStore::Extend { target, value: *v },
             ("setdefault", [PArg::Pos(k), PArg::Pos(v)]) => {
-                let key = match self.file.exprs.get(*k as usize) {
-                    Some(PExpr::Other) | None => None,
-                    _ => None,
-                };
+                let key = self
+                    .file
+                    .strings
+                    .iter()
+                    .rev()
+                    .find(|(e, _)| e == k)
+                    .map(|(_, s)| format!("s:{s}"));
                 PStore::Item {
                     target,
                     key,
                     value: *v,
                 }
             }
+            ("update", _) if args.iter().all(|a| matches!(a, PArg::Kw(..))) => {
+                // `d.update(name=value, …)`.
+                for a in args {
+                    if let PArg::Kw(name, v) = a {
+                        self.file.stores.push(PStore::Item {
+                            target,
+                            key: Some(format!("s:{name}")),
+                            value: *v,
+                        });
+                    }
+                }
+                return;
+            }
             _ => return,
         };
         self.file.stores.push(store);
+    }
+
+    /// Built-ins whose result is a container of their arguments, built as the literal they
+    /// amount to (an update's fast path then compares its items like a literal's; it does not
+    /// compare call arguments): `dict(k=v, …)` and `dict.fromkeys(ks, v)` as `{"k": v}`;
+    /// `map(f, xs, …)` as a comprehension whose item is a call of `f`, `filter(f, xs)` as one
+    /// whose item is any item of `xs`. Other forms stay opaque calls.
+    fn builtin_literal(&mut self, callee: u32, args: &[PArg]) -> Option<u32> {
+        if let PExpr::Name { name, .. } = self.file.exprs.get(callee as usize)? {
+            let item = match (name.as_str(), args) {
+                ("map", [PArg::Pos(f), PArg::Pos(_), ..]) => {
+                    let f = *f;
+                    self.push(PExpr::Call(f))
+                }
+                ("filter", [PArg::Pos(_), PArg::Pos(xs)]) => {
+                    let xs = *xs;
+                    self.push(PExpr::Subscript(xs, None))
+                }
+                _ => return self.dict_literal(callee, args),
+            };
+            return Some(self.push(PExpr::Seq {
+                items: vec![item],
+                indexed: false,
+            }));
+        }
+        self.dict_literal(callee, args)
+    }
+
+    fn dict_literal(&mut self, callee: u32, args: &[PArg]) -> Option<u32> {
+        let entries = match self.file.exprs.get(callee as usize)? {
+            PExpr::Name { name, .. } if name == "dict" => args
+                .iter()
+                .map(|a| match a {
+                    PArg::Kw(name, v) => Some((Some(format!("s:{name}")), *v)),
+                    _ => None,
+                })
+                .collect::<Option<Vec<_>>>()?,
+            PExpr::Attr(obj, method) if method == "fromkeys" => {
+                match (self.file.exprs.get(*obj as usize)?, args) {
+                    (PExpr::Name { name, .. }, [PArg::Pos(_), PArg::Pos(v)]) if name == "dict" => {
+                        vec![(None, *v)]
+                    }
+                    _ => return None,
+                }
+            }
+            _ => return None,
+        };
+        Some(self.push(PExpr::Dict(entries)))
     }
 
     /// A lambda: a function definition named after its parent and position

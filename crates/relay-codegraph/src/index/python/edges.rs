@@ -194,7 +194,7 @@ fn call_targets(eval: &mut Eval<'_, '_>, fi: usize, call: u32, vals: &Vals) -> V
                 let call = eval.class_attr(c, "__call__", 0, *inf, true);
                 targets.extend(functions(&call));
             }
-            Val::External(q) => targets.push((q.clone(), false, true)),
+            Val::External(q) | Val::ExternalMethod(q) => targets.push((q.clone(), false, true)),
             Val::Builtin(name) => {
                 let file = eval.index.files[fi];
                 let args = file.args(call);

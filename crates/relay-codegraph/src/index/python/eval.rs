@@ -1,6 +1,8 @@
 //! Expression evaluation against the [`PyIndex`] tables and the value-flow table ([`PyFlow`]):
 //! the set of values a name, attribute, call, subscript or iteration can denote.
 
+mod containers;
+
 use rustc_hash::FxHashMap as HashMap;
 
 use super::builtins::BUILTINS;
@@ -48,8 +50,20 @@ pub(crate) enum Val {
     Entries(Box<Val>),
     /// A `(key, value)` pair of a container: item 1 is any of its items.
     Entry(Box<Val>),
+    /// `xs[start:end]` of a sequence (`end` `None`: to the end), also what a starred target
+    /// binds (`first, *rest = xs` binds `rest` to `xs[1:]`).
+    Slice(Box<Val>, i64, Option<i64>),
+    /// An instance of a class outside the repository (`requests.Session()`): a capitalised
+    /// external name called.
+    ExternalInstance(String),
+    /// An attribute of an external class reached through an instance or a subclass
+    /// (`self.start()` in a `threading.Thread` subclass): calling it calls the external name;
+    /// nothing is known of its own attributes or result.
+    ExternalMethod(String),
     Unknown,
 }
+
+pub(crate) use containers::{LiteralEntry, is_mapping, literal_entries};
 
 /// The files an evaluation read (indexes into [`PyIndex`]'s files).
 pub(crate) type FilesRead = rustc_hash::FxHashSet<u32>;
@@ -114,6 +128,8 @@ pub(crate) struct Eval<'i, 'a> {
     expr_memo: HashMap<(u32, u32), Vals>,
     /// Whether the evaluation under way hit a limit (its value is then not memoized).
     truncated: bool,
+    /// Nested container lookups under way ([`Eval::items`]).
+    nesting: u32,
     steps: u32,
     /// Items of container literals: `(file, expression)` → key → values (looked up by a
     /// borrowed key).
@@ -137,6 +153,7 @@ impl<'i, 'a> Eval<'i, 'a> {
             expr_memo: HashMap::default(),
             qname: String::new(),
             truncated: false,
+            nesting: 0,
             steps: 0,
         }
     }
@@ -153,6 +170,7 @@ impl<'i, 'a> Eval<'i, 'a> {
         self.expr_memo.clear();
         self.item_memo.clear();
         self.truncated = false;
+        self.nesting = 0;
         self.steps = 0;
     }
 
@@ -291,7 +309,8 @@ impl<'i, 'a> Eval<'i, 'a> {
             PExpr::Seq { .. } | PExpr::Dict(_) => one(Val::Container(fi as u32, id)),
             PExpr::Subscript(obj, key) => {
                 let base = self.expr(fi, *obj, record);
-                self.items(&base, key.as_deref())
+                let key = self.subscript_key(fi, id, key.as_deref());
+                self.subscript(&base, key.as_deref())
             }
             PExpr::Other => unknown(),
         }
@@ -344,6 +363,20 @@ impl<'i, 'a> Eval<'i, 'a> {
     }
 
     pub(crate) fn items(&mut self, base: &[Val], key: Option<&str>) -> Vals {
+        // Containers of containers (slices, `dict(m)`, what `map` yields) recurse here without
+        // an evaluation in between when the inner values are memoized: a self-referential one
+        // (`d = dict(d)`) would not stop.
+        if self.nesting >= MAX_DEPTH {
+            self.truncated = true;
+            return unknown();
+        }
+        self.nesting += 1;
+        let out = self.items_inner(base, key);
+        self.nesting -= 1;
+        out
+    }
+
+    fn items_inner(&mut self, base: &[Val], key: Option<&str>) -> Vals {
         let mut out = Vals::new();
         for b in base {
             match b {
@@ -369,7 +402,14 @@ impl<'i, 'a> Eval<'i, 'a> {
                     };
                     join(&mut out, literal);
                     join(&mut out, self.read_stored(b, key));
+                    let appended = self.appended(b, key);
+                    join(&mut out, appended);
                 }
+                Val::Slice(base, start, end) => {
+                    let v = self.slice_items(base, *start, *end, key);
+                    join(&mut out, v);
+                }
+
                 Val::Args(_) | Val::Kwargs(_) => join(&mut out, self.read_stored(b, key)),
                 Val::Entry(c) if key == Some("i:1") => {
                     let v = self.items(std::slice::from_ref(c.as_ref()), None);
@@ -421,11 +461,19 @@ impl<'i, 'a> Eval<'i, 'a> {
             _ => {}
         }
         let file: &'a PyFile = self.file(fi);
-        let key = match file.args(call).first() {
+        let args = file.args(call);
+        let key = match args.first() {
             Some(PArg::Pos(k)) => constant_string(file, *k).map(|s| format!("s:{s}")),
             _ => None,
         };
-        Some(self.items(&base, key.as_deref()))
+        let mut out = self.items(&base, key.as_deref());
+        // `d.get(k, default)`, `d.pop(k, default)`, `d.setdefault(k, default)`: the default
+        // when the key is missing.
+        if let Some(PArg::Pos(default)) = args.get(1) {
+            let v = self.expr(fi, *default, false);
+            join(&mut out, v);
+        }
+        Some(out)
     }
 
     /// The values `for x in base` binds to `x`.
@@ -434,10 +482,7 @@ impl<'i, 'a> Eval<'i, 'a> {
         for b in base {
             match b {
                 Val::Container(cf, ce) => {
-                    let is_dict = matches!(
-                        self.file(*cf as usize).exprs.get(*ce as usize),
-                        Some(PExpr::Dict(_))
-                    );
+                    let is_dict = containers::is_mapping(self.file(*cf as usize), *ce);
                     // Iterating a dict yields its keys, which we do not track.
                     let v = if is_dict {
                         unknown()
@@ -453,6 +498,11 @@ impl<'i, 'a> Eval<'i, 'a> {
                 }
                 Val::Entries(c) => join(&mut out, one(Val::Entry(c.clone()))),
                 Val::Gen(f) => join(&mut out, self.read_yields(f)),
+                Val::Slice(..) => {
+                    let v = self.items(std::slice::from_ref(b), None);
+                    join(&mut out, v);
+                }
+
                 Val::Instance(c, inf) => {
                     let iters = self.class_attr(c, "__iter__", 0, *inf, true);
                     let iterators = self.call_result(usize::MAX, 0, &iters);
@@ -507,6 +557,7 @@ impl<'i, 'a> Eval<'i, 'a> {
                     };
                     join(&mut out, v.into_iter().map(Val::inferred).collect());
                 }
+                Val::External(q) => join(&mut out, Self::external_result(q)),
                 _ => join(&mut out, unknown()),
             }
         }
@@ -533,7 +584,7 @@ impl<'i, 'a> Eval<'i, 'a> {
             // Copies keep the items.
             ("list" | "tuple" | "set" | "sorted" | "reversed" | "iter", [PArg::Pos(x), ..]) => {
                 let v = self.expr(fi, *x, false);
-                if v.iter().all(|v| matches!(v, Val::Container(..))) {
+                if v.iter().all(containers::is_iterable) {
                     v
                 } else {
                     unknown()
@@ -851,6 +902,7 @@ impl<'i, 'a> Eval<'i, 'a> {
                 Val::Instance(c, inf) => self.class_attr(c, attr, 0, *inf, true),
                 Val::Super(c) => self.class_attr(c, attr, 1, false, true),
                 Val::External(q) => one(Val::External(format!("{q}.{attr}"))),
+                Val::ExternalInstance(q) => one(Val::ExternalMethod(format!("{q}.{attr}"))),
                 _ => unknown(),
             };
             join(&mut out, v);
@@ -872,9 +924,10 @@ impl<'i, 'a> Eval<'i, 'a> {
             return unknown();
         };
         let mut out = Vals::new();
+        let mut unresolved = false;
         for entry in mro.iter().skip(skip) {
             let Some(c) = entry else {
-                join(&mut out, unknown());
+                unresolved = true;
                 break;
             };
             join(&mut out, self.read_attr(c, attr));
@@ -914,6 +967,20 @@ impl<'i, 'a> Eval<'i, 'a> {
                     let v = self.expr(fi, e, false);
                     join(&mut out, v.into_iter().map(Val::inferred).collect());
                 }
+            }
+        }
+        if unresolved {
+            // Not found before an unresolved base: a method of the one external class that
+            // base is, else unknown.
+            let external = if out.is_empty() {
+                let mro: &'i [Option<String>] = mro;
+                self.external_base(mro)
+            } else {
+                None
+            };
+            match external {
+                Some(q) => join(&mut out, one(Val::ExternalMethod(format!("{q}.{attr}")))),
+                None => join(&mut out, unknown()),
             }
         }
         if out.is_empty() { unknown() } else { out }

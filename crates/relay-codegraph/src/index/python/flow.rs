@@ -11,7 +11,8 @@ use std::sync::Arc;
 
 use rustc_hash::FxHashMap as HashMap;
 
-use super::eval::{Eval, FilesRead, Val, Vals, join};
+use super::body::APPENDED_KEY;
+use super::eval::{Eval, FilesRead, LiteralEntry, Val, Vals, is_mapping, join, literal_entries};
 use super::tables::PyIndex;
 use super::{DefKind, PArg, PStore, ParamKind, PyFile};
 
@@ -446,15 +447,10 @@ impl PyFlow {
             }
             let Val::Container(cf, ce) = c else { continue };
             let file: &PyFile = index.files[cf as usize];
-            let entries: Vec<(Option<String>, u32)> = match file.exprs.get(ce as usize) {
-                Some(super::PExpr::Seq { items, indexed }) => items
-                    .iter()
-                    .enumerate()
-                    .map(|(i, e)| ((*indexed).then(|| format!("i:{i}")), *e))
-                    .collect(),
-                Some(super::PExpr::Dict(items)) => items.clone(),
-                _ => Vec::new(),
-            };
+            let entries: Vec<(Option<String>, u32)> = literal_entries(file, ce)
+                .into_iter()
+                .map(|LiteralEntry(key, e)| (key, e))
+                .collect();
             for (key, e) in entries {
                 let v = eval.expr(cf as usize, e, false);
                 pending.extend(
@@ -671,15 +667,7 @@ fn contribute(eval: &mut Eval<'_, '_>, fi: usize, out: &mut PyFlow) {
             for &d in def.decorators.iter().rev() {
                 let callee = eval.expr(fi, d, false);
                 pass_args(eval, &callee, &[value.clone()], &[], out);
-                let mut result = Vals::new();
-                for c in &callee {
-                    if let Val::Func(f, _) = c {
-                        join(&mut result, eval.read_returns(f));
-                        if eval.read_returned_params(f).contains(&0) {
-                            join(&mut result, value.clone());
-                        }
-                    }
-                }
+                let result = decorated(eval, &callee, &value);
                 let callable = !result.is_empty()
                     && result.iter().all(|v| {
                         matches!(
@@ -743,15 +731,17 @@ fn contribute(eval: &mut Eval<'_, '_>, fi: usize, out: &mut PyFlow) {
                 let targets = eval.expr(fi, *target, false);
                 let v = eval.expr(fi, *value, false);
                 for t in targets.iter().filter(|t| is_container(t)) {
-                    add_item(out, t, None, v.clone());
+                    add_item(out, t, Some(APPENDED_KEY.to_owned()), v.clone());
                 }
             }
             PStore::Extend { target, value } => {
                 let targets = eval.expr(fi, *target, false);
                 let v = eval.expr(fi, *value, false);
-                let items = eval.items(&v, None);
+                let items = keyed_items(eval, &v);
                 for t in targets.iter().filter(|t| is_container(t)) {
-                    add_item(out, t, None, items.clone());
+                    for (key, items) in &items {
+                        add_item(out, t, key.clone(), items.clone());
+                    }
                 }
             }
             PStore::Attr {
@@ -769,6 +759,31 @@ fn contribute(eval: &mut Eval<'_, '_>, fi: usize, out: &mut PyFlow) {
             }
         }
     }
+}
+
+/// The items `d.update(v)` / `xs.extend(v)` adds, by key: a mapping written in place keeps its
+/// constant keys, a sequence's items are appended, anything else lands under any key.
+fn keyed_items(eval: &mut Eval<'_, '_>, v: &[Val]) -> Vec<(Option<String>, Vals)> {
+    let mut out = Vec::new();
+    for c in v {
+        match c {
+            Val::Container(cf, ce) if is_mapping(eval.file(*cf as usize), *ce) => {
+                let file = eval.file(*cf as usize);
+                for LiteralEntry(key, e) in literal_entries(file, *ce) {
+                    let v = eval.expr(*cf as usize, e, false);
+                    out.push((key, v));
+                }
+                // What was stored into the mapping elsewhere, under any key.
+                out.push((None, eval.read_stored(c, None)));
+            }
+            Val::Container(..) | Val::Slice(..) => {
+                let items = eval.items(std::slice::from_ref(c), None);
+                out.push((Some(APPENDED_KEY.to_owned()), items));
+            }
+            _ => out.push((None, eval.items(std::slice::from_ref(c), None))),
+        }
+    }
+    out
 }
 
 /// The parameter of `def` that return expression `r` names, when it is bound to nothing else.
@@ -796,6 +811,56 @@ fn returned_param(file: &PyFile, def: &super::PyDef, r: u32) -> Option<u32> {
         }
         _ => None,
     }
+}
+
+/// What applying decorator `callee` to `value` returns: what the decorator function (a bound
+/// method, an instance's `__call__`) returns, its own return statements evaluated now rather
+/// than read from the table, so that a stacked decorator never sees the undecorated function
+/// in a round where the inner one's result is not in the table yet; a class makes an instance.
+fn decorated(eval: &mut Eval<'_, '_>, callee: &[Val], value: &Vals) -> Vals {
+    let mut result = Vals::new();
+    let mut functions: Vec<(String, u32)> = Vec::new();
+    for c in callee {
+        match c {
+            Val::Func(f, _) => functions.push((f.clone(), 0)),
+            Val::Bound(f, _) => functions.push((f.clone(), 1)),
+            Val::Instance(cls, inf) => {
+                for call in eval.class_attr(cls, "__call__", 0, *inf, true) {
+                    if let Val::Bound(f, _) = call {
+                        functions.push((f, 1));
+                    }
+                }
+            }
+            Val::Class(cls, inf) => join(&mut result, vec![Val::Instance(cls.clone(), *inf)]),
+            _ => {}
+        }
+    }
+    for (f, offset) in functions {
+        join(&mut result, eval.read_returns(&f));
+        if eval.read_returned_params(&f).contains(&offset) {
+            join(&mut result, value.clone());
+        }
+        let Some(&(dfi, ddi)) = eval.index.funcs.get(f.as_str()) else {
+            continue;
+        };
+        let file: &PyFile = eval.file(dfi);
+        let def = &file.defs[ddi];
+        if def.generator {
+            join(&mut result, vec![Val::Unknown]);
+            continue;
+        }
+        for &r in &def.returned {
+            match returned_param(file, def, r) {
+                Some(i) if i == offset => join(&mut result, value.clone()),
+                Some(_) => join(&mut result, vec![Val::Unknown]),
+                None => {
+                    let v = eval.expr(dfi, r, false);
+                    join(&mut result, v);
+                }
+            }
+        }
+    }
+    result
 }
 
 fn is_container(v: &Val) -> bool {
