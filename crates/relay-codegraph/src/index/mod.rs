@@ -22,6 +22,7 @@ mod parallel;
 mod python;
 mod resolve;
 mod source;
+mod syntax;
 mod walk;
 mod wanted;
 

@@ -6,8 +6,9 @@ use std::path::Path;
 use tree_sitter::Parser;
 
 use crate::index::depth;
-use crate::index::facts::{FileFacts, LangFacts, count_lines};
+use crate::index::facts::{FileFacts, LangFacts};
 use crate::index::source::{SkipReason, Source, read_source};
+use crate::index::syntax::count_lines;
 use crate::index::walk::{GoModules, SourceFile};
 use crate::model::Language;
 thread_local! {
