@@ -2,6 +2,7 @@
 
 use super::go::GoFile;
 use super::python::PyFile;
+use crate::model::Language;
 
 /// Everything the resolver needs to know about one file, kept between incremental updates.
 #[derive(Debug, Clone)]
@@ -22,4 +23,14 @@ pub(crate) struct FileFacts {
 pub(crate) enum LangFacts {
     Go(GoFile),
     Python(PyFile),
+}
+
+impl LangFacts {
+    /// The language of these facts (the one place that maps a variant to its language).
+    pub(crate) fn language(&self) -> Language {
+        match self {
+            LangFacts::Go(_) => Language::Go,
+            LangFacts::Python(_) => Language::Python,
+        }
+    }
 }

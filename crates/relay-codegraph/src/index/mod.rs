@@ -16,6 +16,7 @@ mod deps;
 mod depth;
 mod facts;
 mod fast_path;
+mod frontend;
 mod go;
 mod incremental;
 mod parallel;

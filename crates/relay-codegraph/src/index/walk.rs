@@ -19,13 +19,7 @@ pub(crate) struct SourceFile {
 
 /// Language of a repository-relative path, if we index it.
 pub(crate) fn language_of(rel: &str) -> Option<Language> {
-    if rel.ends_with(".go") {
-        Some(Language::Go)
-    } else if rel.ends_with(".py") {
-        Some(Language::Python)
-    } else {
-        None
-    }
+    super::frontend::for_path(rel).map(|frontend| frontend.language())
 }
 
 /// Whether a repository-relative path lies in a directory the walk skips.

@@ -12,12 +12,14 @@ pub(crate) mod body;
 pub(crate) mod dependents;
 mod edges;
 mod eval;
+mod frontend;
 mod implements;
 pub(crate) mod patch;
 mod symbols;
 mod tables;
 
 pub(crate) use edges::{implements_edges, resolve_file};
+pub(crate) use frontend::{GoFrontend, resolve_into};
 pub(crate) use symbols::file_symbols;
 pub(crate) use tables::{GoIndex, Implementation};
 

@@ -6,6 +6,7 @@ use std::time::Instant;
 
 use crate::index::facts::{FileFacts, LangFacts};
 use crate::index::fast_path;
+use crate::index::frontend;
 use crate::index::parallel::par_map;
 use crate::index::python::{FlowUpdate, PyFlow};
 use crate::index::resolve::{self, FileOutput, build_tables, resolve_files};
@@ -15,9 +16,9 @@ use crate::model::Language;
 
 impl Indexer {
     /// Whether every changed file existed before, still exists and offers other files the same
-    /// things as before: a Go file declares the same things up to lines
-    /// ([`fast_path::same_go_decls`], with the Go tables kept), a Python module has the same
-    /// facts up to its own references, lines and docs ([`fast_path::same_py_exports`]).
+    /// things as before ([`frontend::Frontend::same_exports`]: a Go file declares the same things up to
+    /// lines, a Python module has the same facts up to its own references, lines and docs), and
+    /// the tables the fast path patches are kept (Go: the tables are patched for the lines).
     pub(super) fn fast_path_applies(
         &self,
         candidates: &[SourceFile],
@@ -25,17 +26,13 @@ impl Indexer {
     ) -> bool {
         !candidates.is_empty()
             && candidates.iter().zip(parsed).all(|(file, new)| {
-                let old = self.facts.get(&file.rel).map(|f| &f.lang);
-                let new = new.as_ref().map(|f| &f.lang);
-                match (old, new) {
-                    (Some(LangFacts::Go(old)), Some(LangFacts::Go(new))) => {
-                        self.go_index.is_some() && fast_path::same_go_decls(old, new)
-                    }
-                    (Some(LangFacts::Python(old)), Some(LangFacts::Python(new))) => {
-                        fast_path::same_py_exports(old, new)
-                    }
-                    _ => false,
-                }
+                let (Some(old), Some(new)) = (self.facts.get(&file.rel), new.as_ref()) else {
+                    return false;
+                };
+                let language = old.lang.language();
+                language == new.lang.language()
+                    && (language != Language::Go || self.go_index.is_some())
+                    && frontend::of(old).same_exports(&old.lang, &new.lang)
             })
     }
 

@@ -1,0 +1,100 @@
+//! The language seam: what the language-neutral parts of the indexer (the walk, parsing, the
+//! dependency keys of an update, the fast path, resolution and the stats) ask of a language.
+//!
+//! Each language folder (`go/`, `python/`) implements [`Frontend`] in its `frontend.rs`, and
+//! [`FRONTENDS`] lists them. The neutral code finds a file's frontend by path
+//! ([`for_path`]) or by its facts ([`of`]) and never matches on the language itself.
+//!
+//! What stays per language on purpose: the global tables ([`super::resolve::Tables`] holds one
+//! field per language, built side by side) and the incremental strategies that keep them
+//! between updates (Go patches its tables per package; Python replays its value-flow
+//! fixpoint): the two share no structure, so a trait over them would only rename the fields.
+
+use std::collections::HashSet;
+
+use tree_sitter::Node;
+
+use super::facts::{FileFacts, LangFacts};
+use super::resolve::{FileOutput, Tables};
+use super::walk::GoModules;
+use super::{IndexStats, go, python};
+use crate::model::Language;
+
+/// The registered languages, in the order their files are claimed.
+pub(crate) static FRONTENDS: &[&dyn Frontend] = &[&go::GoFrontend, &python::PythonFrontend];
+
+/// One parsed source file, as a frontend's extractor sees it.
+pub(crate) struct ParsedSource<'a> {
+    /// The root of the syntax tree.
+    pub root: Node<'a>,
+    pub src: &'a [u8],
+    /// Repository-relative path with `/` separators.
+    pub rel: &'a str,
+    /// The repository's Go modules (the import path of a Go file's directory).
+    pub modules: &'a GoModules,
+}
+
+/// What the indexer needs from one language.
+pub(crate) trait Frontend: Sync {
+    /// The language of the symbols this frontend emits.
+    fn language(&self) -> Language;
+
+    /// Whether the repository-relative path `rel` is a source file of this language.
+    fn claims(&self, rel: &str) -> bool;
+
+    /// Whether a change to `rel` (not a source file) can change the facts of every file of
+    /// this language, so that an update re-parses them all (Go: a `go.mod`, which moves import
+    /// paths).
+    fn reparses_all(&self, _rel: &str) -> bool {
+        false
+    }
+
+    /// The tree-sitter grammar files are parsed with.
+    fn grammar(&self) -> tree_sitter::Language;
+
+    /// The facts of one parsed file.
+    fn extract(&self, source: &ParsedSource<'_>) -> LangFacts;
+
+    /// Names under which other files can reach this file (an update re-resolves the readers of
+    /// the names a changed file provides, before and after). `packages` are the names that are
+    /// packages ([`Frontend::package`]) among all files.
+    fn provides(&self, facts: &LangFacts, packages: &HashSet<String>) -> Vec<String>;
+
+    /// Names this file's resolution reads (its own and everything it imports).
+    fn requires(&self, facts: &LangFacts) -> Vec<String>;
+
+    /// The name under which this file is a package that other names nest in (Python's
+    /// `__init__.py`), if it is one.
+    fn package(&self, _facts: &LangFacts) -> Option<String> {
+        None
+    }
+
+    /// Whether `new` offers other files exactly what `old` offered, so that an update may
+    /// re-resolve the changed file alone (the fast path).
+    fn same_exports(&self, old: &LangFacts, new: &LangFacts) -> bool;
+
+    /// Resolves one file of this language against `tables` into its symbols and edges.
+    fn resolve(&self, tables: &Tables<'_>, facts: &FileFacts, out: &mut FileOutput);
+
+    /// Counts one indexed file of this language in `stats`.
+    fn count_file(&self, stats: &mut IndexStats);
+}
+
+/// The frontend that claims `rel`, if any language does.
+pub(crate) fn for_path(rel: &str) -> Option<&'static dyn Frontend> {
+    FRONTENDS.iter().copied().find(|f| f.claims(rel))
+}
+
+/// The frontend of a language.
+pub(crate) fn for_language(language: Language) -> &'static dyn Frontend {
+    FRONTENDS
+        .iter()
+        .copied()
+        .find(|f| f.language() == language)
+        .expect("every language has a registered frontend")
+}
+
+/// The frontend of a file's facts.
+pub(crate) fn of(facts: &FileFacts) -> &'static dyn Frontend {
+    for_language(facts.lang.language())
+}
