@@ -5,20 +5,23 @@
 //! [`FRONTENDS`] lists them. The neutral code finds a file's frontend by path
 //! ([`for_path`]) or by its facts ([`of`]) and never matches on the language itself.
 //!
-//! What stays per language on purpose: the global tables ([`super::resolve::Tables`] holds one
+//! What stays per language on purpose: the global tables ([`Tables`] holds one
 //! field per language, built side by side) and the incremental strategies that keep them
 //! between updates (Go patches its tables per package; Python replays its value-flow
 //! fixpoint): the two share no structure, so a trait over them would only rename the fields.
 
 use std::collections::HashSet;
+use std::sync::Arc;
 
 use tree_sitter::Node;
 
 use super::facts::{FileFacts, LangFacts};
-use super::resolve::{FileOutput, Tables};
-use super::walk::GoModules;
+use super::go::GoIndex;
+use super::go::modules::GoModules;
+use super::python::PyIndex;
 use super::{IndexStats, go, python};
 use crate::model::Language;
+use crate::model::{Edge, Symbol};
 
 /// The registered languages, in the order their files are claimed.
 pub(crate) static FRONTENDS: &[&dyn Frontend] = &[&go::GoFrontend, &python::PythonFrontend];
@@ -32,6 +35,36 @@ pub(crate) struct ParsedSource<'a> {
     pub rel: &'a str,
     /// The repository's Go modules (the import path of a Go file's directory).
     pub modules: &'a GoModules,
+}
+
+/// The symbols and edges attributed to one file.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct FileOutput {
+    pub symbols: Vec<Symbol>,
+    pub edges: Vec<Edge>,
+    /// Python: the value-flow entries the resolution read (an update re-resolves the modules
+    /// that read a changed entry). Not part of the output's identity.
+    pub py_flow_reads: Option<Arc<python::ReadSet>>,
+    /// Python: the files (positions among the Python files) whose facts the resolution read
+    /// (an update re-resolves the modules that read a changed file).
+    pub py_files_read: Option<Arc<python::FilesRead>>,
+}
+
+/// Outputs are equal when their symbols and edges are: what a resolution read is bookkeeping.
+impl PartialEq for FileOutput {
+    fn eq(&self, other: &Self) -> bool {
+        self.symbols == other.symbols && self.edges == other.edges
+    }
+}
+
+impl Eq for FileOutput {}
+
+/// The global tables of one resolution (built in `resolve.rs`): one field per language, which
+/// its frontend reads.
+pub(crate) struct Tables<'a> {
+    pub go: GoIndex,
+    pub py: PyIndex<'a>,
+    pub files: Vec<&'a FileFacts>,
 }
 
 /// What the indexer needs from one language.

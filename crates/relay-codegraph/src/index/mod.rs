@@ -15,7 +15,6 @@
 mod deps;
 mod depth;
 mod facts;
-mod fast_path;
 mod frontend;
 mod go;
 mod incremental;

@@ -7,40 +7,12 @@ use rustc_hash::FxHashMap as HashMap;
 
 use super::facts::{FileFacts, LangFacts};
 use super::frontend;
+pub(crate) use super::frontend::{FileOutput, Tables};
 use super::go::{self as resolve_go, GoIndex, Implementation};
 use super::parallel::par_map;
 use super::python::{FlowState, FlowUpdate, PyIndex, PyTables};
 use super::{IndexOptions, Phase};
-use crate::model::{Edge, Language, Symbol};
-
-/// The symbols and edges attributed to one file.
-#[derive(Debug, Clone, Default)]
-pub(crate) struct FileOutput {
-    pub symbols: Vec<Symbol>,
-    pub edges: Vec<Edge>,
-    /// Python: the value-flow entries the resolution read (an update re-resolves the modules
-    /// that read a changed entry). Not part of the output's identity.
-    pub py_flow_reads: Option<Arc<super::python::ReadSet>>,
-    /// Python: the files (positions among the Python files) whose facts the resolution read
-    /// (an update re-resolves the modules that read a changed file).
-    pub py_files_read: Option<Arc<super::python::FilesRead>>,
-}
-
-/// Outputs are equal when their symbols and edges are: what a resolution read is bookkeeping.
-impl PartialEq for FileOutput {
-    fn eq(&self, other: &Self) -> bool {
-        self.symbols == other.symbols && self.edges == other.edges
-    }
-}
-
-impl Eq for FileOutput {}
-
-/// The global tables of one resolution: one field per language, which its frontend reads.
-pub(crate) struct Tables<'a> {
-    pub go: GoIndex,
-    pub py: PyIndex<'a>,
-    files: Vec<&'a FileFacts>,
-}
+use crate::model::Language;
 
 /// Go's global (derived) results, compared between updates.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]

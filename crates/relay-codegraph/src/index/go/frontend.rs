@@ -5,9 +5,7 @@ use std::collections::HashSet;
 
 use crate::index::IndexStats;
 use crate::index::facts::{FileFacts, LangFacts};
-use crate::index::fast_path;
-use crate::index::frontend::{Frontend, ParsedSource};
-use crate::index::resolve::{FileOutput, Tables};
+use crate::index::frontend::{FileOutput, Frontend, ParsedSource, Tables};
 use crate::model::{Confidence, Edge, EdgeKind, Language};
 
 use super::{GoFile, GoIndex};
@@ -66,7 +64,7 @@ impl Frontend for GoFrontend {
 
     fn same_exports(&self, old: &LangFacts, new: &LangFacts) -> bool {
         match (old, new) {
-            (LangFacts::Go(old), LangFacts::Go(new)) => fast_path::same_go_decls(old, new),
+            (LangFacts::Go(old), LangFacts::Go(new)) => super::same_decls::same_go_decls(old, new),
             _ => false,
         }
     }

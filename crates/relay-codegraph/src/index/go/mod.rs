@@ -14,7 +14,9 @@ mod edges;
 mod eval;
 mod frontend;
 mod implements;
+pub(crate) mod modules;
 pub(crate) mod patch;
+pub(crate) mod same_decls;
 mod symbols;
 mod tables;
 

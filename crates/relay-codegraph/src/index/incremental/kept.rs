@@ -5,8 +5,8 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use crate::index::facts::{FileFacts, LangFacts};
-use crate::index::fast_path;
 use crate::index::frontend;
+use crate::index::go::same_decls;
 use crate::index::parallel::par_map;
 use crate::index::python::{FlowUpdate, PyFlow};
 use crate::index::resolve::{self, FileOutput, build_tables, resolve_files};
@@ -154,7 +154,7 @@ impl Indexer {
         };
         for rel in files {
             if let Some(LangFacts::Go(g)) = self.facts.get(rel).map(|f| &f.lang) {
-                fast_path::patch_lines(go, rel, g);
+                same_decls::patch_lines(go, rel, g);
             }
         }
         self.resolve_go_kept(files, outputs);

@@ -28,11 +28,12 @@ use std::time::{Duration, Instant};
 use super::facts::FileFacts;
 use super::frontend;
 use super::go::GoIndex;
+use super::go::modules::GoModules;
 use super::parallel::par_map;
 use super::python::PyTables;
 use super::resolve::{FileOutput, build_tables, resolve_files};
 use super::source::SkipReason;
-use super::walk::{self, GoModules};
+use super::walk;
 use super::{IndexOptions, IndexStats, Phase, Result};
 use crate::model::{Edge, Graph, Language, Symbol};
 

@@ -8,9 +8,10 @@ use tree_sitter::Parser;
 use crate::index::depth;
 use crate::index::facts::FileFacts;
 use crate::index::frontend::{self, ParsedSource};
+use crate::index::go::modules::GoModules;
 use crate::index::source::{SkipReason, Source, read_source};
 use crate::index::syntax::count_lines;
-use crate::index::walk::{GoModules, SourceFile};
+use crate::index::walk::SourceFile;
 use crate::model::Language;
 
 thread_local! {

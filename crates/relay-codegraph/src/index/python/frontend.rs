@@ -7,9 +7,7 @@ use std::sync::Arc;
 
 use crate::index::IndexStats;
 use crate::index::facts::{FileFacts, LangFacts};
-use crate::index::fast_path;
-use crate::index::frontend::{Frontend, ParsedSource};
-use crate::index::resolve::{FileOutput, Tables};
+use crate::index::frontend::{FileOutput, Frontend, ParsedSource, Tables};
 use crate::model::Language;
 
 /// The Python frontend.
@@ -87,7 +85,7 @@ impl Frontend for PythonFrontend {
     fn same_exports(&self, old: &LangFacts, new: &LangFacts) -> bool {
         match (old, new) {
             (LangFacts::Python(old), LangFacts::Python(new)) => {
-                fast_path::same_py_exports(old, new)
+                super::same_exports::same_py_exports(old, new)
             }
             _ => false,
         }

@@ -8,6 +8,7 @@ mod eval;
 mod flow;
 pub(crate) mod flow_update;
 mod frontend;
+pub(crate) mod same_exports;
 mod symbols;
 mod tables;
 
