@@ -131,3 +131,49 @@ pub(crate) fn for_language(language: Language) -> &'static dyn Frontend {
 pub(crate) fn of(facts: &FileFacts) -> &'static dyn Frontend {
     for_language(facts.lang.language())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_language_has_one_frontend_with_a_loadable_grammar() {
+        for language in Language::ALL {
+            let registered = FRONTENDS
+                .iter()
+                .filter(|f| f.language() == language)
+                .count();
+            assert_eq!(registered, 1, "{language:?}");
+            let mut parser = tree_sitter::Parser::new();
+            parser
+                .set_language(&for_language(language).grammar())
+                .unwrap_or_else(|e| panic!("{language:?}: {e}"));
+        }
+        assert_eq!(FRONTENDS.len(), Language::ALL.len());
+    }
+
+    #[test]
+    fn paths_are_claimed_by_their_language_alone() {
+        let cases = [
+            ("cmd/app/main.go", Some(Language::Go)),
+            ("pkg/mod.py", Some(Language::Python)),
+            ("go.mod", None),
+            ("README.md", None),
+        ];
+        for (rel, expected) in cases {
+            let claimed: Vec<Language> = FRONTENDS
+                .iter()
+                .filter(|f| f.claims(rel))
+                .map(|f| f.language())
+                .collect();
+            assert_eq!(claimed, expected.into_iter().collect::<Vec<_>>(), "{rel}");
+            assert_eq!(for_path(rel).map(|f| f.language()), expected, "{rel}");
+        }
+        let reparsing: Vec<Language> = FRONTENDS
+            .iter()
+            .filter(|f| f.reparses_all("tools/go.mod"))
+            .map(|f| f.language())
+            .collect();
+        assert_eq!(reparsing, vec![Language::Go]);
+    }
+}
