@@ -11,6 +11,10 @@
 //!
 //! The per-file facts are kept by [`Indexer`] so that [`Indexer::update`] re-parses only the files
 //! that changed and hands back a [`GraphDelta`].
+//!
+//! Each language is a folder (`go/`, `python/`) implementing the `Frontend` trait of `frontend`;
+//! the language-neutral modules (`walk`, `incremental`, `deps`, `resolve`) reach a language only
+//! through the registered frontends. `syntax` holds the tree-sitter helpers the extractors share.
 
 mod deps;
 mod depth;

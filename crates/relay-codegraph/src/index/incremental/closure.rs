@@ -232,13 +232,13 @@ impl Indexer {
         go: &GoPlan,
     ) -> (Tables<'_>, Option<BTreeSet<String>>) {
         let has_py = swapped.has(Language::Python);
-        let mut build: Vec<Language> = Vec::new();
-        if go.rebuilds(swapped) {
-            build.push(Language::Go);
-        }
-        if has_py {
-            build.push(Language::Python);
-        }
+        // Every language involved, except Go when its kept tables were patched.
+        let build: Vec<Language> = swapped
+            .languages
+            .iter()
+            .copied()
+            .filter(|&lang| lang != Language::Go || go.rebuilds(swapped))
+            .collect();
         let old_py = swapped.old_of(Language::Python);
         let py_update = match &self.py_flow_state {
             Some(state) if has_py => Some(FlowUpdate {

@@ -133,7 +133,7 @@ impl Indexer {
             }
         }
         let (outputs, go_index, py_tables, py_flow, py_flow_state) = {
-            let tables = build_tables(&facts, &[Language::Go, Language::Python]);
+            let tables = build_tables(&facts, &Language::ALL);
             let outputs = resolve_files(&tables, None, &opts);
             let py_tables = tables.py_tables();
             let py_flow = tables.py_flow();
