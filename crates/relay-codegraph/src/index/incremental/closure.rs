@@ -385,20 +385,4 @@ impl Indexer {
             go_index,
         }
     }
-
-    /// Whether `rel` is indexed as a file of `language`.
-    fn is_of(&self, rel: &str, language: Language) -> bool {
-        self.facts
-            .get(rel)
-            .is_some_and(|f| f.lang.language() == language)
-    }
-
-    /// The indexed files of `language`, in path order.
-    fn files_of(&self, language: Language) -> Vec<String> {
-        self.facts
-            .iter()
-            .filter(|(_, f)| f.lang.language() == language)
-            .map(|(rel, _)| rel.clone())
-            .collect()
-    }
 }
