@@ -54,15 +54,17 @@ impl Indexer {
             changed_files.insert(facts.rel.clone());
             self.facts.insert(facts.rel.clone(), facts);
         }
-        let mut go_files = BTreeSet::new();
-        let mut py_files = BTreeSet::new();
+        let mut by_language: BTreeMap<Language, BTreeSet<String>> = BTreeMap::new();
         for rel in &changed_files {
-            match self.facts.get(rel).map(|f| &f.lang) {
-                Some(LangFacts::Go(_)) => go_files.insert(rel.clone()),
-                Some(LangFacts::Python(_)) => py_files.insert(rel.clone()),
-                None => false,
-            };
+            if let Some(f) = self.facts.get(rel) {
+                by_language
+                    .entry(f.lang.language())
+                    .or_default()
+                    .insert(rel.clone());
+            }
         }
+        let go_files = by_language.remove(&Language::Go).unwrap_or_default();
+        let mut py_files = by_language.remove(&Language::Python).unwrap_or_default();
         let mut outputs: BTreeMap<String, FileOutput> = BTreeMap::new();
         if !py_files.is_empty() {
             // The exports are the same: the modules whose evaluation can differ are the
@@ -92,6 +94,14 @@ impl Indexer {
             }
         }
         self.resolve_go_decls_kept(&go_files, &mut outputs);
+        // A language other than Go and Python keeps no tables between updates: its tables are
+        // rebuilt (what other files read is unchanged) and only its changed files re-resolved.
+        if !by_language.is_empty() {
+            let languages: Vec<Language> = by_language.keys().copied().collect();
+            let files: BTreeSet<String> = by_language.into_values().flatten().collect();
+            let tables = build_tables(&self.facts, &languages);
+            outputs.extend(resolve_files(&tables, Some(&files), &self.opts));
+        }
         delta.resolved = outputs.len();
         // The changed files, and every Python module re-resolved after a value-flow change.
         let replaced: BTreeSet<String> = changed_files
