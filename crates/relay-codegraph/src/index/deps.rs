@@ -7,73 +7,28 @@
 
 use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 
-use super::facts::{FileFacts, LangFacts};
+use super::facts::FileFacts;
+use super::frontend;
 
-/// Names under which other files can reach this file: the Go package path; the Python module,
-/// every dotted suffix of it (importable from a source root) and prefix (namespace packages).
+/// Names under which other files can reach this file ([`frontend::Frontend::provides`]: the
+/// Go package path; the Python module, every dotted suffix of it (importable from a source root)
+/// and prefix (namespace packages)).
 pub(crate) fn provides(f: &FileFacts, packages: &HashSet<String>) -> Vec<String> {
-    match &f.lang {
-        LangFacts::Go(g) => vec![g.pkg_path.clone()],
-        LangFacts::Python(p) => {
-            // Prefixes (parent packages expose their submodules) and the suffixes starting after
-            // a directory that is not a package (names importable from a source root).
-            let parts: Vec<&str> = p.module.split('.').collect();
-            let mut out = vec![p.module.clone()];
-            for k in 1..parts.len() {
-                let prefix = parts[..k].join(".");
-                if !packages.contains(&prefix) {
-                    out.push(parts[k..].join("."));
-                }
-                out.push(prefix);
-            }
-            out
-        }
-    }
+    frontend::of(f).provides(&f.lang, packages)
 }
 
-/// Python packages (modules of `__init__.py` files).
+/// Names that are packages (Python: modules of `__init__.py` files).
 pub(crate) fn packages(facts: &BTreeMap<String, FileFacts>) -> HashSet<String> {
     facts
         .values()
-        .filter_map(|f| match &f.lang {
-            LangFacts::Python(p) if p.is_package => Some(p.module.clone()),
-            _ => None,
-        })
+        .filter_map(|f| frontend::of(f).package(&f.lang))
         .collect()
 }
 
 /// Names this file's resolution reads: its own package/module and everything it imports (for
 /// Python, with every dotted prefix).
 pub(crate) fn requires(f: &FileFacts) -> Vec<String> {
-    match &f.lang {
-        LangFacts::Go(g) => {
-            let mut out = vec![g.pkg_path.clone()];
-            out.extend(g.imports.iter().map(|i| i.path.clone()));
-            out
-        }
-        LangFacts::Python(p) => {
-            let mut names = vec![p.module.clone()];
-            for imp in &p.imports {
-                names.push(imp.module.clone());
-                if let Some(n) = &imp.name {
-                    names.push(format!("{}.{n}", imp.module));
-                }
-            }
-            names.extend(p.star_imports.iter().cloned());
-            let mut out = Vec::new();
-            for name in names {
-                let mut prefix = String::new();
-                for part in name.split('.') {
-                    if !prefix.is_empty() {
-                        prefix.push('.');
-                    }
-                    prefix.push_str(part);
-                    out.push(prefix.clone());
-                }
-            }
-            out
-        }
-    }
+    frontend::of(f).requires(&f.lang)
 }
 
 /// The changed files plus every file that (transitively) depends on a name in `changed_keys`.

@@ -11,17 +11,22 @@
 //!
 //! The per-file facts are kept by [`Indexer`] so that [`Indexer::update`] re-parses only the files
 //! that changed and hands back a [`GraphDelta`].
+//!
+//! Each language is a folder (`go/`, `python/`) implementing the `Frontend` trait of `frontend`;
+//! the language-neutral modules (`walk`, `incremental`, `deps`, `resolve`) reach a language only
+//! through the registered frontends. `syntax` holds the tree-sitter helpers the extractors share.
 
 mod deps;
 mod depth;
 mod facts;
-mod fast_path;
+mod frontend;
 mod go;
 mod incremental;
 mod parallel;
 mod python;
 mod resolve;
 mod source;
+mod syntax;
 mod walk;
 mod wanted;
 

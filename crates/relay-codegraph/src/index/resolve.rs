@@ -6,40 +6,13 @@ use std::sync::Arc;
 use rustc_hash::FxHashMap as HashMap;
 
 use super::facts::{FileFacts, LangFacts};
+use super::frontend;
+pub(crate) use super::frontend::{FileOutput, Tables};
 use super::go::{self as resolve_go, GoIndex, Implementation};
 use super::parallel::par_map;
-use super::python::{self as resolve_python, FlowState, FlowUpdate, PyIndex, PyTables};
+use super::python::{FlowState, FlowUpdate, PyIndex, PyTables};
 use super::{IndexOptions, Phase};
-use crate::model::{Confidence, Edge, EdgeKind, Language, Symbol};
-
-/// The symbols and edges attributed to one file.
-#[derive(Debug, Clone, Default)]
-pub(crate) struct FileOutput {
-    pub symbols: Vec<Symbol>,
-    pub edges: Vec<Edge>,
-    /// Python: the value-flow entries the resolution read (an update re-resolves the modules
-    /// that read a changed entry). Not part of the output's identity.
-    pub py_flow_reads: Option<Arc<super::python::ReadSet>>,
-    /// Python: the files (positions among the Python files) whose facts the resolution read
-    /// (an update re-resolves the modules that read a changed file).
-    pub py_files_read: Option<Arc<super::python::FilesRead>>,
-}
-
-/// Outputs are equal when their symbols and edges are: what a resolution read is bookkeeping.
-impl PartialEq for FileOutput {
-    fn eq(&self, other: &Self) -> bool {
-        self.symbols == other.symbols && self.edges == other.edges
-    }
-}
-
-impl Eq for FileOutput {}
-
-/// The global tables of one resolution.
-pub(crate) struct Tables<'a> {
-    pub go: GoIndex,
-    py: PyIndex<'a>,
-    files: Vec<&'a FileFacts>,
-}
+use crate::model::Language;
 
 /// Go's global (derived) results, compared between updates.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -98,7 +71,7 @@ pub(crate) fn build_tables_after<'a>(
 ) -> Tables<'a> {
     let all: Vec<&FileFacts> = files
         .values()
-        .filter(|f| languages.contains(&language(f)))
+        .filter(|f| languages.contains(&f.lang.language()))
         .collect();
     let started = std::time::Instant::now();
     let (go, py) = std::thread::scope(|s| {
@@ -127,7 +100,7 @@ pub(crate) fn python_tables_kept<'a>(
 ) -> Tables<'a> {
     let all: Vec<&FileFacts> = files
         .values()
-        .filter(|f| language(f) == Language::Python)
+        .filter(|f| f.lang.language() == Language::Python)
         .collect();
     Tables {
         go: GoIndex::default(),
@@ -153,7 +126,7 @@ pub(crate) fn resolve_files(
     let outputs = par_map(
         &selected,
         opts.worker_threads(),
-        |facts| resolve_one(&tables.go, &tables.py, facts),
+        |facts| resolve_one(tables, facts),
         |done| {
             if done % 64 == 0 || done == total {
                 opts.report(Phase::Resolving, done, total);
@@ -172,17 +145,9 @@ pub(crate) fn resolve_files(
         .collect()
 }
 
-fn resolve_one(go: &GoIndex, py: &PyIndex<'_>, facts: &FileFacts) -> FileOutput {
+fn resolve_one(tables: &Tables<'_>, facts: &FileFacts) -> FileOutput {
     let mut out = FileOutput::default();
-    match &facts.lang {
-        LangFacts::Go(g) => resolve_go_into(go, facts, g, &mut out),
-        LangFacts::Python(p) => {
-            resolve_python::file_symbols(py, facts, p, &mut out.symbols);
-            let (reads, files_read) = resolve_python::resolve_file(py, facts, p, &mut out.edges);
-            out.py_flow_reads = Some(Arc::new(reads));
-            out.py_files_read = Some(Arc::new(files_read));
-        }
-    }
+    frontend::of(facts).resolve(tables, facts, &mut out);
     finish(out)
 }
 
@@ -192,15 +157,8 @@ pub(crate) fn resolve_go_file(go: &GoIndex, facts: &FileFacts) -> Option<FileOut
         return None;
     };
     let mut out = FileOutput::default();
-    resolve_go_into(go, facts, g, &mut out);
+    resolve_go::resolve_into(go, facts, g, &mut out);
     Some(finish(out))
-}
-
-fn resolve_go_into(go: &GoIndex, facts: &FileFacts, g: &super::go::GoFile, out: &mut FileOutput) {
-    resolve_go::file_symbols(go, facts, g, &mut out.symbols);
-    resolve_go::resolve_file(go, facts, g, &mut out.edges);
-    resolve_go::implements_edges(go, &facts.rel, &mut out.edges);
-    add_dynamic_edges(go, &mut out.edges);
 }
 
 /// Sorts a file's output deterministically.
@@ -213,33 +171,4 @@ fn finish(mut out: FileOutput) -> FileOutput {
     out.symbols = graph.symbols;
     out.edges = graph.edges;
     out
-}
-
-/// A call to an interface method also reaches each known implementation (`dynamic`).
-fn add_dynamic_edges(go: &GoIndex, edges: &mut Vec<Edge>) {
-    let mut extra = Vec::new();
-    for e in edges.iter() {
-        if e.kind != EdgeKind::Calls {
-            continue;
-        }
-        let Some(to) = &e.to else { continue };
-        if let Some(targets) = go.impls.get(to) {
-            for t in targets {
-                extra.push(Edge {
-                    to: Some(t.clone()),
-                    confidence: Confidence::Dynamic,
-                    ..e.clone()
-                });
-            }
-        }
-    }
-    edges.extend(extra);
-}
-
-/// Language of a file's facts.
-pub(crate) fn language(f: &FileFacts) -> Language {
-    match f.lang {
-        LangFacts::Go(_) => Language::Go,
-        LangFacts::Python(_) => Language::Python,
-    }
 }

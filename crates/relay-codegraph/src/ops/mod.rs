@@ -5,7 +5,6 @@
 //! [`Outcome`] that the CLI prints as text ([`Outcome::to_text`]) or JSON ([`Outcome::to_json`]).
 
 mod args;
-pub mod cli;
 mod outcome;
 mod query;
 mod render;

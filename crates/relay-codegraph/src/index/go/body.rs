@@ -5,7 +5,7 @@ use rustc_hash::FxHashMap as HashMap;
 use tree_sitter::Node;
 
 use super::{GBind, GExpr, GRef, GRefKind, GType, GoBody, GoSig};
-use crate::index::facts::{field, go_kind, line, text};
+use crate::index::syntax::{field, go_kind, line, text};
 
 /// Node kinds that are types.
 fn is_type_node(kind: &str) -> bool {
@@ -108,7 +108,7 @@ impl<'s> BodyBuilder<'s> {
             kind,
             expr,
             line,
-            name: crate::index::facts::collapse(name, 120),
+            name: crate::index::syntax::collapse(name, 120),
         });
     }
 

@@ -12,12 +12,16 @@ pub(crate) mod body;
 pub(crate) mod dependents;
 mod edges;
 mod eval;
+mod frontend;
 mod implements;
+pub(crate) mod modules;
 pub(crate) mod patch;
+pub(crate) mod same_decls;
 mod symbols;
 mod tables;
 
 pub(crate) use edges::{implements_edges, resolve_file};
+pub(crate) use frontend::{GoFrontend, resolve_into};
 pub(crate) use symbols::file_symbols;
 pub(crate) use tables::{GoIndex, Implementation};
 
@@ -25,7 +29,7 @@ use std::collections::HashMap;
 
 use tree_sitter::Node;
 
-use super::facts::{end_line, field, go_kind, header, line, text};
+use super::syntax::{end_line, field, go_kind, header, line, text};
 use body::BodyBuilder;
 
 /// A Go type expression as written, before resolution.
@@ -626,7 +630,7 @@ fn struct_field(
             None => return,
         }
     }
-    let signature = super::facts::collapse(text(field, src), 240);
+    let signature = super::syntax::collapse(text(field, src), 240);
     for name in names {
         if name == "_" {
             continue;
@@ -679,7 +683,7 @@ fn iface_method<'t>(
         name,
         line: line(elem),
         end_line: end_line(elem),
-        signature: super::facts::collapse(text(elem, src), 240),
+        signature: super::syntax::collapse(text(elem, src), 240),
         doc: doc_comment(elem, src, siblings),
         sig,
     });
@@ -732,7 +736,7 @@ fn values<'t>(node: Node<'t>, src: &[u8], siblings: &PrevSiblings<'t>, file: &mu
             b.ty(t)
         });
         let doc_node = if single { node } else { spec };
-        let signature = super::facts::collapse(
+        let signature = super::syntax::collapse(
             &format!(
                 "{} {}",
                 if is_const { "const" } else { "var" },

@@ -132,7 +132,7 @@ pub(crate) fn patch(
                     && a.values
                         .iter()
                         .zip(&b.values)
-                        .all(|(x, y)| crate::index::fast_path::same_value(a, x, b, y))
+                        .all(|(x, y)| super::same_decls::same_value(a, x, b, y))
             }
             (Some(g), None) | (None, Some(g)) => g.values.is_empty(),
             (None, None) => true,

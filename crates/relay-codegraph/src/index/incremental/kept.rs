@@ -5,7 +5,8 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use crate::index::facts::{FileFacts, LangFacts};
-use crate::index::fast_path;
+use crate::index::frontend;
+use crate::index::go::same_decls;
 use crate::index::parallel::par_map;
 use crate::index::python::{FlowUpdate, PyFlow};
 use crate::index::resolve::{self, FileOutput, build_tables, resolve_files};
@@ -15,9 +16,9 @@ use crate::model::Language;
 
 impl Indexer {
     /// Whether every changed file existed before, still exists and offers other files the same
-    /// things as before: a Go file declares the same things up to lines
-    /// ([`fast_path::same_go_decls`], with the Go tables kept), a Python module has the same
-    /// facts up to its own references, lines and docs ([`fast_path::same_py_exports`]).
+    /// things as before ([`frontend::Frontend::same_exports`]: a Go file declares the same things up to
+    /// lines, a Python module has the same facts up to its own references, lines and docs), and
+    /// the tables the fast path patches are kept (Go: the tables are patched for the lines).
     pub(super) fn fast_path_applies(
         &self,
         candidates: &[SourceFile],
@@ -25,17 +26,13 @@ impl Indexer {
     ) -> bool {
         !candidates.is_empty()
             && candidates.iter().zip(parsed).all(|(file, new)| {
-                let old = self.facts.get(&file.rel).map(|f| &f.lang);
-                let new = new.as_ref().map(|f| &f.lang);
-                match (old, new) {
-                    (Some(LangFacts::Go(old)), Some(LangFacts::Go(new))) => {
-                        self.go_index.is_some() && fast_path::same_go_decls(old, new)
-                    }
-                    (Some(LangFacts::Python(old)), Some(LangFacts::Python(new))) => {
-                        fast_path::same_py_exports(old, new)
-                    }
-                    _ => false,
-                }
+                let (Some(old), Some(new)) = (self.facts.get(&file.rel), new.as_ref()) else {
+                    return false;
+                };
+                let language = old.lang.language();
+                language == new.lang.language()
+                    && (language != Language::Go || self.go_index.is_some())
+                    && frontend::of(old).same_exports(&old.lang, &new.lang)
             })
     }
 
@@ -57,15 +54,17 @@ impl Indexer {
             changed_files.insert(facts.rel.clone());
             self.facts.insert(facts.rel.clone(), facts);
         }
-        let mut go_files = BTreeSet::new();
-        let mut py_files = BTreeSet::new();
+        let mut by_language: BTreeMap<Language, BTreeSet<String>> = BTreeMap::new();
         for rel in &changed_files {
-            match self.facts.get(rel).map(|f| &f.lang) {
-                Some(LangFacts::Go(_)) => go_files.insert(rel.clone()),
-                Some(LangFacts::Python(_)) => py_files.insert(rel.clone()),
-                None => false,
-            };
+            if let Some(f) = self.facts.get(rel) {
+                by_language
+                    .entry(f.lang.language())
+                    .or_default()
+                    .insert(rel.clone());
+            }
         }
+        let go_files = by_language.remove(&Language::Go).unwrap_or_default();
+        let mut py_files = by_language.remove(&Language::Python).unwrap_or_default();
         let mut outputs: BTreeMap<String, FileOutput> = BTreeMap::new();
         if !py_files.is_empty() {
             // The exports are the same: the modules whose evaluation can differ are the
@@ -95,6 +94,14 @@ impl Indexer {
             }
         }
         self.resolve_go_decls_kept(&go_files, &mut outputs);
+        // A language other than Go and Python keeps no tables between updates: its tables are
+        // rebuilt (what other files read is unchanged) and only its changed files re-resolved.
+        if !by_language.is_empty() {
+            let languages: Vec<Language> = by_language.keys().copied().collect();
+            let files: BTreeSet<String> = by_language.into_values().flatten().collect();
+            let tables = build_tables(&self.facts, &languages);
+            outputs.extend(resolve_files(&tables, Some(&files), &self.opts));
+        }
         delta.resolved = outputs.len();
         // The changed files, and every Python module re-resolved after a value-flow change.
         let replaced: BTreeSet<String> = changed_files
@@ -157,7 +164,7 @@ impl Indexer {
         };
         for rel in files {
             if let Some(LangFacts::Go(g)) = self.facts.get(rel).map(|f| &f.lang) {
-                fast_path::patch_lines(go, rel, g);
+                same_decls::patch_lines(go, rel, g);
             }
         }
         self.resolve_go_kept(files, outputs);

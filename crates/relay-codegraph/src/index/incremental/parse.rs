@@ -6,13 +6,17 @@ use std::path::Path;
 use tree_sitter::Parser;
 
 use crate::index::depth;
-use crate::index::facts::{FileFacts, LangFacts, count_lines};
+use crate::index::facts::FileFacts;
+use crate::index::frontend::{self, ParsedSource};
+use crate::index::go::modules::GoModules;
 use crate::index::source::{SkipReason, Source, read_source};
-use crate::index::walk::{GoModules, SourceFile};
+use crate::index::syntax::count_lines;
+use crate::index::walk::SourceFile;
 use crate::model::Language;
+
 thread_local! {
-    static GO_PARSER: RefCell<Option<Parser>> = const { RefCell::new(None) };
-    static PY_PARSER: RefCell<Option<Parser>> = const { RefCell::new(None) };
+    /// One parser per language and thread, made on first use.
+    static PARSERS: RefCell<Vec<(Language, Parser)>> = const { RefCell::new(Vec::new()) };
 }
 
 /// What parsing one file gave.
@@ -55,53 +59,31 @@ pub(super) fn parse_file(
     // Start the file with a clean mark: a limit hit while parsing it is this file's.
     let _ = depth::take_hit();
     let lines = count_lines(&src);
-    let (parser_cell, language) = match file.language {
-        Language::Go => (
-            &GO_PARSER,
-            tree_sitter::Language::from(tree_sitter_go::LANGUAGE),
-        ),
-        Language::Python => (
-            &PY_PARSER,
-            tree_sitter::Language::from(tree_sitter_python::LANGUAGE),
-        ),
-    };
-    let tree = parser_cell.with(|cell| {
-        let mut slot = cell.borrow_mut();
-        if slot.is_none() {
-            let mut parser = Parser::new();
-            // The grammars are ABI-compatible with the runtime (checked by the test suite).
-            parser.set_language(&language).ok()?;
-            *slot = Some(parser);
-        }
-        slot.as_mut()?.parse(&src, None)
+    let frontend = frontend::for_language(file.language);
+    let tree = PARSERS.with(|cell| {
+        let mut parsers = cell.borrow_mut();
+        let at = match parsers.iter().position(|(l, _)| *l == file.language) {
+            Some(at) => at,
+            None => {
+                let mut parser = Parser::new();
+                // The grammars are ABI-compatible with the runtime (checked by the test suite).
+                parser.set_language(&frontend.grammar()).ok()?;
+                parsers.push((file.language, parser));
+                parsers.len() - 1
+            }
+        };
+        parsers[at].1.parse(&src, None)
     });
     let Some(tree) = tree else {
         return Parsed::Gone;
     };
     let root_node = tree.root_node();
-    let lang = match file.language {
-        Language::Go => {
-            let dir = file.rel.rsplit_once('/').map_or("", |(d, _)| d);
-            let pkg_path = modules.package_path(dir);
-            let stem = file
-                .rel
-                .rsplit('/')
-                .next()
-                .and_then(|name| name.strip_suffix(".go"));
-            LangFacts::Go(crate::index::go::extract(
-                root_node,
-                &src,
-                pkg_path.as_deref(),
-                stem,
-            ))
-        }
-        Language::Python => {
-            let (module, is_package) = python_module_name(&file.rel);
-            LangFacts::Python(crate::index::python::extract(
-                root_node, &src, module, is_package,
-            ))
-        }
-    };
+    let lang = frontend.extract(&ParsedSource {
+        root: root_node,
+        src: &src,
+        rel: &file.rel,
+        modules,
+    });
     Parsed::Facts(Box::new(FileFacts {
         rel: file.rel.clone(),
         lines,
@@ -109,16 +91,4 @@ pub(super) fn parse_file(
         depth_limited: depth::take_hit(),
         lang,
     }))
-}
-
-/// Dotted module name of a Python file and whether it is a package (`__init__.py`).
-pub(crate) fn python_module_name(rel: &str) -> (String, bool) {
-    let stem = rel.strip_suffix(".py").unwrap_or(rel);
-    if let Some(pkg) = stem.strip_suffix("/__init__") {
-        return (pkg.replace('/', "."), true);
-    }
-    if stem == "__init__" {
-        return ("__init__".to_owned(), true);
-    }
-    (stem.replace('/', "."), false)
 }

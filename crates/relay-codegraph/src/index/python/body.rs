@@ -8,7 +8,7 @@ use super::{
     DefKind, PArg, PBind, PCall, PExpr, PParam, PRef, PRefKind, PStore, ParamKind, PyDef, PyFile,
     PyImport, PyScope, PyVar, ScopeKind, const_key, is_constant_name,
 };
-use crate::index::facts::{end_line, field, header, line, py_kind, text};
+use crate::index::syntax::{end_line, field, header, line, py_kind, text};
 
 /// The key of items appended to a sequence (`xs.append(v)`): past the literal's items, so a
 /// constant index into the literal never reaches them.
@@ -87,7 +87,7 @@ impl<'s> PyBuilder<'s> {
             expr,
             line,
             owner: self.owner,
-            name: crate::index::facts::collapse(name, 120),
+            name: crate::index::syntax::collapse(name, 120),
         });
     }
 
@@ -497,7 +497,7 @@ impl<'s> PyBuilder<'s> {
                 name,
                 line: line(stmt),
                 end_line: end_line(stmt),
-                signature: crate::index::facts::collapse(
+                signature: crate::index::syntax::collapse(
                     self.t(stmt).lines().next().unwrap_or(""),
                     240,
                 ),
@@ -1419,7 +1419,7 @@ impl PyBuilder<'_> {
     /// Records a lambda's definition (not bound to any name) and makes it the owner.
     fn declare_lambda(&mut self, node: Node<'_>, name: &str, qname: String) -> u32 {
         let parent = self.qprefix();
-        let signature = crate::index::facts::collapse(self.t(node), 120);
+        let signature = crate::index::syntax::collapse(self.t(node), 120);
         self.file.defs.push(PyDef {
             qname: qname.clone(),
             name: name.to_owned(),

@@ -15,9 +15,9 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use rustc_hash::FxHashMap as HashMap;
 
+use super::same_exports::read_scopes;
 use super::{PBind, PExpr, PyDef, PyFile};
 use crate::index::facts::{FileFacts, LangFacts};
-use crate::index::fast_path::read_scopes;
 use crate::index::wanted::Wanted;
 
 /// Scope keys: `""` for the module, `def <qname>` for a class or function body, and the

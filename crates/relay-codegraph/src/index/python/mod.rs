@@ -7,6 +7,8 @@ mod edges;
 mod eval;
 mod flow;
 pub(crate) mod flow_update;
+mod frontend;
+pub(crate) mod same_exports;
 mod symbols;
 mod tables;
 
@@ -14,6 +16,7 @@ pub(crate) use edges::resolve_file;
 pub(crate) use eval::FilesRead;
 pub(crate) use flow::{FlowKey, FlowState, PyFlow, ReadSet};
 pub(crate) use flow_update::FlowUpdate;
+pub(crate) use frontend::PythonFrontend;
 pub(crate) use symbols::file_symbols;
 pub(crate) use tables::{PyIndex, PyTables};
 

@@ -4,8 +4,8 @@
 use std::path::Path;
 use std::process::Command;
 
+use super::checkout::{CliRequest, OutputFormat, run_cli};
 use relay_codegraph::ops::CodegraphArgs;
-use relay_codegraph::ops::cli::{CliRequest, OutputFormat, run_cli};
 use relay_codegraph::store::{CodegraphSettings, StoreBackend};
 use sqlx::PgPool;
 

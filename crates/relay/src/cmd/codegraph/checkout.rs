@@ -9,10 +9,10 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
-use super::{CodegraphArgs, GraphScope, run};
-use crate::index::{IndexOptions, index_repository};
-use crate::model::Graph;
-use crate::store::{CodegraphSettings, GraphStore, StoreError, open_store};
+use relay_codegraph::index::{IndexOptions, index_repository};
+use relay_codegraph::model::Graph;
+use relay_codegraph::ops::{CodegraphArgs, GraphScope, run};
+use relay_codegraph::store::{CodegraphSettings, GraphStore, StoreBackend, StoreError, open_store};
 
 /// `--format`.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -21,7 +21,7 @@ pub enum OutputFormat {
     /// The text agents read.
     #[default]
     Text,
-    /// The structured outcome ([`super::Outcome`]) as pretty JSON.
+    /// The structured outcome ([`relay_codegraph::ops::Outcome`]) as pretty JSON.
     Json,
 }
 
@@ -66,7 +66,7 @@ pub enum CliError {
     Index {
         path: PathBuf,
         #[source]
-        source: crate::index::Error,
+        source: relay_codegraph::index::Error,
     },
     #[error(transparent)]
     Store(#[from] StoreError),
@@ -85,7 +85,7 @@ pub async fn run_cli(
     pool: Option<relay_store::PgPool>,
 ) -> Result<CliOutput, CliError> {
     let store = open_store(settings, pool).await?;
-    let persistent = settings.backend != crate::store::StoreBackend::Memory;
+    let persistent = settings.backend != StoreBackend::Memory;
     let cache = (!persistent)
         .then(|| request.cache_dir.clone().or_else(default_cache_dir))
         .flatten();

@@ -2,8 +2,12 @@
 
 use std::path::{Path, PathBuf};
 
+mod checkout;
+#[cfg(test)]
+mod tests;
+
+use checkout::{CliRequest, OutputFormat, run_cli};
 use clap::Args;
-use relay_codegraph::ops::cli::{CliRequest, OutputFormat, run_cli};
 use relay_codegraph::store::StoreBackend;
 
 #[derive(Debug, Args)]
