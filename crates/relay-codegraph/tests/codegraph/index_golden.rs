@@ -1,6 +1,6 @@
 //! Golden tests of the indexer on the fixture projects in `tests/fixtures/`.
 //!
-//! The whole graph is compared with a committed insta snapshot (`tests/snapshots/`),
+//! The whole graph is compared with a committed insta snapshot (`tests/codegraph/snapshots/`),
 //! and the important edges, plus known-wrong edges that must not exist, are asserted explicitly.
 
 use std::path::{Path, PathBuf};
@@ -20,7 +20,7 @@ fn index(name: &str) -> Graph {
         .graph
 }
 
-/// Compares the whole graph with its committed insta snapshot (`tests/snapshots/`), which shows a
+/// Compares the whole graph with its committed insta snapshot (`tests/codegraph/snapshots/`), which shows a
 /// readable diff on failure. Review changes with `cargo insta review`, or accept them with
 /// `INSTA_UPDATE=always cargo test -p relay-codegraph --test index_golden`; with `CI=true` a missing
 /// snapshot fails.

@@ -160,7 +160,7 @@ fn assert_child_indexes(root: &Path) -> serde_json::Value {
     let output = Command::new(exe)
         .args([
             "--exact",
-            "child_indexes_the_hostile_repository",
+            "index_hostile::child_indexes_the_hostile_repository",
             "--nocapture",
         ])
         .env(CHILD_ROOT_ENV, root)
