@@ -1,4 +1,4 @@
-//! Write-back figures (issue #9, "Figures for the closing note"):
+//! Write-back figures ("Figures for the closing note"):
 //!
 //! 1. validator + batch transaction per batch (load the context, validate a 5-action batch with a
 //!    verified citation, apply it with the watermark raise, commit), p50/p99, as a ratio to a bare

@@ -1,4 +1,4 @@
-//! Who may make Relay decide (issue #22 §4): authorization per event, not per batch.
+//! Who may make Relay decide: authorization per event, not per batch.
 //!
 //! An approval, a go-ahead or a gap answer counts only when it is the text of a pending event
 //! whose author may engage Relay. The orchestrator decides that per event (by each author's role)

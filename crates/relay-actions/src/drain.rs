@@ -1,4 +1,4 @@
-//! The Executor (issue #9 §5), part two: draining the outbox to the tracker.
+//! The Executor, part two: draining the outbox to the tracker.
 //!
 //! Writes go out in the order they were recorded. Before each attempt, `start_attempt` commits
 //! "this may reach the tracker"; a write in that state is first looked up by its marker

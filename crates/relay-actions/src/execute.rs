@@ -1,4 +1,4 @@
-//! The Executor (issue #9 §5), part one: applying a validated batch in one transaction.
+//! The Executor, part one: applying a validated batch in one transaction.
 //!
 //! Every state change and every outbox row of a batch is written through the caller's connection
 //! (a transaction), so together with the job's watermark raise they commit or vanish as one.

@@ -1,4 +1,4 @@
-//! Write-back: the Validator and the idempotent ActionExecutor (issue #9 §4–§5).
+//! Write-back: the Validator and the idempotent ActionExecutor.
 //!
 //! The planner's [`relay_core::ActionBatch`] goes through three steps, each its own call so the
 //! orchestrator decides what shares a transaction:

@@ -1,4 +1,4 @@
-//! The Validator (issue #9 §4): every rule checked before anything is written, batch-aware.
+//! The Validator: every rule checked before anything is written, batch-aware.
 //!
 //! The batch is walked in order over a working copy of the issue's state, so "close gap 2" after
 //! an earlier "close gap 2" in the same batch is refused, and `ready_for_spec_generation` sees the

@@ -1,4 +1,4 @@
-//! Text Relay sends to a tracker, made inert (issue #22 §2).
+//! Text Relay sends to a tracker, made inert.
 //!
 //! - [`neutralize_quick_actions`]: GitLab runs a quick action (`/close`, `/move …`) found at the
 //!   start of any line of a note posted through its API, outside a fenced code block. The GitLab

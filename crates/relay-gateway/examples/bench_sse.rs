@@ -1,4 +1,4 @@
-//! SSE delivery latency of the run trace (issue #11): a writer on its own pool — a worker in
+//! SSE delivery latency of the run trace: a writer on its own pool — a worker in
 //! another process — writes single-event batches through `relay_store::trace::insert_events`;
 //! a client on `GET /api/jobs/{id}/events` (real HTTP) receives them. Latency = the client's
 //! receipt minus the moment the writer's statement returned (the commit). p50/p99, with the bare

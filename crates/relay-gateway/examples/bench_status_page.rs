@@ -1,4 +1,4 @@
-//! The status page's figures (issue #26): render time of the issues list with 10,000 issues
+//! The status page's figures: render time of the issues list with 10,000 issues
 //! (`GET /ui`, the first page of 50, newest activity first), p50/p99, against the matching read-API
 //! call (`GET /api/issues?limit=50`) measured in the same run on the same data, both over real
 //! HTTP; then the weight (bytes) of each page and of the embedded assets.

@@ -1,5 +1,5 @@
 //! What changed between two synced commits, with git's rename detection, and a file's text at a
-//! commit. Used to re-check findings' citations after a push (issue #25).
+//! commit. Used to re-check findings' citations after a push.
 
 use std::collections::HashMap;
 

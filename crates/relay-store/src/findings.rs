@@ -16,7 +16,7 @@ pub struct FindingRow {
     pub created_by_run: Option<i64>,
     pub created_at: DateTime<Utc>,
     pub sources: Vec<SourceRow>,
-    /// Whether any source is stale: the cited text is no longer where it was (issue #25).
+    /// Whether any source is stale: the cited text is no longer where it was.
     pub stale: bool,
 }
 

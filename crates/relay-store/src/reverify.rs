@@ -1,4 +1,4 @@
-//! Re-verification after a push (issue #25): every cited source of the live findings and of the
+//! Re-verification after a push: every cited source of the live findings and of the
 //! open gaps' evidence of one project, read in one statement, and the outcome of checking them at
 //! the pushed commit, written in one statement per kind of owner. The checking itself (git,
 //! files) happens in the worker.

@@ -1,4 +1,4 @@
-//! The living summary comment per issue (issue #25): the body last enqueued and its revision, so
+//! The living summary comment per issue: the body last enqueued and its revision, so
 //! an update that would not change the body is never sent.
 
 use sqlx::PgConnection;

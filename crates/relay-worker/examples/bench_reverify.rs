@@ -1,4 +1,4 @@
-//! Re-verification figures (issue #25, "Figures for the closing note"): one project with 200
+//! Re-verification figures ("Figures for the closing note"): one project with 200
 //! issues × 20 findings (4,000 cited sources over 200 files), one push, against a full code-graph
 //! index of the same commit (`relay index`'s work, in-memory store) measured in the same run.
 //!

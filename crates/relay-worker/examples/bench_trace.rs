@@ -1,4 +1,4 @@
-//! Run-trace and tool-graph figures (issue #11, "Figures for the closing note"), all as ratios to
+//! Run-trace and tool-graph figures ("Figures for the closing note"), all as ratios to
 //! baselines measured in the same run:
 //!
 //! 1. per event: `Tracer::event` into a job's `TraceRun` (buffer only) against a no-op tracer; and

@@ -1,4 +1,4 @@
-//! Tool-sequence learning in the worker (issue #11 §3): [`StoreExploreObserver`] writes each
+//! Tool-sequence learning in the worker: [`StoreExploreObserver`] writes each
 //! observed explore into the repository's tool graph, and [`load_hint`] reads the strongest
 //! sequences back for the next explores' prompt. Learning never fails a run: errors are warnings.
 

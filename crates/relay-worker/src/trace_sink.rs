@@ -1,4 +1,4 @@
-//! The run trace's Postgres sink (issue #11 §1): events from the agents of one job run go into a
+//! The run trace's Postgres sink: events from the agents of one job run go into a
 //! bounded buffer and a background flusher writes them in batches (one statement per batch).
 //!
 //! Invariants:

@@ -1,4 +1,4 @@
-//! One living summary comment per issue (issue #25): posted once with its own marker
+//! One living summary comment per issue: posted once with its own marker
 //! (`summary-i<issue>`), then edited in place through the outbox, never re-posted. An update that
 //! would not change the body writes nothing; an update while the last write has not been
 //! attempted yet rewrites that write instead of queueing another, so an issue gets at most one

@@ -40,7 +40,7 @@ pub struct IssueContext {
     #[serde(default)]
     pub triggers: Vec<TriggerView>,
     /// Authors of triggering events who may not engage Relay: their events are context only,
-    /// never an approval, a go-ahead or a gap answer (issue #22 §4).
+    /// never an approval, a go-ahead or a gap answer.
     #[serde(default)]
     pub context_only_actors: Vec<String>,
     /// Tracker writes refused for good since the planner last decided, one line each

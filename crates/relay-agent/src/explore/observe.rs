@@ -1,4 +1,4 @@
-//! What explores teach about a repository (issue #11 §3): a finished explore's successful tool
+//! What explores teach about a repository: a finished explore's successful tool
 //! calls, in order, go to an [`ExploreObserver`] (the worker's updates the repository's tool
 //! graph), and the strongest sequences seen before come back as a [`ToolHint`] in the prompt.
 //!

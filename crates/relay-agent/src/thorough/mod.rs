@@ -1,4 +1,4 @@
-//! Thorough mode (issue #12): goal-driven multi-stage analysis for questions that span many files.
+//! Thorough mode: goal-driven multi-stage analysis for questions that span many files.
 //!
 //! [`analyze`] runs one query: Perception ([`perception`], no LLM) → Intent → at most
 //! [`routing::MAX_STAGES`] stages of Navigator → Traverser ([`traverser`], no LLM) → Synthesizer →

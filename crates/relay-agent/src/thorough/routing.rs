@@ -1,5 +1,5 @@
 //! Where a thorough query goes after the Critic has judged a stage. The order of the checks is
-//! the contract (issue #12): blocking issues, then the Critic's CLARIFY (each asks at most once
+//! the contract: blocking issues, then the Critic's CLARIFY (each asks at most once
 //! per run), then REPLAN (at most [`MAX_REPLANS_PER_STAGE`] in a stage), then integration when no
 //! goal is left, at the stage cap, or when stuck.
 

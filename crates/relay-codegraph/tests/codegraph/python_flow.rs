@@ -232,7 +232,7 @@ fn external_is_a_target_that_names_no_symbol() {
     }
 }
 
-// A held-out benchmark for issue #28 (Python precision), written before the fixes it drove:
+// A held-out benchmark for Python precision, written before the fixes it drove:
 // each failed on the indexer of the time (precision 0.81, recall 0.73 over these eight).
 
 #[test]

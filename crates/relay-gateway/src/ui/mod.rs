@@ -1,4 +1,4 @@
-//! The status page (`/ui`, issue #26): what Relay did on each issue, why, and what it cost, as
+//! The status page (`/ui`): what Relay did on each issue, why, and what it cost, as
 //! server-rendered HTML. Read-only: the only forms are sign-in and sign-out.
 //!
 //! Invariants:

@@ -1,4 +1,4 @@
-//! GitLab member lookup (issue #22 §4): by the webhook's user id (`members/all/:user_id`), falling
+//! GitLab member lookup: by the webhook's user id (`members/all/:user_id`), falling
 //! back to the fuzzy, paginated `members/all?query=` search read over every page.
 
 use relay_tracker::fake::FakeGitLab;

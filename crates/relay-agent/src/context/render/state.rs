@@ -2,7 +2,7 @@
 //!
 //! Everything here was written by a model at some point, often echoing a human, so none of it is
 //! trusted more than the thread: each text is fenced and labelled with its origin, never inlined
-//! as prose the model could take for an instruction (issue #22 §6).
+//! as prose the model could take for an instruction.
 
 use std::fmt::Write as _;
 

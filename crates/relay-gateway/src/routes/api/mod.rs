@@ -1,4 +1,4 @@
-//! The read API (`/api/...`, issue #9 §6): what Relay knows about issues and jobs, for people and
+//! The read API (`/api/...`): what Relay knows about issues and jobs, for people and
 //! dashboards. Read-only. Every route requires `Authorization: Bearer <[api] token>`; without a
 //! configured token the whole API answers 404 (it does not exist), a wrong token gets 401.
 //! A `GET` with a status-page session cookie passes too, so the page's live trace can use

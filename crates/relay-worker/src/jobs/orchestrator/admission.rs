@@ -1,4 +1,4 @@
-//! Who may make Relay act, decided per event (issue #22 §4).
+//! Who may make Relay act, decided per event.
 //!
 //! Each pending event's author is looked up (role cache, then the tracker) and judged by
 //! `[agent.engage_roles]`. Only a definite answer (not a member, a role too low, a name the

@@ -218,7 +218,7 @@ async fn run_cycle_inner(
         },
         deps.snapshot.clone(),
     );
-    // Decisions count only in the words of an admitted event (issue #22 §4).
+    // Decisions count only in the words of an admitted event.
     validation.authority = deps.admission.authority(&state.events, &thread);
     // A comment without `reply_to` answers in the triggering note's discussion (GitLab), like
     // the status comment; a new thread only when the issue itself triggered the cycle.

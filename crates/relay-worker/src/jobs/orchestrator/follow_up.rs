@@ -49,7 +49,7 @@ pub async fn ensure_follow_up(
 }
 
 /// A write still pending when the job ends gets the issue a `process_issue` job at the time it
-/// is due (issue #22 §1): that job drains it first. A queued job of the issue that is due later
+/// is due: that job drains it first. A queued job of the issue that is due later
 /// is moved up to that time, never delayed. Nothing sleeps with a lease held.
 pub async fn follow_up_for_outbox(
     pool: &PgPool,

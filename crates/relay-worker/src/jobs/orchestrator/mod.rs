@@ -1,9 +1,9 @@
-//! Pieces of the Orchestrator that `process_issue` becomes (issue #15 §1). What is here:
+//! Pieces of the Orchestrator that `process_issue` becomes. What is here:
 //! - [`issue_context`]: the ContextBuilder's input loaded from the store (gaps, findings,
 //!   learnings, spec, pending events) and the thread (fresh from the tracker, or the cache);
 //! - [`status`]: the one short status comment a stopped cycle posts;
-//! - [`admission`]: who may make Relay act, per pending event (issue #22 §4);
-//! - [`outbox_care`]: refused replies said once in a status comment (issue #22 §1);
+//! - [`admission`]: who may make Relay act, per pending event;
+//! - [`outbox_care`]: refused replies said once in a status comment;
 //! - [`spec_step`]: the spec writer after a go-ahead, and its retry while the go-ahead is pending;
 //! - [`pre_cycle`]: the clone credential, and the status comment of a failure before a cycle;
 //! - [`run`]: the [`Orchestrator`] and its loop only: start → engagement → spend gates → setup →

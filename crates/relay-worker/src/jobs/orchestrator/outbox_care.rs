@@ -1,6 +1,6 @@
 //! After the job: a reply the tracker refused for good (a 4xx) is said once, in a short status
 //! comment, so the person who asked is not left waiting for an answer that will never come
-//! (issue #22 §1). The planner is told in its next cycle's context (`cycle`), and the write is
+//!. The planner is told in its next cycle's context (`cycle`), and the write is
 //! counted in `/metrics` (`relay_tracker_writes_total{outcome="failed"}`) and listed in
 //! `/api/issues/{id}` (`failed_writes`).
 

@@ -1,4 +1,4 @@
-//! What a job needs before its first cycle, and what it says when that fails (issue #22 §5).
+//! What a job needs before its first cycle, and what it says when that fails.
 //!
 //! - [`clone_spec`]: the repository spec with the tracker's clone credential (in GitHub App mode
 //!   an installation access token for the issue's installation, minted and refreshed by the

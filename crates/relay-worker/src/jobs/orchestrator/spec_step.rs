@@ -2,7 +2,7 @@
 //! and its parts queued in the outbox, and the go-ahead (`spec_requests`, recorded with the batch
 //! that consumed it) is marked written in the same transaction.
 //!
-//! A go-ahead is never lost (issue #22 §1): when the writer fails (the LLM is out, its turn cap)
+//! A go-ahead is never lost: when the writer fails (the LLM is out, its turn cap)
 //! the request stays pending and the job fails retryably; every later job on the issue retries
 //! it before anything else. On the job's last attempt the request is closed as failed and one
 //! status comment (keyed by the request) says so.

@@ -1,4 +1,4 @@
-//! Re-verification on every push (issue #25): once the checkout is at a pushed commit, every
+//! Re-verification on every push: once the checkout is at a pushed commit, every
 //! source of every live finding, and every code place an open gap's evidence cites, of the
 //! project's issues is checked there.
 //!
