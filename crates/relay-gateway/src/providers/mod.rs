@@ -1,6 +1,6 @@
 //! Provider wire formats: authentication, delivery identity and payload parsing, one file per
 //! tracker implementing [`WebhookFormat`]. The only place (with `relay-tracker`) that knows
-//! GitHub and GitLab JSON; a new tracker adds its file and its arm in [`format`].
+//! GitHub and GitLab JSON; a new tracker adds its file and its arm in [`format()`].
 
 pub mod github;
 pub mod gitlab;

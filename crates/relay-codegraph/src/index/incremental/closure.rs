@@ -5,7 +5,7 @@
 //! Phases, one function each: [`Indexer::swap_facts`] (new facts in, old ones kept for
 //! comparison), [`Indexer::plan_go_tables`] (patch the kept Go tables or give them up),
 //! [`Indexer::build_closure_tables`] (rebuild what was not patched), [`Indexer::closure_targets`]
-//! (which files to re-resolve) and [`Indexer::resolve_and_apply`].
+//! (which files to re-resolve) and [`Indexer::resolve_closure`].
 
 use std::collections::{BTreeMap, BTreeSet, HashSet};
 use std::sync::Arc;

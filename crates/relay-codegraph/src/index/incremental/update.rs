@@ -27,7 +27,7 @@ pub(super) struct Changes {
 impl Indexer {
     /// Re-indexes after `changed_paths` (absolute, or relative to the root) were added, modified
     /// or deleted. Paths that no frontend claims are ignored, except the configuration files a
-    /// frontend names ([`crate::index::frontend::Frontend::reparses_all`]: `go.mod`), which
+    /// frontend names (`Frontend::reparses_all`: `go.mod`), which
     /// re-parse every file of that language when the repository's modules changed.
     pub fn update(&mut self, changed_paths: &[PathBuf]) -> Result<GraphDelta> {
         let started = Instant::now();
