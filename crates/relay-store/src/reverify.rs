@@ -310,9 +310,14 @@ mod tests {
             end_line: 6,
         };
         for gap in [&kept, &closed] {
-            crate::gaps::add_evidence_sources(&mut conn, gap.id, &[place.clone()], "c1")
-                .await
-                .unwrap();
+            crate::gaps::add_evidence_sources(
+                &mut conn,
+                gap.id,
+                std::slice::from_ref(&place),
+                "c1",
+            )
+            .await
+            .unwrap();
         }
         crate::gaps::close(
             &mut conn,

@@ -6,9 +6,6 @@
 use relay_agent::llm::scripted::{ScriptedLlm, ScriptedReply};
 use serde_json::{Value, json};
 
-// Shared with the explore and analyze tests; this one needs only the binary runner and config.
-#[allow(dead_code)]
-
 const REPO_ROOT: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../..");
 
 fn transcript(suite: &Value) -> Vec<ScriptedReply> {
