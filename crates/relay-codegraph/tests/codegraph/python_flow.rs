@@ -359,3 +359,42 @@ fn incremental_updates_follow_the_new_values_like_a_full_index() {
     }
     assert!(!after.contains(&edge("main", "lib.outer.outer_wrapper")));
 }
+
+/// A module-level value that depends on a call's arguments: editing only the argument must reach
+/// the callers through an incremental update exactly as through a full index.
+#[test]
+fn an_edited_call_argument_is_followed_by_an_incremental_update() {
+    use relay_codegraph::index::Indexer;
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let root = tmp.path();
+    let lib = |handler: &str| {
+        format!(
+            "def a():\n    pass\n\n\ndef b():\n    pass\n\n\ndef ident(x):\n    return x\n\n\n\
+             HANDLER = ident({handler})\n"
+        )
+    };
+    std::fs::write(root.join("lib.py"), lib("a")).expect("write");
+    std::fs::write(
+        root.join("main.py"),
+        "from lib import HANDLER\n\n\ndef run():\n    HANDLER()\n",
+    )
+    .expect("write");
+    let calls = |indexer: &Indexer| -> BTreeSet<(String, String)> {
+        indexer
+            .graph()
+            .edges
+            .iter()
+            .filter(|e| e.kind == relay_codegraph::model::EdgeKind::Calls)
+            .filter_map(|e| e.to.clone().map(|to| (e.from.clone(), to)))
+            .collect()
+    };
+    let mut indexer = Indexer::full(root).expect("full");
+    assert!(calls(&indexer).contains(&("main.run".to_owned(), "lib.a".to_owned())));
+    std::fs::write(root.join("lib.py"), lib("b")).expect("write");
+    indexer
+        .update(&[root.join("lib.py")])
+        .expect("incremental update");
+    let full = Indexer::full(root).expect("full");
+    assert!(calls(&full).contains(&("main.run".to_owned(), "lib.b".to_owned())));
+    assert_eq!(calls(&indexer), calls(&full), "incremental equals full");
+}

@@ -12,7 +12,7 @@
 
 use std::collections::{BTreeSet, HashSet};
 
-use super::{DefKind, PBind, PExpr, PyFile, PyScope};
+use super::{DefKind, PArg, PBind, PExpr, PyFile, PyScope};
 
 /// Whether every part of `a` that another module's resolution can read equals that of `b`: all
 /// of the facts except references, lines, signature text and docstrings, with expressions
@@ -233,7 +233,23 @@ fn same_expr(fa: &PyFile, x: u32, fb: &PyFile, y: u32, depth: u32) -> bool {
                     .iter()
                     .zip(&ys)
                     .all(|(&x, &y)| same_expr(fa, x, fb, y, depth + 1))
+                // A call's value can depend on its arguments (`ident(a)` → `ident(b)`), which
+                // are kept beside the expression, not among its children.
+                && (!matches!(p, PExpr::Call(_)) || same_args(fa, x, fb, y, depth))
         }
         _ => false,
     }
+}
+
+/// Whether calls `x` of `fa` and `y` of `fb` pass the same arguments, in the same form.
+fn same_args(fa: &PyFile, x: u32, fb: &PyFile, y: u32, depth: u32) -> bool {
+    let (xs, ys) = (fa.args(x), fb.args(y));
+    xs.len() == ys.len()
+        && xs.iter().zip(ys).all(|(a, b)| match (a, b) {
+            (PArg::Pos(a), PArg::Pos(b))
+            | (PArg::Star(a), PArg::Star(b))
+            | (PArg::DoubleStar(a), PArg::DoubleStar(b)) => same_expr(fa, *a, fb, *b, depth + 1),
+            (PArg::Kw(ka, a), PArg::Kw(kb, b)) => ka == kb && same_expr(fa, *a, fb, *b, depth + 1),
+            _ => false,
+        })
 }
