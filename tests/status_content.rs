@@ -278,3 +278,59 @@ async fn stale_findings_are_counted_apart_and_marked(pool: PgPool) {
         );
     }
 }
+
+/// An open gap's evidence cites code: the issue page lists those places like a finding's sources
+/// and marks the gap once a push found the cited code changed.
+#[sqlx::test(migrator = "relay_store::MIGRATOR")]
+async fn a_gaps_evidence_is_listed_and_marked_stale(pool: PgPool) {
+    let seeded = seed(&pool, &PLAIN).await;
+    let gap: i64 = sqlx::query_scalar("SELECT id FROM gaps WHERE issue_id = $1 AND number = 1")
+        .bind(seeded.issue)
+        .fetch_one(&pool)
+        .await
+        .unwrap();
+    let mut conn = pool.acquire().await.unwrap();
+    let place = relay_store::findings::Position {
+        path: "src/client.rs".into(),
+        start_line: 12,
+        end_line: 14,
+    };
+    relay_store::gaps::add_evidence_sources(&mut conn, gap, &[place], "0123456789abcdef")
+        .await
+        .unwrap();
+    drop(conn);
+    let base = serve(ui_state(pool.clone(), UiSettings::default())).await;
+    let cookie = sign_in(&base).await;
+    let page = |base: String, cookie: String| async move {
+        get(
+            &base,
+            &format!("/ui/issues/{}", seeded.issue),
+            Some(&cookie),
+        )
+        .await
+        .text()
+        .await
+        .unwrap()
+    };
+    let issue = page(base.clone(), cookie.clone()).await;
+    assert!(
+        issue.contains("src/client.rs:12-14 @ 0123456789"),
+        "the evidence's place is listed:\n{issue}"
+    );
+    assert!(!issue.contains("evidence stale"), "{issue}");
+
+    sqlx::query("UPDATE gap_sources SET status = 'stale'")
+        .execute(&pool)
+        .await
+        .unwrap();
+    let issue = page(base, cookie).await;
+    for expected in [
+        r#"<span class="stale">evidence stale</span>"#,
+        "stale: the cited code changed after this commit",
+    ] {
+        assert!(
+            issue.contains(expected),
+            "issue page lacks {expected}:\n{issue}"
+        );
+    }
+}

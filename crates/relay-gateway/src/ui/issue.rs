@@ -6,8 +6,8 @@ use axum::http::{HeaderMap, StatusCode};
 use axum::response::Response;
 use maud::{Markup, html};
 use relay_core::prices::Cost;
-use relay_store::findings::{FindingRow, SourceStatus};
-use relay_store::gaps::GapRow;
+use relay_store::findings::{FindingRow, SourceRow, SourceStatus};
+use relay_store::gaps::{GapEvidence, GapRow};
 use relay_store::issues::IssueRow;
 use relay_store::status::RoleModelSpend;
 
@@ -39,15 +39,23 @@ pub async fn show(
             return Ok(None);
         };
         let gaps = relay_store::gaps::list(&mut conn, id).await?;
+        let evidence = relay_store::gaps::evidence_sources(&mut conn, id).await?;
         let findings = relay_store::findings::live(&mut conn, id).await?;
         drop(conn);
         let specs = relay_store::status::spec_versions(&state.pool, id).await?;
         let spend = relay_store::status::spend_by_role_and_model(&state.pool, id).await?;
         let jobs = relay_store::browse::jobs_of_issue(&state.pool, id).await?;
-        Ok(Some((issue, gaps, findings, specs, spend, jobs)))
+        Ok(Some((
+            issue,
+            (gaps, evidence),
+            findings,
+            specs,
+            spend,
+            jobs,
+        )))
     })
     .await?;
-    let Some((issue, gaps, findings, specs, spend, jobs)) = loaded else {
+    let Some((issue, (gaps, evidence), findings, specs, spend, jobs)) = loaded else {
         return Ok(super::not_found("No such issue."));
     };
     let title = format!("#{} {}", issue.number, format::clip(&issue.title, 60));
@@ -55,7 +63,7 @@ pub async fn show(
         (header(&issue))
         section #gaps {
             h2 { "Gaps" }
-            (gaps_by_severity(&gaps))
+            (gaps_by_severity(&state, &issue, &gaps, &evidence))
         }
         section #findings {
             h2 { "Findings" }
@@ -118,7 +126,12 @@ fn header(issue: &IssueRow) -> Markup {
     }
 }
 
-fn gaps_by_severity(gaps: &[GapRow]) -> Markup {
+fn gaps_by_severity(
+    state: &AppState,
+    issue: &IssueRow,
+    gaps: &[GapRow],
+    evidence: &[GapEvidence],
+) -> Markup {
     if gaps.is_empty() {
         return html! { p.empty { "No gaps." } };
     }
@@ -149,8 +162,17 @@ fn gaps_by_severity(gaps: &[GapRow]) -> Markup {
                                 p.note { (note) }
                             }
                         }
+                        @let cited: Vec<&SourceRow> = evidence.iter().filter(|e| e.gap_number == gap.number).map(|e| &e.source).collect();
+                        @if gap.is_open() && cited.iter().any(|s| s.status == SourceStatus::Stale) {
+                            " " span.stale { "evidence stale" }
+                        }
                         @if let Some(evidence) = gap.evidence.as_deref().filter(|e| !e.is_empty()) {
                             p.evidence { (evidence) }
+                        }
+                        @if !cited.is_empty() {
+                            ul.sources {
+                                @for source in &cited { (source_item(state, issue, source)) }
+                            }
                         }
                     }
                 }
@@ -171,27 +193,44 @@ fn findings_list(state: &AppState, issue: &IssueRow, findings: &[FindingRow]) ->
                     @if finding.stale { " " span.stale { "stale" } }
                     p.synthesis { (finding.synthesis) }
                     ul.sources {
-                        @for source in &finding.sources {
-                            @let cited = FileRef { path: &source.path, start_line: source.start_line, end_line: source.end_line, commit: &source.commit_sha };
-                            @let text = format!("{}:{}-{} @ {}", source.path, source.start_line, source.end_line, format::clip(&source.commit_sha, 10));
-                            li {
-                                @match format::file_url(state, &issue.tracker, &issue.url, &issue.project_path, &cited) {
-                                    Some(url) => a href=(url) rel="noreferrer noopener" { code { (text) } },
-                                    None => code { (text) },
-                                }
-                                @if source.status == SourceStatus::Stale {
-                                    " " span.stale { "stale: the cited code changed after this commit" }
-                                }
-                                @if let Some(from) = &source.moved_from {
-                                    " " span.moved { "moved from " (from.path) ":" (from.start_line) "-" (from.end_line) }
-                                }
-                                @if let Some(quote) = source.quote.as_deref().filter(|q| !q.is_empty()) {
-                                    pre.quote { (format::clip(quote, 2000)) }
-                                }
-                            }
-                        }
+                        @for source in &finding.sources { (source_item(state, issue, source)) }
                     }
                 }
+            }
+        }
+    }
+}
+
+/// One cited source: its place (a link to the file at its commit when the tracker is known), its
+/// status, where a push moved it from, and its quote.
+fn source_item(state: &AppState, issue: &IssueRow, source: &SourceRow) -> Markup {
+    let cited = FileRef {
+        path: &source.path,
+        start_line: source.start_line,
+        end_line: source.end_line,
+        commit: &source.commit_sha,
+    };
+    let text = format!(
+        "{}:{}-{} @ {}",
+        source.path,
+        source.start_line,
+        source.end_line,
+        format::clip(&source.commit_sha, 10)
+    );
+    html! {
+        li {
+            @match format::file_url(state, &issue.tracker, &issue.url, &issue.project_path, &cited) {
+                Some(url) => a href=(url) rel="noreferrer noopener" { code { (text) } },
+                None => code { (text) },
+            }
+            @if source.status == SourceStatus::Stale {
+                " " span.stale { "stale: the cited code changed after this commit" }
+            }
+            @if let Some(from) = &source.moved_from {
+                " " span.moved { "moved from " (from.path) ":" (from.start_line) "-" (from.end_line) }
+            }
+            @if let Some(quote) = source.quote.as_deref().filter(|q| !q.is_empty()) {
+                pre.quote { (format::clip(quote, 2000)) }
             }
         }
     }
