@@ -168,33 +168,8 @@ impl RepoManager {
         commit: &str,
         path: &str,
     ) -> Result<Option<String>> {
-        validate_commit(commit)?;
-        let (git, paths, _) = self.prepare(spec).await?;
-        let object = format!("{commit}:{path}");
-        let mut size = vec![git_dir_arg(&paths)];
-        size.extend(args([
-            "cat-file",
-            "-s",
-            "--end-of-options",
-            object.as_str(),
-        ]));
-        let Ok(bytes) = git.run(None, &size, &[], self.local()).await else {
-            return Ok(None);
-        };
-        if bytes
-            .parse::<usize>()
-            .map_or(true, |n| n > MAX_FILE_AT_BYTES)
-        {
-            return Ok(None);
-        }
-        let mut show = vec![git_dir_arg(&paths)];
-        show.extend(args([
-            "cat-file",
-            "blob",
-            "--end-of-options",
-            object.as_str(),
-        ]));
-        Ok(git.run_raw(None, &show, &[], self.local()).await.ok())
+        let mut texts = self.files_at(spec, commit, &[path.to_owned()]).await?;
+        Ok(texts.remove(path).flatten())
     }
 }
 

@@ -440,9 +440,9 @@ async fn gitlab_missing_repository_is_reported_as_not_found() {
     );
 }
 
-/// Many files at one commit in two git processes, each exactly as `file_at` reads it one by one:
-/// a missing path, a directory, a name with spaces that looks like a `cat-file` answer, leading
-/// blank lines, text that is not UTF-8 and an empty file.
+/// Many files at one commit in two git processes: a missing path, a directory, a name with spaces
+/// that looks like a `cat-file` answer, leading blank lines, text that is not UTF-8, an empty file
+/// and a name that cannot be asked for on one line. `file_at` is the same read for one path.
 #[tokio::test]
 async fn files_at_reads_a_commit_in_one_batch_as_file_at_does() {
     let upstream = Upstream::new();
@@ -476,16 +476,21 @@ async fn files_at_reads_a_commit_in_one_batch_as_file_at_does() {
     .to_vec();
     let batch = repos.files_at(&spec, &commit, &paths).await.unwrap();
     assert_eq!(batch.len(), 8, "every distinct path is answered");
-    for path in &paths {
-        let one = if path.contains('\n') {
-            None
-        } else {
-            repos.file_at(&spec, &commit, path).await.unwrap()
-        };
-        assert_eq!(batch[path], one, "{path:?}");
+    let expected: [(&str, Option<&str>); 8] = [
+        ("a.py", Some("\n\nx = 1\n")),
+        ("dir/b.py", Some("def f():\n    return 2\n")),
+        ("x blob 5", Some("tricky\n")),
+        ("empty.txt", Some("")),
+        // Not UTF-8: read leniently, as every git output is.
+        ("latin1.txt", Some("caf\u{fffd}\n")),
+        ("missing.py", None),
+        ("dir", None),
+        ("line\nbreak.py", None),
+    ];
+    for (path, text) in expected {
+        assert_eq!(batch[path].as_deref(), text, "{path:?}");
+        // One file is the same read.
+        let one = repos.file_at(&spec, &commit, path).await.unwrap();
+        assert_eq!(one.as_deref(), text, "file_at {path:?}");
     }
-    assert_eq!(batch["a.py"].as_deref(), Some("\n\nx = 1\n"));
-    assert_eq!(batch["x blob 5"].as_deref(), Some("tricky\n"));
-    assert_eq!(batch["missing.py"], None);
-    assert_eq!(batch["dir"], None);
 }

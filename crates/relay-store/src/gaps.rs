@@ -119,6 +119,30 @@ pub struct GapEvidence {
     pub source: SourceRow,
 }
 
+/// The places one gap's evidence cites, read from the issue's [`evidence_sources`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct GapSources<'a> {
+    pub sources: Vec<&'a SourceRow>,
+}
+
+impl<'a> GapSources<'a> {
+    /// The sources of gap `number` among the issue's `evidence`.
+    pub fn of(evidence: &'a [GapEvidence], number: i32) -> GapSources<'a> {
+        GapSources {
+            sources: evidence
+                .iter()
+                .filter(|e| e.gap_number == number)
+                .map(|e| &e.source)
+                .collect(),
+        }
+    }
+
+    /// A push found the code one of them cites changed.
+    pub fn stale(&self) -> bool {
+        self.sources.iter().any(|s| s.status == SourceStatus::Stale)
+    }
+}
+
 /// The evidence sources of the issue's gaps, by gap number and position.
 pub async fn evidence_sources(conn: &mut PgConnection, issue_id: i64) -> Result<Vec<GapEvidence>> {
     let rows: Vec<GapSourceRow> = sqlx::query_as(

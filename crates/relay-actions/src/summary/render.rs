@@ -5,7 +5,7 @@ use std::fmt::Write as _;
 
 use relay_core::prices::{Cost, Prices};
 use relay_store::findings::{FindingRow, SourceRow, SourceStatus};
-use relay_store::gaps::{GapEvidence, GapRow};
+use relay_store::gaps::{GapEvidence, GapRow, GapSources};
 use relay_store::specs::SpecRow;
 use relay_store::status::RoleModelSpend;
 
@@ -40,13 +40,8 @@ pub fn render(input: &SummaryInput<'_>) -> String {
     let blob = blob_base(input.issue_url);
     for severity in SEVERITIES {
         for gap in open.iter().filter(|g| g.severity == severity) {
-            let evidence: Vec<&SourceRow> = input
-                .gap_evidence
-                .iter()
-                .filter(|e| e.gap_number == gap.number)
-                .map(|e| &e.source)
-                .collect();
-            let flag = if evidence.iter().any(|s| s.status == SourceStatus::Stale) {
+            let evidence = GapSources::of(input.gap_evidence, gap.number);
+            let flag = if evidence.stale() {
                 " — evidence **stale**"
             } else {
                 ""
@@ -58,7 +53,7 @@ pub fn render(input: &SummaryInput<'_>) -> String {
                 gap.respondent,
                 inline(&gap.question)
             );
-            for source in evidence {
+            for source in evidence.sources {
                 let _ = writeln!(out, "  - evidence {}", source_line(blob.as_ref(), source));
             }
         }

@@ -7,7 +7,7 @@ use axum::response::Response;
 use maud::{Markup, html};
 use relay_core::prices::Cost;
 use relay_store::findings::{FindingRow, SourceRow, SourceStatus};
-use relay_store::gaps::{GapEvidence, GapRow};
+use relay_store::gaps::{GapEvidence, GapRow, GapSources};
 use relay_store::issues::IssueRow;
 use relay_store::status::RoleModelSpend;
 
@@ -162,16 +162,16 @@ fn gaps_by_severity(
                                 p.note { (note) }
                             }
                         }
-                        @let cited: Vec<&SourceRow> = evidence.iter().filter(|e| e.gap_number == gap.number).map(|e| &e.source).collect();
-                        @if gap.is_open() && cited.iter().any(|s| s.status == SourceStatus::Stale) {
+                        @let cited = GapSources::of(evidence, gap.number);
+                        @if gap.is_open() && cited.stale() {
                             " " span.stale { "evidence stale" }
                         }
                         @if let Some(evidence) = gap.evidence.as_deref().filter(|e| !e.is_empty()) {
                             p.evidence { (evidence) }
                         }
-                        @if !cited.is_empty() {
+                        @if !cited.sources.is_empty() {
                             ul.sources {
-                                @for source in &cited { (source_item(state, issue, source)) }
+                                @for source in &cited.sources { (source_item(state, issue, source)) }
                             }
                         }
                     }

@@ -89,17 +89,10 @@ fn with_evidence(
 ) -> Vec<serde_json::Value> {
     gaps.iter()
         .map(|gap| {
-            let sources: Vec<&relay_store::findings::SourceRow> = evidence
-                .iter()
-                .filter(|e| e.gap_number == gap.number)
-                .map(|e| &e.source)
-                .collect();
-            let stale = sources
-                .iter()
-                .any(|s| s.status == relay_store::findings::SourceStatus::Stale);
+            let cited = relay_store::gaps::GapSources::of(evidence, gap.number);
             let mut value = json!(gap);
-            value["evidence_sources"] = json!(sources);
-            value["evidence_stale"] = json!(stale);
+            value["evidence_stale"] = json!(cited.stale());
+            value["evidence_sources"] = json!(cited.sources);
             value
         })
         .collect()
