@@ -17,6 +17,7 @@
 //! - [`traversal`]: thorough mode's traversal state per issue (migration 0010).
 //! - [`reverify`], [`summaries`]: findings re-checked on every push and the living summary comment
 //!   per issue (migrations 0021, 0022).
+//! - [`ui_sessions`]: status-page sign-ins, shared by every gateway (migration 0030).
 
 pub mod bench;
 pub mod browse;
@@ -41,6 +42,7 @@ pub mod summaries;
 pub mod tool_graph;
 pub mod trace;
 pub mod traversal;
+pub mod ui_sessions;
 
 pub use error::{Error, Result};
 pub use settings::DatabaseSettings;

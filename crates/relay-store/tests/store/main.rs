@@ -1,6 +1,7 @@
-//! relay-store: queue depth and retention against the real Postgres.
+//! relay-store: queue depth, retention and status-page sessions against the real Postgres.
 //!
 //! One test binary for the crate (each file a module): two cores link one binary, not one per file.
 
 mod queue_depth;
 mod retention;
+mod ui_sessions;
