@@ -72,7 +72,8 @@ async fn tracker_and_model_text_renders_as_text_under_a_strict_csp(pool: PgPool)
                 "{path} renders {raw} as markup:\n{html}"
             );
         }
-        // The only script is the embedded live-trace file, and the only form signs out.
+        // The only script is the embedded live-trace file, and the only forms sign out (here, or
+        // everywhere).
         let scripts: Vec<&str> = html
             .match_indices("<script")
             .map(|(i, _)| &html[i..i + 45])
@@ -89,7 +90,8 @@ async fn tracker_and_model_text_renders_as_text_under_a_strict_csp(pool: PgPool)
             .filter(|form| form.contains(r#"method="post""#))
             .collect();
         assert!(
-            posts.iter().all(|f| f.contains(r#"action="/ui/logout""#)),
+            posts.iter().all(|f| f.contains(r#"action="/ui/logout""#)
+                || f.contains(r#"action="/ui/logout/everywhere""#)),
             "{path}: {posts:?}"
         );
         assert!(!html.contains("method=\"post\" action=\"/api"), "{path}");

@@ -9,12 +9,16 @@
 //! - [`intake`]: the transaction that records a delivery and enqueues work.
 //! - [`error`]: `ApiError`, the only place errors become HTTP statuses.
 //! - [`ui`]: the status page (`/ui`): server-rendered HTML, sessions, the live trace script.
-//! - [`listener`]: the HTTP/1.1 listener with its header timeout and connection cap.
+//! - [`listener`]: the HTTP/1.1 listener: connection caps (total, per client), header timeout,
+//!   shutdown grace.
+//! - [`limits`]: the client behind a request, the request deadline, the body budget and the
+//!   sign-in throttle.
 
 pub mod engage;
 pub mod error;
 pub mod event;
 pub mod intake;
+pub mod limits;
 pub mod listener;
 pub mod mention;
 pub mod payload;
@@ -31,6 +35,7 @@ use std::time::Duration;
 use axum::Router;
 use axum::extract::{DefaultBodyLimit, MatchedPath};
 use axum::http::Request;
+use axum::middleware;
 use axum::routing::{get, post};
 use metrics_exporter_prometheus::PrometheusHandle;
 use relay_core::TrackerSettings;
@@ -63,6 +68,14 @@ pub struct AppState {
     pub(crate) prices: Arc<relay_core::prices::Prices>,
     /// Parts running degraded (component → what still works), shown in `/readyz`'s detail.
     pub(crate) degraded: Degraded,
+    /// Bytes of request bodies buffered across requests in flight (`[server] body_budget_bytes`).
+    pub(crate) budget: limits::budget::BodyBudget,
+    /// Connections and proxied requests per client (`[server] max_connections_per_client`).
+    pub(crate) clients: limits::client::ClientCounts,
+    /// Failed sign-ins per client (`[ui] signin_max_failures`).
+    pub(crate) throttle: Arc<limits::throttle::SigninThrottle>,
+    /// Cancelled when the gateway shuts down: open event streams end.
+    pub(crate) shutdown: CancellationToken,
 }
 
 /// The parts of the process that run degraded, e.g. the code graph when its store could not be
@@ -102,7 +115,12 @@ impl AppState {
             .collect();
         let wake_workers = spawn_notifier(pool.clone());
         let trace_feed = trace_feed::TraceFeed::new(pool.clone());
+        let ui = settings::UiSettings::default();
         AppState {
+            budget: limits::budget::BodyBudget::new(settings.body_budget_bytes),
+            clients: limits::client::ClientCounts::new(settings.max_connections_per_client),
+            throttle: Arc::new(throttle(&ui)),
+            shutdown: CancellationToken::new(),
             pool,
             trackers: Arc::new(trackers),
             settings: Arc::new(settings),
@@ -111,7 +129,7 @@ impl AppState {
             job_max_attempts,
             wake_workers,
             trace_feed,
-            ui: Arc::new(ui::UiState::new(settings::UiSettings::default())),
+            ui: Arc::new(ui::UiState::new(ui)),
             prices: Arc::new(relay_core::prices::Prices::new()),
             degraded: Degraded::default(),
         }
@@ -124,7 +142,14 @@ impl AppState {
 
     /// The status page's settings (it is served when the API has a token).
     pub fn with_ui(mut self, ui: settings::UiSettings) -> AppState {
+        self.throttle = Arc::new(throttle(&ui));
         self.ui = Arc::new(ui::UiState::new(ui));
+        self
+    }
+
+    /// Ends the event streams when `shutdown` is cancelled ([`run`] sets its own token).
+    pub fn with_shutdown(mut self, shutdown: CancellationToken) -> AppState {
+        self.shutdown = shutdown;
         self
     }
 
@@ -145,6 +170,13 @@ impl AppState {
     }
 }
 
+fn throttle(ui: &settings::UiSettings) -> limits::throttle::SigninThrottle {
+    limits::throttle::SigninThrottle::new(
+        ui.signin_max_failures,
+        Duration::from_secs(ui.signin_failure_window_secs),
+    )
+}
+
 /// Starts the task that wakes workers with `NOTIFY` after jobs are committed.
 ///
 /// Requests only signal a channel of capacity one, so a burst of deliveries costs one `NOTIFY`, and
@@ -163,30 +195,69 @@ fn spawn_notifier(pool: PgPool) -> tokio::sync::mpsc::Sender<()> {
     sender
 }
 
-/// The gateway's router: webhooks, the read API, the status page and the ops endpoints.
+/// The gateway's router: webhooks, the read API, the status page and the ops endpoints (one
+/// listener, `[server] admin_listen` unset).
 pub fn app(state: AppState) -> Router {
-    let body_limit = state.settings.body_limit_bytes;
-    let body_read_timeout = Duration::from_millis(state.settings.body_read_timeout_ms);
-    let router = Router::new()
-        .route("/webhooks/{tracker}", post(routes::webhook::receive))
-        .layer(DefaultBodyLimit::max(body_limit))
-        .merge(routes::api::router(&state))
-        .merge(ui::router(&state));
-    // A body that stalls between chunks fails its request; the response (an SSE stream) is not
-    // limited.
-    with_ops(router, state).layer(RequestBodyTimeoutLayer::new(body_read_timeout))
+    let routes = webhook_routes(&state)
+        .merge(admin_routes(&state))
+        .route("/healthz", get(routes::health::healthz));
+    finish(routes, state)
+}
+
+/// What the public listener serves when `[server] admin_listen` is set: webhooks and `/healthz`.
+pub fn public_app(state: AppState) -> Router {
+    let routes = webhook_routes(&state).route("/healthz", get(routes::health::healthz));
+    finish(routes, state)
+}
+
+/// What the admin listener serves: the status page, the read API and the ops endpoints.
+pub fn admin_app(state: AppState) -> Router {
+    let routes = admin_routes(&state).route("/healthz", get(routes::health::healthz));
+    finish(routes, state)
 }
 
 /// Only the ops endpoints (`/healthz`, `/readyz`, `/metrics`): what a worker-only process serves.
 pub fn ops_app(state: AppState) -> Router {
-    with_ops(Router::new(), state)
+    finish(ops_routes(), state)
 }
 
-fn with_ops(router: Router<AppState>, state: AppState) -> Router {
-    router
+/// Webhooks: each body is read whole within `body_limit_bytes`, charged against the budget.
+fn webhook_routes(state: &AppState) -> Router<AppState> {
+    let body_limit = state.settings.body_limit_bytes;
+    Router::new()
+        .route("/webhooks/{tracker}", post(routes::webhook::receive))
+        .route_layer(middleware::from_fn_with_state(
+            limits::budget::BodyLimit {
+                budget: state.budget.clone(),
+                limit: body_limit,
+            },
+            limits::budget::buffer_body,
+        ))
+        .layer(DefaultBodyLimit::max(body_limit))
+}
+
+fn admin_routes(state: &AppState) -> Router<AppState> {
+    routes::api::router(state)
+        .merge(ui::router(state))
+        .route("/readyz", get(routes::health::readyz))
+        .route("/metrics", get(routes::metrics::render))
+}
+
+fn ops_routes() -> Router<AppState> {
+    Router::new()
         .route("/healthz", get(routes::health::healthz))
         .route("/readyz", get(routes::health::readyz))
         .route("/metrics", get(routes::metrics::render))
+}
+
+/// The layers every listener's routes run under, outermost first: the total deadline, the
+/// request span, the idle-body timeout (a body that stalls between chunks fails even before the
+/// deadline), and the client's attribution and cap.
+fn finish(router: Router<AppState>, state: AppState) -> Router {
+    let body_read_timeout = Duration::from_millis(state.settings.body_read_timeout_ms);
+    router
+        .layer(middleware::from_fn_with_state(state.clone(), limits::admit))
+        .layer(RequestBodyTimeoutLayer::new(body_read_timeout))
         .layer(
             TraceLayer::new_for_http().make_span_with(|request: &Request<_>| {
                 let route = request
@@ -211,17 +282,46 @@ fn with_ops(router: Router<AppState>, state: AppState) -> Router {
                 )
             }),
         )
+        .layer(middleware::from_fn_with_state(
+            state.settings.request_deadline(),
+            limits::deadline::deadline,
+        ))
         .with_state(state)
 }
 
-/// Serves the gateway on `listener` until `shutdown` is cancelled, then drains in-flight requests.
+/// Serves everything on `listener` until `shutdown` is cancelled, then drains in-flight requests
+/// for up to `[server] shutdown_grace_secs`.
 pub async fn run(
     listener: TcpListener,
     state: AppState,
     shutdown: CancellationToken,
 ) -> std::io::Result<()> {
-    let limits = state.settings.listener_limits();
+    let state = state.with_shutdown(shutdown.clone());
+    let limits = listener_limits(&state);
     serve(listener, app(state), limits, shutdown, "gateway").await
+}
+
+/// Serves webhooks and `/healthz` on `public`, and the status page, the read API and the ops
+/// endpoints on `admin` (`[server] admin_listen`), until `shutdown` is cancelled.
+pub async fn run_split(
+    public: TcpListener,
+    admin: TcpListener,
+    state: AppState,
+    shutdown: CancellationToken,
+) -> std::io::Result<()> {
+    let state = state.with_shutdown(shutdown.clone());
+    let limits = listener_limits(&state);
+    let (public, admin) = tokio::join!(
+        serve(
+            public,
+            public_app(state.clone()),
+            limits.clone(),
+            shutdown.clone(),
+            "gateway (webhooks)"
+        ),
+        serve(admin, admin_app(state), limits, shutdown, "gateway (admin)"),
+    );
+    public.and(admin)
 }
 
 /// Serves only the ops endpoints (for worker-only processes).
@@ -230,8 +330,20 @@ pub async fn run_ops(
     state: AppState,
     shutdown: CancellationToken,
 ) -> std::io::Result<()> {
-    let limits = state.settings.listener_limits();
+    let state = state.with_shutdown(shutdown.clone());
+    let limits = listener_limits(&state);
     serve(listener, ops_app(state), limits, shutdown, "ops endpoints").await
+}
+
+fn listener_limits(state: &AppState) -> listener::ListenerLimits {
+    let settings = &state.settings;
+    listener::ListenerLimits {
+        header_read_timeout: Duration::from_millis(settings.header_read_timeout_ms),
+        max_connections: settings.max_connections,
+        clients: state.clients.clone(),
+        trusted_proxies: settings.trusted_proxies.clone(),
+        shutdown_grace: Duration::from_secs(settings.shutdown_grace_secs),
+    }
 }
 
 async fn serve(

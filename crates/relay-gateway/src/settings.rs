@@ -1,19 +1,34 @@
 //! `[server]` settings.
 
 use std::net::SocketAddr;
+use std::time::Duration;
 
 use serde::Deserialize;
 
-/// `[server]`: the HTTP listener.
+pub use crate::limits::client::TrustedProxies;
+
+/// The shortest `[api] token` accepted: 32 characters (`openssl rand -hex 32` gives 64).
+pub const MIN_TOKEN_CHARS: usize = 32;
+
+/// `[server]`: the HTTP listeners and what bounds the clients they serve.
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct ServerSettings {
-    /// Address to listen on for webhooks and ops endpoints.
+    /// Address to listen on for webhooks (and, without `admin_listen`, everything else).
     #[serde(default = "default_listen")]
     pub listen: SocketAddr,
-    /// Largest accepted webhook body in bytes; larger requests get 413.
+    /// A second address for the status page (`/ui`), the read API (`/api`) and `/metrics` and
+    /// `/readyz`; `listen` then serves only webhooks and `/healthz`. Keep it off the public
+    /// network.
+    #[serde(default)]
+    pub admin_listen: Option<SocketAddr>,
+    /// Largest accepted webhook body in bytes; larger requests get 413 (see README "Limits").
     #[serde(default = "default_body_limit")]
     pub body_limit_bytes: usize,
+    /// Bytes of request bodies buffered at once across every request in flight (charged as the
+    /// memory really held); past it a body is refused with 503.
+    #[serde(default = "default_body_budget")]
+    pub body_budget_bytes: usize,
     /// How long a webhook may wait on the database before answering 503 (the sender retries).
     #[serde(default = "default_db_timeout_ms")]
     pub db_timeout_ms: u64,
@@ -24,20 +39,41 @@ pub struct ServerSettings {
     /// Longest pause between two chunks of a request body before the request fails.
     #[serde(default = "default_body_read_timeout_ms")]
     pub body_read_timeout_ms: u64,
-    /// Connections served at once; past it new connections wait in the kernel's backlog.
+    /// Total time a request may take from its head to its answer, body included; then 408.
+    #[serde(default = "default_request_deadline_ms")]
+    pub request_deadline_ms: u64,
+    /// Connections served at once per listener; past it a new connection is answered 503 and
+    /// closed (the accept loop never waits).
     #[serde(default = "default_max_connections")]
     pub max_connections: usize,
+    /// Connections one client address may hold at once (and requests in flight, for clients
+    /// behind a trusted proxy); past it 429.
+    #[serde(default = "default_max_connections_per_client")]
+    pub max_connections_per_client: usize,
+    /// Reverse proxies (addresses or CIDR networks) whose `X-Forwarded-For` names the client.
+    #[serde(default)]
+    pub trusted_proxies: TrustedProxies,
+    /// On SIGTERM: how long open requests and streams may take to finish before their
+    /// connections are closed.
+    #[serde(default = "default_shutdown_grace_secs")]
+    pub shutdown_grace_secs: u64,
 }
 
 impl Default for ServerSettings {
     fn default() -> Self {
         ServerSettings {
             listen: default_listen(),
+            admin_listen: None,
             body_limit_bytes: default_body_limit(),
+            body_budget_bytes: default_body_budget(),
             db_timeout_ms: default_db_timeout_ms(),
             header_read_timeout_ms: default_header_read_timeout_ms(),
             body_read_timeout_ms: default_body_read_timeout_ms(),
+            request_deadline_ms: default_request_deadline_ms(),
             max_connections: default_max_connections(),
+            max_connections_per_client: default_max_connections_per_client(),
+            trusted_proxies: TrustedProxies::default(),
+            shutdown_grace_secs: default_shutdown_grace_secs(),
         }
     }
 }
@@ -45,8 +81,14 @@ impl Default for ServerSettings {
 fn default_listen() -> SocketAddr {
     SocketAddr::from(([127, 0, 0, 1], 8080))
 }
+/// 1 MiB: the largest recorded delivery is 16 KB, and a GitHub issue or comment delivery at
+/// GitHub's own text limits (65,536 characters per body; an edit carries the old body too) stays
+/// under 800 KiB even in 4-byte characters (README "Limits").
 fn default_body_limit() -> usize {
-    10 * 1024 * 1024
+    1024 * 1024
+}
+fn default_body_budget() -> usize {
+    64 * 1024 * 1024
 }
 fn default_db_timeout_ms() -> u64 {
     2000
@@ -57,16 +99,23 @@ fn default_header_read_timeout_ms() -> u64 {
 fn default_body_read_timeout_ms() -> u64 {
     30_000
 }
+/// GitHub and GitLab.com give up on a delivery after 10 s: an answer later than that helps no one.
+fn default_request_deadline_ms() -> u64 {
+    10_000
+}
 fn default_max_connections() -> usize {
     1024
 }
+fn default_max_connections_per_client() -> usize {
+    32
+}
+fn default_shutdown_grace_secs() -> u64 {
+    10
+}
 
 impl ServerSettings {
-    pub(crate) fn listener_limits(&self) -> crate::listener::ListenerLimits {
-        crate::listener::ListenerLimits {
-            header_read_timeout: std::time::Duration::from_millis(self.header_read_timeout_ms),
-            max_connections: self.max_connections,
-        }
+    pub(crate) fn request_deadline(&self) -> Duration {
+        Duration::from_millis(self.request_deadline_ms)
     }
 }
 
@@ -75,26 +124,48 @@ impl ServerSettings {
 #[serde(deny_unknown_fields)]
 pub struct ApiSettings {
     /// Bearer token the read API requires. Without one the whole `/api` answers 404, so an
-    /// unconfigured deployment exposes nothing.
+    /// unconfigured deployment exposes nothing. At least [`MIN_TOKEN_CHARS`] characters.
     #[serde(default)]
     pub token: Option<secrecy::SecretString>,
+}
+
+impl ApiSettings {
+    /// Refuses a token too short to resist guessing (the message names the rule, never the
+    /// token).
+    pub fn validate(&self) -> Result<(), String> {
+        use secrecy::ExposeSecret as _;
+        match &self.token {
+            Some(token) if token.expose_secret().chars().count() < MIN_TOKEN_CHARS => Err(format!(
+                "the token must be at least {MIN_TOKEN_CHARS} characters (e.g. `openssl rand -hex 32`)"
+            )),
+            _ => Ok(()),
+        }
+    }
 }
 
 /// `[ui]`: the status page (`/ui`), served when `[api] token` is set.
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct UiSettings {
-    /// How long a sign-in lasts, in seconds, from the moment of signing in (server-side: the
-    /// cookie carries only a random id).
+    /// How long a sign-in lasts, in seconds, from the moment of signing in (kept in the
+    /// database: the cookie carries only a random id).
     #[serde(default = "default_session_ttl_secs")]
     pub session_ttl_secs: u64,
-    /// Always mark the session cookie `Secure`. Without it the cookie is `Secure` when the request
-    /// came through a proxy that says `X-Forwarded-Proto: https`.
+    /// Always mark the session cookie `Secure`. Without it the cookie is `Secure` when the page
+    /// was served over https: the browser's `Origin` says so, or a proxy's `X-Forwarded-Proto` or
+    /// `Forwarded: proto=https` does.
     #[serde(default)]
     pub secure_cookie: bool,
     /// Most sessions kept at once; signing in past it ends the oldest one.
     #[serde(default = "default_max_sessions")]
     pub max_sessions: usize,
+    /// Wrong tokens one client may send (sign-in form or `/api` bearer) within
+    /// `signin_failure_window_secs` before its attempts are refused with 429.
+    #[serde(default = "default_signin_max_failures")]
+    pub signin_max_failures: u32,
+    /// The window of `signin_max_failures`, in seconds, from the client's first failure.
+    #[serde(default = "default_signin_failure_window_secs")]
+    pub signin_failure_window_secs: u64,
 }
 
 impl Default for UiSettings {
@@ -103,6 +174,8 @@ impl Default for UiSettings {
             session_ttl_secs: default_session_ttl_secs(),
             secure_cookie: false,
             max_sessions: default_max_sessions(),
+            signin_max_failures: default_signin_max_failures(),
+            signin_failure_window_secs: default_signin_failure_window_secs(),
         }
     }
 }
@@ -112,4 +185,44 @@ fn default_session_ttl_secs() -> u64 {
 }
 fn default_max_sessions() -> usize {
     10_000
+}
+fn default_signin_max_failures() -> u32 {
+    10
+}
+fn default_signin_failure_window_secs() -> u64 {
+    300
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// GitHub refuses an issue or comment body longer than this many characters.
+    const GITHUB_BODY_CHARS: usize = 65_536;
+    /// Bytes of the widest UTF-8 character.
+    const UTF8_MAX_BYTES: usize = 4;
+
+    /// The default webhook body limit is sized to real deliveries: every recorded one fits with
+    /// room for GitHub's own text limits at their widest (an edited comment carries the issue's
+    /// body, the comment's and its previous version).
+    #[test]
+    fn the_default_body_limit_fits_real_deliveries_at_the_trackers_text_limits() {
+        let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/../../tests/fixtures/webhooks");
+        let mut largest = 0;
+        for provider in ["github", "gitlab"] {
+            for entry in std::fs::read_dir(format!("{dir}/{provider}")).unwrap() {
+                let size = entry.unwrap().metadata().unwrap().len() as usize;
+                largest = largest.max(size);
+            }
+        }
+        assert!(largest > 0, "no recorded deliveries found in {dir}");
+        let widest_github = largest + 3 * GITHUB_BODY_CHARS * UTF8_MAX_BYTES;
+        let limit = ServerSettings::default().body_limit_bytes;
+        assert!(
+            widest_github <= limit,
+            "largest recorded delivery {largest} B, widest GitHub delivery {widest_github} B, limit {limit} B"
+        );
+        // And not far beyond it: the limit is what one slow client can make the gateway hold.
+        assert!(limit <= 2 * widest_github);
+    }
 }

@@ -20,6 +20,8 @@
 //! | `relay_trace_events_dropped_total` | counter | `reason` (`buffer_full`, `write_failed`) | run trace events lost (the job went on) |
 //! | `relay_tracker_writes_total` | counter | `kind` (`post_comment`, `edit_comment`, `add_reaction`), `outcome` (`sent`, `rescheduled`, `failed`) | outbox writes by how their drain attempt ended; `failed` = refused for good (a 4xx) |
 //! | `relay_outbox_sweeps_total` | counter | – | drain jobs the outbox sweeper queued for stranded writes |
+//! | `relay_http_refused_total` | counter | `reason` (`connections`, `client_connections`, `deadline`, `body_limit`, `body_budget`, `body_failed`, `signin_throttled`) | connections and requests the gateway refused to protect itself |
+//! | `relay_http_body_buffered_bytes` | gauge | – | request body bytes held by requests in flight (counted against `[server] body_budget_bytes`) |
 
 use std::sync::OnceLock;
 
@@ -43,6 +45,8 @@ pub const RECONCILE_EVENTS_TOTAL: &str = "relay_reconcile_events_total";
 pub const RECONCILE_PASSES_TOTAL: &str = "relay_reconcile_passes_total";
 pub const TRACKER_WRITES_TOTAL: &str = "relay_tracker_writes_total";
 pub const OUTBOX_SWEEPS_TOTAL: &str = "relay_outbox_sweeps_total";
+pub const HTTP_REFUSED_TOTAL: &str = "relay_http_refused_total";
+pub const HTTP_BODY_BUFFERED_BYTES: &str = "relay_http_body_buffered_bytes";
 
 static HANDLE: OnceLock<PrometheusHandle> = OnceLock::new();
 

@@ -312,6 +312,19 @@ fn validate(settings: &Settings) -> Result<(), ConfigError> {
             });
         }
     }
+    if let Err(message) = settings.api.validate() {
+        return Err(ConfigError::Invalid {
+            key: "api.token".into(),
+            message,
+        });
+    }
+    if settings.server.admin_listen == Some(settings.server.listen) {
+        return Err(ConfigError::Invalid {
+            key: "server.admin_listen".into(),
+            message: "must differ from server.listen (leave it unset to serve everything there)"
+                .into(),
+        });
+    }
     if settings.worker.concurrency == 0 {
         return Err(ConfigError::Invalid {
             key: "worker.concurrency".into(),

@@ -26,7 +26,7 @@ pub async fn show(
     headers: HeaderMap,
     Path(id): Path<i64>,
 ) -> Result<Response, ApiError> {
-    if !super::session::signed_in(&state, &headers) {
+    if super::session::signed_in(&state, &headers).await?.is_none() {
         return Ok(super::to_sign_in());
     }
     let loaded = crate::routes::api::with_timeout(&state, async {

@@ -31,8 +31,8 @@ pub async fn index(
     headers: HeaderMap,
     Query(query): Query<ListQuery>,
 ) -> Result<Response, ApiError> {
-    if !super::session::signed_in(&state, &headers) {
-        return Ok(super::session::form_page(StatusCode::OK, None));
+    if super::session::signed_in(&state, &headers).await?.is_none() {
+        return Ok(super::signin::form_page(StatusCode::OK, None));
     }
     let number = query.page.unwrap_or(1).clamp(1, MAX_PAGE_NUMBER);
     let project = query

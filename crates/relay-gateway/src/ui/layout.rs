@@ -35,6 +35,9 @@ fn signed_in(title: &str, nav: Nav, body: Markup, script: Option<&str>) -> Marku
                 form.signout method="post" action="/ui/logout" {
                     button type="submit" { "Sign out" }
                 }
+                form.signout method="post" action="/ui/logout/everywhere" {
+                    button type="submit" title="End every session, in every browser" { "Sign out everywhere" }
+                }
             }
             main { (body) }
         },

@@ -18,6 +18,7 @@ pub mod layout;
 pub mod markdown;
 pub mod ops;
 pub mod session;
+pub mod signin;
 
 use axum::Router;
 use axum::extract::{Path, Request, State};
@@ -27,6 +28,7 @@ use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 
 use crate::AppState;
+use crate::limits::budget::{BodyLimit, buffer_body};
 use crate::settings::UiSettings;
 
 /// The policy every `/ui` response carries.
@@ -57,8 +59,18 @@ impl UiState {
 pub fn router(state: &AppState) -> Router<AppState> {
     Router::new()
         .route("/ui", get(issues::index))
-        .route("/ui/login", post(session::login))
-        .route("/ui/logout", post(session::logout))
+        .route(
+            "/ui/login",
+            post(signin::login).layer(middleware::from_fn_with_state(
+                BodyLimit {
+                    budget: state.budget.clone(),
+                    limit: signin::FORM_BODY_LIMIT,
+                },
+                buffer_body,
+            )),
+        )
+        .route("/ui/logout", post(signin::logout))
+        .route("/ui/logout/everywhere", post(signin::logout_everywhere))
         .route("/ui/ops", get(ops::show))
         .route("/ui/issues/{id}", get(issue::show))
         .route("/ui/jobs/{id}", get(job::show))

@@ -19,7 +19,7 @@ const ROWS: i64 = 50;
 const JOB_STATES: [&str; 5] = ["queued", "running", "succeeded", "failed", "dead"];
 
 pub async fn show(State(state): State<AppState>, headers: HeaderMap) -> Result<Response, ApiError> {
-    if !super::session::signed_in(&state, &headers) {
+    if super::session::signed_in(&state, &headers).await?.is_none() {
         return Ok(super::to_sign_in());
     }
     let (depth, dead, failed, deliveries) = crate::routes::api::with_timeout(&state, async {

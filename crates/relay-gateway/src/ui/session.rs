@@ -1,113 +1,99 @@
-//! Sign-in to the status page: the `[api] token` once, then a session cookie.
-//!
-//! The cookie carries only a random id (256 bits); the server keeps the id's digest with its
-//! expiry, so a session ends server-side (expiry, sign-out, restart) whatever the browser keeps.
+//! Status-page sessions: the cookie carries only a random id (256 bits); the database keeps the
+//! id's SHA-256 digest with its expiry (`relay_store::ui_sessions`), so every gateway knows every
+//! session, and a session ends server-side (expiry, sign-out, sign-out everywhere) whatever the
+//! browser keeps. A live event stream opened with a session ends when the session does.
 
-use std::collections::HashMap;
-use std::sync::Mutex;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
-use axum::Form;
-use axum::extract::State;
-use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
-use axum::response::{IntoResponse, Response};
-use maud::html;
-use secrecy::ExposeSecret;
-use serde::Deserialize;
+use axum::http::{HeaderMap, header};
+use relay_store::ui_sessions::{self, NewSession, SessionDigest};
 use sha2::{Digest, Sha256};
+use tokio::sync::broadcast;
 
 use crate::AppState;
+use crate::error::ApiError;
 
 /// The session cookie's name.
 pub const COOKIE_NAME: &str = "relay_session";
 /// Bytes of randomness in a session id.
 const ID_BYTES: usize = 32;
+/// How often a live event stream re-reads its session (a sign-out on another gateway, expiry);
+/// a sign-out on this gateway ends the stream at once.
+pub const SESSION_RECHECK: Duration = Duration::from_secs(5);
+/// Sign-outs buffered for the streams of this process (a lagging stream re-reads its session).
+const SIGN_OUT_CAPACITY: usize = 64;
 
-type Digest32 = [u8; 32];
+/// A session that ended on this gateway, for the event streams it serves.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SignedOut {
+    One(SessionDigest),
+    Everyone,
+}
 
-/// Live sessions: id digest → when it expires and its start order.
+/// The process's side of the sessions: the settings and the sign-out fan-out.
 pub struct Sessions {
     ttl: Duration,
-    max: usize,
-    live: Mutex<Live>,
-}
-
-#[derive(Default)]
-struct Live {
-    sessions: HashMap<Digest32, Session>,
-    started: u64,
-}
-
-#[derive(Clone, Copy)]
-struct Session {
-    expires: Instant,
-    /// Start order: the lowest is the oldest.
-    order: u64,
+    max: u64,
+    signed_out: broadcast::Sender<SignedOut>,
 }
 
 impl Sessions {
     pub fn new(ttl: Duration, max: usize) -> Sessions {
         Sessions {
             ttl,
-            max: max.max(1),
-            live: Mutex::new(Live::default()),
+            max: max.max(1) as u64,
+            signed_out: broadcast::channel(SIGN_OUT_CAPACITY).0,
         }
     }
 
     /// Starts a session and returns its id (the cookie value).
-    pub fn start(&self) -> String {
-        let id: [u8; ID_BYTES] = rand::random();
-        let id = hex::encode(id);
-        let now = Instant::now();
-        let mut live = self.live.lock().unwrap_or_else(|e| e.into_inner());
-        if live.sessions.len() >= self.max {
-            live.sessions.retain(|_, s| s.expires > now);
-        }
-        if live.sessions.len() >= self.max {
-            // Full of live sessions: the oldest ends.
-            let oldest = live
-                .sessions
-                .iter()
-                .min_by_key(|(_, s)| s.order)
-                .map(|(k, _)| *k);
-            if let Some(oldest) = oldest {
-                live.sessions.remove(&oldest);
-            }
-        }
-        live.started += 1;
-        let session = Session {
-            expires: now + self.ttl,
-            order: live.started,
+    pub async fn start(&self, state: &AppState, client: &str) -> Result<String, ApiError> {
+        let id = hex::encode(rand::random::<[u8; ID_BYTES]>());
+        let new = NewSession {
+            digest: &digest(&id),
+            ttl: self.ttl,
+            max_sessions: self.max,
+            client,
         };
-        live.sessions.insert(digest(&id), session);
-        id
+        crate::routes::api::with_timeout(state, async {
+            Ok(ui_sessions::start(&state.pool, &new).await?)
+        })
+        .await?;
+        Ok(id)
     }
 
-    /// Whether `id` names a live session (an expired one is forgotten).
-    pub fn is_live(&self, id: &str) -> bool {
-        let key = digest(id);
-        let mut live = self.live.lock().unwrap_or_else(|e| e.into_inner());
-        match live.sessions.get(&key) {
-            Some(session) if session.expires > Instant::now() => true,
-            Some(_) => {
-                live.sessions.remove(&key);
-                false
-            }
-            None => false,
-        }
+    /// Ends one session, everywhere.
+    pub async fn end(&self, state: &AppState, session: SessionDigest) -> Result<(), ApiError> {
+        crate::routes::api::with_timeout(state, async {
+            Ok(ui_sessions::end(&state.pool, &session).await?)
+        })
+        .await?;
+        let _ = self.signed_out.send(SignedOut::One(session));
+        Ok(())
     }
 
-    pub fn end(&self, id: &str) {
-        let mut live = self.live.lock().unwrap_or_else(|e| e.into_inner());
-        live.sessions.remove(&digest(id));
+    /// Ends every session on every gateway; how many there were.
+    pub async fn end_all(&self, state: &AppState) -> Result<u64, ApiError> {
+        let ended = crate::routes::api::with_timeout(state, async {
+            Ok(ui_sessions::end_all(&state.pool).await?)
+        })
+        .await?;
+        let _ = self.signed_out.send(SignedOut::Everyone);
+        Ok(ended)
+    }
+
+    /// Sessions ended on this gateway from now on.
+    pub fn signed_out(&self) -> broadcast::Receiver<SignedOut> {
+        self.signed_out.subscribe()
     }
 }
 
-fn digest(id: &str) -> Digest32 {
+fn digest(id: &str) -> SessionDigest {
     Sha256::digest(id.as_bytes()).into()
 }
 
-/// The session id the request's cookie carries, if any.
+/// The session id the request's cookie carries, if any, and only if it has the shape of one
+/// (so junk never reaches the database).
 pub fn cookie_id(headers: &HeaderMap) -> Option<&str> {
     headers
         .get_all(header::COOKIE)
@@ -117,170 +103,91 @@ pub fn cookie_id(headers: &HeaderMap) -> Option<&str> {
         .filter_map(|pair| pair.trim().split_once('='))
         .find(|(name, _)| *name == COOKIE_NAME)
         .map(|(_, value)| value)
+        .filter(|value| value.len() == ID_BYTES * 2 && value.bytes().all(|b| b.is_ascii_hexdigit()))
 }
 
-/// Whether the request carries a live session (always false without `[api] token`).
-pub fn signed_in(state: &AppState, headers: &HeaderMap) -> bool {
-    state.api.token.is_some() && cookie_id(headers).is_some_and(|id| state.ui.sessions.is_live(id))
+/// The digest of the session id the request's cookie carries, live or not.
+pub fn cookie_session(headers: &HeaderMap) -> Option<SessionDigest> {
+    cookie_id(headers).map(digest)
 }
 
-#[derive(Debug, Deserialize)]
-pub struct LoginForm {
-    #[serde(default)]
-    pub token: String,
-}
-
-/// `POST /ui/login`: the right token starts a session and goes to `/ui`; a wrong one shows the
-/// form again with 401.
-pub async fn login(
-    State(state): State<AppState>,
-    headers: HeaderMap,
-    Form(form): Form<LoginForm>,
-) -> Response {
-    if !same_origin(&headers) {
-        return (StatusCode::FORBIDDEN, "cross-origin sign-in refused").into_response();
+/// The live session the request carries, if any (always none without `[api] token`).
+pub async fn signed_in(
+    state: &AppState,
+    headers: &HeaderMap,
+) -> Result<Option<SessionDigest>, ApiError> {
+    if state.api.token.is_none() {
+        return Ok(None);
     }
-    let Some(expected) = &state.api.token else {
-        return (StatusCode::NOT_FOUND, "not found").into_response();
+    let Some(id) = cookie_id(headers) else {
+        return Ok(None);
     };
-    if !crate::routes::api::token_matches(&form.token, expected.expose_secret()) {
-        tracing::info!("status page sign-in refused: wrong token");
-        return form_page(StatusCode::UNAUTHORIZED, Some("That token is not right."));
-    }
-    let id = state.ui.sessions.start();
-    let secure = state.ui.settings.secure_cookie || behind_https(&headers);
-    let cookie = format!(
-        "{COOKIE_NAME}={id}; Path=/; HttpOnly; SameSite=Strict; Max-Age={}{}",
-        state.ui.settings.session_ttl_secs,
-        if secure { "; Secure" } else { "" }
-    );
-    redirect_with_cookie(&cookie)
+    let session = digest(id);
+    let live = crate::routes::api::with_timeout(state, async {
+        Ok(ui_sessions::is_live(&state.pool, &session).await?)
+    })
+    .await?;
+    Ok(live.then_some(session))
 }
 
-/// `POST /ui/logout`: ends the session server-side and clears the cookie.
-pub async fn logout(State(state): State<AppState>, headers: HeaderMap) -> Response {
-    if !same_origin(&headers) {
-        return (StatusCode::FORBIDDEN, "cross-origin sign-out refused").into_response();
-    }
-    if let Some(id) = cookie_id(&headers) {
-        state.ui.sessions.end(id);
-    }
-    redirect_with_cookie(&format!(
-        "{COOKIE_NAME}=; Path=/; HttpOnly; SameSite=Strict; Max-Age=0"
-    ))
-}
-
-fn redirect_with_cookie(cookie: &str) -> Response {
-    let mut response = (
-        StatusCode::SEE_OTHER,
-        [(header::LOCATION, HeaderValue::from_static("/ui"))],
-    )
-        .into_response();
-    if let Ok(value) = HeaderValue::from_str(cookie) {
-        response.headers_mut().insert(header::SET_COOKIE, value);
-    }
-    response
-}
-
-/// A TLS-terminating proxy in front says so.
-fn behind_https(headers: &HeaderMap) -> bool {
-    headers
-        .get("x-forwarded-proto")
-        .and_then(|v| v.to_str().ok())
-        .is_some_and(|v| {
-            v.split(',')
-                .next()
-                .unwrap_or("")
-                .trim()
-                .eq_ignore_ascii_case("https")
-        })
-}
-
-/// A browser's form post from another site carries that site's `Origin` (or `null` from a
-/// sandboxed frame): refused. The pages' `Referrer-Policy: same-origin` keeps our own posts'
-/// `Origin` (`no-referrer` would turn it into `null`). The session cookie is `SameSite=Strict`
-/// too; this also stops signing a victim in with an attacker's token.
-fn same_origin(headers: &HeaderMap) -> bool {
-    let Some(origin) = headers.get(header::ORIGIN).and_then(|v| v.to_str().ok()) else {
-        return true;
-    };
-    let host = headers
-        .get(header::HOST)
-        .and_then(|v| v.to_str().ok())
-        .unwrap_or("");
-    let origin_host = origin.split_once("://").map_or(origin, |(_, rest)| rest);
-    !host.is_empty() && origin_host.eq_ignore_ascii_case(host)
-}
-
-/// The sign-in form, optionally with an error.
-pub fn form_page(status: StatusCode, error: Option<&str>) -> Response {
-    let body = html! {
-        section.signin {
-            h1 { "Relay status" }
-            p { "Sign in with the API token (" code { "[api] token" } ")." }
-            @if let Some(error) = error {
-                p.error role="alert" { (error) }
-            }
-            form method="post" action="/ui/login" {
-                label for="token" { "Token" }
-                input #token type="password" name="token" autocomplete="current-password" required autofocus;
-                button type="submit" { "Sign in" }
-            }
+/// Resolves when `session` ends: signed out here (at once), or found gone on a re-read (signed
+/// out on another gateway, expired). A failed re-read keeps the stream: the database being slow
+/// is not a sign-out.
+pub async fn ended(state: &AppState, session: SessionDigest) {
+    let mut signed_out = state.ui.sessions.signed_out();
+    let mut recheck = tokio::time::interval(SESSION_RECHECK);
+    recheck.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    recheck.tick().await;
+    loop {
+        let reread = tokio::select! {
+            message = signed_out.recv() => match message {
+                Ok(SignedOut::Everyone) => return,
+                Ok(SignedOut::One(ended)) if ended == session => return,
+                Ok(SignedOut::One(_)) => false,
+                Err(broadcast::error::RecvError::Lagged(_)) => true,
+                Err(broadcast::error::RecvError::Closed) => {
+                    recheck.tick().await;
+                    true
+                }
+            },
+            _ = recheck.tick() => true,
+        };
+        if reread
+            && let Ok(Ok(false)) = tokio::time::timeout(
+                state.db_timeout(),
+                ui_sessions::is_live(&state.pool, &session),
+            )
+            .await
+        {
+            return;
         }
-    };
-    super::html(status, super::layout::bare("Sign in", body))
+    }
 }
 
 #[cfg(test)]
 mod tests {
+    use axum::http::HeaderValue;
+
     use super::*;
 
     #[test]
-    fn sessions_expire_and_end() {
-        let sessions = Sessions::new(Duration::from_secs(60), 10);
-        let id = sessions.start();
-        assert_eq!(id.len(), ID_BYTES * 2);
-        assert!(sessions.is_live(&id));
-        assert!(!sessions.is_live("nope"));
-        sessions.end(&id);
-        assert!(!sessions.is_live(&id));
-
-        let expired = Sessions::new(Duration::ZERO, 10);
-        let id = expired.start();
-        assert!(!expired.is_live(&id));
-    }
-
-    #[test]
-    fn a_full_store_ends_the_oldest_session() {
-        let sessions = Sessions::new(Duration::from_secs(60), 2);
-        let first = sessions.start();
-        let second = sessions.start();
-        let third = sessions.start();
-        assert!(!sessions.is_live(&first));
-        assert!(sessions.is_live(&second) && sessions.is_live(&third));
-    }
-
-    #[test]
-    fn cookies_and_origins_parse() {
+    fn only_a_well_formed_cookie_is_an_id() {
+        let id = "ab".repeat(ID_BYTES);
         let mut headers = HeaderMap::new();
         headers.insert(
             header::COOKIE,
-            HeaderValue::from_static("a=1; relay_session=abc; b=2"),
+            HeaderValue::from_str(&format!("a=1; relay_session={id}; b=2")).unwrap(),
         );
-        assert_eq!(cookie_id(&headers), Some("abc"));
-        headers.insert(header::HOST, HeaderValue::from_static("relay.example:8080"));
-        assert!(same_origin(&headers));
+        assert_eq!(cookie_id(&headers), Some(id.as_str()));
         headers.insert(
-            header::ORIGIN,
-            HeaderValue::from_static("https://relay.example:8080"),
+            header::COOKIE,
+            HeaderValue::from_static("relay_session=abc"),
         );
-        assert!(same_origin(&headers));
+        assert_eq!(cookie_id(&headers), None);
         headers.insert(
-            header::ORIGIN,
-            HeaderValue::from_static("https://evil.example"),
+            header::COOKIE,
+            HeaderValue::from_str(&format!("relay_session={}", "zz".repeat(ID_BYTES))).unwrap(),
         );
-        assert!(!same_origin(&headers));
-        headers.insert("x-forwarded-proto", HeaderValue::from_static("https"));
-        assert!(behind_https(&headers));
+        assert_eq!(cookie_id(&headers), None);
     }
 }

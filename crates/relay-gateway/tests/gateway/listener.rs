@@ -1,5 +1,6 @@
 //! The listener's limits over real TCP against real Postgres: a client that sends its headers
-//! slowly is cut, connections past the cap wait, and an SSE stream outlives the read timeouts.
+//! slowly is cut, an SSE stream outlives the read timeouts, and the admin listener serves what the
+//! public one does not. (Connection caps: `limits.rs`.)
 
 use std::time::Duration;
 
@@ -95,50 +96,6 @@ async fn slow_headers_are_cut(pool: PgPool) {
 }
 
 #[sqlx::test(migrator = "relay_store::MIGRATOR")]
-async fn connections_past_the_cap_wait_for_a_free_one(pool: PgPool) {
-    let settings = ServerSettings {
-        max_connections: 1,
-        ..ServerSettings::default()
-    };
-    let server = serve(pool, settings).await;
-    // The one connection: a keep-alive request answered, the socket kept open.
-    let mut first = TcpStream::connect(server.address).await.unwrap();
-    first
-        .write_all(b"GET /healthz HTTP/1.1\r\nhost: relay\r\n\r\n")
-        .await
-        .unwrap();
-    let mut buffer = [0u8; 512];
-    let read = tokio::time::timeout(HANG, first.read(&mut buffer))
-        .await
-        .unwrap()
-        .unwrap();
-    assert!(buffer[..read].starts_with(b"HTTP/1.1 200"));
-
-    let client = reqwest::Client::builder()
-        .timeout(Duration::from_millis(500))
-        .build()
-        .unwrap();
-    let url = format!("http://{}/healthz", server.address);
-    let refused = client.get(&url).send().await;
-    assert!(
-        refused.as_ref().is_err_and(reqwest::Error::is_timeout),
-        "a connection past the cap was served: {refused:?}"
-    );
-
-    drop(first);
-    let response = tokio::time::timeout(HANG, async {
-        loop {
-            if let Ok(response) = client.get(&url).send().await {
-                return response;
-            }
-        }
-    })
-    .await
-    .unwrap();
-    assert_eq!(response.status(), 200);
-}
-
-#[sqlx::test(migrator = "relay_store::MIGRATOR")]
 async fn an_sse_stream_outlives_the_read_timeouts(pool: PgPool) {
     let job_id: i64 = sqlx::query_scalar(
         "INSERT INTO jobs (kind, payload, max_attempts, status)
@@ -210,4 +167,37 @@ async fn an_sse_stream_outlives_the_read_timeouts(pool: PgPool) {
             .expect("the stream ended before its end event");
         seen.push_str(std::str::from_utf8(&chunk).unwrap());
     }
+}
+
+#[sqlx::test(migrator = "relay_store::MIGRATOR")]
+async fn with_an_admin_listener_the_public_one_serves_only_webhooks(pool: PgPool) {
+    use crate::support::{exchange, get, serve_split, signed_ping, status};
+    let server = serve_split(pool, ServerSettings::default()).await;
+    let admin = server.admin.unwrap();
+    let public = server.address;
+    for path in ["/ui", "/api/issues", "/metrics", "/readyz"] {
+        let answer = exchange("127.0.0.1", public, &get(path)).await;
+        assert_eq!(status(&answer), 404, "public {path}: {answer}");
+    }
+    let answer = exchange("127.0.0.1", public, &get("/healthz")).await;
+    assert_eq!(status(&answer), 200, "{answer}");
+    let answer = exchange("127.0.0.1", public, &signed_ping("split-1")).await;
+    assert_eq!(status(&answer), 200, "{answer}");
+
+    for (path, expected) in [
+        ("/ui", 200),
+        ("/api/issues", 401),
+        ("/metrics", 200),
+        ("/readyz", 200),
+        ("/healthz", 200),
+    ] {
+        let answer = exchange("127.0.0.1", admin, &get(path)).await;
+        assert_eq!(status(&answer), expected, "admin {path}: {answer}");
+    }
+    let answer = exchange("127.0.0.1", admin, &signed_ping("split-2")).await;
+    assert_eq!(
+        status(&answer),
+        404,
+        "webhooks on the admin listener: {answer}"
+    );
 }

@@ -3,5 +3,8 @@
 //! One test binary for the crate (each file a module): two cores link one binary, not one per file.
 
 mod api;
+mod limits;
 mod listener;
+mod sessions;
+mod support;
 mod trace_events;

@@ -23,15 +23,18 @@ pub async fn run(config: Option<&Path>, roles: Roles) -> anyhow::Result<()> {
     tokio::spawn(wait_for_signal(shutdown.clone()));
 
     let mut tasks = tokio::task::JoinSet::new();
-    // Every role serves the ops endpoints; only the gateway roles take webhooks.
-    let listener = tokio::net::TcpListener::bind(settings.server.listen)
-        .await
-        .with_context(|| {
-            format!(
-                "failed to listen on {} (server.listen)",
-                settings.server.listen
-            )
-        })?;
+    // Every role serves the ops endpoints; only the gateway roles take webhooks. With
+    // `admin_listen`, the gateway roles serve the status page, the read API and the ops endpoints
+    // there and only webhooks and /healthz on `listen`; a worker serves its ops endpoints there.
+    let admin_listen = settings.server.admin_listen;
+    let listener = match (roles, admin_listen) {
+        (Roles::Worker, Some(admin)) => bind(admin, "server.admin_listen").await?,
+        _ => bind(settings.server.listen, "server.listen").await?,
+    };
+    let admin_listener = match (roles, admin_listen) {
+        (Roles::Worker, _) | (_, None) => None,
+        (_, Some(admin)) => Some(bind(admin, "server.admin_listen").await?),
+    };
     let trackers = if roles == Roles::Worker {
         Vec::new()
     } else {
@@ -53,10 +56,12 @@ pub async fn run(config: Option<&Path>, roles: Roles) -> anyhow::Result<()> {
     {
         let shutdown = shutdown.clone();
         tasks.spawn(async move {
-            let served = if roles == Roles::Worker {
-                relay_gateway::run_ops(listener, state, shutdown).await
-            } else {
-                relay_gateway::run(listener, state, shutdown).await
+            let served = match (roles, admin_listener) {
+                (Roles::Worker, _) => relay_gateway::run_ops(listener, state, shutdown).await,
+                (_, Some(admin)) => {
+                    relay_gateway::run_split(listener, admin, state, shutdown).await
+                }
+                (_, None) => relay_gateway::run(listener, state, shutdown).await,
             };
             served.context("HTTP server failed")
         });
@@ -127,6 +132,12 @@ pub async fn run(config: Option<&Path>, roles: Roles) -> anyhow::Result<()> {
     }
     pool.close().await;
     result
+}
+
+async fn bind(address: std::net::SocketAddr, key: &str) -> anyhow::Result<tokio::net::TcpListener> {
+    tokio::net::TcpListener::bind(address)
+        .await
+        .with_context(|| format!("failed to listen on {address} ({key})"))
 }
 
 /// What `/readyz` says of a code graph whose store could not be reached at start-up.

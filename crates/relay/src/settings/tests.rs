@@ -129,6 +129,22 @@ fn errors_name_the_key() {
             "worker.concurrency",
         ),
         (EXAMPLE, &[("RELAY__SERVER__UNKNOWN_KEY", "1")], "server"),
+        // Guessable: shorter than 32 characters.
+        (
+            EXAMPLE,
+            &[("RELAY__API__TOKEN", "0123456789abcdef0123456789abcde")],
+            "api.token",
+        ),
+        (
+            EXAMPLE,
+            &[("RELAY__SERVER__ADMIN_LISTEN", "127.0.0.1:8080")],
+            "server.admin_listen",
+        ),
+        (
+            EXAMPLE,
+            &[("RELAY__SERVER__TRUSTED_PROXIES", "[\"10.0.0.0/33\"]")],
+            "server.trusted_proxies",
+        ),
         (EXAMPLE, &[("DATABASE_URL", "mysql:/nope")], "database.url"),
     ];
     for (text, vars, key) in cases {
@@ -148,6 +164,48 @@ fn errors_name_the_key() {
         error.contains("trackers[0]") && error.contains("base_url"),
         "{error}"
     );
+}
+
+#[test]
+fn a_short_api_token_is_refused_without_showing_it() {
+    let file = write(EXAMPLE);
+    let error = load_with(Some(file.path()), &env(&[("RELAY__API__TOKEN", "hunter2")]))
+        .err()
+        .unwrap()
+        .to_string();
+    assert!(error.contains("at least 32 characters"), "{error}");
+    assert!(!error.contains("hunter2"), "{error}");
+    let long = "a".repeat(32);
+    let loaded = load_with(Some(file.path()), &env(&[("RELAY__API__TOKEN", &long)])).unwrap();
+    assert!(loaded.settings.api.token.is_some());
+}
+
+#[test]
+fn the_listener_limits_load_from_the_environment() {
+    let file = write(EXAMPLE);
+    let loaded = load_with(
+        Some(file.path()),
+        &env(&[
+            ("RELAY__SERVER__ADMIN_LISTEN", "127.0.0.1:9090"),
+            (
+                "RELAY__SERVER__TRUSTED_PROXIES",
+                "[\"10.0.0.0/8\", \"::1\"]",
+            ),
+            ("RELAY__SERVER__MAX_CONNECTIONS_PER_CLIENT", "4"),
+        ]),
+    )
+    .unwrap();
+    let server = &loaded.settings.server;
+    assert_eq!(server.admin_listen, Some("127.0.0.1:9090".parse().unwrap()));
+    assert!(server.trusted_proxies.contains("10.1.2.3".parse().unwrap()));
+    assert!(server.trusted_proxies.contains("::1".parse().unwrap()));
+    assert!(
+        !server
+            .trusted_proxies
+            .contains("192.0.2.1".parse().unwrap())
+    );
+    assert_eq!(server.max_connections_per_client, 4);
+    assert_eq!(server.body_limit_bytes, 1024 * 1024);
 }
 
 #[test]
@@ -242,7 +300,7 @@ bot_username = "relay-app"
 #[test]
 fn every_configured_secret_is_listed_for_the_outgoing_scan() {
     let text = format!(
-        "{EXAMPLE}\n[api]\ntoken = \"api-token-value\"\n[llm.default]\nprovider = \"openai\"\n\
+        "{EXAMPLE}\n[api]\ntoken = \"api-token-value-of-32-characters\"\n[llm.default]\nprovider = \"openai\"\n\
          base_url = \"http://127.0.0.1:1/v1\"\nmodel = \"m\"\napi_key = \"sk-llm-key-value\"\n"
     )
     .replace(
@@ -262,7 +320,7 @@ fn every_configured_secret_is_listed_for_the_outgoing_scan() {
         ("trackers.github.webhook_secret", "hook-secret"),
         ("trackers.gitlab.token", "glpat-secret"),
         ("trackers.gitlab.webhook_secret", "gl-secret"),
-        ("api.token", "api-token-value"),
+        ("api.token", "api-token-value-of-32-characters"),
         ("llm.planner.api_key", "sk-llm-key-value"),
         ("database.url", "db-password-1"),
         ("database.url", "db-password-2"),

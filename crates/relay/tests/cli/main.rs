@@ -9,5 +9,6 @@ mod eval;
 mod explore;
 mod plan;
 mod process;
+mod slow_clients;
 mod status_page_serve;
 mod support;

@@ -4,7 +4,7 @@
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-const TOKEN: &str = "serve-status-page-token";
+const TOKEN: &str = "serve-status-page-token-of-32-characters";
 
 struct Server {
     child: Child,

@@ -4,16 +4,18 @@
 //! Each event's `id` is its cursor: a client that reconnects with `Last-Event-ID` (or
 //! `?after=CURSOR`) gets only later events. The stream ends only when the job is finished AND a
 //! read after that found nothing new; the worker finishes a run's trace before it records the
-//! job's outcome, so nothing is written after the job reads as finished.
+//! job's outcome, so nothing is written after the job reads as finished. A stream also ends (without
+//! `end`) when the gateway shuts down or the session that opened it signs out.
 
 use std::collections::VecDeque;
 use std::convert::Infallible;
 
+use axum::Extension;
 use axum::extract::{Path, Query, State};
 use axum::http::{HeaderMap, StatusCode};
 use axum::response::sse::{Event, KeepAlive, Sse};
 use axum::response::{IntoResponse, Response};
-use futures::Stream;
+use futures::{Stream, StreamExt as _};
 use relay_store::PgPool;
 use relay_store::trace::{self as store, JobProgress};
 use serde::Deserialize;
@@ -21,6 +23,7 @@ use serde_json::json;
 use tokio::sync::OwnedSemaphorePermit;
 use tokio::sync::broadcast::{self, error::RecvError};
 
+use super::Authenticated;
 use crate::AppState;
 use crate::error::ApiError;
 use crate::trace_feed::POLL_INTERVAL;
@@ -38,6 +41,7 @@ pub async fn stream(
     State(state): State<AppState>,
     Path(id): Path<i64>,
     Query(query): Query<After>,
+    authenticated: Option<Extension<Authenticated>>,
     headers: HeaderMap,
 ) -> Result<Response, ApiError> {
     let progress = super::with_timeout(&state, async {
@@ -72,9 +76,25 @@ pub async fn stream(
         ended: false,
         _permit: permit,
     };
-    Ok(Sse::new(events(reader))
+    let until = closed(state, authenticated.map(|Extension(a)| a));
+    Ok(Sse::new(events(reader).take_until(until))
         .keep_alive(KeepAlive::default())
         .into_response())
+}
+
+/// Resolves when the stream must end before its job does: the gateway shuts down (a stream must
+/// not hold the shutdown beyond its grace), or the session that opened it ends. The client
+/// reconnects with `Last-Event-ID`, to another gateway or after signing in again.
+async fn closed(state: AppState, authenticated: Option<Authenticated>) {
+    match authenticated {
+        Some(Authenticated::Session(session)) => {
+            tokio::select! {
+                () = state.shutdown.cancelled() => {}
+                () = crate::ui::session::ended(&state, session) => {}
+            }
+        }
+        Some(Authenticated::Token) | None => state.shutdown.cancelled().await,
+    }
 }
 
 struct Reader {

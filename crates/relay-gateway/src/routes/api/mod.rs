@@ -2,7 +2,8 @@
 //! dashboards. Read-only. Every route requires `Authorization: Bearer <[api] token>`; without a
 //! configured token the whole API answers 404 (it does not exist), a wrong token gets 401.
 //! A `GET` with a status-page session cookie passes too, so the page's live trace can use
-//! `EventSource` (which cannot send headers).
+//! `EventSource` (which cannot send headers). Wrong bearer tokens count against the client like
+//! wrong sign-ins ([`crate::limits::throttle`]).
 
 pub mod events;
 pub mod issue;
@@ -23,6 +24,8 @@ use subtle::ConstantTimeEq;
 
 use crate::AppState;
 use crate::error::ApiError;
+use crate::limits::client::ClientAddr;
+use crate::limits::{Refusal, refuse};
 
 /// The `/api` routes, behind the token check.
 pub fn router(state: &AppState) -> Router<AppState> {
@@ -34,7 +37,19 @@ pub fn router(state: &AppState) -> Router<AppState> {
         .route_layer(middleware::from_fn_with_state(state.clone(), require_token))
 }
 
-async fn require_token(State(state): State<AppState>, request: Request, next: Next) -> Response {
+/// How a request to `/api` was let in (in the request's extensions): an event stream opened with
+/// a session ends when the session does.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Authenticated {
+    Token,
+    Session(relay_store::ui_sessions::SessionDigest),
+}
+
+async fn require_token(
+    State(state): State<AppState>,
+    mut request: Request,
+    next: Next,
+) -> Response {
     let Some(expected) = &state.api.token else {
         return (
             StatusCode::NOT_FOUND,
@@ -42,20 +57,41 @@ async fn require_token(State(state): State<AppState>, request: Request, next: Ne
         )
             .into_response();
     };
-    if request.method() == axum::http::Method::GET
-        && crate::ui::session::signed_in(&state, request.headers())
-    {
-        return next.run(request).await;
+    if request.method() == axum::http::Method::GET {
+        match crate::ui::session::signed_in(&state, request.headers()).await {
+            Ok(Some(session)) => {
+                request
+                    .extensions_mut()
+                    .insert(Authenticated::Session(session));
+                return next.run(request).await;
+            }
+            Ok(None) => {}
+            Err(error) => return error.into_response(),
+        }
     }
     let given = request
         .headers()
         .get(header::AUTHORIZATION)
         .and_then(|v| v.to_str().ok())
-        .and_then(|v| v.strip_prefix("Bearer "))
-        .unwrap_or("");
+        .and_then(|v| v.strip_prefix("Bearer "));
+    let Some(given) = given else {
+        return ApiError::Unauthorized("missing or wrong api token".into()).into_response();
+    };
+    // A wrong bearer token is a guess at the sign-in token: the same throttle.
+    let client = request.extensions().get::<ClientAddr>().copied();
+    let ip = client.map(|c| c.ip);
+    let shown = client.map_or_else(|| "unknown".to_owned(), |c| c.to_string());
+    if !state.throttle.allows(ip) {
+        tracing::warn!(client = %shown, "api token refused: too many failed attempts");
+        return refuse(Refusal::SigninThrottled);
+    }
     if !token_matches(given, expected.expose_secret()) {
+        state.throttle.failed(ip);
+        tracing::warn!(client = %shown, "api token refused: wrong token");
         return ApiError::Unauthorized("missing or wrong api token".into()).into_response();
     }
+    state.throttle.succeeded(ip);
+    request.extensions_mut().insert(Authenticated::Token);
     next.run(request).await
 }
 
