@@ -118,7 +118,7 @@ impl AppState {
         let ui = settings::UiSettings::default();
         AppState {
             budget: limits::budget::BodyBudget::new(settings.body_budget_bytes),
-            clients: limits::client::ClientCounts::new(settings.max_connections_per_client),
+            clients: limits::client::ClientCounts::new(settings.client_cap()),
             throttle: Arc::new(throttle(&ui)),
             shutdown: CancellationToken::new(),
             pool,

@@ -47,7 +47,7 @@ pub struct ServerSettings {
     #[serde(default = "default_max_connections")]
     pub max_connections: usize,
     /// Connections one client address may hold at once (and requests in flight, for clients
-    /// behind a trusted proxy); past it 429.
+    /// behind a trusted proxy); past it 429. Never more than a quarter of `max_connections`.
     #[serde(default = "default_max_connections_per_client")]
     pub max_connections_per_client: usize,
     /// Reverse proxies (addresses or CIDR networks) whose `X-Forwarded-For` names the client.
@@ -113,9 +113,21 @@ fn default_shutdown_grace_secs() -> u64 {
     10
 }
 
+/// One client never holds more than this share of `max_connections` (one part in this many),
+/// whatever `max_connections_per_client` says: a single address must not fill the listener.
+const CLIENT_SHARE_PARTS: usize = 4;
+
 impl ServerSettings {
     pub(crate) fn request_deadline(&self) -> Duration {
         Duration::from_millis(self.request_deadline_ms)
+    }
+
+    /// The per-client cap in force: `max_connections_per_client`, but at most a quarter of
+    /// `max_connections` (and at least one).
+    pub fn client_cap(&self) -> usize {
+        self.max_connections_per_client
+            .min(self.max_connections / CLIENT_SHARE_PARTS)
+            .max(1)
     }
 }
 
@@ -224,5 +236,21 @@ mod tests {
         );
         // And not far beyond it: the limit is what one slow client can make the gateway hold.
         assert!(limit <= 2 * widest_github);
+    }
+
+    #[test]
+    fn one_client_never_holds_more_than_a_quarter_of_the_connections() {
+        let cap = |max_connections, per_client| {
+            ServerSettings {
+                max_connections,
+                max_connections_per_client: per_client,
+                ..ServerSettings::default()
+            }
+            .client_cap()
+        };
+        assert_eq!(cap(1024, 32), 32);
+        assert_eq!(cap(8, 32), 2);
+        assert_eq!(cap(2, 32), 1);
+        assert_eq!(cap(1024, 0), 1);
     }
 }

@@ -199,6 +199,47 @@ async fn shutdown_ends_streams_and_slow_clients_within_the_grace(pool: PgPool) {
 }
 
 #[sqlx::test(migrator = "relay_store::MIGRATOR")]
+async fn shutdown_ends_open_streams_without_waiting_for_the_grace(pool: PgPool) {
+    let job = running_job(&pool).await;
+    // A grace far longer than the hang guard: only the streams ending lets the gateway stop.
+    let settings = ServerSettings {
+        shutdown_grace_secs: 3600,
+        ..ServerSettings::default()
+    };
+    let mut server = serve_state(state(pool, settings, UiSettings::default())).await;
+    let by_token = client()
+        .get(format!("http://{}/api/jobs/{job}/events", server.address))
+        .bearer_auth(TOKEN)
+        .send()
+        .await
+        .unwrap();
+    let cookie = sign_in(&server).await;
+    let by_session = client()
+        .get(format!("http://{}/api/jobs/{job}/events", server.address))
+        .header("cookie", &cookie)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(by_token.status(), StatusCode::OK);
+    assert_eq!(by_session.status(), StatusCode::OK);
+
+    server.shutdown.cancel();
+    assert!(
+        ends(by_token).await,
+        "a token's stream outlived the shutdown"
+    );
+    assert!(
+        ends(by_session).await,
+        "a session's stream outlived the shutdown"
+    );
+    let stopped = tokio::time::timeout(HANG, &mut server.stopped).await;
+    assert!(
+        matches!(stopped, Ok(Ok(Ok(())))),
+        "the gateway did not stop: {stopped:?}"
+    );
+}
+
+#[sqlx::test(migrator = "relay_store::MIGRATOR")]
 async fn failed_sign_ins_are_throttled_per_client_and_logged_with_its_address(pool: PgPool) {
     let ui = UiSettings {
         signin_max_failures: 3,
