@@ -8,11 +8,13 @@
 # Attacks (crates/relay-gateway/examples/slowloris.rs):
 #   slow-body  SOCKETS sockets over SOURCES loopback addresses, one body byte per second each
 #   big-body   SOCKETS sockets over SOURCES addresses, each an unfinished ~9 MiB body
+#   big-chunked  the same with chunked bodies of 960 KiB (under the 1 MiB limit), then nothing
 #
 # Not a timed test: run it by hand, e.g. to compare two builds of the binary:
 #   scripts/bench-slowloris.sh                                 # target/debug/relay
 #   RELAY_BIN=/tmp/relay-before scripts/bench-slowloris.sh     # another build
-# Knobs: SECONDS_PER_ATTACK (30), SOCKETS (1100), SOURCES (4), MAX_CONNECTIONS (1024),
+# Knobs: ATTACKS ("slow-body big-body big-chunked"), SECONDS_PER_ATTACK (30), SOCKETS (1100), SOURCES (4),
+# MAX_CONNECTIONS (1024),
 # EXTRA_CONFIG (TOML lines appended to [server]), DATABASE_URL (admin URL of the test Postgres).
 set -euo pipefail
 
@@ -91,5 +93,6 @@ attack() {
   sleep 3
 }
 
-attack slow-body
-attack big-body
+for mode in ${ATTACKS:-slow-body big-body big-chunked}; do
+  attack "$mode"
+done

@@ -4,7 +4,9 @@
 //! (127.0.0.2, 127.0.0.3, …: each one "client" to the gateway) and post to `/webhooks/github`:
 //! - `slow-body`: headers announcing a 64 KiB body, then one byte per second per socket;
 //! - `big-body`: headers announcing 9 MiB, then 9 MiB minus one byte as fast as the gateway takes
-//!   it, then nothing (the body never finishes).
+//!   it, then nothing (the body never finishes);
+//! - `big-chunked`: a chunked body without a length, 960 KiB (under the default 1 MiB limit) sent
+//!   as fast as the gateway takes it, then nothing: what the body budget is for.
 //!
 //! A socket the gateway closes is reopened, so the pressure lasts the whole run. Meanwhile, once
 //! per second, a probe from 127.0.0.1 asks `GET /healthz` and posts a signed GitHub `ping`
@@ -27,6 +29,8 @@ use tokio::net::{TcpSocket, TcpStream};
 
 /// The announced size of a big body (just under the old 10 MiB default limit).
 const BIG_BODY: usize = 9 * 1024 * 1024;
+/// What a chunked attacker sends before it stalls: under the default body limit.
+const CHUNKED_BODY: usize = 960 * 1024;
 /// The announced size of a slow body.
 const SLOW_BODY: usize = 64 * 1024;
 /// How long one probe may take before it counts as unanswered.
@@ -38,6 +42,7 @@ const REOPEN_PAUSE: Duration = Duration::from_millis(200);
 enum Mode {
     SlowBody,
     BigBody,
+    BigChunked,
 }
 
 #[derive(Debug, Clone)]
@@ -178,7 +183,11 @@ fn signed_ping(secret: &str, n: u64) -> Vec<u8> {
 async fn attacker(args: Args, source: Ipv4Addr, counters: Arc<Counters>, deadline: Instant) {
     while Instant::now() < deadline {
         let remaining = deadline.saturating_duration_since(Instant::now());
-        let _ = tokio::time::timeout(remaining, attack_once(&args, source, &counters)).await;
+        if let Ok(Err(_)) =
+            tokio::time::timeout(remaining, attack_once(&args, source, &counters)).await
+        {
+            counters.closed_by_server.fetch_add(1, Ordering::Relaxed);
+        }
         tokio::time::sleep(REOPEN_PAUSE).await;
     }
 }
@@ -188,45 +197,44 @@ async fn attack_once(args: &Args, source: Ipv4Addr, counters: &Counters) -> std:
     socket.bind(SocketAddr::new(IpAddr::V4(source), 0))?;
     let mut stream = socket.connect(args.target).await?;
     counters.opened.fetch_add(1, Ordering::Relaxed);
-    let length = match args.mode {
-        Mode::SlowBody => SLOW_BODY,
-        Mode::BigBody => BIG_BODY,
+    // From here on an error means the gateway closed (or refused) the connection.
+    let framing = match args.mode {
+        Mode::SlowBody => format!("content-length: {SLOW_BODY}"),
+        Mode::BigBody => format!("content-length: {BIG_BODY}"),
+        Mode::BigChunked => "transfer-encoding: chunked".to_owned(),
     };
     let head = format!(
         "POST /webhooks/github HTTP/1.1\r\nhost: relay\r\ncontent-type: application/json\r\n\
-         x-github-event: issues\r\nx-github-delivery: attack\r\ncontent-length: {length}\r\n\r\n"
+         x-github-event: issues\r\nx-github-delivery: attack\r\n{framing}\r\n\r\n"
     );
     send(&mut stream, head.as_bytes(), counters).await?;
-    let result = match args.mode {
+    let chunk = vec![b' '; 64 * 1024];
+    match args.mode {
         Mode::SlowBody => {
-            let mut sent = 0;
-            loop {
-                if sent + 1 >= length {
-                    break Ok(());
-                }
+            for _ in 0..SLOW_BODY - 1 {
                 send(&mut stream, b" ", counters).await?;
-                sent += 1;
                 if closed(&mut stream, Duration::from_secs(1)).await {
-                    break Err(std::io::ErrorKind::ConnectionReset.into());
+                    return Err(std::io::ErrorKind::ConnectionReset.into());
                 }
             }
         }
         Mode::BigBody => {
-            let chunk = vec![b' '; 64 * 1024];
-            let mut sent = 0;
-            while sent + chunk.len() < length {
+            for _ in 0..BIG_BODY / chunk.len() - 1 {
                 send(&mut stream, &chunk, counters).await?;
-                sent += chunk.len();
             }
-            // Unfinished: hold the socket until the gateway gives up on it.
-            while !closed(&mut stream, Duration::from_secs(1)).await {}
-            Err(std::io::ErrorKind::ConnectionReset.into())
         }
-    };
-    if result.is_err() {
-        counters.closed_by_server.fetch_add(1, Ordering::Relaxed);
+        Mode::BigChunked => {
+            for _ in 0..CHUNKED_BODY / chunk.len() {
+                let size = format!("{:x}\r\n", chunk.len());
+                send(&mut stream, size.as_bytes(), counters).await?;
+                send(&mut stream, &chunk, counters).await?;
+                send(&mut stream, b"\r\n", counters).await?;
+            }
+        }
     }
-    result
+    // Unfinished: hold the socket until the gateway gives up on it.
+    while !closed(&mut stream, Duration::from_secs(1)).await {}
+    Err(std::io::ErrorKind::ConnectionReset.into())
 }
 
 async fn send(stream: &mut TcpStream, bytes: &[u8], counters: &Counters) -> std::io::Result<()> {
@@ -266,7 +274,8 @@ fn parse_args() -> anyhow::Result<Args> {
                 args.mode = match value.as_str() {
                     "slow-body" => Mode::SlowBody,
                     "big-body" => Mode::BigBody,
-                    other => bail!("unknown mode {other:?} (slow-body, big-body)"),
+                    "big-chunked" => Mode::BigChunked,
+                    other => bail!("unknown mode {other:?} (slow-body, big-body, big-chunked)"),
                 }
             }
             "--sockets" => args.sockets = value.parse()?,
