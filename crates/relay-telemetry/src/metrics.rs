@@ -20,6 +20,8 @@
 //! | `relay_trace_events_dropped_total` | counter | `reason` (`buffer_full`, `write_failed`) | run trace events lost (the job went on) |
 //! | `relay_tracker_writes_total` | counter | `kind` (`post_comment`, `edit_comment`, `add_reaction`), `outcome` (`sent`, `rescheduled`, `failed`) | outbox writes by how their drain attempt ended; `failed` = refused for good (a 4xx) |
 //! | `relay_outbox_sweeps_total` | counter | – | drain jobs the outbox sweeper queued for stranded writes |
+//! | `relay_codegraph_store_up` | gauge | – | 1 while the worker's code-graph store is connected, 0 while it reconnects |
+//! | `relay_codegraph_store_outages_total` | counter | – | times the code-graph store was found unavailable (at start or mid-run) |
 
 use std::sync::OnceLock;
 
@@ -43,6 +45,8 @@ pub const RECONCILE_EVENTS_TOTAL: &str = "relay_reconcile_events_total";
 pub const RECONCILE_PASSES_TOTAL: &str = "relay_reconcile_passes_total";
 pub const TRACKER_WRITES_TOTAL: &str = "relay_tracker_writes_total";
 pub const OUTBOX_SWEEPS_TOTAL: &str = "relay_outbox_sweeps_total";
+pub const CODEGRAPH_STORE_UP: &str = "relay_codegraph_store_up";
+pub const CODEGRAPH_STORE_OUTAGES_TOTAL: &str = "relay_codegraph_store_outages_total";
 
 static HANDLE: OnceLock<PrometheusHandle> = OnceLock::new();
 
