@@ -116,6 +116,7 @@ pub async fn run(config: Option<&Path>, roles: Roles) -> anyhow::Result<()> {
         tokio::spawn(relay_worker::retention::run_pruner(
             pool.clone(),
             settings.retention.clone(),
+            Some(graph_store),
             shutdown.clone(),
         ));
     }

@@ -357,3 +357,54 @@ async fn prune_dry_run_counts_then_prune_deletes(pool: PgPool) {
         .unwrap();
     assert_eq!(events, 0);
 }
+
+/// `relay prune` applies the snapshot rule to ArangoDB when it holds the code graph (here the
+/// ArangoDB double): of four snapshots of one repository the oldest goes, the newest three stay.
+#[sqlx::test(migrator = "relay_store::MIGRATOR")]
+async fn prune_applies_the_snapshot_rule_to_arangodb(pool: PgPool) {
+    use relay_codegraph::store::arangodb::aql;
+    use relay_codegraph::store::arangodb::double::FakeArango;
+    let arango = FakeArango::start().await;
+    let listing: Vec<serde_json::Value> = (0..4_u64)
+        .map(|i| json!({"repo": "github/o/r", "commit": format!("c{i}"), "seq": 1_700_000_000_000_000 + i * 60_000_000}))
+        .collect();
+    let url = url_of(&pool);
+    let dir = tempfile::tempdir().unwrap();
+    let config = config(dir.path(), &url);
+    // Awaited, not blocking: the double is served by this test's runtime.
+    let prune = |args: &'static [&'static str]| {
+        let mut command = relay(&config, args, &url);
+        command
+            .env("RELAY__CODEGRAPH__BACKEND", "arangodb")
+            .env("RELAY__CODEGRAPH__ARANGODB__URL", &arango.url)
+            .env("RELAY__CODEGRAPH__ARANGODB__DATABASE", "relay")
+            .env("RELAY__CODEGRAPH__ARANGODB__PASSWORD", "secret");
+        async move { tokio::process::Command::from(command).output().await.unwrap() }
+    };
+
+    arango.expect(aql::ALL_SNAPSHOTS, listing.clone());
+    let output = prune(&["prune", "--dry-run"]).await;
+    let (stdout, stderr) = text(&output);
+    assert!(output.status.success(), "{stderr}");
+    assert!(
+        stdout.contains("would prune         1 rows codegraph snapshots in arangodb"),
+        "{stdout}"
+    );
+    arango.finish();
+
+    arango.expect(aql::ALL_SNAPSHOTS, listing);
+    arango.expect(aql::FIND_SNAPSHOT, vec![json!("k0")]);
+    arango.expect(aql::REMOVE_SNAPSHOT, vec![json!("k0")]);
+    for _ in 0..4 {
+        arango.expect(aql::REMOVE_SNAPSHOT_DATA, vec![]);
+    }
+    let output = prune(&["prune"]).await;
+    let (stdout, stderr) = text(&output);
+    assert!(output.status.success(), "{stderr}");
+    assert!(
+        stdout.contains("pruned         1 rows codegraph snapshots in arangodb"),
+        "{stdout}"
+    );
+    let requests = arango.finish();
+    assert_eq!(requests[2]["bindVars"]["commit"], "c0");
+}
