@@ -413,3 +413,5 @@ impl Settings {
 
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod deploy_tests;
