@@ -412,6 +412,6 @@ impl Settings {
 }
 
 #[cfg(test)]
-mod tests;
-#[cfg(test)]
 mod deploy_tests;
+#[cfg(test)]
+mod tests;

@@ -12,8 +12,8 @@ use async_trait::async_trait;
 use super::pattern::Glob;
 use super::{
     CallStep, Direction, GraphDelta, GraphStore, MatchField, SearchPage, Snapshot, SnapshotInfo,
-    StoreError, StoreResult, SymbolQuery, sort_snapshot_infos, canonicalize, clamp_depth, sort_edges_by_site, sort_search_hits,
-    sort_steps,
+    StoreError, StoreResult, SymbolQuery, canonicalize, clamp_depth, sort_edges_by_site,
+    sort_search_hits, sort_snapshot_infos, sort_steps,
 };
 use crate::model::{Edge, EdgeKind, Graph, Symbol};
 

@@ -113,11 +113,16 @@ pub struct SnapshotInfo {
 /// first, then by commit for a stable order.
 pub(crate) fn sort_snapshot_infos(infos: &mut [SnapshotInfo]) {
     infos.sort_by(|a, b| {
-        (&a.snapshot.repo, std::cmp::Reverse(a.updated_at), &a.snapshot.commit).cmp(&(
-            &b.snapshot.repo,
-            std::cmp::Reverse(b.updated_at),
-            &b.snapshot.commit,
-        ))
+        (
+            &a.snapshot.repo,
+            std::cmp::Reverse(a.updated_at),
+            &a.snapshot.commit,
+        )
+            .cmp(&(
+                &b.snapshot.repo,
+                std::cmp::Reverse(b.updated_at),
+                &b.snapshot.commit,
+            ))
     });
 }
 

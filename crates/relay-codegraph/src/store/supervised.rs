@@ -27,9 +27,7 @@ pub enum StoreHealth {
     /// Connected: queries go to the backend.
     Up,
     /// Not connected (never yet, or lost): why, from the last failed attempt or probe.
-    Unavailable {
-        reason: String,
-    },
+    Unavailable { reason: String },
 }
 
 /// The configured graph store behind a supervisor that keeps it connected (module docs).
@@ -184,7 +182,8 @@ impl SupervisedStore {
             error.cause_chain = %reason,
             "code-graph store lost: reconnecting; explores use grep and read meanwhile"
         );
-        self.health.send_replace(StoreHealth::Unavailable { reason });
+        self.health
+            .send_replace(StoreHealth::Unavailable { reason });
     }
 
     /// The connected store, or why there is none.
@@ -211,7 +210,8 @@ impl SupervisedStore {
 #[async_trait]
 impl GraphStore for SupervisedStore {
     fn backend(&self) -> &'static str {
-        self.connected().map_or("unavailable", |store| store.backend())
+        self.connected()
+            .map_or("unavailable", |store| store.backend())
     }
 
     async fn ping(&self) -> StoreResult<()> {
@@ -280,10 +280,7 @@ impl GraphStore for SupervisedStore {
         direction: Direction,
         kinds: &[EdgeKind],
     ) -> StoreResult<Vec<Edge>> {
-        let result = self
-            .store()?
-            .edges(snapshot, qname, direction, kinds)
-            .await;
+        let result = self.store()?.edges(snapshot, qname, direction, kinds).await;
         self.watch(result)
     }
 

@@ -59,9 +59,10 @@ async fn prune_graph_store(
     let Some(keep) = keep else {
         return Ok(Some(format!("kept (retention 0)   {label}")));
     };
-    let store = relay_codegraph::store::arangodb::ArangoStore::connect(&settings.codegraph.arangodb)
-        .await
-        .context("failed to connect to the code-graph store ([codegraph.arangodb])")?;
+    let store =
+        relay_codegraph::store::arangodb::ArangoStore::connect(&settings.codegraph.arangodb)
+            .await
+            .context("failed to connect to the code-graph store ([codegraph.arangodb])")?;
     let report = relay_worker::graph_retention::prune_graph_store(pool, &store, keep, mode)
         .await
         .context("graph store retention pass failed")?;

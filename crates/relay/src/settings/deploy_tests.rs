@@ -123,7 +123,10 @@ fn every_relay_variable_in_compose_and_the_dockerfile_names_a_configuration_key(
     }
     assert!(checked >= 10, "only {checked} RELAY__ variables found");
     // A typo fails (what this test exists for).
-    let typo = vec![("RELAY__CODEGRAPH__ARANGODB__PASSWORT".to_owned(), "x".to_owned())];
+    let typo = vec![(
+        "RELAY__CODEGRAPH__ARANGODB__PASSWORT".to_owned(),
+        "x".to_owned(),
+    )];
     assert!(super::load_with(None, &typo).is_err());
 }
 

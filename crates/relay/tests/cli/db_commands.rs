@@ -379,7 +379,12 @@ async fn prune_applies_the_snapshot_rule_to_arangodb(pool: PgPool) {
             .env("RELAY__CODEGRAPH__ARANGODB__URL", &arango.url)
             .env("RELAY__CODEGRAPH__ARANGODB__DATABASE", "relay")
             .env("RELAY__CODEGRAPH__ARANGODB__PASSWORD", "secret");
-        async move { tokio::process::Command::from(command).output().await.unwrap() }
+        async move {
+            tokio::process::Command::from(command)
+                .output()
+                .await
+                .unwrap()
+        }
     };
 
     arango.expect(aql::ALL_SNAPSHOTS, listing.clone());

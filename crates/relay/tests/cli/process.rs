@@ -210,7 +210,10 @@ async fn a_worker_reconnects_to_a_graph_store_that_starts_late_and_drops_mid_run
         .env("DATABASE_URL", &url)
         .env("RELAY__LOG__FORMAT", "json")
         .env("RELAY__CODEGRAPH__BACKEND", "arangodb")
-        .env("RELAY__CODEGRAPH__ARANGODB__URL", format!("http://{arango_addr}"))
+        .env(
+            "RELAY__CODEGRAPH__ARANGODB__URL",
+            format!("http://{arango_addr}"),
+        )
         .env("RELAY__CODEGRAPH__ARANGODB__PASSWORD", "secret")
         .env("RELAY__CODEGRAPH__RECONNECT__INITIAL_MS", "50")
         .env("RELAY__CODEGRAPH__RECONNECT__MAX_SECS", "1")
@@ -250,7 +253,10 @@ async fn a_worker_reconnects_to_a_graph_store_that_starts_late_and_drops_mid_run
         "{ready}"
     );
     assert_eq!(metric("relay_codegraph_store_up").await, Some(0.0));
-    assert_eq!(metric("relay_codegraph_store_outages_total").await, Some(1.0));
+    assert_eq!(
+        metric("relay_codegraph_store_outages_total").await,
+        Some(1.0)
+    );
     assert!(
         server.child.try_wait().unwrap().is_none(),
         "the worker keeps running"
@@ -278,7 +284,10 @@ async fn a_worker_reconnects_to_a_graph_store_that_starts_late_and_drops_mid_run
         readyz().await.is_some_and(|r| r["status"] == "degraded")
     })
     .await;
-    assert_eq!(metric("relay_codegraph_store_outages_total").await, Some(2.0));
+    assert_eq!(
+        metric("relay_codegraph_store_outages_total").await,
+        Some(2.0)
+    );
 
     // It comes back: reconnected, still without a restart.
     let arango = FakeArango::start_at(arango_addr).await;

@@ -267,7 +267,12 @@ async fn collection_info(
 ) -> Response {
     let s = state.lock().unwrap();
     if !s.schema.contains(&format!("collection {name}")) {
-        return error_response(StatusCode::NOT_FOUND, 404, 1203, "collection or view not found");
+        return error_response(
+            StatusCode::NOT_FOUND,
+            404,
+            1203,
+            "collection or view not found",
+        );
     }
     let kind = if name.ends_with("_calls") || name.ends_with("_edges") {
         3
@@ -309,7 +314,11 @@ async fn create_index(
 
 /// A path the double does not serve: recorded as a failure ([`FakeArango::finish`] reports it),
 /// answered with ArangoDB's error document.
-async fn unknown(State(state): State<Shared>, method: axum::http::Method, uri: axum::http::Uri) -> Response {
+async fn unknown(
+    State(state): State<Shared>,
+    method: axum::http::Method,
+    uri: axum::http::Uri,
+) -> Response {
     state
         .lock()
         .unwrap()
@@ -433,4 +442,3 @@ fn error_response(status: StatusCode, code: u16, num: u16, message: &str) -> Res
     let body = json!({"error": true, "code": code, "errorNum": num, "errorMessage": message});
     (status, arango_headers(), body.to_string()).into_response()
 }
-

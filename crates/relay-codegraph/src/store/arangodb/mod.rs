@@ -27,8 +27,8 @@ use super::pattern::Glob;
 use super::settings::{ArangoSettings, redact_url};
 use super::{
     CallStep, Direction, GraphDelta, GraphStore, MatchField, SearchPage, Snapshot, SnapshotInfo,
-    StoreError, StoreResult, SymbolQuery, canonicalize, sort_snapshot_infos, clamp_depth, sort_edges_by_site, sort_search_hits,
-    sort_steps,
+    StoreError, StoreResult, SymbolQuery, canonicalize, clamp_depth, sort_edges_by_site,
+    sort_search_hits, sort_snapshot_infos, sort_steps,
 };
 use crate::model::{Confidence, Edge, EdgeKind, Graph, Symbol};
 

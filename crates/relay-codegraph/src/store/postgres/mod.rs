@@ -11,8 +11,8 @@ use text_enum::UnknownSpelling;
 use super::pattern::Glob;
 use super::{
     CallStep, Direction, GraphDelta, GraphStore, MatchField, SearchPage, Snapshot, SnapshotInfo,
-    StoreError, StoreResult, SymbolQuery, canonicalize, sort_snapshot_infos, clamp_depth, sort_edges_by_site, sort_search_hits,
-    sort_steps,
+    StoreError, StoreResult, SymbolQuery, canonicalize, clamp_depth, sort_edges_by_site,
+    sort_search_hits, sort_snapshot_infos, sort_steps,
 };
 use crate::model::{Edge, EdgeKind, Graph, Symbol};
 
