@@ -168,7 +168,8 @@ const DELIVERY_CANDIDATES: &str = "
 const TRACE_CANDIDATES: &str =
     "FROM trace_runs c WHERE c.finished_at < now() - make_interval(days => $1)";
 
-const JOB_CANDIDATES: &str = "FROM jobs c WHERE c.status IN ('succeeded', 'failed', 'dead')
+const JOB_CANDIDATES: &str =
+    "FROM jobs c WHERE c.status IN ('succeeded', 'failed', 'dead', 'discarded')
       AND c.finished_at < now() - make_interval(days => $1)";
 
 /// Budget notes stay: they are the issue's budget epochs (see the worker's `budget` module).
