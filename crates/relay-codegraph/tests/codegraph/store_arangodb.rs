@@ -358,7 +358,7 @@ async fn arangodb_store_conforms_on_a_real_server() {
         assert!(
             std::env::var_os("RELAY_TEST_ARANGO_REQUIRED").is_none(),
             "RELAY_TEST_ARANGO_REQUIRED is set but RELAY_TEST_ARANGO_URL is not: \
-             start `docker compose --profile arangodb up -d arangodb` and set the URL"
+             start `docker compose up -d arangodb` and set the URL"
         );
         // Written to stderr directly: libtest captures `eprintln!` of passing tests.
         use std::io::Write as _;
@@ -368,7 +368,7 @@ async fn arangodb_store_conforms_on_a_real_server() {
              SKIPPED: ArangoDB conformance suite (RELAY_TEST_ARANGO_URL is not set).\n\
              Only the fake-server tests ran. Set RELAY_TEST_ARANGO_URL (and optionally\n\
              RELAY_TEST_ARANGO_DATABASE, _USERNAME, _PASSWORD) to run it; README.md\n\
-             says how, against `docker compose --profile arangodb`.\n\
+             says how, against the compose `arangodb` service.\n\
              ==================================================================\n"
         );
         return;
