@@ -195,3 +195,23 @@ async fn on_big_stack<T: Send + 'static>(
         .context("failed to start the indexer thread")?;
     receiver.await.context("the indexer thread panicked")
 }
+
+#[cfg(test)]
+mod tests {
+    use anyhow::Context as _;
+    use relay_codegraph::store::StoreError;
+
+    use super::store_unavailable;
+
+    #[test]
+    fn a_store_that_cannot_be_reached_is_told_from_other_failures() {
+        let unavailable: anyhow::Result<()> =
+            Err(StoreError::Unavailable("connection refused".into()))
+                .context("failed to store the code graph");
+        assert!(store_unavailable(&unavailable.unwrap_err()));
+        let wrong: anyhow::Result<()> = Err(StoreError::Corrupt("bad row".into()))
+            .context("failed to store the code graph");
+        assert!(!store_unavailable(&wrong.unwrap_err()));
+        assert!(!store_unavailable(&anyhow::anyhow!("indexing failed")));
+    }
+}
