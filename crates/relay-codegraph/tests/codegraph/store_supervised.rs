@@ -29,15 +29,14 @@ fn settings(double: &FakeArango) -> CodegraphSettings {
 }
 
 async fn wait_for(health: &mut watch::Receiver<StoreHealth>, up: bool) -> StoreHealth {
-    let seen = tokio::time::timeout(
+    tokio::time::timeout(
         PATIENCE,
         health.wait_for(|h| matches!(h, StoreHealth::Up) == up),
     )
     .await
     .expect("the supervisor changed the store's health in time")
     .expect("the supervisor is running")
-    .clone();
-    seen
+    .clone()
 }
 
 #[tokio::test]
