@@ -209,8 +209,8 @@ mod tests {
             Err(StoreError::Unavailable("connection refused".into()))
                 .context("failed to store the code graph");
         assert!(store_unavailable(&unavailable.unwrap_err()));
-        let wrong: anyhow::Result<()> = Err(StoreError::Corrupt("bad row".into()))
-            .context("failed to store the code graph");
+        let wrong: anyhow::Result<()> =
+            Err(StoreError::Corrupt("bad row".into())).context("failed to store the code graph");
         assert!(!store_unavailable(&wrong.unwrap_err()));
         assert!(!store_unavailable(&anyhow::anyhow!("indexing failed")));
     }
