@@ -150,6 +150,11 @@ async fn open_codegraph(
     degraded: &relay_gateway::Degraded,
     shutdown: &CancellationToken,
 ) -> std::sync::Arc<relay_codegraph::store::supervised::SupervisedStore> {
+    // Not ready until the first attempt says otherwise: the listener already answers /readyz.
+    degraded.note(
+        "codegraph",
+        format!("{CODEGRAPH_UNAVAILABLE} (not connected yet)"),
+    );
     let store = relay_codegraph::store::supervised::SupervisedStore::start(
         settings.codegraph.clone(),
         Some(pool.clone()),

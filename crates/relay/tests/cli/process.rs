@@ -244,9 +244,19 @@ async fn a_worker_reconnects_to_a_graph_store_that_starts_late_and_drops_mid_run
                 .find_map(|line| line.strip_prefix(name)?.trim().parse::<f64>().ok())
         }
     };
+    // Degraded from the start (never "ready" while nothing is connected), then with the reason.
     wait_for("/readyz", || async { readyz().await.is_some() }).await;
     let ready = readyz().await.unwrap();
     assert_eq!(ready["status"], "degraded", "{ready}");
+    wait_for("the first attempt's reason", || async {
+        readyz().await.is_some_and(|r| {
+            r["degraded"]["codegraph"]
+                .as_str()
+                .is_some_and(|d| !d.contains("not connected yet"))
+        })
+    })
+    .await;
+    let ready = readyz().await.unwrap();
     let detail = ready["degraded"]["codegraph"].as_str().unwrap_or_default();
     assert!(
         detail.contains("unavailable") && detail.contains("grep and read"),
@@ -276,7 +286,10 @@ async fn a_worker_reconnects_to_a_graph_store_that_starts_late_and_drops_mid_run
         readyz().await.is_some_and(|r| r["status"] == "ready")
     })
     .await;
-    assert_eq!(metric("relay_codegraph_store_up").await, Some(1.0));
+    wait_for("the store up metric", || async {
+        metric("relay_codegraph_store_up").await == Some(1.0)
+    })
+    .await;
 
     // It drops mid-run: the probe notices, and the outage is counted.
     let arango_addr = arango.stop().await;
