@@ -1,7 +1,7 @@
 # syntax=docker/dockerfile:1
 # Relay: one image, every role (`serve`, `gateway`, `worker`, `migrate`, ...).
 
-FROM rust:1.95-bookworm AS build
+FROM rust:1.95.0-bookworm AS build
 WORKDIR /src
 COPY . .
 RUN cargo build --release --locked -p relay \

@@ -28,6 +28,7 @@ mod hostile_text;
 mod identity;
 mod installation;
 mod llm_usage;
+mod metrics_scrape;
 mod nul;
 mod orchestrator;
 mod orchestrator_flows;

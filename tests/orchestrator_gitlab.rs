@@ -41,7 +41,7 @@ pub struct GitLabHarness {
     pub pool: PgPool,
     pub gitlab: FakeGitLab,
     pub llm: ScriptedLlm,
-    app: axum::Router,
+    pub app: axum::Router,
     worker: Worker,
     /// The job handlers, for tests that run their own workers (a restart, the sweeper).
     pub registry: relay_worker::Registry,

@@ -78,8 +78,8 @@ pub struct AppState {
     pub(crate) shutdown: CancellationToken,
 }
 
-/// The parts of the process that run degraded, e.g. the code graph when its store could not be
-/// reached at start-up. Shared by every clone of the state, so the worker can note a part after
+/// The parts of the process that run degraded, e.g. the code graph while its store cannot be
+/// reached. Shared by every clone of the state, so the worker can note a part after
 /// the listener started.
 #[derive(Debug, Clone, Default)]
 pub struct Degraded(Arc<std::sync::RwLock<std::collections::BTreeMap<String, String>>>);
@@ -91,6 +91,14 @@ impl Degraded {
             .write()
             .unwrap_or_else(std::sync::PoisonError::into_inner)
             .insert(component.to_owned(), detail.into());
+    }
+
+    /// Notes that `component` runs whole again.
+    pub fn clear(&self, component: &str) {
+        self.0
+            .write()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .remove(component);
     }
 
     /// Component → detail, sorted by component.

@@ -11,6 +11,7 @@
 //!   `relay_codegraph::store::postgres::sql`; their migration is here with the others.)
 //! - [`gaps`], [`findings`], [`learnings`], [`specs`], [`outbox`]: write-back state (migration 0006).
 //! - [`browse`]: read-only listings for the read API.
+//! - [`operator`]: what `relay jobs` and `relay writes` do (retry, discard), recorded and traced.
 //! - [`tool_graph`]: tool-sequence learning (transitions per repository, migration 0008).
 //! - [`trace`]: the run trace (runs and their events, migration 0007) and its notifications.
 //! - [`retention`]: `[retention]`'s pruning passes (migration 0016).
@@ -30,6 +31,7 @@ pub mod intake;
 pub mod issues;
 pub mod learnings;
 pub mod llm_usage;
+pub mod operator;
 pub mod outbox;
 pub mod queue;
 pub mod reconcile;

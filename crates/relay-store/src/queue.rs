@@ -539,6 +539,17 @@ pub async fn depth(pool: &PgPool) -> Result<Vec<(String, i64)>> {
     Ok(sqlx::query_as(DEPTH_SQL).fetch_all(pool).await?)
 }
 
+/// Seconds the longest-waiting claimable job (queued, due) has been due; 0 when none is. Reads
+/// the first entry of the claimable partial index, so a scrape costs one index probe.
+pub async fn oldest_due_age_secs(pool: &PgPool) -> Result<f64> {
+    Ok(sqlx::query_scalar(
+        "SELECT COALESCE(EXTRACT(EPOCH FROM now() - min(run_after)), 0)::float8
+         FROM jobs WHERE status = 'queued' AND run_after <= now()",
+    )
+    .fetch_one(pool)
+    .await?)
+}
+
 /// A job row, for tests and operators.
 #[derive(Debug, Clone, sqlx::FromRow)]
 pub struct JobRow {

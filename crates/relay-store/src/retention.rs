@@ -168,7 +168,8 @@ const DELIVERY_CANDIDATES: &str = "
 const TRACE_CANDIDATES: &str =
     "FROM trace_runs c WHERE c.finished_at < now() - make_interval(days => $1)";
 
-const JOB_CANDIDATES: &str = "FROM jobs c WHERE c.status IN ('succeeded', 'failed', 'dead')
+const JOB_CANDIDATES: &str =
+    "FROM jobs c WHERE c.status IN ('succeeded', 'failed', 'dead', 'discarded')
       AND c.finished_at < now() - make_interval(days => $1)";
 
 /// Budget notes stay: they are the issue's budget epochs (see the worker's `budget` module).
@@ -380,4 +381,48 @@ async fn delete_batch(
         .await?;
     total.dependent_rows += u64::try_from(dependent).unwrap_or(0);
     Ok(u64::try_from(rows).unwrap_or(0))
+}
+
+/// What keeps a code-graph snapshot held outside Postgres (ArangoDB) from being pruned: the same
+/// rule as [`Target::Snapshots`], read once per pass so the graph store's own pass can apply it.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct SnapshotGuards {
+    /// Commits a live finding quotes.
+    pub live_commits: std::collections::HashSet<String>,
+    /// Jobs running now.
+    pub running_jobs: Vec<RunningJob>,
+}
+
+/// A running job, as the snapshot rule sees it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RunningJob {
+    pub started_at: DateTime<Utc>,
+    /// The payload as text: a job naming a commit in it may read that commit's snapshot.
+    pub payload: String,
+}
+
+/// Reads the [`SnapshotGuards`] of this database.
+pub async fn snapshot_guards(pool: &PgPool) -> Result<SnapshotGuards> {
+    let live_commits: Vec<String> = sqlx::query_scalar(
+        "SELECT DISTINCT fs.commit_sha FROM finding_sources fs JOIN findings f ON f.id = fs.finding_id
+         WHERE NOT f.removed AND fs.commit_sha IS NOT NULL",
+    )
+    .fetch_all(pool)
+    .await?;
+    let running: Vec<(Option<DateTime<Utc>>, String)> = sqlx::query_as(
+        "SELECT started_at, payload::text FROM jobs WHERE status = 'running' ORDER BY id",
+    )
+    .fetch_all(pool)
+    .await?;
+    Ok(SnapshotGuards {
+        live_commits: live_commits.into_iter().collect(),
+        running_jobs: running
+            .into_iter()
+            .map(|(started_at, payload)| RunningJob {
+                // A running job without a start time started just now, as far as the rule goes.
+                started_at: started_at.unwrap_or_else(Utc::now),
+                payload,
+            })
+            .collect(),
+    })
 }

@@ -6,10 +6,12 @@
 //! - [`runner`]: `Worker`: claim, heartbeat, complete/retry/dead-letter, the run loop, shutdown.
 //! - [`jobs`]: one module per job kind.
 //! - [`retention`]: `RetentionSettings` (`[retention]`) and the periodic pruning pass.
+//! - [`graph_retention`]: the same snapshot rule for a graph store outside Postgres (ArangoDB).
 //! - [`reconcile`]: the reconciler: polls the trackers for events whose webhook never arrived.
 //! - [`tool_graph`]: tool-sequence learning: the explore observer and the prompt hint.
 //! - [`trace_sink`]: `TraceRun`: one job run's trace, buffered and written to Postgres in batches.
 
+pub mod graph_retention;
 pub mod handler;
 pub mod jobs;
 pub mod llm_usage;

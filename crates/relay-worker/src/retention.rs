@@ -98,8 +98,15 @@ impl RetentionSettings {
     }
 }
 
-/// Runs a pass every `interval_secs` (the first one at start) until `shutdown`.
-pub async fn run_pruner(pool: PgPool, settings: RetentionSettings, shutdown: CancellationToken) {
+/// Runs a pass every `interval_secs` (the first one at start) until `shutdown`. `graph` is a code
+/// graph store outside Postgres (ArangoDB): its snapshots follow the same rule
+/// ([`crate::graph_retention`]) in the same pass.
+pub async fn run_pruner(
+    pool: PgPool,
+    settings: RetentionSettings,
+    graph: Option<std::sync::Arc<dyn relay_codegraph::store::GraphStore>>,
+    shutdown: CancellationToken,
+) {
     if !settings.enabled {
         tracing::info!("retention disabled: nothing is pruned");
         return;
@@ -110,13 +117,43 @@ pub async fn run_pruner(pool: PgPool, settings: RetentionSettings, shutdown: Can
         tokio::select! {
             () = shutdown.cancelled() => return,
             outcome = relay_store::retention::prune(&pool, &policy, PruneMode::Delete) => {
+                // The graph store's pass runs in the process whose database pass ran (one
+                // process at a time, mostly; deleting a snapshot twice is harmless).
+                let ran = matches!(outcome, Ok(Some(_)));
                 log_pass(outcome);
+                if ran
+                    && let (Some(graph), Some(keep)) = (&graph, policy.snapshots_per_repository)
+                {
+                    prune_graph(&pool, graph.as_ref(), keep).await;
+                }
             }
         }
         tokio::select! {
             () = shutdown.cancelled() => return,
             () = tokio::time::sleep(interval) => {}
         }
+    }
+}
+
+async fn prune_graph(pool: &PgPool, graph: &dyn relay_codegraph::store::GraphStore, keep: u32) {
+    // Postgres snapshots are pruned by the database pass itself.
+    if graph.backend() == "postgres" {
+        return;
+    }
+    match crate::graph_retention::prune_graph_store(pool, graph, keep, PruneMode::Delete).await {
+        Ok(report) if report.pruned > 0 => tracing::info!(
+            retention.table = "codegraph snapshots (graph store)",
+            retention.rows = report.pruned,
+            retention.kept_in_use = report.kept_in_use,
+            codegraph.backend = graph.backend(),
+            "pruned"
+        ),
+        Ok(_) => {}
+        Err(e) => tracing::warn!(
+            error.message = %e,
+            error.cause_chain = %relay_core::error::cause_chain(&e),
+            "graph store retention pass failed"
+        ),
     }
 }
 

@@ -39,6 +39,13 @@ enum Command {
     /// Run one `[retention]` pass now and print what it deleted per table (`--dry-run`: what it
     /// would delete). Worker processes run the same pass periodically.
     Prune(cmd::prune::PruneArgs),
+    /// Dead jobs: `relay jobs list`, `relay jobs retry ID…`, `relay jobs discard ID…` (each
+    /// idempotent, safe while workers run, recorded in the job's trace).
+    #[command(subcommand)]
+    Jobs(cmd::operate::JobsCommand),
+    /// Tracker writes refused for good: `relay writes list`, `relay writes retry ID…`.
+    #[command(subcommand)]
+    Writes(cmd::operate::WritesCommand),
     /// Print the effective configuration with every secret redacted.
     Config(cmd::config::ConfigArgs),
     /// Talk to the configured LLM (e.g. `relay llm ping --role planner`).
@@ -135,6 +142,8 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
         Command::Worker => cmd::serve::run(config, cmd::serve::Roles::Worker).await,
         Command::Migrate => cmd::migrate::run(config).await,
         Command::Prune(args) => cmd::prune::run(config, &args).await,
+        Command::Jobs(command) => cmd::operate::jobs(config, &command).await,
+        Command::Writes(command) => cmd::operate::writes(config, &command).await,
         Command::Config(args) => cmd::config::run(config, &args),
         Command::BenchIntake(args) => cmd::bench_intake::run(args).await,
         Command::Llm(command) => cmd::llm::run(config, command).await,

@@ -425,4 +425,6 @@ impl Settings {
 }
 
 #[cfg(test)]
+mod deploy_tests;
+#[cfg(test)]
 mod tests;

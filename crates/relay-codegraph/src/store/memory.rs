@@ -11,9 +11,9 @@ use async_trait::async_trait;
 
 use super::pattern::Glob;
 use super::{
-    CallStep, Direction, GraphDelta, GraphStore, MatchField, SearchPage, Snapshot, StoreError,
-    StoreResult, SymbolQuery, canonicalize, clamp_depth, sort_edges_by_site, sort_search_hits,
-    sort_steps,
+    CallStep, Direction, GraphDelta, GraphStore, MatchField, SearchPage, Snapshot, SnapshotInfo,
+    StoreError, StoreResult, SymbolQuery, canonicalize, clamp_depth, sort_edges_by_site,
+    sort_search_hits, sort_snapshot_infos, sort_steps,
 };
 use crate::model::{Edge, EdgeKind, Graph, Symbol};
 
@@ -29,6 +29,8 @@ struct Inner {
     /// Latest commit per repository, with a sequence number to order updates.
     latest: HashMap<String, (u64, String)>,
     sequence: u64,
+    /// When each snapshot was last stored or moved forward ([`GraphStore::snapshots`]).
+    updated: HashMap<Snapshot, chrono::DateTime<chrono::Utc>>,
 }
 
 impl MemoryStore {
@@ -64,6 +66,8 @@ impl Inner {
         self.sequence += 1;
         self.latest
             .insert(repo.to_owned(), (self.sequence, commit.to_owned()));
+        self.updated
+            .insert(Snapshot::new(repo, commit), chrono::Utc::now());
     }
 }
 
@@ -367,7 +371,26 @@ impl GraphStore for MemoryStore {
 
     async fn delete_snapshot(&self, snapshot: &Snapshot) -> StoreResult<bool> {
         let mut inner = self.inner.write().expect("memory store lock poisoned");
+        inner.updated.remove(snapshot);
         Ok(inner.snapshots.remove(snapshot).is_some())
+    }
+
+    async fn snapshots(&self) -> StoreResult<Vec<SnapshotInfo>> {
+        let inner = self.inner.read().expect("memory store lock poisoned");
+        let mut infos: Vec<SnapshotInfo> = inner
+            .snapshots
+            .keys()
+            .map(|snapshot| SnapshotInfo {
+                snapshot: snapshot.clone(),
+                updated_at: inner
+                    .updated
+                    .get(snapshot)
+                    .copied()
+                    .unwrap_or(chrono::DateTime::UNIX_EPOCH),
+            })
+            .collect();
+        sort_snapshot_infos(&mut infos);
+        Ok(infos)
     }
 
     async fn export(&self, snapshot: &Snapshot) -> StoreResult<Graph> {

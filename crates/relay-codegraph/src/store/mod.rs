@@ -21,6 +21,7 @@ pub mod memory;
 pub mod pattern;
 pub mod postgres;
 pub mod settings;
+pub mod supervised;
 
 use std::collections::BTreeSet;
 use std::sync::Arc;
@@ -30,7 +31,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::model::{Confidence, Edge, EdgeKind, Graph, Symbol, SymbolKind};
 
-pub use settings::{ArangoSettings, CodegraphSettings, StoreBackend};
+pub use settings::{ArangoSettings, CodegraphSettings, ReconnectSettings, StoreBackend};
 
 /// Errors from a graph store. Backend errors keep their source: "the database is down" and "the
 /// query is wrong" are different failures ([`StoreError::is_unavailable`]).
@@ -49,6 +50,10 @@ pub enum StoreError {
     /// Postgres failed.
     #[error("code graph postgres query failed")]
     Postgres(#[source] relay_store::Error),
+    /// The store is configured but not connected right now (its supervisor is reconnecting;
+    /// see [`supervised::SupervisedStore`]). The text says why it was lost.
+    #[error("code graph store unavailable: {0}")]
+    Unavailable(String),
     /// ArangoDB failed (connection, HTTP, or an error document from the server).
     #[error("code graph arangodb request failed{context}")]
     Arango {
@@ -64,9 +69,13 @@ impl StoreError {
     pub fn is_unavailable(&self) -> bool {
         match self {
             StoreError::Postgres(error) => error.is_unavailable(),
-            StoreError::Arango { source, .. } => {
-                matches!(source, arangors::ClientError::HttpClient(_))
-            }
+            StoreError::Unavailable(_) => true,
+            // A connection that failed, or a server still starting or shutting down (503).
+            StoreError::Arango { source, .. } => match source {
+                arangors::ClientError::HttpClient(_) => true,
+                arangors::ClientError::Arango(error) => error.code() == 503,
+                _ => false,
+            },
             _ => false,
         }
     }
@@ -91,6 +100,30 @@ impl Snapshot {
             commit: commit.into(),
         }
     }
+}
+
+/// A stored snapshot and when it was last stored or moved forward (what "newest" means).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SnapshotInfo {
+    pub snapshot: Snapshot,
+    pub updated_at: chrono::DateTime<chrono::Utc>,
+}
+
+/// Orders snapshot listings the way [`GraphStore::snapshots`] promises: by repository, newest
+/// first, then by commit for a stable order.
+pub(crate) fn sort_snapshot_infos(infos: &mut [SnapshotInfo]) {
+    infos.sort_by(|a, b| {
+        (
+            &a.snapshot.repo,
+            std::cmp::Reverse(a.updated_at),
+            &a.snapshot.commit,
+        )
+            .cmp(&(
+                &b.snapshot.repo,
+                std::cmp::Reverse(b.updated_at),
+                &b.snapshot.commit,
+            ))
+    });
 }
 
 /// The result of an incremental re-index ([`crate::index::Indexer::update`]): every file in `files`
@@ -192,6 +225,16 @@ pub struct CallStep {
 pub trait GraphStore: Send + Sync {
     /// Short backend name (`memory`, `postgres`, `arangodb`) for logs.
     fn backend(&self) -> &'static str;
+
+    /// A cheap round trip that fails with an unavailable error ([`StoreError::is_unavailable`])
+    /// when the backend cannot be reached. In-process stores are always there.
+    async fn ping(&self) -> StoreResult<()> {
+        Ok(())
+    }
+
+    /// Every stored snapshot, each repository's newest first (see [`SnapshotInfo`]): what a
+    /// retention pass chooses from.
+    async fn snapshots(&self) -> StoreResult<Vec<SnapshotInfo>>;
 
     /// Stores `graph` as the snapshot of `repo` at `commit`, replacing any graph stored under that key, and
     /// makes it the latest snapshot of `repo`.

@@ -27,6 +27,47 @@ pub struct CodegraphSettings {
     /// Connection settings for `backend = "arangodb"` (ignored otherwise).
     #[serde(default)]
     pub arangodb: ArangoSettings,
+    /// How a service process keeps its store connected ([`super::supervised`]).
+    #[serde(default)]
+    pub reconnect: ReconnectSettings,
+}
+
+/// `[codegraph.reconnect]`: a service process never gives up on its graph store. It connects
+/// with exponential backoff (from `initial_ms`, doubling, capped at `max_secs`), probes the store
+/// every `probe_secs` while connected, and reconnects the same way once a probe or a query finds
+/// it gone.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ReconnectSettings {
+    /// First wait after a failed connection attempt, in milliseconds. Default: 500.
+    #[serde(default = "default_initial_ms")]
+    pub initial_ms: u64,
+    /// Longest wait between two attempts, in seconds. Default: 30.
+    #[serde(default = "default_max_secs")]
+    pub max_secs: u64,
+    /// Seconds between two probes of a connected store. Default: 15.
+    #[serde(default = "default_probe_secs")]
+    pub probe_secs: u64,
+}
+
+fn default_initial_ms() -> u64 {
+    500
+}
+fn default_max_secs() -> u64 {
+    30
+}
+fn default_probe_secs() -> u64 {
+    15
+}
+
+impl Default for ReconnectSettings {
+    fn default() -> Self {
+        ReconnectSettings {
+            initial_ms: default_initial_ms(),
+            max_secs: default_max_secs(),
+            probe_secs: default_probe_secs(),
+        }
+    }
 }
 
 /// A graph store backend.

@@ -11,3 +11,4 @@ mod python_flow;
 mod store_arangodb;
 mod store_memory;
 mod store_postgres;
+mod store_supervised;

@@ -1,18 +1,10 @@
-//! The ArangoDB store against a local HTTP server that speaks the ArangoDB HTTP API shapes (root
-//! redirect with `Server: ArangoDB`, `/_api/database/current`, cursor create and next batch, error
-//! documents), with each AQL text and its bind variables asserted; and the real conformance suite against
+//! The ArangoDB store against the local ArangoDB double (`store::arangodb::double`), with each AQL
+//! text and its bind variables asserted; and the real conformance suite against
 //! a real server when `RELAY_TEST_ARANGO_URL` is set.
 
-use std::collections::{HashMap, VecDeque};
-use std::sync::{Arc, Mutex};
-
-use axum::Router;
-use axum::extract::{Path, State};
-use axum::http::{HeaderMap, StatusCode, header};
-use axum::response::{IntoResponse, Response};
-use axum::routing::{get, post, put};
 use relay_codegraph::model::{Confidence, SymbolKind};
 use relay_codegraph::ops::{GraphScope, execute_json};
+use relay_codegraph::store::arangodb::double::FakeArango;
 use relay_codegraph::store::arangodb::{ArangoStore, aql};
 use relay_codegraph::store::memory::MemoryStore;
 use relay_codegraph::store::{
@@ -20,245 +12,6 @@ use relay_codegraph::store::{
 };
 use secrecy::SecretString;
 use serde_json::{Value, json};
-
-/// One scripted cursor answer: the exact AQL expected and the rows (or an error document) to return.
-struct Expectation {
-    query: String,
-    reply: Result<Vec<Value>, Value>,
-}
-
-#[derive(Default)]
-struct FakeState {
-    script: VecDeque<Expectation>,
-    /// Every cursor request body, in order.
-    cursor_requests: Vec<Value>,
-    /// Paths of next-batch requests.
-    next_batches: Vec<String>,
-    authorization: Vec<String>,
-    cursors: HashMap<String, VecDeque<Vec<Value>>>,
-    next_id: u64,
-    failures: Vec<String>,
-}
-
-type Shared = Arc<Mutex<FakeState>>;
-
-/// Rows per batch: small, so multi-batch cursors are exercised.
-const FAKE_BATCH: usize = 2;
-
-struct FakeArango {
-    url: String,
-    state: Shared,
-}
-
-impl FakeArango {
-    async fn start() -> FakeArango {
-        let state: Shared = Arc::default();
-        let app = Router::new()
-            .route("/", get(root))
-            .route("/_db/_system/_admin/aardvark/index.html", get(aardvark))
-            .route("/_db/{db}/_api/database/current", get(current_database))
-            .route("/_db/{db}/_api/cursor", post(create_cursor))
-            .route("/_db/{db}/_api/cursor/{id}", put(next_batch))
-            .with_state(state.clone());
-        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-        let url = format!("http://{}", listener.local_addr().unwrap());
-        tokio::spawn(async move { axum::serve(listener, app).await.unwrap() });
-        FakeArango { url, state }
-    }
-
-    fn expect(&self, query: impl Into<String>, rows: Vec<Value>) {
-        self.state.lock().unwrap().script.push_back(Expectation {
-            query: query.into(),
-            reply: Ok(rows),
-        });
-    }
-
-    fn expect_error(&self, query: impl Into<String>, error: Value) {
-        self.state.lock().unwrap().script.push_back(Expectation {
-            query: query.into(),
-            reply: Err(error),
-        });
-    }
-
-    fn settings(&self) -> ArangoSettings {
-        ArangoSettings {
-            url: self.url.clone(),
-            database: "relay".into(),
-            username: "root".into(),
-            password: SecretString::from("secret".to_owned()),
-        }
-    }
-
-    async fn store(&self) -> ArangoStore {
-        ArangoStore::connect(&self.settings())
-            .await
-            .expect("connect to the fake server")
-    }
-
-    /// Cursor request bodies so far; panics if a request did not match the script or script is left.
-    #[track_caller]
-    fn finish(&self) -> Vec<Value> {
-        let state = self.state.lock().unwrap();
-        assert!(
-            state.failures.is_empty(),
-            "unexpected requests: {:#?}",
-            state.failures
-        );
-        assert!(
-            state.script.is_empty(),
-            "expected queries were not sent: {:#?}",
-            state.script.iter().map(|e| &e.query).collect::<Vec<_>>()
-        );
-        state.cursor_requests.clone()
-    }
-}
-
-fn arango_headers() -> [(header::HeaderName, &'static str); 2] {
-    [
-        (header::SERVER, "ArangoDB"),
-        (header::CONTENT_TYPE, "application/json; charset=utf-8"),
-    ]
-}
-
-/// A real server answers `GET /` with a redirect to the web UI.
-async fn root() -> Response {
-    (
-        StatusCode::MOVED_PERMANENTLY,
-        [
-            (header::SERVER, "ArangoDB"),
-            (header::LOCATION, "/_db/_system/_admin/aardvark/index.html"),
-        ],
-    )
-        .into_response()
-}
-
-async fn aardvark() -> Response {
-    (
-        StatusCode::OK,
-        [
-            (header::SERVER, "ArangoDB"),
-            (header::CONTENT_TYPE, "text/html"),
-        ],
-        "<!doctype html><title>ArangoDB Web Interface</title>",
-    )
-        .into_response()
-}
-
-async fn current_database(
-    Path(db): Path<String>,
-    State(state): State<Shared>,
-    headers: HeaderMap,
-) -> Response {
-    record_auth(&state, &headers);
-    let body = json!({
-        "error": false,
-        "code": 200,
-        "result": {"name": db, "id": "8017", "path": "/var/lib/arangodb3/databases/database-8017", "isSystem": false}
-    });
-    (StatusCode::OK, arango_headers(), body.to_string()).into_response()
-}
-
-fn record_auth(state: &Shared, headers: &HeaderMap) {
-    if let Some(value) = headers.get(header::AUTHORIZATION) {
-        state
-            .lock()
-            .unwrap()
-            .authorization
-            .push(value.to_str().unwrap().to_owned());
-    }
-}
-
-fn cursor_body(batch: Vec<Value>, id: Option<&str>, code: u16) -> Value {
-    let mut body = json!({
-        "result": batch,
-        "hasMore": id.is_some(),
-        "cached": false,
-        "extra": {"warnings": [], "stats": {"writesExecuted": 0, "writesIgnored": 0, "scannedFull": 0,
-                   "scannedIndex": 0, "filtered": 0, "httpRequests": 0, "executionTime": 0.0004,
-                   "peakMemoryUsage": 0}},
-        "error": false,
-        "code": code
-    });
-    if let Some(id) = id {
-        body["id"] = json!(id);
-    }
-    body
-}
-
-async fn create_cursor(State(state): State<Shared>, headers: HeaderMap, body: String) -> Response {
-    record_auth(&state, &headers);
-    let request: Value = match serde_json::from_str(&body) {
-        Ok(v) => v,
-        Err(e) => return (StatusCode::BAD_REQUEST, format!("bad json: {e}")).into_response(),
-    };
-    let mut s = state.lock().unwrap();
-    s.cursor_requests.push(request.clone());
-    let query = request["query"].as_str().unwrap_or_default().to_owned();
-    let Some(expectation) = s.script.pop_front() else {
-        s.failures.push(format!("unscripted query: {query}"));
-        return error_response(
-            StatusCode::INTERNAL_SERVER_ERROR,
-            500,
-            4,
-            "unscripted query",
-        );
-    };
-    if expectation.query != query {
-        s.failures.push(format!(
-            "expected query:\n{}\ngot:\n{query}",
-            expectation.query
-        ));
-        return error_response(
-            StatusCode::INTERNAL_SERVER_ERROR,
-            500,
-            4,
-            "unexpected query",
-        );
-    }
-    match expectation.reply {
-        Err(error) => {
-            (StatusCode::BAD_REQUEST, arango_headers(), error.to_string()).into_response()
-        }
-        Ok(rows) => {
-            let mut batches: VecDeque<Vec<Value>> =
-                rows.chunks(FAKE_BATCH).map(<[Value]>::to_vec).collect();
-            let first = batches.pop_front().unwrap_or_default();
-            let id = if batches.is_empty() {
-                None
-            } else {
-                s.next_id += 1;
-                let id = format!("{}", 41_000 + s.next_id);
-                s.cursors.insert(id.clone(), batches);
-                Some(id)
-            };
-            let body = cursor_body(first, id.as_deref(), 201);
-            (StatusCode::CREATED, arango_headers(), body.to_string()).into_response()
-        }
-    }
-}
-
-async fn next_batch(
-    Path((db, id)): Path<(String, String)>,
-    State(state): State<Shared>,
-) -> Response {
-    let mut s = state.lock().unwrap();
-    s.next_batches.push(format!("/_db/{db}/_api/cursor/{id}"));
-    let Some(batches) = s.cursors.get_mut(&id) else {
-        return error_response(StatusCode::NOT_FOUND, 404, 1600, "cursor not found");
-    };
-    let batch = batches.pop_front().unwrap_or_default();
-    let more = !batches.is_empty();
-    if !more {
-        s.cursors.remove(&id);
-    }
-    let body = cursor_body(batch, more.then_some(id.as_str()), 200);
-    (StatusCode::OK, arango_headers(), body.to_string()).into_response()
-}
-
-fn error_response(status: StatusCode, code: u16, num: u16, message: &str) -> Response {
-    let body = json!({"error": true, "code": code, "errorNum": num, "errorMessage": message});
-    (status, arango_headers(), body.to_string()).into_response()
-}
 
 fn symbol_json(
     qname: &str,
@@ -291,7 +44,7 @@ async fn connects_with_basic_auth_and_reads_the_latest_commit() {
     assert_eq!(requests[0]["bindVars"], json!({"repo": "acme/app"}));
     assert_eq!(requests[0]["batchSize"], 1000);
     assert_eq!(requests[1]["bindVars"], json!({"repo": "acme/none"}));
-    let auth = fake.state.lock().unwrap().authorization.clone();
+    let auth = fake.authorization();
     // arangors encodes basic auth without base64 padding ("root:secret").
     assert!(
         auth.iter().all(|a| a == "Basic cm9vdDpzZWNyZXQ"),
@@ -346,7 +99,7 @@ async fn callers_traversal_binds_variables_and_pages_through_batches() {
         "{start}"
     );
     assert_eq!(
-        fake.state.lock().unwrap().next_batches,
+        fake.next_batches(),
         vec![
             "/_db/relay/_api/cursor/41001",
             "/_db/relay/_api/cursor/41001"
@@ -533,7 +286,7 @@ async fn server_errors_become_store_errors() {
 async fn connecting_to_something_else_fails_clearly() {
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let url = format!("http://user:pw@{}", listener.local_addr().unwrap());
-    let app = Router::new().route("/", get(|| async { "not arango" }));
+    let app = axum::Router::new().route("/", axum::routing::get(|| async { "not arango" }));
     tokio::spawn(async move { axum::serve(listener, app).await.unwrap() });
     let settings = ArangoSettings {
         url,
@@ -605,7 +358,7 @@ async fn arangodb_store_conforms_on_a_real_server() {
         assert!(
             std::env::var_os("RELAY_TEST_ARANGO_REQUIRED").is_none(),
             "RELAY_TEST_ARANGO_REQUIRED is set but RELAY_TEST_ARANGO_URL is not: \
-             start `docker compose --profile arangodb up -d arangodb` and set the URL"
+             start `docker compose up -d arangodb` and set the URL"
         );
         // Written to stderr directly: libtest captures `eprintln!` of passing tests.
         use std::io::Write as _;
@@ -615,7 +368,7 @@ async fn arangodb_store_conforms_on_a_real_server() {
              SKIPPED: ArangoDB conformance suite (RELAY_TEST_ARANGO_URL is not set).\n\
              Only the fake-server tests ran. Set RELAY_TEST_ARANGO_URL (and optionally\n\
              RELAY_TEST_ARANGO_DATABASE, _USERNAME, _PASSWORD) to run it; README.md\n\
-             says how, against `docker compose --profile arangodb`.\n\
+             says how, against the compose `arangodb` service.\n\
              ==================================================================\n"
         );
         return;

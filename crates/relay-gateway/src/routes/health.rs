@@ -13,8 +13,9 @@ pub async fn healthz() -> Json<Value> {
 }
 
 /// Ready when the database answers within the timeout and every migration has been applied. Parts
-/// running degraded (the code graph without its store) do not make the process unready: they are
-/// listed under `degraded`, with what still works.
+/// running degraded (the code graph while its store is unavailable) do not make the process
+/// unready (200): the status says `degraded` and `degraded` lists each part with the reason and
+/// what still works.
 pub async fn readyz(State(state): State<AppState>) -> (StatusCode, Json<Value>) {
     match tokio::time::timeout(state.db_timeout(), relay_store::readiness(&state.pool)).await {
         Ok(Ok(true)) => {
@@ -24,7 +25,7 @@ pub async fn readyz(State(state): State<AppState>) -> (StatusCode, Json<Value>) 
             } else {
                 (
                     StatusCode::OK,
-                    Json(json!({ "status": "ready", "degraded": degraded })),
+                    Json(json!({ "status": "degraded", "degraded": degraded })),
                 )
             }
         }

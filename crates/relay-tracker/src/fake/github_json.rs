@@ -296,3 +296,79 @@ fn issue_json_at(i: &FakeIssue, updated_at: DateTime<Utc>) -> Value {
     }
     v
 }
+
+/// A user as GitHub's `simple-user` schema requires it (every required field), with URLs under
+/// the fake's `api` address.
+pub(super) fn user_json(login: &str, id: i64, kind: &str, api: &str) -> Value {
+    let url = format!("{api}/users/{login}");
+    json!({
+        "login": login, "id": id, "node_id": format!("U_kgDO{id:08}"), "type": kind,
+        "avatar_url": format!("https://avatars.githubusercontent.com/u/{id}?v=4"),
+        "gravatar_id": "", "url": url, "html_url": format!("https://github.com/{login}"),
+        "followers_url": format!("{url}/followers"),
+        "following_url": format!("{url}/following{{/other_user}}"),
+        "gists_url": format!("{url}/gists{{/gist_id}}"),
+        "starred_url": format!("{url}/starred{{/owner}}{{/repo}}"),
+        "subscriptions_url": format!("{url}/subscriptions"),
+        "organizations_url": format!("{url}/orgs"), "repos_url": format!("{url}/repos"),
+        "events_url": format!("{url}/events{{/privacy}}"),
+        "received_events_url": format!("{url}/received_events"), "site_admin": false,
+        "user_view_type": "public"
+    })
+}
+
+/// `GET /user` for a token: the `public-user` shape (a token without `user` scope sees no
+/// private fields).
+pub(super) fn authenticated_user_json(login: &str, id: i64, api: &str) -> Value {
+    let mut user = user_json(login, id, "User", api);
+    let fields = json!({
+        "name": null, "company": null, "blog": "", "location": null, "email": null,
+        "hireable": null, "bio": null, "twitter_username": null, "public_repos": 0,
+        "public_gists": 0, "followers": 0, "following": 0,
+        "created_at": "2020-01-01T00:00:00Z", "updated_at": "2020-01-01T00:00:00Z"
+    });
+    if let (Value::Object(user), Value::Object(fields)) = (&mut user, fields) {
+        user.extend(fields);
+        user.remove("user_view_type");
+    }
+    user
+}
+
+/// The permissions the fake App asks for (what Relay documents: issues write, contents read).
+fn app_permissions() -> Value {
+    json!({"issues": "write", "contents": "read", "metadata": "read", "members": "read"})
+}
+
+/// `GET /app`: the `integration` schema.
+pub(super) fn app_json(id: u64, slug: &str, api: &str) -> Value {
+    json!({
+        "id": id, "slug": slug, "node_id": format!("A_kwDO{id:08}"), "client_id": format!("Iv1.{id:016x}"),
+        "owner": user_json("octo-org", 9_919, "Organization", api), "name": slug,
+        "description": "Relay (test App)", "external_url": "https://relay.example.com",
+        "html_url": format!("https://github.com/apps/{slug}"),
+        "created_at": "2024-01-01T00:00:00Z", "updated_at": "2024-01-01T00:00:00Z",
+        "permissions": app_permissions(), "events": ["issues", "issue_comment"]
+    })
+}
+
+/// `GET /repos/{owner}/{repo}/installation`: the `installation` schema.
+pub(super) fn installation_json(
+    id: i64,
+    app_id: Option<u64>,
+    app_slug: &str,
+    owner: &str,
+    api: &str,
+) -> Value {
+    json!({
+        "id": id, "app_id": app_id.unwrap_or(0), "app_slug": app_slug,
+        "account": user_json(owner, 9_919, "Organization", api),
+        "target_id": 9_919, "target_type": "Organization", "single_file_name": null,
+        "repository_selection": "selected",
+        "access_tokens_url": format!("{api}/app/installations/{id}/access_tokens"),
+        "repositories_url": format!("{api}/installation/repositories"),
+        "html_url": format!("https://github.com/organizations/{owner}/settings/installations/{id}"),
+        "events": ["issues", "issue_comment"], "permissions": app_permissions(),
+        "created_at": "2024-01-01T00:00:00Z", "updated_at": "2024-01-01T00:00:00Z",
+        "suspended_by": null, "suspended_at": null
+    })
+}

@@ -23,7 +23,16 @@ const REACTIONS: [&str; 8] = [
 type Shared = Arc<Mutex<State>>;
 
 pub(crate) fn router(state: Shared) -> axum::Router {
-    axum::Router::new().fallback(handle).with_state(state)
+    axum::Router::new()
+        .fallback(handle)
+        .layer(axum::middleware::map_response_with_state(
+            state.clone(),
+            |AxumState(state): AxumState<Shared>, response: Response| async move {
+                super::record_response(|answer| lock(&state).recorder.answer(answer), response)
+                    .await
+            },
+        ))
+        .with_state(state)
 }
 
 /// Who a request authenticates as.
@@ -176,16 +185,17 @@ fn route(s: &mut State, req: &Request<'_>) -> Response {
     }
     match (method.as_str(), seg) {
         ("GET", ["user"]) => match caller {
-            Caller::User(l) => {
-                json_response(StatusCode::OK, json!({"login": l, "id": 1, "type": "User"}))
-            }
+            Caller::User(l) => json_response(
+                StatusCode::OK,
+                super::github_json::authenticated_user_json(l, user_id(l), base),
+            ),
             _ => error(403, "Resource not accessible by integration"),
         },
         ("GET", ["app"]) if is_app => {
             let app = s.app.as_ref().expect("app enabled");
             json_response(
                 StatusCode::OK,
-                json!({"id": app.id, "slug": app.slug, "name": app.slug}),
+                super::github_json::app_json(app.id, &app.slug, base),
             )
         }
         ("POST", ["app", "installations", id, "access_tokens"]) if is_app => {
@@ -215,7 +225,13 @@ fn route(s: &mut State, req: &Request<'_>) -> Response {
             match s.repo_installations.get(&format!("{o}/{r}")) {
                 Some(id) => json_response(
                     StatusCode::OK,
-                    json!({"id": id, "app_id": s.app.as_ref().map(|a| a.id)}),
+                    super::github_json::installation_json(
+                        *id,
+                        s.app.as_ref().map(|a| a.id),
+                        s.app.as_ref().map_or("", |a| a.slug.as_str()),
+                        o,
+                        base,
+                    ),
                 ),
                 None => error(404, "Not Found"),
             }
@@ -332,7 +348,7 @@ fn route(s: &mut State, req: &Request<'_>) -> Response {
             {
                 return error(404, "Not Found");
             }
-            react(s, caller, repo, number, None, body)
+            react(s, caller, repo, number, None, body, base)
         }
         ("POST", ["repos", o, r, "issues", "comments", id, "reactions"]) => {
             let repo = format!("{o}/{r}");
@@ -344,19 +360,34 @@ fn route(s: &mut State, req: &Request<'_>) -> Response {
                 return error(404, "Not Found");
             };
             let (issue, cid) = (c.issue, c.id);
-            react(s, caller, repo, issue, Some(cid), body)
+            react(s, caller, repo, issue, Some(cid), body, base)
         }
         ("GET", ["repos", o, r, "collaborators", user, "permission"]) => {
             match s.permissions.get(&(format!("{o}/{r}"), (*user).to_owned())) {
                 Some(p) => json_response(
                     StatusCode::OK,
-                    json!({"permission": p, "role_name": p, "user": {"login": user}}),
+                    json!({"permission": p, "role_name": p, "user": collaborator_json(user, p, base)}),
                 ),
                 None => error(404, &format!("{user} is not a user")),
             }
         }
         _ => error(404, "Not Found"),
     }
+}
+
+/// A stable id per login, so the same user has the same id in every answer.
+fn user_id(login: &str) -> i64 {
+    let hash = login
+        .bytes()
+        .fold(0_i64, |h, b| h.wrapping_mul(31).wrapping_add(i64::from(b)));
+    1_000 + hash.rem_euclid(9_000_000)
+}
+
+/// The `nullable-collaborator` user of a permission answer.
+fn collaborator_json(login: &str, role: &str, api: &str) -> Value {
+    let mut user = super::github_json::user_json(login, user_id(login), "User", api);
+    user["role_name"] = json!(role);
+    user
 }
 
 fn react(
@@ -366,6 +397,7 @@ fn react(
     issue: i64,
     comment: Option<i64>,
     body: &Value,
+    base: &str,
 ) -> Response {
     let content = body["content"].as_str().unwrap_or("");
     if !REACTIONS.contains(&content) {
@@ -381,7 +413,17 @@ fn react(
         content: content.into(),
         user: user.clone(),
     };
-    let answer = json!({"id": s.next_id(), "content": content, "user": {"login": user}, "created_at": Utc::now().to_rfc3339()});
+    let id = s.next_id();
+    let kind = if matches!(caller, Caller::Installation(..)) {
+        "Bot"
+    } else {
+        "User"
+    };
+    let answer = json!({
+        "id": id, "node_id": format!("REA_lADO{id:08}"), "content": content,
+        "user": super::github_json::user_json(&user, user_id(&user), kind, base),
+        "created_at": Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Secs, true)
+    });
     if s.reactions.contains(&reaction) {
         return json_response(StatusCode::OK, answer);
     }

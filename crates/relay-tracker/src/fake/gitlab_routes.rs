@@ -24,7 +24,16 @@ const NOTE_FIXTURE: &str = include_str!(concat!(
 type Shared = Arc<Mutex<State>>;
 
 pub(crate) fn router(state: Shared) -> axum::Router {
-    axum::Router::new().fallback(handle).with_state(state)
+    axum::Router::new()
+        .fallback(handle)
+        .layer(axum::middleware::map_response_with_state(
+            state.clone(),
+            |AxumState(state): AxumState<Shared>, response: Response| async move {
+                super::record_response(|answer| lock(&state).recorder.answer(answer), response)
+                    .await
+            },
+        ))
+        .with_state(state)
 }
 
 fn error(status: u16, message: &str) -> Response {

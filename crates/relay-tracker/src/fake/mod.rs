@@ -72,6 +72,36 @@ pub struct RecordedRequest {
     /// Header names lowercase.
     pub headers: Vec<(String, String)>,
     pub body: String,
+    /// What the fake answered (status and body), once it did: the contract tests check it
+    /// against the tracker's published response schemas.
+    pub response: Option<RecordedResponse>,
+}
+
+/// A fake's answer to a [`RecordedRequest`].
+#[derive(Debug, Clone)]
+pub struct RecordedResponse {
+    pub status: u16,
+    pub body: String,
+}
+
+/// Answers bigger than this are recorded without their body (no fake answer comes close).
+const MAX_RECORDED_RESPONSE_BYTES: usize = 4 * 1024 * 1024;
+
+/// Records a fake's answer on the latest request still without one (the contract tests send one
+/// request at a time), passing the answer on unchanged.
+pub(crate) async fn record_response(
+    recorder: impl FnOnce(RecordedResponse),
+    response: Response,
+) -> Response {
+    let (parts, body) = response.into_parts();
+    let bytes = axum::body::to_bytes(body, MAX_RECORDED_RESPONSE_BYTES)
+        .await
+        .unwrap_or_default();
+    recorder(RecordedResponse {
+        status: parts.status.as_u16(),
+        body: String::from_utf8_lossy(&bytes).into_owned(),
+    });
+    Response::from_parts(parts, axum::body::Body::from(bytes))
 }
 
 impl RecordedRequest {
@@ -122,7 +152,20 @@ impl Recorder {
                 .map(|(k, v)| (k.as_str().to_owned(), v.to_str().unwrap_or("").to_owned()))
                 .collect(),
             body: String::from_utf8_lossy(body).into_owned(),
+            response: None,
         });
+    }
+
+    /// Attaches `response` to the latest request that has none.
+    pub(crate) fn answer(&mut self, response: RecordedResponse) {
+        if let Some(request) = self
+            .requests
+            .iter_mut()
+            .rev()
+            .find(|r| r.response.is_none())
+        {
+            request.response = Some(response);
+        }
     }
 
     /// The failure scripted for this request, if any (consumes one).

@@ -2,6 +2,9 @@
 //!
 //! One test binary for the crate (each file a module): two cores link one binary, not one per file.
 
+mod contract;
+mod contract_github;
+mod contract_gitlab;
 mod github;
 mod github_app;
 mod gitlab;

@@ -10,7 +10,7 @@ use std::sync::Arc;
 use anyhow::Context as _;
 // Indexing runs on its own thread with the indexer's stack size (its recursion is bounded).
 use relay_codegraph::index::{INDEX_STACK_BYTES, Indexer};
-use relay_codegraph::store::GraphStore;
+use relay_codegraph::store::{GraphStore, StoreError};
 use relay_repo::{RepoManager, RepoSpec};
 use serde_json::{Value, json};
 use tokio::sync::Mutex;
@@ -44,8 +44,36 @@ impl CodegraphIndexing {
         self.store.clone()
     }
 
-    /// Indexes `commit` of `repo` (whose snapshot lives at `root`) and stores the graph.
+    /// Indexes `commit` of `repo` (whose snapshot lives at `root`) and stores the graph. While
+    /// the store is unavailable the push is not indexed (`"codegraph": "skipped"`): the job does
+    /// not fail over it, and the next push or the first mention that needs the graph indexes the
+    /// commit once the store is back.
     pub async fn index_commit(
+        &self,
+        repos: &RepoManager,
+        spec: &RepoSpec,
+        repo: &str,
+        commit: &str,
+        root: PathBuf,
+    ) -> anyhow::Result<Value> {
+        match self.index_and_store(repos, spec, repo, commit, root).await {
+            Err(error) if store_unavailable(&error) => {
+                tracing::warn!(
+                    error.message = %error,
+                    error.cause_chain = %format!("{error:#}"),
+                    "code-graph store unavailable: the push is not indexed"
+                );
+                Ok(json!({
+                    "codegraph": "skipped",
+                    "commit": commit,
+                    "reason": format!("{error:#}"),
+                }))
+            }
+            other => other,
+        }
+    }
+
+    async fn index_and_store(
         &self,
         repos: &RepoManager,
         spec: &RepoSpec,
@@ -146,6 +174,14 @@ impl CodegraphIndexing {
     }
 }
 
+/// Whether `error` comes from a graph store that cannot be reached.
+fn store_unavailable(error: &anyhow::Error) -> bool {
+    error
+        .chain()
+        .filter_map(|cause| cause.downcast_ref::<StoreError>())
+        .any(StoreError::is_unavailable)
+}
+
 async fn on_big_stack<T: Send + 'static>(
     work: impl FnOnce() -> T + Send + 'static,
 ) -> anyhow::Result<T> {
@@ -158,4 +194,24 @@ async fn on_big_stack<T: Send + 'static>(
         })
         .context("failed to start the indexer thread")?;
     receiver.await.context("the indexer thread panicked")
+}
+
+#[cfg(test)]
+mod tests {
+    use anyhow::Context as _;
+    use relay_codegraph::store::StoreError;
+
+    use super::store_unavailable;
+
+    #[test]
+    fn a_store_that_cannot_be_reached_is_told_from_other_failures() {
+        let unavailable: anyhow::Result<()> =
+            Err(StoreError::Unavailable("connection refused".into()))
+                .context("failed to store the code graph");
+        assert!(store_unavailable(&unavailable.unwrap_err()));
+        let wrong: anyhow::Result<()> =
+            Err(StoreError::Corrupt("bad row".into())).context("failed to store the code graph");
+        assert!(!store_unavailable(&wrong.unwrap_err()));
+        assert!(!store_unavailable(&anyhow::anyhow!("indexing failed")));
+    }
 }

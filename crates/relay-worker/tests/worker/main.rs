@@ -2,6 +2,7 @@
 //!
 //! One test binary for the crate (each file a module): two cores link one binary, not one per file.
 
+mod graph_retention;
 mod orchestrator_budget;
 mod orchestrator_cycle;
 mod retention_pass;

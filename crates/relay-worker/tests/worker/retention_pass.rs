@@ -26,6 +26,7 @@ async fn the_pruner_deletes_old_finished_jobs_and_stops_on_shutdown(pool: PgPool
             interval_secs: 1,
             ..RetentionSettings::default()
         },
+        None,
         shutdown.clone(),
     ));
     tokio::time::timeout(HANG, async {

@@ -9,6 +9,7 @@ pub mod explore;
 pub mod index;
 pub mod llm;
 pub mod migrate;
+pub mod operate;
 pub mod plan;
 pub mod prune;
 pub mod reconcile;

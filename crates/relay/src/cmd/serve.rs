@@ -69,7 +69,11 @@ pub async fn run(config: Option<&Path>, roles: Roles) -> anyhow::Result<()> {
     if roles != Roles::Gateway {
         let repos = relay_repo::RepoManager::new(settings.repo.clone())
             .context("failed to prepare the repository data directory (repo.data_dir)")?;
-        let codegraph = open_codegraph(&settings, &pool, &degraded).await;
+        let graph_store = open_codegraph(&settings, &pool, &degraded, &shutdown).await;
+        let codegraph = Some(std::sync::Arc::new(
+            // Keep the last index of a few repositories in memory for incremental updates.
+            relay_worker::jobs::reindex::CodegraphIndexing::new(graph_store.clone(), 4),
+        ));
         let orchestrator = orchestrator(&settings, codegraph.clone())?;
         let mut worker_settings = settings.worker.clone();
         if orchestrator.is_none() && worker_settings.sweep_interval().is_some() {
@@ -117,6 +121,7 @@ pub async fn run(config: Option<&Path>, roles: Roles) -> anyhow::Result<()> {
         tokio::spawn(relay_worker::retention::run_pruner(
             pool.clone(),
             settings.retention.clone(),
+            Some(graph_store),
             shutdown.clone(),
         ));
     }
@@ -140,32 +145,71 @@ async fn bind(address: std::net::SocketAddr, key: &str) -> anyhow::Result<tokio:
         .with_context(|| format!("failed to listen on {address} ({key})"))
 }
 
-/// What `/readyz` says of a code graph whose store could not be reached at start-up.
+/// What `/readyz` says of a code graph whose store is not connected (the reason follows).
 pub const CODEGRAPH_UNAVAILABLE: &str =
-    "store unreachable at start-up: not available, explores use grep and read (restart to retry)";
+    "store unavailable, reconnecting: explores use grep and read meanwhile";
 
-/// The code-graph store and indexer, or `None` when the store cannot be reached: the worker must
-/// not stop over it (the seed's graceful degradation). Explores then run with grep and read only,
-/// and the log and `/readyz` say so.
+/// The code-graph store (kept connected by its supervisor, [`SupervisedStore`]) and the indexer.
+/// The worker never stops over the store: while it is unavailable explores run with grep and
+/// read only, pushes skip indexing, and the log, `/readyz` (`degraded`) and the metrics
+/// `relay_codegraph_store_up` / `relay_codegraph_store_outages_total` say so.
+///
+/// [`SupervisedStore`]: relay_codegraph::store::supervised::SupervisedStore
 async fn open_codegraph(
     settings: &crate::settings::Settings,
     pool: &relay_store::PgPool,
     degraded: &relay_gateway::Degraded,
-) -> Option<std::sync::Arc<relay_worker::jobs::reindex::CodegraphIndexing>> {
-    match relay_codegraph::store::open_store(&settings.codegraph, Some(pool.clone())).await {
-        // Keep the last index of a few repositories in memory for incremental updates.
-        Ok(store) => Some(std::sync::Arc::new(
-            relay_worker::jobs::reindex::CodegraphIndexing::new(store, 4),
-        )),
-        Err(error) => {
-            tracing::warn!(
-                error.message = %error,
-                error.cause_chain = %relay_core::error::cause_chain(&error),
-                codegraph.backend = ?settings.codegraph.backend,
-                "code-graph store unavailable: the worker runs without the codegraph tool, explores use grep and read"
-            );
-            degraded.note("codegraph", CODEGRAPH_UNAVAILABLE);
-            None
+    shutdown: &CancellationToken,
+) -> std::sync::Arc<relay_codegraph::store::supervised::SupervisedStore> {
+    // Not ready until the first attempt says otherwise: the listener already answers /readyz.
+    degraded.note(
+        "codegraph",
+        format!("{CODEGRAPH_UNAVAILABLE} (not connected yet)"),
+    );
+    let store = relay_codegraph::store::supervised::SupervisedStore::start(
+        settings.codegraph.clone(),
+        Some(pool.clone()),
+    )
+    .await;
+    tokio::spawn(report_codegraph_health(
+        store.health(),
+        degraded.clone(),
+        shutdown.clone(),
+    ));
+    tokio::spawn(store.clone().supervise(shutdown.clone()));
+    store
+}
+
+/// Mirrors the store's health into `/readyz` and the metrics until `shutdown`.
+async fn report_codegraph_health(
+    mut health: tokio::sync::watch::Receiver<relay_codegraph::store::supervised::StoreHealth>,
+    degraded: relay_gateway::Degraded,
+    shutdown: CancellationToken,
+) {
+    use relay_codegraph::store::supervised::StoreHealth;
+    use relay_telemetry::metrics::{CODEGRAPH_STORE_OUTAGES_TOTAL, CODEGRAPH_STORE_UP};
+    let mut was_up: Option<bool> = None;
+    loop {
+        let current = health.borrow_and_update().clone();
+        match current {
+            StoreHealth::Up => {
+                degraded.clear("codegraph");
+                metrics::gauge!(CODEGRAPH_STORE_UP).set(1.0);
+                was_up = Some(true);
+            }
+            StoreHealth::Unavailable { reason } => {
+                degraded.note("codegraph", format!("{CODEGRAPH_UNAVAILABLE} ({reason})"));
+                metrics::gauge!(CODEGRAPH_STORE_UP).set(0.0);
+                // One outage per fall from up, and the one a process starts in.
+                if was_up != Some(false) {
+                    metrics::counter!(CODEGRAPH_STORE_OUTAGES_TOTAL).increment(1);
+                }
+                was_up = Some(false);
+            }
+        }
+        tokio::select! {
+            () = shutdown.cancelled() => return,
+            changed = health.changed() => if changed.is_err() { return },
         }
     }
 }

@@ -352,12 +352,11 @@ fn the_environment_switches_the_codegraph_backend() {
     );
 }
 
-/// The compose file's Relay environment (every service shares it) loads as backend `auto`
-/// pointed at the compose `arangodb` service, which only the `arangodb` profile runs: so
-/// `docker compose --profile arangodb up` is what switches the backend. Docker is not needed:
-/// the file is read as text, its `${VAR:-default}`s take their defaults.
+/// The compose file's Relay environment (every service shares it) loads as backend `arangodb`
+/// pointed at the compose `arangodb` service. Docker is not needed: the file is read as text, its
+/// `${VAR:-default}`s take their defaults (`deploy_tests` checks the file as Compose reads it).
 #[test]
-fn the_compose_arangodb_profile_switches_the_backend() {
+fn the_compose_environment_puts_the_code_graph_in_arangodb() {
     use relay_codegraph::store::StoreBackend;
     let compose = std::fs::read_to_string(concat!(
         env!("CARGO_MANIFEST_DIR"),
@@ -383,12 +382,12 @@ fn the_compose_arangodb_profile_switches_the_backend() {
         })
         .collect();
     let loaded = load_with(None, &relay_env).unwrap();
-    assert_eq!(loaded.settings.codegraph.backend, StoreBackend::Auto);
+    assert_eq!(loaded.settings.codegraph.backend, StoreBackend::Arangodb);
     assert_eq!(
         loaded.settings.codegraph.arangodb.url,
         "http://arangodb:8529"
     );
-    // That host is the service only the profile starts.
+    // That host is a service `docker compose up` runs (no profile).
     let service = compose
         .split("\n  arangodb:\n")
         .nth(1)
@@ -398,5 +397,5 @@ fn the_compose_arangodb_profile_switches_the_backend() {
         .take_while(|line| line.starts_with("    ") || line.is_empty())
         .collect::<Vec<_>>()
         .join("\n");
-    assert!(service.contains("profiles: [\"arangodb\"]"), "{service}");
+    assert!(!service.contains("profiles:"), "{service}");
 }

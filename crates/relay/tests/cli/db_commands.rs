@@ -357,3 +357,134 @@ async fn prune_dry_run_counts_then_prune_deletes(pool: PgPool) {
         .unwrap();
     assert_eq!(events, 0);
 }
+
+/// `relay prune` applies the snapshot rule to ArangoDB when it holds the code graph (here the
+/// ArangoDB double): of four snapshots of one repository the oldest goes, the newest three stay.
+#[sqlx::test(migrator = "relay_store::MIGRATOR")]
+async fn prune_applies_the_snapshot_rule_to_arangodb(pool: PgPool) {
+    use relay_codegraph::store::arangodb::aql;
+    use relay_codegraph::store::arangodb::double::FakeArango;
+    let arango = FakeArango::start().await;
+    let listing: Vec<serde_json::Value> = (0..4_u64)
+        .map(|i| json!({"repo": "github/o/r", "commit": format!("c{i}"), "seq": 1_700_000_000_000_000 + i * 60_000_000}))
+        .collect();
+    let url = url_of(&pool);
+    let dir = tempfile::tempdir().unwrap();
+    let config = config(dir.path(), &url);
+    // Awaited, not blocking: the double is served by this test's runtime.
+    let prune = |args: &'static [&'static str]| {
+        let mut command = relay(&config, args, &url);
+        command
+            .env("RELAY__CODEGRAPH__BACKEND", "arangodb")
+            .env("RELAY__CODEGRAPH__ARANGODB__URL", &arango.url)
+            .env("RELAY__CODEGRAPH__ARANGODB__DATABASE", "relay")
+            .env("RELAY__CODEGRAPH__ARANGODB__PASSWORD", "secret");
+        async move {
+            tokio::process::Command::from(command)
+                .output()
+                .await
+                .unwrap()
+        }
+    };
+
+    arango.expect(aql::ALL_SNAPSHOTS, listing.clone());
+    let output = prune(&["prune", "--dry-run"]).await;
+    let (stdout, stderr) = text(&output);
+    assert!(output.status.success(), "{stderr}");
+    assert!(
+        stdout.contains("would prune         1 rows codegraph snapshots in arangodb"),
+        "{stdout}"
+    );
+    arango.finish();
+
+    arango.expect(aql::ALL_SNAPSHOTS, listing);
+    arango.expect(aql::FIND_SNAPSHOT, vec![json!("k0")]);
+    arango.expect(aql::REMOVE_SNAPSHOT, vec![json!("k0")]);
+    for _ in 0..4 {
+        arango.expect(aql::REMOVE_SNAPSHOT_DATA, vec![]);
+    }
+    let output = prune(&["prune"]).await;
+    let (stdout, stderr) = text(&output);
+    assert!(output.status.success(), "{stderr}");
+    assert!(
+        stdout.contains("pruned         1 rows codegraph snapshots in arangodb"),
+        "{stdout}"
+    );
+    let requests = arango.finish();
+    assert_eq!(requests[2]["bindVars"]["commit"], "c0");
+}
+
+/// `relay jobs` and `relay writes` on the real Postgres: list what the operations page shows,
+/// act on it, and a second run says there is nothing to do (exit 0).
+#[sqlx::test(migrator = "relay_store::MIGRATOR")]
+async fn jobs_and_writes_commands_list_retry_discard_idempotently(pool: PgPool) {
+    for sql in [
+        "INSERT INTO issues (id, tracker, project_id, project_path, number, title, state, author, url, updated_at)
+         OVERRIDING SYSTEM VALUE VALUES (7, 'github', '1', 'o/r', 1, 't', 'open', 'a', 'u', now())",
+        "INSERT INTO jobs (id, kind, payload, concurrency_key, max_attempts, status, attempts, last_error, finished_at)
+         OVERRIDING SYSTEM VALUE VALUES
+         (1001, 'process_issue', '{\"issue_id\": 7}', 'issue:7', 5, 'dead', 5, 'tracker said no', now()),
+         (1002, 'update_checkout', '{}', NULL, 5, 'dead', 5, 'clone failed', now())",
+        "INSERT INTO outbox (id, idempotency_key, issue_id, job_id, kind, body, status, attempts, last_error)
+         OVERRIDING SYSTEM VALUE VALUES (1, 'w1', 7, 1001, 'comment', 'hello', 'failed', 1, '422 Validation Failed')",
+    ] {
+        sqlx::query(sql).execute(&pool).await.unwrap();
+    }
+    let url = url_of(&pool);
+    let dir = tempfile::tempdir().unwrap();
+    let config = config(dir.path(), &url);
+    let run = |args: &[&str]| {
+        let output = relay(&config, args, &url).output().unwrap();
+        let (stdout, stderr) = text(&output);
+        assert!(output.status.success(), "{args:?}: {stderr}");
+        stdout
+    };
+
+    let listed = run(&["jobs", "list"]);
+    assert!(
+        listed.contains("1001\tprocess_issue\tdead\t5/5"),
+        "{listed}"
+    );
+    assert!(listed.contains("tracker said no"), "{listed}");
+    assert_eq!(run(&["jobs", "retry", "1001"]), "job 1001: retried\n");
+    assert_eq!(
+        run(&["jobs", "retry", "1001"]),
+        "job 1001: nothing to do (it is queued)\n"
+    );
+    assert_eq!(run(&["jobs", "discard", "1002"]), "job 1002: discarded\n");
+    assert_eq!(
+        run(&["jobs", "discard", "1002"]),
+        "job 1002: nothing to do (it is discarded)\n"
+    );
+    assert_eq!(run(&["jobs", "list"]), "no jobs\n");
+    assert!(run(&["jobs", "list", "--status", "discarded"]).contains("1002\tupdate_checkout"));
+
+    let writes = run(&["writes", "list"]);
+    assert!(
+        writes.contains("1\t7\t1001\tcomment\t1\t422 Validation Failed"),
+        "{writes}"
+    );
+    // The issue's job 1001 is queued again (the retry above): it will send the write.
+    assert_eq!(
+        run(&["writes", "retry", "1"]),
+        "write 1: queued to be sent again (the issue's running or queued job sends it)\n"
+    );
+    assert_eq!(
+        run(&["writes", "retry", "1"]),
+        "write 1: nothing to do (it is pending)\n"
+    );
+    assert_eq!(
+        run(&["writes", "list"]),
+        "no tracker writes refused for good\n"
+    );
+    let traced: i64 = sqlx::query_scalar(
+        "SELECT count(*) FROM trace_events WHERE job_id = 1001 AND agent = 'operator'",
+    )
+    .fetch_one(&pool)
+    .await
+    .unwrap();
+    assert_eq!(
+        traced, 4,
+        "two job retries and two write retries in job 1001's trace"
+    );
+}

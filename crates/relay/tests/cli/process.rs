@@ -4,6 +4,8 @@
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
+use relay_codegraph::store::arangodb::double::FakeArango;
+
 const SECRET: &str = "process-test-secret";
 
 struct Server {
@@ -174,12 +176,15 @@ bot_username = "relay-bot"
     );
 }
 
-/// Graceful degradation (seed 000): a worker whose graph store cannot be reached at start-up keeps
-/// running without the code graph, and says so in its log and in `/readyz`. The store is chosen by
-/// the environment (`RELAY__CODEGRAPH__BACKEND`, as the compose file's `arangodb` profile sets it),
-/// which also shows the override reaches `[codegraph]`.
+/// Graceful degradation, then recovery: a worker whose graph store cannot be reached at start-up
+/// keeps running without the code graph and says so in its log, in `/readyz` (`degraded`, with
+/// the reason) and in the metrics; when the store comes up (the ArangoDB double starting late)
+/// the same process connects without a restart, and when it goes away mid-run the process
+/// notices and reconnects again. The store is chosen by the environment
+/// (`RELAY__CODEGRAPH__BACKEND`, as the compose file sets it), which also shows the override
+/// reaches `[codegraph]`.
 #[tokio::test]
-async fn a_worker_whose_graph_store_is_unreachable_runs_without_it() {
+async fn a_worker_reconnects_to_a_graph_store_that_starts_late_and_drops_mid_run() {
     let base = base_database_url();
     let database = format!("relay_degraded_{}", std::process::id());
     let (prefix, _) = base
@@ -187,8 +192,8 @@ async fn a_worker_whose_graph_store_is_unreachable_runs_without_it() {
         .expect("DATABASE_URL has a database name");
     let url = format!("{prefix}/{database}");
     let port = free_port();
-    // Nothing listens there once the probe socket is dropped.
-    let arango = format!("http://127.0.0.1:{}", free_port());
+    // Nothing listens there yet.
+    let arango_addr = FakeArango::reserve();
     let dir = tempfile::tempdir().unwrap();
     let config = dir.path().join("relay.toml");
     std::fs::write(
@@ -205,7 +210,14 @@ async fn a_worker_whose_graph_store_is_unreachable_runs_without_it() {
         .env("DATABASE_URL", &url)
         .env("RELAY__LOG__FORMAT", "json")
         .env("RELAY__CODEGRAPH__BACKEND", "arangodb")
-        .env("RELAY__CODEGRAPH__ARANGODB__URL", &arango)
+        .env(
+            "RELAY__CODEGRAPH__ARANGODB__URL",
+            format!("http://{arango_addr}"),
+        )
+        .env("RELAY__CODEGRAPH__ARANGODB__PASSWORD", "secret")
+        .env("RELAY__CODEGRAPH__RECONNECT__INITIAL_MS", "50")
+        .env("RELAY__CODEGRAPH__RECONNECT__MAX_SECS", "1")
+        .env("RELAY__CODEGRAPH__RECONNECT__PROBE_SECS", "1")
         .stdout(log.try_clone().unwrap())
         .stderr(log)
         .spawn()
@@ -213,35 +225,91 @@ async fn a_worker_whose_graph_store_is_unreachable_runs_without_it() {
     let mut server = Server { child };
     let client = reqwest::Client::new();
     let origin = format!("http://127.0.0.1:{port}");
-    wait_for("/readyz", || {
+    let readyz = || {
         let request = client.get(format!("{origin}/readyz")).send();
-        async move { request.await.is_ok_and(|r| r.status() == 200) }
+        async move {
+            match request.await {
+                Ok(response) if response.status() == 200 => {
+                    response.json::<serde_json::Value>().await.ok()
+                }
+                _ => None,
+            }
+        }
+    };
+    let metric = |name: &'static str| {
+        let request = client.get(format!("{origin}/metrics")).send();
+        async move {
+            let text = request.await.ok()?.text().await.ok()?;
+            text.lines()
+                .find_map(|line| line.strip_prefix(name)?.trim().parse::<f64>().ok())
+        }
+    };
+    // Degraded from the start (never "ready" while nothing is connected), then with the reason.
+    wait_for("/readyz", || async { readyz().await.is_some() }).await;
+    let ready = readyz().await.unwrap();
+    assert_eq!(ready["status"], "degraded", "{ready}");
+    wait_for("the first attempt's reason", || async {
+        readyz().await.is_some_and(|r| {
+            r["degraded"]["codegraph"]
+                .as_str()
+                .is_some_and(|d| !d.contains("not connected yet"))
+        })
     })
     .await;
-    let ready: serde_json::Value = client
-        .get(format!("{origin}/readyz"))
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+    let ready = readyz().await.unwrap();
     let detail = ready["degraded"]["codegraph"].as_str().unwrap_or_default();
     assert!(
-        detail.contains("not available") && detail.contains("grep and read"),
+        detail.contains("unavailable") && detail.contains("grep and read"),
         "{ready}"
+    );
+    assert_eq!(metric("relay_codegraph_store_up").await, Some(0.0));
+    assert_eq!(
+        metric("relay_codegraph_store_outages_total").await,
+        Some(1.0)
     );
     assert!(
         server.child.try_wait().unwrap().is_none(),
         "the worker keeps running"
     );
-    let log = std::fs::read_to_string(dir.path().join("stderr.log")).unwrap();
+    let log_text = std::fs::read_to_string(dir.path().join("stderr.log")).unwrap();
     assert!(
-        log.lines()
+        log_text
+            .lines()
             .any(|line| line.contains("code-graph store unavailable")
                 && line.contains("\"level\":\"WARN\"")),
-        "{log}"
+        "{log_text}"
     );
+
+    // The store starts late: the same process connects, and /readyz is whole again.
+    let arango = FakeArango::start_at(arango_addr).await;
+    wait_for("the store to connect", || async {
+        readyz().await.is_some_and(|r| r["status"] == "ready")
+    })
+    .await;
+    wait_for("the store up metric", || async {
+        metric("relay_codegraph_store_up").await == Some(1.0)
+    })
+    .await;
+
+    // It drops mid-run: the probe notices, and the outage is counted.
+    let arango_addr = arango.stop().await;
+    wait_for("the outage to show", || async {
+        readyz().await.is_some_and(|r| r["status"] == "degraded")
+    })
+    .await;
+    assert_eq!(
+        metric("relay_codegraph_store_outages_total").await,
+        Some(2.0)
+    );
+
+    // It comes back: reconnected, still without a restart.
+    let arango = FakeArango::start_at(arango_addr).await;
+    wait_for("the store to reconnect", || async {
+        readyz().await.is_some_and(|r| r["status"] == "ready")
+    })
+    .await;
+    assert!(server.child.try_wait().unwrap().is_none());
+    arango.finish();
     let _ = server.child.kill();
     let _ = server.child.wait();
     let admin = Command::new("psql")

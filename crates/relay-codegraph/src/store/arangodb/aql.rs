@@ -18,6 +18,10 @@ FILTER s.repo == @repo AND s.commit == @commit SORT s.seq DESC LIMIT 1 RETURN s.
 pub const LATEST_COMMIT: &str = "FOR s IN codegraph_snapshots \
 FILTER s.repo == @repo SORT s.seq DESC LIMIT 1 RETURN s.commit";
 
+/// Every snapshot document (retention chooses among them); `seq` is microseconds since the epoch.
+pub const ALL_SNAPSHOTS: &str = "FOR s IN codegraph_snapshots \
+SORT s.repo, s.seq DESC RETURN { repo: s.repo, commit: s.commit, seq: s.seq }";
+
 pub const INSERT_SNAPSHOT: &str = "INSERT { _key: @snapshot, repo: @repo, commit: @commit, seq: @seq } \
 INTO codegraph_snapshots RETURN NEW._key";
 

@@ -8,6 +8,8 @@
 
 pub mod aql;
 pub mod client;
+#[cfg(any(test, feature = "test-support"))]
+pub mod double;
 
 use std::collections::{BTreeSet, HashMap};
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -24,9 +26,9 @@ use self::client::ReqwestClient;
 use super::pattern::Glob;
 use super::settings::{ArangoSettings, redact_url};
 use super::{
-    CallStep, Direction, GraphDelta, GraphStore, MatchField, SearchPage, Snapshot, StoreError,
-    StoreResult, SymbolQuery, canonicalize, clamp_depth, sort_edges_by_site, sort_search_hits,
-    sort_steps,
+    CallStep, Direction, GraphDelta, GraphStore, MatchField, SearchPage, Snapshot, SnapshotInfo,
+    StoreError, StoreResult, SymbolQuery, canonicalize, clamp_depth, sort_edges_by_site,
+    sort_search_hits, sort_snapshot_infos, sort_steps,
 };
 use crate::model::{Confidence, Edge, EdgeKind, Graph, Symbol};
 
@@ -153,6 +155,14 @@ impl EdgeDoc {
             external: self.external,
         }
     }
+}
+
+/// A row of [`aql::ALL_SNAPSHOTS`].
+#[derive(Deserialize)]
+struct SnapshotDoc {
+    repo: String,
+    commit: String,
+    seq: u64,
 }
 
 #[derive(Deserialize)]
@@ -412,6 +422,35 @@ impl GraphStore for ArangoStore {
             )
             .await?;
         Ok(())
+    }
+
+    async fn ping(&self) -> StoreResult<()> {
+        // `GET /_api/database/current`: answered without touching a collection.
+        self.db
+            .info()
+            .await
+            .map(drop)
+            .map_err(|source| StoreError::Arango {
+                context: ": ping".into(),
+                source,
+            })
+    }
+
+    async fn snapshots(&self) -> StoreResult<Vec<SnapshotInfo>> {
+        let docs: Vec<SnapshotDoc> = self.query(aql::ALL_SNAPSHOTS, Vec::new()).await?;
+        let mut infos: Vec<SnapshotInfo> = docs
+            .into_iter()
+            .map(|doc| SnapshotInfo {
+                snapshot: Snapshot::new(doc.repo, doc.commit),
+                // `seq` is the microsecond clock of the write (see `next_seq`).
+                updated_at: chrono::DateTime::from_timestamp_micros(
+                    i64::try_from(doc.seq).unwrap_or(i64::MAX),
+                )
+                .unwrap_or(chrono::DateTime::UNIX_EPOCH),
+            })
+            .collect();
+        sort_snapshot_infos(&mut infos);
+        Ok(infos)
     }
 
     async fn latest_commit(&self, repo: &str) -> StoreResult<Option<String>> {

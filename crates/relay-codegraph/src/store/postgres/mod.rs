@@ -10,9 +10,9 @@ use text_enum::UnknownSpelling;
 
 use super::pattern::Glob;
 use super::{
-    CallStep, Direction, GraphDelta, GraphStore, MatchField, SearchPage, Snapshot, StoreError,
-    StoreResult, SymbolQuery, canonicalize, clamp_depth, sort_edges_by_site, sort_search_hits,
-    sort_steps,
+    CallStep, Direction, GraphDelta, GraphStore, MatchField, SearchPage, Snapshot, SnapshotInfo,
+    StoreError, StoreResult, SymbolQuery, canonicalize, clamp_depth, sort_edges_by_site,
+    sort_search_hits, sort_snapshot_infos, sort_steps,
 };
 use crate::model::{Edge, EdgeKind, Graph, Symbol};
 
@@ -173,6 +173,23 @@ impl GraphStore for PostgresStore {
             .await
             .map_err(pg)?
             .map(|s| s.commit_sha))
+    }
+
+    async fn ping(&self) -> StoreResult<()> {
+        sql::ping(&self.pool).await.map_err(pg)
+    }
+
+    async fn snapshots(&self) -> StoreResult<Vec<SnapshotInfo>> {
+        let rows = sql::all_snapshots(&self.pool).await.map_err(pg)?;
+        let mut infos: Vec<SnapshotInfo> = rows
+            .into_iter()
+            .map(|row| SnapshotInfo {
+                snapshot: Snapshot::new(row.repository, row.commit_sha),
+                updated_at: row.updated_at,
+            })
+            .collect();
+        sort_snapshot_infos(&mut infos);
+        Ok(infos)
     }
 
     async fn delete_snapshot(&self, snapshot: &Snapshot) -> StoreResult<bool> {

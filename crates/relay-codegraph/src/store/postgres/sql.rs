@@ -136,6 +136,22 @@ pub async fn latest_snapshot(pool: &PgPool, repository: &str) -> Result<Option<S
     .await?)
 }
 
+/// Every snapshot (without its graph), each repository's newest first.
+pub async fn all_snapshots(pool: &PgPool) -> Result<Vec<SnapshotRow>> {
+    Ok(sqlx::query_as(
+        "SELECT id, repository, commit_sha, created_at, updated_at FROM codegraph_snapshots \
+         ORDER BY repository, updated_at DESC, id DESC",
+    )
+    .fetch_all(pool)
+    .await?)
+}
+
+/// Answers when the database does (the store's [`crate::store::GraphStore::ping`]).
+pub async fn ping(pool: &PgPool) -> Result<()> {
+    sqlx::query("SELECT 1").execute(pool).await?;
+    Ok(())
+}
+
 /// Deletes a snapshot with its symbols and edges; returns whether it existed.
 pub async fn delete_snapshot(pool: &PgPool, repository: &str, commit: &str) -> Result<bool> {
     let result =
