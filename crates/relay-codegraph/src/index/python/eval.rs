@@ -130,6 +130,9 @@ pub(crate) struct Eval<'i, 'a> {
     memo: HashMap<usize, Vals>,
     /// Values of expressions: `(file, expression)`.
     expr_memo: HashMap<(u32, u32), Vals>,
+    /// Values of names where a set of their bindings reaches ([`order`]): keyed by the
+    /// address of the name's bindings, then by the set.
+    reach_memo: HashMap<usize, Vec<(Vec<super::Reach>, Vals)>>,
     /// Whether the evaluation under way hit a limit (its value is then not memoized).
     truncated: bool,
     /// Nested container lookups under way ([`Eval::items`]).
@@ -155,6 +158,7 @@ impl<'i, 'a> Eval<'i, 'a> {
             memo: HashMap::default(),
             item_memo: HashMap::default(),
             expr_memo: HashMap::default(),
+            reach_memo: HashMap::default(),
             qname: String::new(),
             truncated: false,
             nesting: 0,
@@ -172,6 +176,7 @@ impl<'i, 'a> Eval<'i, 'a> {
         self.last_file_read = usize::MAX;
         self.memo.clear();
         self.expr_memo.clear();
+        self.reach_memo.clear();
         self.item_memo.clear();
         self.truncated = false;
         self.nesting = 0;

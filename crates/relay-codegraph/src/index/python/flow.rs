@@ -952,35 +952,49 @@ fn receivers(eval: &mut Eval<'_, '_>, fi: usize, file: &PyFile, out: &mut PyFlow
         let Some(super::PExpr::Call(callee)) = file.exprs.get(r.expr as usize) else {
             continue;
         };
-        let Some(super::PExpr::Attr(obj, method)) = file.exprs.get(*callee as usize) else {
+        let Some(super::PExpr::Attr(obj, _)) = file.exprs.get(*callee as usize) else {
             continue;
         };
         let from_self = matches!(file.exprs.get(*obj as usize), Some(super::PExpr::Name { scope, name })
         if file.scopes[*scope as usize].bindings.get(name).is_some_and(|b| {
             matches!(b.as_slice(), [super::PBind::SelfParam(_)])
         }));
-        for v in eval.expr(fi, *obj, false) {
-            let Val::Instance(class, _) = v else { continue };
-            for m in eval.class_attr(&class, method, 0, false, true) {
-                let Val::Bound(f, _) = m else { continue };
-                let Some(&(dfi, ddi)) = eval.index.funcs.get(f.as_str()) else {
-                    continue;
-                };
-                let defining = eval.file(dfi).defs[ddi].parent.clone();
-                if defining != class {
+        let objects = eval.expr(fi, *obj, false);
+        if !objects.iter().any(|v| matches!(v, Val::Instance(..))) {
+            continue;
+        }
+        // The methods called (memoized with the callee), each paired with the receivers whose
+        // MRO holds its class.
+        let methods = eval.expr(fi, *callee, false);
+        for m in &methods {
+            let Val::Bound(f, _) = m else { continue };
+            let Some(&(dfi, ddi)) = eval.index.funcs.get(f.as_str()) else {
+                continue;
+            };
+            let defining: &str = &eval.file(dfi).defs[ddi].parent;
+            for v in &objects {
+                let Val::Instance(class, _) = v else { continue };
+                if class == defining {
+                    if !from_self {
+                        add_param(
+                            out,
+                            defining,
+                            OWN_RECEIVER,
+                            vec![Val::Instance(class.clone(), true)],
+                        );
+                    }
+                } else if eval
+                    .index
+                    .mro
+                    .get(class.as_str())
+                    .is_some_and(|mro| mro.iter().flatten().any(|c| c == defining))
+                {
                     // A subclass's instance: its MRO is as declared, not a guess.
                     add_param(
                         out,
-                        &defining,
+                        defining,
                         SUBCLASS_RECEIVERS,
                         vec![Val::Instance(class.clone(), false)],
-                    );
-                } else if !from_self {
-                    add_param(
-                        out,
-                        &defining,
-                        OWN_RECEIVER,
-                        vec![Val::Instance(class.clone(), true)],
                     );
                 }
             }

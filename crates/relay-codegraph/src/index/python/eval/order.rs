@@ -49,17 +49,36 @@ impl<'a> Eval<'_, 'a> {
         name: &str,
         reach: &'a [Reach],
     ) -> Vals {
-        let key = reach.as_ptr() as usize;
-        if let Some(v) = self.memo.get(&key) {
-            return v.clone();
+        // Reads of one name that the same bindings reach share a value: keyed by the name's
+        // bindings in the facts (or the set itself for a name without bindings) and the set.
+        let file: &'a PyFile = self.file(fi);
+        let key = match file.scopes[scope as usize].bindings.get(name) {
+            Some(binds) => binds.as_ptr() as usize,
+            None => reach.as_ptr() as usize,
+        };
+        if let Some(v) = self
+            .reach_memo
+            .get(&key)
+            .and_then(|sets| sets.iter().find(|(r, _)| r.as_slice() == reach))
+        {
+            return v.1.clone();
         }
-        self.memo.insert(key, unknown());
+        let guard = |sets: &mut Vec<(Vec<Reach>, Vals)>, v: Vals| match sets
+            .iter_mut()
+            .find(|(r, _)| r.as_slice() == reach)
+        {
+            Some(entry) => entry.1 = v,
+            None => sets.push((reach.to_vec(), v)),
+        };
+        // Cycle guard while evaluating.
+        guard(self.reach_memo.entry(key).or_default(), unknown());
         let outer = std::mem::replace(&mut self.truncated, false);
         let v = self.reached_uncached(fi, scope, name, reach);
+        let sets = self.reach_memo.entry(key).or_default();
         if self.truncated {
-            self.memo.remove(&key);
+            sets.retain(|(r, _)| r.as_slice() != reach);
         } else {
-            self.memo.insert(key, v.clone());
+            guard(sets, v.clone());
         }
         self.truncated |= outer;
         v
@@ -160,34 +179,45 @@ impl<'a> Eval<'_, 'a> {
                 let Access::Attr(_) = access else {
                     return None;
                 };
-                let reaching: Vec<u32> = match file.reach(obj) {
-                    Some(reach) => reach
-                        .iter()
-                        .filter_map(|r| match r {
-                            Reach::Bind(i) => Some(*i),
-                            _ => None,
-                        })
-                        .collect(),
-                    None => (0..binds.len() as u32).collect(),
-                };
-                let constructed = reaching.iter().any(|&i| {
-                    matches!(binds.get(i as usize), Some(PBind::Assign(e))
+                let constructed = |b: Option<&PBind>| {
+                    matches!(b, Some(PBind::Assign(e))
                         if matches!(file.exprs.get(*e as usize), Some(PExpr::Call(_))))
-                });
-                if !constructed || file.reach(obj).is_some_and(|r| r.contains(&Reach::All)) {
-                    return None;
+                };
+                match file.reach(obj) {
+                    Some(reach) => {
+                        if reach.contains(&Reach::All)
+                            || !reach.iter().any(|r| {
+                                matches!(r, Reach::Bind(i) if constructed(binds.get(*i as usize)))
+                            })
+                        {
+                            return None;
+                        }
+                        reach
+                            .iter()
+                            .filter_map(|r| match r {
+                                Reach::Bind(i) => Some(EvRef::Base(*i)),
+                                _ => None,
+                            })
+                            .collect()
+                    }
+                    None => {
+                        if !binds.iter().any(|b| constructed(Some(b))) {
+                            return None;
+                        }
+                        (0..binds.len() as u32).map(EvRef::Base).collect()
+                    }
                 }
-                reaching.into_iter().map(EvRef::Base).collect()
             }
         };
         let mut out = Vals::new();
         let mut havoc = false;
         let mut stack = refs;
-        let mut seen = rustc_hash::FxHashSet::default();
+        let mut seen: Vec<EvRef> = Vec::new();
         while let Some(r) = stack.pop() {
-            if !seen.insert(r) {
+            if seen.contains(&r) {
                 continue;
             }
+            seen.push(r);
             match r {
                 EvRef::Unbound => {}
                 EvRef::Havoc => havoc = true,
