@@ -20,6 +20,9 @@ const MAX_LITERAL_ITEMS: usize = 64;
 /// Expression evaluations per top-level evaluation (sets fan out: the limit keeps a
 /// pathological chain linear).
 const MAX_STEPS: u32 = 1_000;
+/// At most this many subclasses' instances are what `self` is in a base class's methods
+/// (beside the class itself); with more, `self` is the class alone.
+const MAX_SELF_SUBCLASSES: usize = 4;
 /// Evaluation depth limit (nested lookups through bindings, attributes and calls).
 const MAX_DEPTH: u32 = 16;
 
@@ -835,6 +838,11 @@ impl<'i, 'a> Eval<'i, 'a> {
                 // The instances the class's methods are called on: subclasses' (their MRO
                 // answers `self.x`), and the class's own unless only subclasses' are seen.
                 let subclasses = self.read_param(c, super::flow::SUBCLASS_RECEIVERS);
+                // Past a few subclasses (a widely extended base class), each attribute of
+                // `self` would be looked up in every one: the class alone, as declared.
+                if subclasses.len() > MAX_SELF_SUBCLASSES || subclasses.contains(&Val::Unknown) {
+                    return one(Val::Instance(c.clone(), false));
+                }
                 if subclasses.is_empty()
                     || !self.read_param(c, super::flow::OWN_RECEIVER).is_empty()
                 {

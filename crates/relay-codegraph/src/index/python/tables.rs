@@ -29,6 +29,9 @@ pub(crate) struct PyIndex<'a> {
     /// Names of functions with a default argument, and of classes whose `__init__` has one:
     /// the value flow evaluates calls of such names to learn which defaults they leave out.
     pub(super) defaulted: HashSet<String>,
+    /// Attributes some method sets on `self` on every return ([`super::PyDef::sets_self`]):
+    /// only a read of one of these can be answered by a constructor or a method call.
+    pub(super) set_attrs: HashSet<String>,
 }
 
 impl std::ops::Deref for PyIndex<'_> {
@@ -232,7 +235,11 @@ impl<'a> PyIndex<'a> {
             .map(|(i, f)| (std::ptr::from_ref::<PyFile>(f) as usize, i))
             .collect();
         let mut defaulted = HashSet::default();
+        let mut set_attrs = HashSet::default();
         for f in &files {
+            for d in &f.defs {
+                set_attrs.extend(d.sets_self.iter().map(|(a, _)| a.clone()));
+            }
             for d in f
                 .defs
                 .iter()
@@ -254,6 +261,7 @@ impl<'a> PyIndex<'a> {
             flow_state: Arc::default(),
             changed_table_files: None,
             defaulted,
+            set_attrs,
         }
     }
 

@@ -18,7 +18,7 @@ use crate::index::python::{EvRef, PEvent, PEventKind, PExpr, PyFile, Reach, Star
 pub(crate) const MAX_REACH: usize = 16;
 /// A scope that binds more names than this is not tracked (its reads are flow-insensitive):
 /// the state is cloned at every branch, so this bounds that cost.
-pub(crate) const MAX_TRACKED_NAMES: usize = 1_024;
+pub(crate) const MAX_TRACKED_NAMES: usize = 256;
 
 /// An event reference with the number of calls built before it (see [`PyBuilder::calls_built`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -174,6 +174,8 @@ pub(super) struct Order {
     anytime: Vec<(String, u32)>,
     /// Names declared `nonlocal`: (scope, name).
     nonlocals: Vec<(u32, String)>,
+    /// `try` bodies being walked (only they need the log).
+    tries: u32,
     /// Final states of class scopes (the module's is the bottom frame).
     finals: Vec<Frame>,
 }
@@ -219,6 +221,9 @@ impl PyBuilder<'_> {
         f.names.insert(name.to_owned(), flow);
         if f.names.len() > MAX_TRACKED_NAMES {
             f.overflow = true;
+        }
+        if self.order.tries == 0 {
+            return;
         }
         self.order.log.push((
             scope,
@@ -294,6 +299,9 @@ impl PyBuilder<'_> {
             prev,
             calls,
         });
+        if self.order.tries == 0 {
+            return;
+        }
         self.order.log.push((
             scope,
             name.to_owned(),
@@ -313,6 +321,14 @@ impl PyBuilder<'_> {
         let Some(flow) = f.names.get(name) else {
             return;
         };
+        // The bindings themselves with no call since: the same as no entry, whatever the name.
+        if flow
+            .events
+            .iter()
+            .all(|t| matches!(t.r, EvRef::Base(_) | EvRef::Unbound) && t.calls == calls)
+        {
+            return;
+        }
         let refs = flow.events.clone();
         self.order.event_reads.push(EventRead {
             expr,
@@ -372,6 +388,15 @@ impl PyBuilder<'_> {
             }
         }
         self.order_dead();
+    }
+
+    /// Enters (`true`) or leaves a `try` body, whose bindings a handler sees.
+    pub(super) fn order_try(&mut self, enter: bool) {
+        if enter {
+            self.order.tries += 1;
+        } else {
+            self.order.tries -= 1;
+        }
     }
 
     /// A snapshot of the current state, before a branch or a `try` body.

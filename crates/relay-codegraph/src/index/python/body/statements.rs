@@ -123,7 +123,9 @@ impl PyBuilder<'_> {
             match py_kind(child) {
                 "block" if !body_done => {
                     body_done = true;
+                    self.order_try(true);
                     self.stmt(child);
+                    self.order_try(false);
                     try_end = self.current();
                     entry = fork
                         .as_ref()

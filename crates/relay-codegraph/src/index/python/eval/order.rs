@@ -176,9 +176,12 @@ impl<'a> Eval<'_, 'a> {
             None => {
                 // No event since the bindings: only a constructor's `__init__` can have set
                 // the attribute.
-                let Access::Attr(_) = access else {
+                let Access::Attr(a) = access else {
                     return None;
                 };
+                if !self.index.set_attrs.contains(a) {
+                    return None;
+                }
                 let constructed = |b: Option<&PBind>| {
                     matches!(b, Some(PBind::Assign(e))
                         if matches!(file.exprs.get(*e as usize), Some(PExpr::Call(_))))
@@ -253,6 +256,10 @@ impl<'a> Eval<'_, 'a> {
                             }
                         }
                         (PEventKind::Call(call), Access::Attr(a)) => {
+                            if !self.index.set_attrs.contains(a) {
+                                havoc = true;
+                                continue;
+                            }
                             match self.call_sets(fi, *call, a) {
                                 Some(v) => join(&mut out, v),
                                 None => havoc = true,
@@ -284,6 +291,7 @@ impl<'a> Eval<'_, 'a> {
     /// value.
     fn base_access(&mut self, fi: usize, b: &'a PBind, access: Access<'_>) -> Vals {
         if let (PBind::Assign(e), Access::Attr(a)) = (b, access)
+            && self.index.set_attrs.contains(a)
             && let Some(v) = self.constructed_attr(fi, *e, a)
         {
             return v;
