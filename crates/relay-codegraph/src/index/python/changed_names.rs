@@ -124,7 +124,7 @@ pub(crate) fn changed_names(old: &PyFile, new: &PyFile) -> Option<BTreeSet<Strin
     if old.module != new.module
         || old.is_package != new.is_package
         || old.star_imports != new.star_imports
-        || old.star_states != new.star_states
+        || old.order.star_states != new.order.star_states
     {
         return None;
     }

@@ -835,23 +835,17 @@ impl<'i, 'a> Eval<'i, 'a> {
                 None => one(Val::External(m.clone())),
             },
             PBind::SelfParam(c) => {
-                // The instances the class's methods are called on: subclasses' (their MRO
-                // answers `self.x`), and the class's own unless only subclasses' are seen.
+                // The class itself (its instances may be made where we cannot see) and the
+                // instances of subclasses its methods are called on (their MRO answers
+                // `self.x`: an override, an attribute a subclass sets).
+                let mut v = one(Val::Instance(c.clone(), false));
                 let subclasses = self.read_param(c, super::flow::SUBCLASS_RECEIVERS);
                 // Past a few subclasses (a widely extended base class), each attribute of
                 // `self` would be looked up in every one: the class alone, as declared.
-                if subclasses.len() > MAX_SELF_SUBCLASSES || subclasses.contains(&Val::Unknown) {
-                    return one(Val::Instance(c.clone(), false));
-                }
-                if subclasses.is_empty()
-                    || !self.read_param(c, super::flow::OWN_RECEIVER).is_empty()
-                {
-                    let mut v = one(Val::Instance(c.clone(), false));
+                if subclasses.len() <= MAX_SELF_SUBCLASSES && !subclasses.contains(&Val::Unknown) {
                     join(&mut v, subclasses);
-                    v
-                } else {
-                    subclasses
                 }
+                v
             }
             PBind::ClsParam(c) => one(Val::Class(c.clone(), false)),
             PBind::Annotated(Some(a)) => self.annotated(fi, *a),

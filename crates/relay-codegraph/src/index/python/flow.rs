@@ -24,9 +24,6 @@ const FLOW_CHUNK: usize = 32;
 /// The parameter index under which a class's entry holds the instances of its subclasses that
 /// its methods are called on (what `self` can be beside the class itself).
 pub(crate) const SUBCLASS_RECEIVERS: u32 = u32::MAX;
-/// The parameter index under which a class's entry records that one of its methods is called on
-/// an instance of the class itself (from outside its own methods).
-pub(crate) const OWN_RECEIVER: u32 = u32::MAX - 1;
 /// At most this many container literals are snapshotted into the table.
 const MAX_LITERAL_SNAPSHOTS: usize = 100_000;
 
@@ -942,8 +939,7 @@ fn pass_args(
 }
 
 /// The objects methods are called on (`obj.m(…)`): an instance of a subclass of the class that
-/// defines `m` is what `self` is in `m` (its class's MRO then answers `self.x`); an instance of
-/// that class itself, outside its own methods, is recorded too.
+/// defines `m` is what `self` can be in the class's methods (its MRO then answers `self.x`).
 fn receivers(eval: &mut Eval<'_, '_>, fi: usize, file: &PyFile, out: &mut PyFlow) {
     for r in &file.refs {
         if r.kind != super::PRefKind::Call {
@@ -955,10 +951,6 @@ fn receivers(eval: &mut Eval<'_, '_>, fi: usize, file: &PyFile, out: &mut PyFlow
         let Some(super::PExpr::Attr(obj, _)) = file.exprs.get(*callee as usize) else {
             continue;
         };
-        let from_self = matches!(file.exprs.get(*obj as usize), Some(super::PExpr::Name { scope, name })
-        if file.scopes[*scope as usize].bindings.get(name).is_some_and(|b| {
-            matches!(b.as_slice(), [super::PBind::SelfParam(_)])
-        }));
         let objects = eval.expr(fi, *obj, false);
         if !objects.iter().any(|v| matches!(v, Val::Instance(..))) {
             continue;
@@ -974,20 +966,12 @@ fn receivers(eval: &mut Eval<'_, '_>, fi: usize, file: &PyFile, out: &mut PyFlow
             let defining: &str = &eval.file(dfi).defs[ddi].parent;
             for v in &objects {
                 let Val::Instance(class, _) = v else { continue };
-                if class == defining {
-                    if !from_self {
-                        add_param(
-                            out,
-                            defining,
-                            OWN_RECEIVER,
-                            vec![Val::Instance(class.clone(), true)],
-                        );
-                    }
-                } else if eval
-                    .index
-                    .mro
-                    .get(class.as_str())
-                    .is_some_and(|mro| mro.iter().flatten().any(|c| c == defining))
+                if class != defining
+                    && eval
+                        .index
+                        .mro
+                        .get(class.as_str())
+                        .is_some_and(|mro| mro.iter().flatten().any(|c| c == defining))
                 {
                     // A subclass's instance: its MRO is as declared, not a guess.
                     add_param(

@@ -390,6 +390,14 @@ pub(crate) struct PyFile {
     pub stores: Vec<PStore>,
     /// Plain string literals by expression (sorted), for `getattr(obj, "name")`.
     pub strings: Vec<(u32, String)>,
+    /// The order of bindings and events (`body/order.rs`), boxed: most of a module's facts
+    /// are elsewhere.
+    pub order: Box<PyOrder>,
+}
+
+/// What the order of statements says about a module's reads.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub(crate) struct PyOrder {
     /// Flow-sensitive reads of names: name expression → what reaches it (sorted; only reads
     /// that do not see every binding of the name).
     pub reaches: Vec<(u32, Vec<Reach>)>,
@@ -404,18 +412,20 @@ pub(crate) struct PyFile {
 impl PyFile {
     /// What reaches the read of a name at expression `e`, when it is not every binding.
     pub(crate) fn reach(&self, e: u32) -> Option<&[Reach]> {
-        self.reaches
+        let reaches = &self.order.reaches;
+        reaches
             .binary_search_by_key(&e, |(id, _)| *id)
             .ok()
-            .map(|i| self.reaches[i].1.as_slice())
+            .map(|i| reaches[i].1.as_slice())
     }
 
     /// The events that reach the attribute or item read at expression `e`.
     pub(crate) fn event_read(&self, e: u32) -> Option<&[EvRef]> {
-        self.event_reads
+        let reads = &self.order.event_reads;
+        reads
             .binary_search_by_key(&e, |(id, _)| *id)
             .ok()
-            .map(|i| self.event_reads[i].1.as_slice())
+            .map(|i| reads[i].1.as_slice())
     }
 
     /// The arguments of call expression `call` (none if it has none).

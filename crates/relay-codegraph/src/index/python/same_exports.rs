@@ -24,7 +24,7 @@ pub(crate) fn same_py_exports(a: &PyFile, b: &PyFile) -> bool {
         && same_read_scopes(a, b)
         && a.owners == b.owners
         && a.star_imports == b.star_imports
-        && a.star_states == b.star_states
+        && a.order.star_states == b.order.star_states
         && a.imports.len() == b.imports.len()
         && a.imports
             .iter()

@@ -277,7 +277,7 @@ impl PyBuilder<'_> {
     pub(super) fn order_event(&mut self, name: &str, kind: PEventKind) {
         let calls = self.calls_built;
         let scope = self.scope;
-        let id = self.file.events.len() as u32;
+        let id = self.file.order.events.len() as u32;
         let Some(f) = self.frame() else { return };
         let Some(flow) = f.names.get_mut(name) else {
             return;
@@ -289,7 +289,7 @@ impl PyBuilder<'_> {
                 calls,
             }],
         );
-        self.file.events.push(PEvent {
+        self.file.order.events.push(PEvent {
             kind,
             prev: Vec::new(),
         });
@@ -342,7 +342,7 @@ impl PyBuilder<'_> {
     /// `from m import *` (star import `k`): every name may now be the module's.
     pub(super) fn order_star(&mut self, k: u32) {
         let Some(f) = self.frame() else {
-            self.file.star_states.push(StarState::default());
+            self.file.order.star_states.push(StarState::default());
             return;
         };
         let names = f
@@ -362,7 +362,7 @@ impl PyBuilder<'_> {
             }];
         }
         f.others = vec![Reach::Star(k)];
-        self.file.star_states.push(state);
+        self.file.order.star_states.push(state);
     }
 
     /// The end of a path (`return`, `raise`).
@@ -637,8 +637,8 @@ impl PyBuilder<'_> {
             }
         }
         reaches.sort_unstable_by_key(|(e, _)| *e);
-        file.reaches = reaches;
-        for state in &mut file.star_states {
+        file.order.reaches = reaches;
+        for state in &mut file.order.star_states {
             for (name, reach) in &mut state.names {
                 *reach = complete(0, name, reach);
             }
@@ -677,7 +677,7 @@ impl PyBuilder<'_> {
             }
             out
         };
-        for (event, o) in file.events.iter_mut().zip(&order.origins) {
+        for (event, o) in file.order.events.iter_mut().zip(&order.origins) {
             // The event's own call is not one that happened before it.
             let calls = match event.kind {
                 PEventKind::Call(_) => o.calls.saturating_sub(1),
@@ -698,7 +698,7 @@ impl PyBuilder<'_> {
             event_reads.push((r.expr, refs));
         }
         event_reads.sort_unstable_by_key(|(e, _)| *e);
-        file.event_reads = event_reads;
+        file.order.event_reads = event_reads;
     }
 }
 

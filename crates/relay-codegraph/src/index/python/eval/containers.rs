@@ -96,7 +96,7 @@ pub(super) fn is_class_name(qname: &str) -> bool {
     // Past a leading acronym (`LC` of `LCMap`, `HTTP` of `HTTPConnection`), the first word.
     let bytes = last.as_bytes();
     let upper = bytes.iter().take_while(|b| b.is_ascii_uppercase()).count();
-    let start = if upper > 1 { upper - 1 } else { 0 };
+    let start = upper.saturating_sub(1);
     let rest = &last[start..];
     let word_len = 1 + rest[1..]
         .bytes()

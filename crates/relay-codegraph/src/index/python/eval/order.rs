@@ -134,7 +134,7 @@ impl<'a> Eval<'_, 'a> {
         if let Some(v) = exported {
             return v;
         }
-        let Some(state) = file.star_states.get(k) else {
+        let Some(state) = file.order.star_states.get(k) else {
             return unknown();
         };
         let before: &'a [Reach] = match state.names.get(name) {
@@ -232,7 +232,7 @@ impl<'a> Eval<'_, 'a> {
                     join(&mut out, v);
                 }
                 EvRef::Event(k) => {
-                    let Some(event) = file.events.get(k as usize) else {
+                    let Some(event) = file.order.events.get(k as usize) else {
                         havoc = true;
                         continue;
                     };
