@@ -719,6 +719,17 @@ impl<'i, 'a> Eval<'i, 'a> {
                 let q = format!("{}.{name}", file.module);
                 if self.index.vars.contains(&q) {
                     self.touched.push(q);
+                } else if reach.iter().any(|r| matches!(r, super::Reach::Star(_))) {
+                    // A variable of the star-imported module that provides the name.
+                    for star in file.star_imports.iter().rev() {
+                        if let Some(i) = self.index.module_file(star) {
+                            let q = format!("{}.{name}", self.index.files[i].module);
+                            if self.index.vars.contains(&q) {
+                                self.touched.push(q);
+                                break;
+                            }
+                        }
+                    }
                 }
             }
             return self.reached(fi, scope, name, reach);
