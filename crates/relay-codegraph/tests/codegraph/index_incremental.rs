@@ -982,3 +982,71 @@ fn python_value_flow_through_a_third_module_equals_full_index() {
     step(&mut indexer, root, &[mid]);
     assert!(!has_edge(&indexer, "main", "lib.make"));
 }
+
+/// The flows that follow statement order (issue #34): a module's last binding of an exported
+/// name, star imports in order, an object's attribute replaced by a method call, a default left
+/// out, `self` as the receivers' classes and `with`; each edit's delta and graph equal a full
+/// index's.
+#[test]
+fn python_ordered_flow_edits_equal_full_index() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let root = tmp.path();
+    let (lib, other, main) = ("lib.py", "other.py", "main.py");
+    std::fs::write(
+        root.join(lib),
+        "def a():\n    pass\n\n\ndef b():\n    pass\n\n\nHANDLER = a\nHANDLER = b\n\n\n\
+         def run(cb=a):\n    cb()\n\n\nclass Box:\n    def __init__(self, fn):\n        self.fn = fn\n\n\
+         \x20   def change(self, fn):\n        self.fn = fn\n\n\n\
+         class Base:\n    def go(self):\n        self.hook()\n\n    def hook(self):\n        pass\n\n\n\
+         class Ctx:\n    def __enter__(self):\n        return self\n\n    def __exit__(self, *exc):\n        pass\n\n\
+         \x20   def work(self):\n        pass\n",
+    )
+    .expect("write");
+    std::fs::write(root.join(other), "def b():\n    pass\n").expect("write");
+    std::fs::write(
+        root.join(main),
+        "from lib import *\nfrom other import *\nfrom lib import HANDLER, run, Box, Base, Ctx, a\n\n\n\
+         class Sub(Base):\n    def hook(self):\n        pass\n\n\n\
+         def go():\n    HANDLER()\n    b()\n    run(b)\n    box = Box(a)\n    box.change(b)\n    box.fn()\n\
+         \x20   Sub().go()\n    with Ctx() as c:\n        c.work()\n",
+    )
+    .expect("write");
+    let mut indexer = Indexer::full(root).expect("full");
+    assert!(has_edge(&indexer, "main.go", "lib.b"));
+    assert!(has_edge(&indexer, "main.go", "other.b"));
+    assert!(!has_edge(&indexer, "lib.run", "lib.a"));
+    assert!(has_edge(&indexer, "lib.Base.go", "main.Sub.hook"));
+    assert!(has_edge(&indexer, "main.go", "lib.Ctx.__exit__"));
+    assert!(has_edge(&indexer, "main.go", "lib.Ctx.work"));
+
+    edit(
+        root,
+        lib,
+        "HANDLER = a\nHANDLER = b\n",
+        "HANDLER = b\nHANDLER = a\n",
+    );
+    step(&mut indexer, root, &[lib]);
+    edit(root, other, "def b():\n", "def z():\n");
+    step(&mut indexer, root, &[other]);
+    edit(root, main, "    run(b)\n", "    run(b)\n    run()\n");
+    step(&mut indexer, root, &[main]);
+    assert!(has_edge(&indexer, "lib.run", "lib.a"));
+    edit(
+        root,
+        lib,
+        "    def change(self, fn):\n        self.fn = fn\n",
+        "    def change(self, fn):\n        if fn:\n            self.fn = fn\n",
+    );
+    step(&mut indexer, root, &[lib]);
+    edit(
+        root,
+        main,
+        "    Sub().go()\n",
+        "    Sub().go()\n    Base().go()\n",
+    );
+    step(&mut indexer, root, &[main]);
+    assert!(has_edge(&indexer, "lib.Base.go", "lib.Base.hook"));
+    edit(root, lib, "        return self\n", "        return a\n");
+    step(&mut indexer, root, &[lib]);
+    assert!(!has_edge(&indexer, "main.go", "lib.Ctx.work"));
+}

@@ -398,3 +398,47 @@ fn an_edited_call_argument_is_followed_by_an_incremental_update() {
     assert!(calls(&full).contains(&("main.run".to_owned(), "lib.b".to_owned())));
     assert_eq!(calls(&indexer), calls(&full), "incremental equals full");
 }
+
+// A second held-out benchmark (issue #34 §2), written before the fixes it drove: flow
+// sensitivity (names rebound in order, per-object attributes, overwritten entries, defaults),
+// `with`, star imports in order, and resolutions that needed one more step.
+
+#[test]
+fn names_rebound_in_order_branches_join_loops_and_try() {
+    check("held2_reassign");
+}
+
+#[test]
+fn each_object_keeps_its_attributes_and_overwrites_replace_them() {
+    check("held2_object_attrs");
+}
+
+#[test]
+fn overwritten_dict_entries_and_list_items_call_the_new_value() {
+    check("held2_dict_overwrite");
+}
+
+#[test]
+fn defaults_are_used_only_when_a_call_leaves_them_out() {
+    check("held2_default_args");
+}
+
+#[test]
+fn with_calls_enter_and_exit_and_binds_what_enter_returns() {
+    check("held2_with");
+}
+
+#[test]
+fn star_imports_last_wins_and_shadowing_in_order() {
+    check("held2_star_imports");
+}
+
+#[test]
+fn constant_indexes_swaps_dotted_bases_subclass_attributes_self_mro_and_map() {
+    check("held2_resolutions");
+}
+
+#[test]
+fn external_functions_in_capwords_are_not_classes() {
+    check("held2_external_capwords");
+}

@@ -376,3 +376,146 @@ fn edits() {
     check(&indexer, root, "a module deleted");
     step(&mut indexer, root, "main.py", "k()\n", "k()\nkeep(keep)\n");
 }
+
+const ORDER_LIB: &str = "\
+def a():
+    pass
+
+
+def b():
+    pass
+
+
+HANDLER = a
+HANDLER = b
+
+
+def run(cb=a):
+    cb()
+
+
+class Box:
+    def __init__(self, fn):
+        self.fn = fn
+
+    def change(self, fn):
+        self.fn = fn
+
+
+class Base:
+    def go(self):
+        self.hook()
+
+    def hook(self):
+        pass
+
+
+class Ctx:
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        pass
+
+    def work(self):
+        pass
+";
+
+const ORDER_OTHER: &str = "\
+def a():
+    pass
+";
+
+const ORDER_MAIN: &str = "\
+from lib import *
+from other import *
+from lib import HANDLER, run, Box, Base, Ctx, b
+
+
+class Sub(Base):
+    def hook(self):
+        pass
+
+
+HANDLER()
+a()
+run(b)
+box = Box(a)
+box.change(b)
+box.fn()
+Sub().go()
+with Ctx() as c:
+    c.work()
+";
+
+/// The flows that follow the order of statements (names rebound, star imports in order,
+/// per-object attributes, defaults left out, `self` as the receivers' classes, `with`) after
+/// edits on both sides of each: the replayed table and the graph equal a full index's.
+#[test]
+fn ordered_flows_replayed_equal_full_after_edits() {
+    use crate::index::python::flow_update::PATCHED_ENTRIES_LIMIT;
+    use std::sync::atomic::Ordering;
+    let limit = PATCHED_ENTRIES_LIMIT.load(Ordering::Relaxed);
+    ordered_edits();
+    PATCHED_ENTRIES_LIMIT.store(0, Ordering::Relaxed);
+    ordered_edits();
+    PATCHED_ENTRIES_LIMIT.store(limit, Ordering::Relaxed);
+}
+
+fn ordered_edits() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let root = tmp.path();
+    std::fs::write(root.join("lib.py"), ORDER_LIB).expect("write");
+    std::fs::write(root.join("other.py"), ORDER_OTHER).expect("write");
+    std::fs::write(root.join("main.py"), ORDER_MAIN).expect("write");
+    let mut indexer = Indexer::full(root).expect("full");
+    check(&indexer, root, "the full index");
+    assert!(has_edge(&indexer, "main", "lib.b"));
+    assert!(has_edge(&indexer, "main", "other.a"));
+    assert!(!has_edge(&indexer, "main", "lib.a"));
+    assert!(!has_edge(&indexer, "lib.run", "lib.a"));
+    assert!(has_edge(&indexer, "lib.Base.go", "main.Sub.hook"));
+    assert!(has_edge(&indexer, "main", "lib.Ctx.__enter__"));
+    // The module's last binding of an exported name swaps.
+    step(
+        &mut indexer,
+        root,
+        "lib.py",
+        "HANDLER = a\nHANDLER = b\n",
+        "HANDLER = b\nHANDLER = a\n",
+    );
+    assert!(has_edge(&indexer, "main", "lib.a"));
+    // The later star import stops shadowing `a`, then shadows it again.
+    step(&mut indexer, root, "other.py", "def a():\n", "def z():\n");
+    step(&mut indexer, root, "other.py", "def z():\n", "def a():\n");
+    // A call leaves the default out.
+    step(&mut indexer, root, "main.py", "run(b)\n", "run(b)\nrun()\n");
+    assert!(has_edge(&indexer, "lib.run", "lib.a"));
+    // The method no longer sets the attribute on every return.
+    step(
+        &mut indexer,
+        root,
+        "lib.py",
+        "    def change(self, fn):\n        self.fn = fn\n",
+        "    def change(self, fn):\n        if fn:\n            self.fn = fn\n",
+    );
+    assert!(has_edge(&indexer, "main", "lib.a"));
+    // `Base` itself receives `go`: `self` is a `Base` too.
+    step(
+        &mut indexer,
+        root,
+        "main.py",
+        "Sub().go()\n",
+        "Sub().go()\nBase().go()\n",
+    );
+    assert!(has_edge(&indexer, "lib.Base.go", "lib.Base.hook"));
+    // `__enter__` returns something else.
+    step(
+        &mut indexer,
+        root,
+        "lib.py",
+        "    def __enter__(self):\n        return self\n",
+        "    def __enter__(self):\n        return a\n",
+    );
+    assert!(!has_edge(&indexer, "main", "lib.Ctx.work"));
+}

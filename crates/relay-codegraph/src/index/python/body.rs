@@ -5,10 +5,13 @@ use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
 use tree_sitter::Node;
 
 use super::{
-    DefKind, PArg, PBind, PCall, PExpr, PParam, PRef, PRefKind, PStore, ParamKind, PyDef, PyFile,
-    PyImport, PyScope, PyVar, ScopeKind, const_key, is_constant_name,
+    DefKind, PArg, PBind, PCall, PEventKind, PExpr, PParam, PRef, PRefKind, PStore, ParamKind,
+    PyDef, PyFile, PyImport, PyScope, PyVar, ScopeKind, const_key, is_constant_name,
 };
 use crate::index::syntax::{end_line, field, header, line, py_kind, text};
+
+mod order;
+mod statements;
 
 /// The key of items appended to a sequence (`xs.append(v)`): past the literal's items, so a
 /// constant index into the literal never reaches them.
@@ -35,6 +38,21 @@ pub(crate) struct PyBuilder<'s> {
     /// The definition whose body is being walked (for `return` and `yield`).
     func: Option<u32>,
     seen_vars: HashSet<String>,
+    /// The order of bindings and object events in the scopes being walked.
+    order: order::Order,
+    /// Calls (and other points where code may run: `yield`, `await`, loop heads, `with`)
+    /// built so far, in source order.
+    calls_built: u32,
+    /// Branches, loops and `try` blocks entered in the current function (an attribute set
+    /// at depth 0 of a method is set on every call).
+    branch_depth: u32,
+    /// A use of an identifier as the object of an attribute or subscript (not an escape).
+    object_ctx: bool,
+    /// The method whose `sets_self` is being collected, and what it has set so far.
+    definite_owner: Option<u32>,
+    definite: Vec<(String, u32)>,
+    /// The collecting method may have returned early (assignments after are not definite).
+    early_exit: bool,
 }
 
 impl<'s> PyBuilder<'s> {
@@ -50,6 +68,7 @@ impl<'s> PyBuilder<'s> {
             bindings: HashMap::default(),
             globals: HashSet::default(),
             class_def: None,
+            final_reach: HashMap::default(),
         });
         file.owners.push(module);
         PyBuilder {
@@ -60,10 +79,24 @@ impl<'s> PyBuilder<'s> {
             method: None,
             func: None,
             seen_vars: HashSet::default(),
+            order: order::Order::default(),
+            calls_built: 0,
+            branch_depth: 0,
+            object_ctx: false,
+            definite_owner: None,
+            definite: Vec::new(),
+            early_exit: false,
         }
+        .with_module_frame()
     }
 
-    pub(crate) fn finish(self) -> PyFile {
+    fn with_module_frame(mut self) -> Self {
+        self.enter_frame(0);
+        self
+    }
+
+    pub(crate) fn finish(mut self) -> PyFile {
+        self.finish_order();
         self.file
     }
 
@@ -95,14 +128,23 @@ impl<'s> PyBuilder<'s> {
         let scope = &mut self.file.scopes[self.scope as usize];
         if scope.globals.contains(name) {
             // `global x` in a function: the binding is module-level (type unknown to us).
-            self.file.scopes[0]
+            let binds = self.file.scopes[0]
                 .bindings
                 .entry(name.to_owned())
-                .or_default()
-                .push(PBind::Other);
+                .or_default();
+            binds.push(PBind::Other);
+            let index = (binds.len() - 1) as u32;
+            if self.scope == 0 {
+                self.order_bind(name, index);
+            } else {
+                self.order_anytime(name, index);
+            }
             return;
         }
-        scope.bindings.entry(name.to_owned()).or_default().push(b);
+        let binds = scope.bindings.entry(name.to_owned()).or_default();
+        binds.push(b);
+        let index = (binds.len() - 1) as u32;
+        self.order_bind(name, index);
     }
 
     fn new_scope(&mut self, kind: ScopeKind, class_def: Option<u32>) -> u32 {
@@ -112,6 +154,7 @@ impl<'s> PyBuilder<'s> {
             bindings: HashMap::default(),
             globals: HashSet::default(),
             class_def,
+            final_reach: HashMap::default(),
         });
         (self.file.scopes.len() - 1) as u32
     }
@@ -160,6 +203,8 @@ impl<'s> PyBuilder<'s> {
                         self.file.defs[f as usize].returned.push(e);
                     }
                 }
+                self.exit_early();
+                self.order_dead();
             }
             "raise_statement" => {
                 let mut c = node.walk();
@@ -169,19 +214,18 @@ impl<'s> PyBuilder<'s> {
                     if i == 0 && matches!(py_kind(child), "identifier" | "attribute") {
                         let callee = self.expr(child, false);
                         let call = self.push(PExpr::Call(callee));
+                        self.calls_built += 1;
                         let written = self.t(child).to_owned();
                         self.add_ref(PRefKind::Call, call, line(child), &written);
                     } else {
                         self.expr(child, true);
                     }
                 }
+                self.exit_early();
+                self.order_dead();
             }
             "import_from_statement" => self.import_from(node),
-            "future_import_statement"
-            | "pass_statement"
-            | "break_statement"
-            | "continue_statement"
-            | "comment" => {}
+            "future_import_statement" | "pass_statement" | "comment" => {}
             "expression_statement" => {
                 let mut c = node.walk();
                 let children: Vec<Node<'_>> = node.named_children(&mut c).collect();
@@ -196,6 +240,18 @@ impl<'s> PyBuilder<'s> {
                                 .flatten()
                             {
                                 self.expr(side, true);
+                            }
+                            // `xs += ys` may change the object in place (`n.x += 1` too).
+                            if let Some(left) = field!(child, "left") {
+                                let object = match py_kind(left) {
+                                    "attribute" => field!(left, "object"),
+                                    "subscript" => field!(left, "value"),
+                                    _ => Some(left),
+                                };
+                                if let Some(o) = object.filter(|o| py_kind(*o) == "identifier") {
+                                    let name = self.t(o).to_owned();
+                                    self.order_escape(&name);
+                                }
                             }
                         }
                         _ => {
@@ -216,44 +272,19 @@ impl<'s> PyBuilder<'s> {
                         self.file.scopes[self.scope as usize].globals.insert(name);
                     } else {
                         // `nonlocal`: a closure variable; bound elsewhere, type unknown here.
+                        self.order_nonlocal(&name);
                         self.bind(&name, PBind::Other);
                     }
                 }
             }
-            "for_statement" => {
-                let iterated = field!(node, "right").map(|right| {
-                    let e = self.expr(right, true);
-                    let written = self.t(right).to_owned();
-                    self.add_ref(PRefKind::Iter, e, line(right), &written);
-                    e
-                });
-                if let Some(left) = field!(node, "left") {
-                    self.bind_iteration(left, iterated);
-                }
-                for b in [field!(node, "body"), field!(node, "alternative")]
-                    .into_iter()
-                    .flatten()
-                {
-                    self.stmt(b);
-                }
-            }
-            "with_statement" => {
-                let mut c = node.walk();
-                let children: Vec<Node<'_>> = node.named_children(&mut c).collect();
-                for child in children {
-                    if py_kind(child) == "with_clause" {
-                        let mut c2 = child.walk();
-                        let items: Vec<Node<'_>> = child.named_children(&mut c2).collect();
-                        for item in items {
-                            if let Some(value) = field!(item, "value") {
-                                self.with_value(value);
-                            }
-                        }
-                    } else {
-                        self.stmt(child);
-                    }
-                }
-            }
+            "for_statement" => self.for_statement(node),
+            "while_statement" => self.while_statement(node),
+            "if_statement" => self.if_statement(node),
+            "try_statement" => self.try_statement(node),
+            "match_statement" => self.match_statement(node),
+            "with_statement" => self.with_statement(node),
+            "break_statement" => self.order_jump(true),
+            "continue_statement" => self.order_jump(false),
             "except_clause" => {
                 let mut c = node.walk();
                 let children: Vec<Node<'_>> = node.named_children(&mut c).collect();
@@ -267,8 +298,7 @@ impl<'s> PyBuilder<'s> {
                     }
                 }
             }
-            "block" | "module" | "else_clause" | "finally_clause" | "try_statement"
-            | "if_statement" | "elif_clause" | "while_statement" | "match_statement"
+            "block" | "module" | "else_clause" | "finally_clause" | "elif_clause"
             | "case_clause" => {
                 let mut c = node.walk();
                 let children: Vec<Node<'_>> = node.named_children(&mut c).collect();
@@ -360,8 +390,15 @@ impl<'s> PyBuilder<'s> {
                 let Some(obj) = field!(left, "value") else {
                     return;
                 };
-                let target = self.expr(obj, false);
+                let target = self.object_expr(obj, false);
                 let key = self.subscript_key(left);
+                self.object_event(
+                    target,
+                    PEventKind::SetItem {
+                        key: key.clone(),
+                        value,
+                    },
+                );
                 self.file.stores.push(PStore::Item { target, key, value });
             }
             "attribute" => {
@@ -374,9 +411,20 @@ impl<'s> PyBuilder<'s> {
                         .method
                         .as_ref()
                         .is_some_and(|m| m.self_name == self.t(obj));
-                if !is_self {
-                    let target = self.expr(obj, false);
-                    let attr = self.t(attr).to_owned();
+                let attr = self.t(attr).to_owned();
+                if is_self {
+                    self.self_set(&attr, value);
+                    let name = self.t(obj).to_owned();
+                    self.order_event(&name, PEventKind::SetAttr { attr, value });
+                } else {
+                    let target = self.object_expr(obj, false);
+                    self.object_event(
+                        target,
+                        PEventKind::SetAttr {
+                            attr: attr.clone(),
+                            value,
+                        },
+                    );
                     self.file.stores.push(PStore::Attr {
                         target,
                         attr,
@@ -532,7 +580,7 @@ impl<'s> PyBuilder<'s> {
                         .push((attr.to_owned(), *v));
                 }
                 if let Some(obj) = object {
-                    self.expr(obj, true);
+                    self.object_expr(obj, true);
                 }
             }
             "subscript" => {
@@ -549,7 +597,13 @@ impl<'s> PyBuilder<'s> {
                         && child
                             .named_child(0)
                             .is_some_and(|n| py_kind(n) == "identifier");
-                    if py_kind(child) != "identifier" && !starred_name {
+                    if matches!(
+                        py_kind(child),
+                        "pattern_list" | "tuple_pattern" | "list_pattern"
+                    ) {
+                        // A nested pattern's names were bound by `store_targets` too.
+                        self.bind_targets(child, value.clone());
+                    } else if py_kind(child) != "identifier" && !starred_name {
                         self.bind_targets(child, None);
                     }
                 }
@@ -648,7 +702,11 @@ impl<'s> PyBuilder<'s> {
         let saved_scope = self.scope;
         let saved_method = self.method.clone();
         let saved_func = self.func.replace(def_idx);
+        let saved_definite = (self.definite_owner, self.early_exit);
+        let mut outer_definite = None;
         self.scope = fscope;
+        self.enter_frame(fscope);
+        let saved_depth = std::mem::replace(&mut self.branch_depth, 0);
         let annotations: Vec<(String, Option<u32>)> = params
             .iter()
             .map(|(p, ann)| (p.name.clone(), *ann))
@@ -665,6 +723,9 @@ impl<'s> PyBuilder<'s> {
                             self_name: pname.clone(),
                             class_def: cd,
                         });
+                        self.definite_owner = Some(def_idx);
+                        self.early_exit = false;
+                        outer_definite = Some(std::mem::take(&mut self.definite));
                         PBind::SelfParam(class_q)
                     }
                 }
@@ -679,6 +740,13 @@ impl<'s> PyBuilder<'s> {
         if let Some(body) = body {
             self.block(body);
         }
+        if let Some(outer) = outer_definite {
+            self.file.defs[def_idx as usize].sets_self =
+                std::mem::replace(&mut self.definite, outer);
+        }
+        (self.definite_owner, self.early_exit) = saved_definite;
+        self.leave_frame();
+        self.branch_depth = saved_depth;
         self.scope = saved_scope;
         self.method = saved_method;
         self.func = saved_func;
@@ -800,6 +868,7 @@ impl<'s> PyBuilder<'s> {
             decorators: decorator_exprs,
             is_static: false,
             is_classmethod: false,
+            sets_self: Vec::new(),
         });
         let bind = if kind == DefKind::Class {
             PBind::Class(qname.clone())
@@ -854,9 +923,11 @@ impl<'s> PyBuilder<'s> {
         let saved_scope = self.scope;
         let saved_method = self.method.take();
         self.scope = cscope;
+        self.enter_frame(cscope);
         if let Some(body) = body {
             self.block(body);
         }
+        self.leave_frame();
         self.scope = saved_scope;
         self.method = saved_method;
         self.owner = saved_owner;
@@ -938,6 +1009,7 @@ impl<'s> PyBuilder<'s> {
             });
             if self.scope == 0 {
                 self.file.star_imports.push(module);
+                self.order_star((self.file.star_imports.len() - 1) as u32);
             }
             return;
         }
@@ -981,6 +1053,12 @@ impl<'s> PyBuilder<'s> {
                     scope: self.scope,
                     name: name.clone(),
                 });
+                self.order_read(e, &name);
+                let object = std::mem::take(&mut self.object_ctx);
+                if !object {
+                    self.order_escape(&name);
+                }
+                self.self_used(&name, object);
                 if value_pos {
                     self.add_ref(PRefKind::Use, e, line(node), &name);
                 }
@@ -988,13 +1066,14 @@ impl<'s> PyBuilder<'s> {
             }
             "attribute" => {
                 let object = match field!(node, "object") {
-                    Some(o) => self.expr(o, false),
+                    Some(o) => self.object_expr(o, false),
                     None => self.push(PExpr::Other),
                 };
                 let attr = field!(node, "attribute")
                     .map_or("", |a| self.t(a))
                     .to_owned();
                 let e = self.push(PExpr::Attr(object, attr));
+                self.object_read(object, e);
                 if value_pos {
                     let written = self.t(node).to_owned();
                     self.add_ref(PRefKind::Use, e, end_line(node), &written);
@@ -1046,10 +1125,15 @@ impl<'s> PyBuilder<'s> {
                         }
                     }
                 }
+                self.calls_built += 1;
                 match callee {
-                    None => self.push(PExpr::Super { scope: self.scope }),
+                    None => {
+                        self.self_called();
+                        self.push(PExpr::Super { scope: self.scope })
+                    }
                     Some(callee) => {
                         let e = self.push(PExpr::Call(callee));
+                        self.method_called(callee, e);
                         let written = self.t(function).to_owned();
                         self.add_ref(PRefKind::Call, e, end_line(function), &written);
                         self.container_store(callee, &call_args);
@@ -1065,7 +1149,14 @@ impl<'s> PyBuilder<'s> {
                     }
                 }
             }
-            "parenthesized_expression" | "await" => match node.named_child(0) {
+            "await" => {
+                self.calls_built += 1;
+                match node.named_child(0) {
+                    Some(inner) => self.expr(inner, value_pos),
+                    None => self.push(PExpr::Other),
+                }
+            }
+            "parenthesized_expression" => match node.named_child(0) {
                 Some(inner) => self.expr(inner, value_pos),
                 None => self.push(PExpr::Other),
             },
@@ -1128,7 +1219,7 @@ impl<'s> PyBuilder<'s> {
             }
             "subscript" => {
                 let object = match field!(node, "value") {
-                    Some(v) => self.expr(v, value_pos),
+                    Some(v) => self.object_expr(v, value_pos),
                     None => self.push(PExpr::Other),
                 };
                 let mut key = self.subscript_key(node);
@@ -1142,9 +1233,13 @@ impl<'s> PyBuilder<'s> {
                 for k in keys {
                     self.expr(k, true);
                 }
-                self.push(PExpr::Subscript(object, key))
+                let e = self.push(PExpr::Subscript(object, key));
+                self.object_read(object, e);
+                e
             }
             "yield" => {
+                // Other code runs while a generator is suspended.
+                self.calls_built += 1;
                 let from = self
                     .t(node)
                     .trim_start_matches("yield")
@@ -1174,6 +1269,7 @@ impl<'s> PyBuilder<'s> {
                 let scope = self.new_scope(ScopeKind::Function, None);
                 let saved = self.scope;
                 self.scope = scope;
+                self.enter_frame(scope);
                 let mut c = node.walk();
                 let children: Vec<Node<'_>> = node.named_children(&mut c).collect();
                 for child in &children {
@@ -1205,6 +1301,7 @@ impl<'s> PyBuilder<'s> {
                         _ => element = Some(self.expr(child, true)),
                     }
                 }
+                self.leave_frame();
                 self.scope = saved;
                 match (py_kind(node), element) {
                     ("dictionary_comprehension", Some(e)) => {
@@ -1395,6 +1492,7 @@ impl PyBuilder<'_> {
         let saved_scope = self.scope;
         let saved_func = self.func.replace(def_idx);
         self.scope = scope;
+        self.enter_frame(scope);
         for (i, (p, _)) in params.iter().enumerate() {
             self.bind(
                 &p.name,
@@ -1410,6 +1508,7 @@ impl PyBuilder<'_> {
             let e = self.expr(body, true);
             self.file.defs[def_idx as usize].returned.push(e);
         }
+        self.leave_frame();
         self.scope = saved_scope;
         self.func = saved_func;
         self.owner = saved_owner;
@@ -1440,6 +1539,7 @@ impl PyBuilder<'_> {
             decorators: Vec::new(),
             is_static: false,
             is_classmethod: false,
+            sets_self: Vec::new(),
         });
         let saved_owner = self.owner;
         self.file.owners.push(qname);

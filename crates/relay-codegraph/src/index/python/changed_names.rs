@@ -80,10 +80,14 @@ fn same_expr(a: &Side<'_>, x: u32, b: &Side<'_>, y: u32, depth: u32) -> bool {
                     scope: s2,
                     name: n2,
                 },
-            ) => n1 == n2 && a.key(*s1) == b.key(*s2),
+            ) => n1 == n2 && a.key(*s1) == b.key(*s2) && a.f.reach(x) == b.f.reach(y),
             (PExpr::Super { scope: s1 }, PExpr::Super { scope: s2 }) => a.key(*s1) == b.key(*s2),
             (PExpr::Attr(o1, n1), PExpr::Attr(o2, n2)) => {
-                n1 == n2 && same_expr(a, *o1, b, *o2, depth + 1)
+                // An attribute read that events reach is compared as changed.
+                n1 == n2
+                    && a.f.event_read(x).is_none()
+                    && b.f.event_read(y).is_none()
+                    && same_expr(a, *o1, b, *o2, depth + 1)
             }
             (PExpr::Call(c1), PExpr::Call(c2)) => same_expr(a, *c1, b, *c2, depth + 1),
             (PExpr::Other, PExpr::Other) => true,
@@ -120,6 +124,7 @@ pub(crate) fn changed_names(old: &PyFile, new: &PyFile) -> Option<BTreeSet<Strin
     if old.module != new.module
         || old.is_package != new.is_package
         || old.star_imports != new.star_imports
+        || old.order.star_states != new.order.star_states
     {
         return None;
     }
@@ -176,6 +181,17 @@ pub(crate) fn changed_names(old: &PyFile, new: &PyFile) -> Option<BTreeSet<Strin
                 names.insert(name.clone());
             }
         }
+        // What reaches the end of the scope (module and class scopes).
+        let finals = |s: &Side<'_>, i: Option<&usize>| {
+            i.map(|&i| s.f.scopes[i].final_reach.clone())
+                .unwrap_or_default()
+        };
+        let (fx, fy) = (finals(&a, index_a.get(k)), finals(&b, index_b.get(k)));
+        for (name, r) in fx.iter().chain(&fy) {
+            if fx.get(name) != Some(r) || fy.get(name) != Some(r) {
+                names.insert(name.clone());
+            }
+        }
         for name in y.keys() {
             if !x.contains_key(name) {
                 names.insert(name.clone());
@@ -215,6 +231,20 @@ pub(crate) fn changed_names(old: &PyFile, new: &PyFile) -> Option<BTreeSet<Strin
             if !ax.contains_key(n) {
                 names.insert((*n).to_owned());
             }
+        }
+        // What the method sets on every return (read where it is called on a local object).
+        let sets = |d: &PyDef| -> HashMap<String, u32> { d.sets_self.iter().cloned().collect() };
+        let (sx, sy) = (sets(x), sets(y));
+        for (n, e) in sx.iter().chain(&sy) {
+            let same = match (sx.get(n), sy.get(n)) {
+                (Some(p), Some(r)) => same_expr(&a, *p, &b, *r, 0),
+                _ => false,
+            };
+            if !same {
+                names.insert(n.clone());
+                names.insert(x.name.clone());
+            }
+            let _ = e;
         }
     }
     for (q, y) in &db {

@@ -107,6 +107,33 @@ pub(crate) fn resolve_file(
                     );
                 }
             }
+            PRefKind::With | PRefKind::AsyncWith => {
+                let (enter, exit) = if r.kind == PRefKind::With {
+                    ("__enter__", "__exit__")
+                } else {
+                    ("__aenter__", "__aexit__")
+                };
+                let vals = eval.expr(fi, r.expr, true);
+                let mut targets = Vec::new();
+                for v in &vals {
+                    if let Val::Instance(c, inf) = v {
+                        for method in [enter, exit] {
+                            let found = eval.class_attr(c, method, 0, *inf, true);
+                            targets.extend(functions(&found));
+                        }
+                    }
+                }
+                targets.sort();
+                targets.dedup();
+                let several = vals.len() > 1 || vals.contains(&Val::Unknown);
+                for (t, inf, external) in targets {
+                    out(
+                        EdgeKind::Calls,
+                        Target::resolved(t, external),
+                        conf(inf || several),
+                    );
+                }
+            }
             PRefKind::Use => {
                 let vals = eval.expr(fi, r.expr, true);
                 if let [Val::Class(c, inf)] = vals.as_slice() {

@@ -2,6 +2,7 @@
 //! the set of values a name, attribute, call, subscript or iteration can denote.
 
 mod containers;
+mod order;
 
 use rustc_hash::FxHashMap as HashMap;
 
@@ -19,6 +20,9 @@ const MAX_LITERAL_ITEMS: usize = 64;
 /// Expression evaluations per top-level evaluation (sets fan out: the limit keeps a
 /// pathological chain linear).
 const MAX_STEPS: u32 = 1_000;
+/// At most this many subclasses' instances are what `self` is in a base class's methods
+/// (beside the class itself); with more, `self` is the class alone.
+const MAX_SELF_SUBCLASSES: usize = 4;
 /// Evaluation depth limit (nested lookups through bindings, attributes and calls).
 const MAX_DEPTH: u32 = 16;
 
@@ -60,6 +64,9 @@ pub(crate) enum Val {
     /// (`self.start()` in a `threading.Thread` subclass): calling it calls the external name;
     /// nothing is known of its own attributes or result.
     ExternalMethod(String),
+    /// In a parameter's entry of the flow table: a call left the argument out (its default
+    /// applies). Never the value of an expression.
+    Omitted,
     Unknown,
 }
 
@@ -126,6 +133,9 @@ pub(crate) struct Eval<'i, 'a> {
     memo: HashMap<usize, Vals>,
     /// Values of expressions: `(file, expression)`.
     expr_memo: HashMap<(u32, u32), Vals>,
+    /// Values of names where a set of their bindings reaches ([`order`]): keyed by the
+    /// address of the name's bindings, then by the set.
+    reach_memo: HashMap<usize, Vec<(Vec<super::Reach>, Vals)>>,
     /// Whether the evaluation under way hit a limit (its value is then not memoized).
     truncated: bool,
     /// Nested container lookups under way ([`Eval::items`]).
@@ -151,6 +161,7 @@ impl<'i, 'a> Eval<'i, 'a> {
             memo: HashMap::default(),
             item_memo: HashMap::default(),
             expr_memo: HashMap::default(),
+            reach_memo: HashMap::default(),
             qname: String::new(),
             truncated: false,
             nesting: 0,
@@ -168,6 +179,7 @@ impl<'i, 'a> Eval<'i, 'a> {
         self.last_file_read = usize::MAX;
         self.memo.clear();
         self.expr_memo.clear();
+        self.reach_memo.clear();
         self.item_memo.clear();
         self.truncated = false;
         self.nesting = 0;
@@ -266,8 +278,12 @@ impl<'i, 'a> Eval<'i, 'a> {
             return unknown();
         };
         match e {
-            PExpr::Name { scope, name } => self.name(fi, *scope, name, record),
+            PExpr::Name { scope, name } => self.name(fi, id, *scope, name, record),
             PExpr::Attr(obj, attr) => {
+                let evented = self.object_access(fi, id, *obj, order::Access::Attr(attr));
+                if !record && let Some(v) = &evented {
+                    return v.clone();
+                }
                 let base = self.expr(fi, *obj, record);
                 if record {
                     for b in &base {
@@ -277,6 +293,9 @@ impl<'i, 'a> Eval<'i, 'a> {
                                 self.touched.push(q);
                             }
                         }
+                    }
+                    if let Some(v) = evented {
+                        return v;
                     }
                 }
                 self.attr(&base, attr)
@@ -308,8 +327,16 @@ impl<'i, 'a> Eval<'i, 'a> {
             PExpr::Lambda(q) => one(Val::Func(q.clone(), false)),
             PExpr::Seq { .. } | PExpr::Dict(_) => one(Val::Container(fi as u32, id)),
             PExpr::Subscript(obj, key) => {
-                let base = self.expr(fi, *obj, record);
                 let key = self.subscript_key(fi, id, key.as_deref());
+                if let Some(v) =
+                    self.object_access(fi, id, *obj, order::Access::Item(key.as_deref()))
+                {
+                    if record {
+                        self.expr(fi, *obj, record);
+                    }
+                    return v;
+                }
+                let base = self.expr(fi, *obj, record);
                 self.subscript(&base, key.as_deref())
             }
             PExpr::Other => unknown(),
@@ -655,7 +682,13 @@ impl<'i, 'a> Eval<'i, 'a> {
         for &i in params {
             if unpacked {
                 let v = self.read_param(f, i);
-                join(&mut out, v.into_iter().map(Val::inferred).collect());
+                join(
+                    &mut out,
+                    v.into_iter()
+                        .filter(|v| *v != Val::Omitted)
+                        .map(Val::inferred)
+                        .collect(),
+                );
                 continue;
             }
             let name = def.params.get(i as usize).map(|p| p.name.as_str());
@@ -677,9 +710,30 @@ impl<'i, 'a> Eval<'i, 'a> {
         out
     }
 
-    /// LEGB lookup of `name` used in scope `scope` of file `fi`.
-    fn name(&mut self, fi: usize, scope: u32, name: &str, record: bool) -> Vals {
+    /// LEGB lookup of `name` (expression `id`) used in scope `scope` of file `fi`; in its own
+    /// scope, only the bindings that reach the read ([`super::Reach`]).
+    fn name(&mut self, fi: usize, id: u32, scope: u32, name: &str, record: bool) -> Vals {
         let file = self.file(fi);
+        if let Some(reach) = file.reach(id) {
+            if scope == 0 && record {
+                let q = format!("{}.{name}", file.module);
+                if self.index.vars.contains(&q) {
+                    self.touched.push(q);
+                } else if reach.iter().any(|r| matches!(r, super::Reach::Star(_))) {
+                    // A variable of the star-imported module that provides the name.
+                    for star in file.star_imports.iter().rev() {
+                        if let Some(i) = self.index.module_file(star) {
+                            let q = format!("{}.{name}", self.index.files[i].module);
+                            if self.index.vars.contains(&q) {
+                                self.touched.push(q);
+                                break;
+                            }
+                        }
+                    }
+                }
+            }
+            return self.reached(fi, scope, name, reach);
+        }
         let mut current = Some(scope);
         let mut first = true;
         while let Some(si) = current {
@@ -698,6 +752,13 @@ impl<'i, 'a> Eval<'i, 'a> {
                         self.touched.push(q);
                     }
                 }
+                // A function reads a module-level name as the module leaves it.
+                if si == 0
+                    && si != scope
+                    && let Some(reach) = sc.final_reach.get(name)
+                {
+                    return self.reached(fi, 0, name, reach);
+                }
                 return self.bound_value(fi, binds);
             }
             if si == 0 {
@@ -705,7 +766,8 @@ impl<'i, 'a> Eval<'i, 'a> {
             }
             current = sc.parent;
         }
-        for star in &file.star_imports {
+        // The last star import that exports the name wins.
+        for star in file.star_imports.iter().rev() {
             if let Some(v) = self.module_member(star, name, true) {
                 if record && let Some(i) = self.index.module_file(star) {
                     let q = format!("{}.{name}", self.index.files[i].module);
@@ -783,7 +845,19 @@ impl<'i, 'a> Eval<'i, 'a> {
                 None if self.index.prefixes.contains(m) => one(Val::Module(m.clone())),
                 None => one(Val::External(m.clone())),
             },
-            PBind::SelfParam(c) => one(Val::Instance(c.clone(), false)),
+            PBind::SelfParam(c) => {
+                // The class itself (its instances may be made where we cannot see) and the
+                // instances of subclasses its methods are called on (their MRO answers
+                // `self.x`: an override, an attribute a subclass sets).
+                let mut v = one(Val::Instance(c.clone(), false));
+                let subclasses = self.read_param(c, super::flow::SUBCLASS_RECEIVERS);
+                // Past a few subclasses (a widely extended base class), each attribute of
+                // `self` would be looked up in every one: the class alone, as declared.
+                if subclasses.len() <= MAX_SELF_SUBCLASSES && !subclasses.contains(&Val::Unknown) {
+                    join(&mut v, subclasses);
+                }
+                v
+            }
             PBind::ClsParam(c) => one(Val::Class(c.clone(), false)),
             PBind::Annotated(Some(a)) => self.annotated(fi, *a),
             PBind::Param {
@@ -807,14 +881,21 @@ impl<'i, 'a> Eval<'i, 'a> {
                     let v = self.annotated(fi, *a);
                     join(&mut out, v);
                 }
-                if let Some(default) = p.default {
+                // The default counts when a call leaves the argument out, or no call is seen.
+                let passed = self.read_param(&d.qname, *index);
+                if let Some(default) = p.default
+                    && (passed.is_empty()
+                        || passed.contains(&Val::Omitted)
+                        || passed.contains(&Val::Unknown))
+                {
                     let v = self.expr(fi, default, false);
                     join(&mut out, v.into_iter().map(Val::inferred).collect());
                 }
                 join(
                     &mut out,
-                    self.read_param(&d.qname, *index)
+                    passed
                         .into_iter()
+                        .filter(|v| *v != Val::Omitted)
                         .map(Val::inferred)
                         .collect(),
                 );
@@ -873,13 +954,19 @@ impl<'i, 'a> Eval<'i, 'a> {
         if star && name.starts_with('_') {
             return None;
         }
+        if let Some(reach) = file.scopes[0].final_reach.get(name) {
+            self.depth += 1;
+            let v = self.reached(fi, 0, name, reach);
+            self.depth -= 1;
+            return Some(v);
+        }
         if let Some(binds) = file.scopes[0].bindings.get(name) {
             self.depth += 1;
             let v = self.bound_value(fi, binds);
             self.depth -= 1;
             return Some(v);
         }
-        for inner in &file.star_imports {
+        for inner in file.star_imports.iter().rev() {
             self.depth += 1;
             let v = self.module_member(inner, name, true);
             self.depth -= 1;
@@ -921,7 +1008,9 @@ impl<'i, 'a> Eval<'i, 'a> {
         instance: bool,
     ) -> Vals {
         let Some(mro) = self.index.mro.get(class) else {
-            return unknown();
+            // While the MROs are being built (a base class written `A.B`): the class's own
+            // namespace.
+            return self.own_attr(class, attr, inferred, instance);
         };
         let mut out = Vals::new();
         let mut unresolved = false;
@@ -937,8 +1026,12 @@ impl<'i, 'a> Eval<'i, 'a> {
             };
             let file = self.file(fi);
             let def = &file.defs[di];
-            if let Some(binds) = file.scopes[def.scope as usize].bindings.get(attr) {
-                let v = self.bound_value(fi, binds);
+            let scope = &file.scopes[def.scope as usize];
+            if let Some(binds) = scope.bindings.get(attr) {
+                let v = match scope.final_reach.get(attr) {
+                    Some(reach) => self.reached(fi, def.scope, attr, reach),
+                    None => self.bound_value(fi, binds),
+                };
                 let v = v.into_iter().map(|v| self.bind_method(v, instance));
                 join(
                     &mut out,
@@ -984,6 +1077,24 @@ impl<'i, 'a> Eval<'i, 'a> {
             }
         }
         if out.is_empty() { unknown() } else { out }
+    }
+
+    /// `attr` of the namespace of `class` alone.
+    fn own_attr(&mut self, class: &str, attr: &str, inferred: bool, instance: bool) -> Vals {
+        let Some(&(fi, di)) = self.index.classes.get(class) else {
+            return unknown();
+        };
+        let file = self.file(fi);
+        let Some(binds) = file.scopes[file.defs[di].scope as usize].bindings.get(attr) else {
+            return unknown();
+        };
+        self.bound_value(fi, binds)
+            .into_iter()
+            .map(|v| {
+                let v = self.bind_method(v, instance);
+                if inferred { v.inferred() } else { v }
+            })
+            .collect()
     }
 
     /// A function found in a class namespace, as seen through an instance (bound unless

@@ -21,6 +21,9 @@ use super::{DefKind, PArg, PStore, ParamKind, PyFile};
 pub(crate) const MAX_FLOW_ROUNDS: usize = 4;
 /// Modules per unit of parallel work in a round.
 const FLOW_CHUNK: usize = 32;
+/// The parameter index under which a class's entry holds the instances of its subclasses that
+/// its methods are called on (what `self` can be beside the class itself).
+pub(crate) const SUBCLASS_RECEIVERS: u32 = u32::MAX;
 /// At most this many container literals are snapshotted into the table.
 const MAX_LITERAL_SNAPSHOTS: usize = 100_000;
 
@@ -713,10 +716,29 @@ fn contribute(eval: &mut Eval<'_, '_>, fi: usize, out: &mut PyFlow) {
             }
         }
         if !worth {
-            continue;
+            // Nothing worth passing, but which defaults the call leaves out still counts.
+            if !defaults_callee(eval, file, *callee) {
+                continue;
+            }
+            positional.iter_mut().for_each(Vec::clear);
+            keywords.iter_mut().for_each(|(_, v)| v.clear());
         }
         let callee = eval.expr(fi, *callee, false);
         pass_args(eval, &callee, &positional, &keywords, out);
+    }
+    receivers(eval, fi, file, out);
+    // Calls without arguments leave every default out.
+    for r in &file.refs {
+        if r.kind != super::PRefKind::Call || !file.args(r.expr).is_empty() {
+            continue;
+        }
+        let Some(super::PExpr::Call(callee)) = file.exprs.get(r.expr as usize) else {
+            continue;
+        };
+        if defaults_callee(eval, file, *callee) {
+            let callee = eval.expr(fi, *callee, false);
+            pass_args(eval, &callee, &[], &[], out);
+        }
     }
     for store in &file.stores {
         match store {
@@ -916,6 +938,64 @@ fn pass_args(
     }
 }
 
+/// The objects methods are called on (`obj.m(…)`): an instance of a subclass of the class that
+/// defines `m` is what `self` can be in the class's methods (its MRO then answers `self.x`).
+fn receivers(eval: &mut Eval<'_, '_>, fi: usize, file: &PyFile, out: &mut PyFlow) {
+    for r in &file.refs {
+        if r.kind != super::PRefKind::Call {
+            continue;
+        }
+        let Some(super::PExpr::Call(callee)) = file.exprs.get(r.expr as usize) else {
+            continue;
+        };
+        let Some(super::PExpr::Attr(obj, _)) = file.exprs.get(*callee as usize) else {
+            continue;
+        };
+        let objects = eval.expr(fi, *obj, false);
+        if !objects.iter().any(|v| matches!(v, Val::Instance(..))) {
+            continue;
+        }
+        // The methods called (memoized with the callee), each paired with the receivers whose
+        // MRO holds its class.
+        let methods = eval.expr(fi, *callee, false);
+        for m in &methods {
+            let Val::Bound(f, _) = m else { continue };
+            let Some(&(dfi, ddi)) = eval.index.funcs.get(f.as_str()) else {
+                continue;
+            };
+            let defining: &str = &eval.file(dfi).defs[ddi].parent;
+            for v in &objects {
+                let Val::Instance(class, _) = v else { continue };
+                if class != defining
+                    && eval
+                        .index
+                        .mro
+                        .get(class.as_str())
+                        .is_some_and(|mro| mro.iter().flatten().any(|c| c == defining))
+                {
+                    // A subclass's instance: its MRO is as declared, not a guess.
+                    add_param(
+                        out,
+                        defining,
+                        SUBCLASS_RECEIVERS,
+                        vec![Val::Instance(class.clone(), false)],
+                    );
+                }
+            }
+        }
+    }
+}
+
+/// Whether callee expression `callee` is named like a function with a default argument (or a
+/// class whose `__init__` has one): only such calls are evaluated when no argument flows.
+fn defaults_callee(eval: &Eval<'_, '_>, file: &PyFile, callee: u32) -> bool {
+    let name = match file.exprs.get(callee as usize) {
+        Some(super::PExpr::Name { name, .. } | super::PExpr::Attr(_, name)) => name,
+        _ => return false,
+    };
+    eval.index.defaulted.contains(name.as_str())
+}
+
 fn bind_params(
     eval: &mut Eval<'_, '_>,
     f: &str,
@@ -929,6 +1009,20 @@ fn bind_params(
     };
     let def = &eval.file(fi).defs[di];
     let params = &def.params;
+    // Parameters with a default that this call leaves out.
+    for (slot, p) in params.iter().enumerate().skip(offset) {
+        let filled = (p.kind == ParamKind::Plain
+            && slot - offset < positional.len()
+            && params[..slot].iter().all(|q| q.kind == ParamKind::Plain))
+            || keywords.iter().any(|(n, _)| *n == p.name);
+        if p.default.is_some()
+            && matches!(p.kind, ParamKind::Plain | ParamKind::KeywordOnly)
+            && !filled
+        {
+            let params = out.params.entry(f.to_owned()).or_default();
+            join_entry(params.entry(slot as u32).or_default(), vec![Val::Omitted]);
+        }
+    }
     let star = params.iter().position(|p| p.kind == ParamKind::Star);
     let double_star = params.iter().position(|p| p.kind == ParamKind::DoubleStar);
     for (i, v) in positional.iter().enumerate() {

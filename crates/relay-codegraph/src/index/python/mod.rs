@@ -203,6 +203,59 @@ pub(crate) enum PBind {
     Other,
 }
 
+/// What can reach a read of a name in the scope that binds it (see `body/order.rs`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub(crate) enum Reach {
+    /// The binding at this index of the name's bindings in its scope.
+    Bind(u32),
+    /// Star import `k` of the module: its value of the name if it exports one, else what
+    /// reached the star import ([`PyFile::star_states`]).
+    Star(u32),
+    /// Not bound on some path (nothing, or a builtin at module level).
+    Unbound,
+    /// Any binding of the name (a set too large to track).
+    All,
+}
+
+/// What can reach an attribute or item read of the object a local name holds.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub(crate) enum EvRef {
+    /// The object as binding `i` of the name made it, unchanged since.
+    Base(u32),
+    /// Event `i` of [`PyFile::events`].
+    Event(u32),
+    /// The name is not bound on this path.
+    Unbound,
+    /// Anything (the object escaped, or a call could have changed it).
+    Havoc,
+}
+
+/// Something done to the object a local name holds.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum PEventKind {
+    /// `n.attr = value`.
+    SetAttr { attr: String, value: u32 },
+    /// `n[key] = value` (`key`: a constant key, or `None`).
+    SetItem { key: Option<String>, value: u32 },
+    /// `n.method(…)`: the call expression.
+    Call(u32),
+}
+
+/// An event and what reached the object before it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct PEvent {
+    pub kind: PEventKind,
+    pub prev: Vec<EvRef>,
+}
+
+/// What reached each module-level name just before a star import.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub(crate) struct StarState {
+    pub names: HashMap<String, Vec<Reach>>,
+    /// What reached the names not listed.
+    pub others: Vec<Reach>,
+}
+
 /// What kind of scope.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum ScopeKind {
@@ -221,6 +274,9 @@ pub(crate) struct PyScope {
     pub globals: HashSet<String>,
     /// For a class scope: the class's definition index.
     pub class_def: Option<u32>,
+    /// Module and class scopes: what reaches each name at the end of the scope (what other
+    /// modules and attribute lookups see), for names where that is not every binding.
+    pub final_reach: HashMap<String, Vec<Reach>>,
 }
 
 /// What a definition is.
@@ -264,6 +320,9 @@ pub(crate) struct PyDef {
     pub is_static: bool,
     /// `@classmethod`: the class is bound to the first parameter.
     pub is_classmethod: bool,
+    /// Methods: the attributes set on `self` on every normal return (and not changed after
+    /// by another call on `self`), with their values.
+    pub sets_self: Vec<(String, u32)>,
 }
 
 /// A module-level variable or constant.
@@ -284,6 +343,10 @@ pub(crate) enum PRefKind {
     Inherit,
     /// `for x in expr`: the iteration protocol (`__iter__`, `__next__`) of `expr`'s value.
     Iter,
+    /// `with expr`: the context manager protocol (`__enter__`, `__exit__`).
+    With,
+    /// `async with expr`: `__aenter__`, `__aexit__`.
+    AsyncWith,
 }
 
 /// A reference to resolve, made by `owners[owner]`.
@@ -327,9 +390,44 @@ pub(crate) struct PyFile {
     pub stores: Vec<PStore>,
     /// Plain string literals by expression (sorted), for `getattr(obj, "name")`.
     pub strings: Vec<(u32, String)>,
+    /// The order of bindings and events (`body/order.rs`), boxed: most of a module's facts
+    /// are elsewhere.
+    pub order: Box<PyOrder>,
+}
+
+/// What the order of statements says about a module's reads.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub(crate) struct PyOrder {
+    /// Flow-sensitive reads of names: name expression → what reaches it (sorted; only reads
+    /// that do not see every binding of the name).
+    pub reaches: Vec<(u32, Vec<Reach>)>,
+    /// Attribute and item reads of local names → the events that reach them (sorted; only
+    /// reads that an event reaches).
+    pub event_reads: Vec<(u32, Vec<EvRef>)>,
+    pub events: Vec<PEvent>,
+    /// Per star import (in order), what reached the module's names before it.
+    pub star_states: Vec<StarState>,
 }
 
 impl PyFile {
+    /// What reaches the read of a name at expression `e`, when it is not every binding.
+    pub(crate) fn reach(&self, e: u32) -> Option<&[Reach]> {
+        let reaches = &self.order.reaches;
+        reaches
+            .binary_search_by_key(&e, |(id, _)| *id)
+            .ok()
+            .map(|i| reaches[i].1.as_slice())
+    }
+
+    /// The events that reach the attribute or item read at expression `e`.
+    pub(crate) fn event_read(&self, e: u32) -> Option<&[EvRef]> {
+        let reads = &self.order.event_reads;
+        reads
+            .binary_search_by_key(&e, |(id, _)| *id)
+            .ok()
+            .map(|i| reads[i].1.as_slice())
+    }
+
     /// The arguments of call expression `call` (none if it has none).
     pub(crate) fn args(&self, call: u32) -> &[PArg] {
         match self.calls.binary_search_by_key(&call, |c| c.call) {

@@ -24,6 +24,7 @@ pub(crate) fn same_py_exports(a: &PyFile, b: &PyFile) -> bool {
         && same_read_scopes(a, b)
         && a.owners == b.owners
         && a.star_imports == b.star_imports
+        && a.order.star_states == b.order.star_states
         && a.imports.len() == b.imports.len()
         && a.imports
             .iter()
@@ -59,6 +60,11 @@ pub(crate) fn same_py_exports(a: &PyFile, b: &PyFile) -> bool {
                     .iter()
                     .zip(&y.params)
                     .all(|(p, q)| p.kind == q.kind)
+                && x.sets_self.len() == y.sets_self.len()
+                && x.sets_self
+                    .iter()
+                    .zip(&y.sets_self)
+                    .all(|((n, p), (m, q))| n == m && same_expr(a, *p, b, *q, 0))
                 && x.self_attrs.len() == y.self_attrs.len()
                 && x.self_attrs
                     .iter()
@@ -148,6 +154,7 @@ fn same_scope(fa: &PyFile, x: &PyScope, fb: &PyFile, y: &PyScope) -> bool {
         && x.parent == y.parent
         && x.globals == y.globals
         && x.class_def == y.class_def
+        && x.final_reach == y.final_reach
         && x.bindings.len() == y.bindings.len()
         && x.bindings.iter().all(|(name, bx)| {
             y.bindings.get(name).is_some_and(|by| {
@@ -222,6 +229,14 @@ fn same_expr(fa: &PyFile, x: u32, fb: &PyFile, y: u32, depth: u32) -> bool {
     match (fa.exprs.get(x as usize), fb.exprs.get(y as usize)) {
         (None, None) => true,
         (Some(p), Some(q)) => {
+            // What reaches a name read, and the events on an object's path, are compared
+            // like the expression (a read that events reach counts as different).
+            if fa.reach(x) != fb.reach(y)
+                || fa.event_read(x).is_some()
+                || fb.event_read(y).is_some()
+            {
+                return false;
+            }
             let (xs, ys) = (p.children(), q.children());
             if xs.is_empty() && ys.is_empty() {
                 // Names, `super()`, lambdas and opaque expressions hold no sub-expressions.

@@ -26,6 +26,12 @@ pub(crate) struct PyIndex<'a> {
     /// The files whose table entries differ from those of the update's previous tables
     /// (`None`: not compared, or the modules differ).
     changed_table_files: Option<Vec<usize>>,
+    /// Names of functions with a default argument, and of classes whose `__init__` has one:
+    /// the value flow evaluates calls of such names to learn which defaults they leave out.
+    pub(super) defaulted: HashSet<String>,
+    /// Attributes some method sets on `self` on every return ([`super::PyDef::sets_self`]):
+    /// only a read of one of these can be answered by a constructor or a method call.
+    pub(super) set_attrs: HashSet<String>,
 }
 
 impl std::ops::Deref for PyIndex<'_> {
@@ -228,6 +234,24 @@ impl<'a> PyIndex<'a> {
             .enumerate()
             .map(|(i, f)| (std::ptr::from_ref::<PyFile>(f) as usize, i))
             .collect();
+        let mut defaulted = HashSet::default();
+        let mut set_attrs = HashSet::default();
+        for f in &files {
+            for d in &f.defs {
+                set_attrs.extend(d.sets_self.iter().map(|(a, _)| a.clone()));
+            }
+            for d in f
+                .defs
+                .iter()
+                .filter(|d| d.params.iter().any(|p| p.default.is_some()))
+            {
+                defaulted.insert(d.name.clone());
+                if d.name == "__init__" {
+                    let class = d.parent.rsplit('.').next().unwrap_or(&d.parent);
+                    defaulted.insert(class.to_owned());
+                }
+            }
+        }
         PyIndex {
             files,
             positions,
@@ -236,6 +260,8 @@ impl<'a> PyIndex<'a> {
             flow: Arc::default(),
             flow_state: Arc::default(),
             changed_table_files: None,
+            defaulted,
+            set_attrs,
         }
     }
 

@@ -33,12 +33,77 @@ pub(crate) fn is_mapping(file: &PyFile, ce: u32) -> bool {
     matches!(file.exprs.get(ce as usize), Some(PExpr::Dict(_)))
 }
 
-/// Whether an external name is a class by its spelling (`Session`, `OrderedDict`; not
-/// `get` or `MAX_SIZE`): calling it makes an instance.
-fn is_class_name(qname: &str) -> bool {
+/// Verbs that begin the CapWords names of functions in API bindings (`GetLastError`,
+/// `CreateFile`, `LCMapStringEx`); a class's name is a noun phrase.
+const FUNCTION_VERBS: &[&str] = &[
+    "Add",
+    "Allocate",
+    "Cancel",
+    "Close",
+    "Connect",
+    "Convert",
+    "Copy",
+    "Create",
+    "Delete",
+    "Disconnect",
+    "Duplicate",
+    "Enum",
+    "Exit",
+    "Find",
+    "Flush",
+    "Format",
+    "Free",
+    "Get",
+    "Has",
+    "Init",
+    "Initialize",
+    "Is",
+    "Load",
+    "Map",
+    "Move",
+    "Open",
+    "Peek",
+    "Post",
+    "Query",
+    "Read",
+    "Register",
+    "Release",
+    "Remove",
+    "Reset",
+    "Resume",
+    "Send",
+    "Set",
+    "Suspend",
+    "Terminate",
+    "Unload",
+    "Unlock",
+    "Unmap",
+    "Unregister",
+    "Wait",
+    "Write",
+];
+
+/// Whether an external name is a class by its spelling (`Session`, `OrderedDict`,
+/// `HTTPConnection`; not `get`, `MAX_SIZE`, nor a verb phrase such as `GetLastError` or
+/// `LCMapStringEx`): calling it makes an instance.
+pub(super) fn is_class_name(qname: &str) -> bool {
     let last = qname.rsplit('.').next().unwrap_or(qname);
-    last.starts_with(|c: char| c.is_ascii_uppercase())
-        && last.bytes().any(|b| b.is_ascii_lowercase())
+    if !(last.starts_with(|c: char| c.is_ascii_uppercase())
+        && last.bytes().any(|b| b.is_ascii_lowercase()))
+    {
+        return false;
+    }
+    // Past a leading acronym (`LC` of `LCMap`, `HTTP` of `HTTPConnection`), the first word.
+    let bytes = last.as_bytes();
+    let upper = bytes.iter().take_while(|b| b.is_ascii_uppercase()).count();
+    let start = upper.saturating_sub(1);
+    let rest = &last[start..];
+    let word_len = 1 + rest[1..]
+        .bytes()
+        .take_while(|b| b.is_ascii_lowercase())
+        .count();
+    let more = rest.len() > word_len;
+    !(more && FUNCTION_VERBS.contains(&&rest[..word_len]))
 }
 
 /// The integer of a constant index key (`i:3`).
