@@ -79,30 +79,8 @@ impl Default for AgentSettings {
     }
 }
 
-/// A role an author may hold, as configured (`"owner"`, `"member"`, ... or `"anyone"`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum EngageRole {
-    Owner,
-    Member,
-    Collaborator,
-    Contributor,
-    /// Anyone who can comment, including authors the tracker says nothing about.
-    Anyone,
-}
-
-impl EngageRole {
-    fn admits(self, role: Option<AuthorRole>) -> bool {
-        match (self, role) {
-            (EngageRole::Anyone, _) => true,
-            (_, None) => false,
-            (EngageRole::Owner, Some(role)) => role == AuthorRole::Owner,
-            (EngageRole::Member, Some(role)) => role == AuthorRole::Member,
-            (EngageRole::Collaborator, Some(role)) => role == AuthorRole::Collaborator,
-            (EngageRole::Contributor, Some(role)) => role == AuthorRole::Contributor,
-        }
-    }
-}
+/// A role an author may hold (moved to `relay-core`, shared with the repository's `.relay.toml`).
+pub use relay_core::roles::EngageRole;
 
 /// Roles that may engage Relay on public and on private projects.
 #[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
