@@ -40,7 +40,7 @@ pub struct KeyInEffect {
 }
 
 /// The configuration in effect for a repository at `commit`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct EffectiveConfig {
     /// The commit the file was read at.
     pub commit: String,

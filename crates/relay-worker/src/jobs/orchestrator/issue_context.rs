@@ -205,6 +205,8 @@ pub fn build(state: &IssueState, thread: &[Note]) -> IssueContext {
         // Filled by the cycle, which knows the job's per-event decisions and the outbox.
         context_only_actors: Vec::new(),
         failed_writes: Vec::new(),
+        // Filled by the cycle from the job's repository configuration.
+        guidance: Default::default(),
     }
 }
 
