@@ -10,8 +10,8 @@ use std::sync::Arc;
 use anyhow::Context as _;
 // Indexing runs on its own thread with the indexer's stack size (its recursion is bounded).
 use relay_codegraph::index::{INDEX_STACK_BYTES, IndexOptions, Indexer};
-use relay_core::repo_config::ExcludeSet;
 use relay_codegraph::store::GraphStore;
+use relay_core::repo_config::ExcludeSet;
 use relay_repo::{RepoManager, RepoSpec};
 use serde_json::{Value, json};
 use tokio::sync::Mutex;

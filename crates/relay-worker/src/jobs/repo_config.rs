@@ -199,4 +199,3 @@ pub async fn record(
         ),
     }
 }
-

@@ -153,7 +153,10 @@ impl UpdateCheckoutJob {
                 .tracker_settings
                 .iter()
                 .find(|t| t.name.as_str() == payload.tracker)?;
-            Some(super::repo_config::server_policy(&orchestrator.agent, tracker))
+            Some(super::repo_config::server_policy(
+                &orchestrator.agent,
+                tracker,
+            ))
         });
         let Some(policy) = policy else {
             // Without the orchestrator nothing plans; the exclusions still shape the graph.

@@ -13,8 +13,8 @@ use std::time::Instant;
 
 use relay_actions::Authority;
 use relay_agent::agent_settings::{EngageDecision, EngageRole};
-use relay_core::AuthorRole;
 use relay_agent::trace::{TraceKind, Tracer};
+use relay_core::AuthorRole;
 use relay_store::issues::{IssueEventRow, IssueRow};
 use relay_tracker::{IssueRef, IssueTracker, TrackerError};
 use serde_json::json;

@@ -94,11 +94,18 @@ pub async fn spend(pool: &PgPool, issue_id: i64, prices: &Prices) -> anyhow::Res
         .context("failed to sum the issue's spend")?;
     let mut spend = Spend::default();
     for row in rows {
-        let (input, output) = (row.prompt_tokens.max(0) as u64, row.completion_tokens.max(0) as u64);
+        let (input, output) = (
+            row.prompt_tokens.max(0) as u64,
+            row.completion_tokens.max(0) as u64,
+        );
         spend.tokens = spend.tokens.saturating_add(input).saturating_add(output);
-        spend
-            .cost
-            .add(prices, &row.model, input, row.cached_tokens.max(0) as u64, output);
+        spend.cost.add(
+            prices,
+            &row.model,
+            input,
+            row.cached_tokens.max(0) as u64,
+            output,
+        );
     }
     Ok(spend)
 }

@@ -55,9 +55,10 @@ impl Orchestrator {
         let private = super::admission::engage_visibility(&job.issue) == Visibility::Private;
         let admission = admission.narrowed(config.engage_roles(private));
         let label_triggers = job.issue.labels.iter().any(|l| config.triggers_on(l));
-        let actionable = job.events.iter().any(|e| {
-            admission.admits(&e.actor) && (e.kind != TRIGGER_LABEL || label_triggers)
-        });
+        let actionable = job
+            .events
+            .iter()
+            .any(|e| admission.admits(&e.actor) && (e.kind != TRIGGER_LABEL || label_triggers));
         if job.events.is_empty() || actionable {
             return Ok(Engagement::Plan(admission));
         }

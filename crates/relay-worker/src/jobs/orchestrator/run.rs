@@ -14,12 +14,12 @@ use relay_tracker::Trackers;
 use serde_json::{Value, json};
 
 use super::JobRun;
+use super::commands::replies::cap_of;
+use super::commands::{CommandEnv, Commands, commands_pending};
 use super::cycle::{CycleEnd, enqueue_acknowledgement, run_cycle};
 use super::engagement::Engagement;
 use super::pre_cycle::PreCycleFailure;
 use super::role_cache::RoleCache;
-use super::commands::{CommandEnv, Commands, commands_pending};
-use super::commands::replies::cap_of;
 use super::setup::{Head, Start};
 use super::stop::{Moment, stopped_cycle};
 use crate::handler::JobError;

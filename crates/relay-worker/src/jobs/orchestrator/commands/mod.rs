@@ -195,16 +195,28 @@ impl Orchestrator {
             }
             Parsed::Command(Command::Stop) => {
                 let mut conn = pool.acquire().await.context("no database connection")?;
-                relay_store::issue_controls::set_stopped(&mut conn, run.issue_id, event.id, &actor, true)
-                    .await
-                    .context("failed to stop")?;
+                relay_store::issue_controls::set_stopped(
+                    &mut conn,
+                    run.issue_id,
+                    event.id,
+                    &actor,
+                    true,
+                )
+                .await
+                .context("failed to stop")?;
                 ("stop", false, replies::stopped(bot))
             }
             Parsed::Command(Command::Resume) => {
                 let mut conn = pool.acquire().await.context("no database connection")?;
-                relay_store::issue_controls::set_stopped(&mut conn, run.issue_id, event.id, &actor, false)
-                    .await
-                    .context("failed to resume")?;
+                relay_store::issue_controls::set_stopped(
+                    &mut conn,
+                    run.issue_id,
+                    event.id,
+                    &actor,
+                    false,
+                )
+                .await
+                .context("failed to resume")?;
                 ("resume", false, replies::resumed(bot))
             }
             Parsed::Command(Command::Forget(id)) => {
@@ -221,7 +233,16 @@ impl Orchestrator {
                 ("forget", false, replies::forgotten(*id, &forgotten))
             }
             Parsed::Command(Command::Budget(amount)) => {
-                let raise = replies::budget(self, pool, run.issue_id, checkout, admission, event, *amount).await?;
+                let raise = replies::budget(
+                    self,
+                    pool,
+                    run.issue_id,
+                    checkout,
+                    admission,
+                    event,
+                    *amount,
+                )
+                .await?;
                 ("budget", raise.applied, raise.body)
             }
         };

@@ -37,17 +37,26 @@ pub async fn status(
     run: &JobRun,
 ) -> Result<String, JobError> {
     if checkout.config.effective.summary_comment {
-        relay_actions::summary::refresh_summary(pool, run.issue_id, Some(run.job_id), &orchestrator.prices)
-            .await
-            .context("failed to refresh the summary")?;
+        relay_actions::summary::refresh_summary(
+            pool,
+            run.issue_id,
+            Some(run.job_id),
+            &orchestrator.prices,
+        )
+        .await
+        .context("failed to refresh the summary")?;
         return Ok("The summary comment of this issue is up to date (refreshed now).".into());
     }
     let mut conn = pool.acquire().await.context("no database connection")?;
-    let gaps = relay_store::gaps::list(&mut conn, run.issue_id).await.context("failed to load the gaps")?;
+    let gaps = relay_store::gaps::list(&mut conn, run.issue_id)
+        .await
+        .context("failed to load the gaps")?;
     let findings = relay_store::findings::live(&mut conn, run.issue_id)
         .await
         .context("failed to load the findings")?;
-    let spec = relay_store::specs::current(&mut conn, run.issue_id).await.context("failed to load the spec")?;
+    let spec = relay_store::specs::current(&mut conn, run.issue_id)
+        .await
+        .context("failed to load the spec")?;
     let stopped = relay_store::issue_controls::stopped(&mut conn, run.issue_id)
         .await
         .context("failed to load the issue's state")?;
@@ -55,10 +64,17 @@ pub async fn status(
     let open: Vec<_> = gaps.iter().filter(|g| g.is_open()).collect();
     let blocking = open.iter().filter(|g| g.severity == "blocking").count();
     let stale = findings.iter().filter(|f| f.stale).count();
-    let spec = spec.map_or_else(|| "no spec yet".to_owned(), |s| format!("spec v{} {}", s.version, s.status));
+    let spec = spec.map_or_else(
+        || "no spec yet".to_owned(),
+        |s| format!("spec v{} {}", s.version, s.status),
+    );
     let gate = budget::gate(pool, run.issue_id, cap_of(checkout), &orchestrator.prices).await?;
     let spent = match gate {
-        BudgetGate::Within { spend, allowance } => format!("{} tokens spent (allowed: {})", spend.tokens, allowance.describe()),
+        BudgetGate::Within { spend, allowance } => format!(
+            "{} tokens spent (allowed: {})",
+            spend.tokens,
+            allowance.describe()
+        ),
         BudgetGate::Paused { spend } | BudgetGate::Exceeded { spend, .. } => {
             format!("{} tokens spent, budget reached", spend.tokens)
         }
@@ -91,11 +107,24 @@ pub async fn refresh(
         project_id: &job.issue.project_id,
         commit: &commit,
     };
-    match crate::jobs::reverify::reverify_project(pool, repos, &checkout.spec, target, checkout.snapshot.path()).await {
+    match crate::jobs::reverify::reverify_project(
+        pool,
+        repos,
+        &checkout.spec,
+        target,
+        checkout.snapshot.path(),
+    )
+    .await
+    {
         Ok(outcome) => {
             if checkout.config.effective.summary_comment
-                && let Err(error) =
-                    relay_actions::summary::refresh_summary(pool, run.issue_id, Some(run.job_id), &orchestrator.prices).await
+                && let Err(error) = relay_actions::summary::refresh_summary(
+                    pool,
+                    run.issue_id,
+                    Some(run.job_id),
+                    &orchestrator.prices,
+                )
+                .await
             {
                 tracing::warn!(error.message = %error, "summary refresh after a refresh command failed");
             }
@@ -106,7 +135,9 @@ pub async fn refresh(
         }
         Err(error) => {
             tracing::warn!(error.message = %error, error.cause_chain = %format!("{error:#}"), "refresh: re-verification failed");
-            format!("Refreshed to commit {short}, but the findings could not be re-checked now; planning again.")
+            format!(
+                "Refreshed to commit {short}, but the findings could not be re-checked now; planning again."
+            )
         }
     }
 }
@@ -137,9 +168,9 @@ pub fn forgotten(id: i64, forgotten: &Forgotten) -> String {
                 .map(|by| format!(" by {by}"))
                 .unwrap_or_default()
         ),
-        Forgotten::NotFound => format!(
-            "This repository has no learning {id}; the status page lists them (Projects)."
-        ),
+        Forgotten::NotFound => {
+            format!("This repository has no learning {id}; the status page lists them (Projects).")
+        }
     }
 }
 
@@ -159,7 +190,12 @@ pub async fn budget(
     event: &IssueEventRow,
     amount: BudgetAmount,
 ) -> Result<Raise, JobError> {
-    let refused = |body: String| Ok(Raise { applied: false, body });
+    let refused = |body: String| {
+        Ok(Raise {
+            applied: false,
+            body,
+        })
+    };
     if !relay_core::roles::is_maintainer(admission.role(&event.actor)) {
         return refused(
             "Only a maintainer (GitHub: the owner; GitLab: an owner or maintainer) can raise this issue's budget."
@@ -168,30 +204,48 @@ pub async fn budget(
     }
     let cap = cap_of(checkout);
     let raise = match amount {
-        BudgetAmount::Tokens(tokens) if cap.tokens > 0 => relay_store::issue_controls::Raise { tokens, usd: 0.0 },
-        BudgetAmount::Usd(usd) if cap.usd > 0.0 => relay_store::issue_controls::Raise { tokens: 0, usd },
+        BudgetAmount::Tokens(tokens) if cap.tokens > 0 => {
+            relay_store::issue_controls::Raise { tokens, usd: 0.0 }
+        }
+        BudgetAmount::Usd(usd) if cap.usd > 0.0 => {
+            relay_store::issue_controls::Raise { tokens: 0, usd }
+        }
         _ if cap.tokens == 0 && cap.usd <= 0.0 => {
             return refused("This issue has no budget cap: there is nothing to raise.".into());
         }
         BudgetAmount::Tokens(_) => {
-            return refused("This issue's cap is in dollars: raise it in dollars, e.g. `budget $2`.".into());
+            return refused(
+                "This issue's cap is in dollars: raise it in dollars, e.g. `budget $2`.".into(),
+            );
         }
         BudgetAmount::Usd(_) => {
-            return refused("This issue's cap is in tokens: raise it in tokens, e.g. `budget 200k`.".into());
+            return refused(
+                "This issue's cap is in tokens: raise it in tokens, e.g. `budget 200k`.".into(),
+            );
         }
     };
     let mut conn = pool.acquire().await.context("no database connection")?;
-    relay_store::issue_controls::raise_budget(&mut conn, issue_id, event.id, &format!("@{}", event.actor), raise)
-        .await
-        .context("failed to record the raise")?;
+    relay_store::issue_controls::raise_budget(
+        &mut conn,
+        issue_id,
+        event.id,
+        &format!("@{}", event.actor),
+        raise,
+    )
+    .await
+    .context("failed to record the raise")?;
     drop(conn);
     let allowance = match budget::gate(pool, issue_id, cap, &orchestrator.prices).await? {
-        BudgetGate::Within { allowance, .. } | BudgetGate::Exceeded { allowance, .. } => allowance.describe(),
+        BudgetGate::Within { allowance, .. } | BudgetGate::Exceeded { allowance, .. } => {
+            allowance.describe()
+        }
         BudgetGate::Paused { .. } => "more than before".into(),
     };
     Ok(Raise {
         applied: true,
-        body: format!("Raised this issue's cap by {amount}: it now allows {allowance}. Continuing."),
+        body: format!(
+            "Raised this issue's cap by {amount}: it now allows {allowance}. Continuing."
+        ),
     })
 }
 
