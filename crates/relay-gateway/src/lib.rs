@@ -10,6 +10,8 @@
 //! - [`error`]: `ApiError`, the only place errors become HTTP statuses.
 //! - [`ui`]: the status page (`/ui`): server-rendered HTML, sessions, the live trace script.
 //! - [`listener`]: the HTTP/1.1 listener with its header timeout and connection cap.
+//! - [`projects`]: per project, the repository's `.relay.toml` in effect and its learnings; per
+//!   issue, its cap, spend and stop state (for the API and the status page).
 
 pub mod engage;
 pub mod error;
@@ -18,6 +20,7 @@ pub mod intake;
 pub mod listener;
 pub mod mention;
 pub mod payload;
+pub mod projects;
 pub mod providers;
 pub mod routes;
 pub mod settings;

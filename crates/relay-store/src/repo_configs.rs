@@ -115,6 +115,22 @@ pub async fn projects(conn: &mut PgConnection, limit: i64) -> Result<Vec<Project
     .await?)
 }
 
+/// The path of project (tracker, project id), from its newest issue (`None`: no issue of it).
+pub async fn project_path(
+    conn: &mut PgConnection,
+    tracker: &str,
+    project_id: &str,
+) -> Result<Option<String>> {
+    Ok(sqlx::query_scalar(
+        "SELECT project_path FROM issues WHERE tracker = $1 AND project_id = $2
+         ORDER BY id DESC LIMIT 1",
+    )
+    .bind(tracker)
+    .bind(project_id)
+    .fetch_optional(conn)
+    .await?)
+}
+
 /// The project id of `project_path` on `tracker`, from its issues (`None`: no issue of it).
 pub async fn project_id_of(
     conn: &mut PgConnection,

@@ -17,6 +17,7 @@ pub mod job;
 pub mod layout;
 pub mod markdown;
 pub mod ops;
+pub mod projects;
 pub mod session;
 
 use axum::Router;
@@ -60,6 +61,8 @@ pub fn router(state: &AppState) -> Router<AppState> {
         .route("/ui/login", post(session::login))
         .route("/ui/logout", post(session::logout))
         .route("/ui/ops", get(ops::show))
+        .route("/ui/projects", get(projects::index))
+        .route("/ui/projects/{tracker}/{project_id}", get(projects::show))
         .route("/ui/issues/{id}", get(issue::show))
         .route("/ui/jobs/{id}", get(job::show))
         .route("/ui/assets/{name}", get(asset))
