@@ -39,8 +39,14 @@ enum Command {
     /// Run one `[retention]` pass now and print what it deleted per table (`--dry-run`: what it
     /// would delete). Worker processes run the same pass periodically.
     Prune(cmd::prune::PruneArgs),
-    /// Print the effective configuration with every secret redacted.
+    /// Print the effective configuration with every secret redacted; `relay config schema`
+    /// prints the JSON Schema of a repository's `.relay.toml`, `relay config check PATH`
+    /// validates one.
     Config(cmd::config::ConfigArgs),
+    /// What Relay learned about repositories: `relay learnings list [--repo github:acme/app]`,
+    /// `relay learnings forget ID`.
+    #[command(subcommand)]
+    Learnings(cmd::learnings::LearningsCommand),
     /// Talk to the configured LLM (e.g. `relay llm ping --role planner`).
     #[command(subcommand)]
     Llm(cmd::llm::LlmCommand),
@@ -136,6 +142,7 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
         Command::Migrate => cmd::migrate::run(config).await,
         Command::Prune(args) => cmd::prune::run(config, &args).await,
         Command::Config(args) => cmd::config::run(config, &args),
+        Command::Learnings(command) => cmd::learnings::run(config, command).await,
         Command::BenchIntake(args) => cmd::bench_intake::run(args).await,
         Command::Llm(command) => cmd::llm::run(config, command).await,
         Command::Tool(args) => cmd::tool::run(config, &args),
