@@ -13,9 +13,6 @@ use super::super::setup::{Checkout, IssueJob};
 use super::super::{JobRun, Orchestrator};
 use crate::handler::JobError;
 
-/// Characters of a learning quoted in an answer.
-const QUOTED_LEARNING_CHARS: usize = 120;
-
 /// The issue's cap under the checkout's configuration.
 pub fn cap_of(checkout: &Checkout) -> IssueCap {
     let config = &checkout.config.effective;
@@ -157,10 +154,9 @@ pub fn resumed(bot: &str) -> String {
 /// `forget <id>`.
 pub fn forgotten(id: i64, forgotten: &Forgotten) -> String {
     match forgotten {
-        Forgotten::Now(row) => format!(
-            "Forgot learning {id} (\u{201c}{}\u{201d}): it will not be used again.",
-            quote(&row.content)
-        ),
+        // The learning's words are not repeated: the answer is in the thread, and a forgotten
+        // learning must not reach a prompt again through it.
+        Forgotten::Now(_) => format!("Forgot learning {id}: it will not be used again."),
         Forgotten::Already(row) => format!(
             "Learning {id} was already forgotten{}.",
             row.forgotten_by
@@ -247,14 +243,4 @@ pub async fn budget(
             "Raised this issue's cap by {amount}: it now allows {allowance}. Continuing."
         ),
     })
-}
-
-fn quote(text: &str) -> String {
-    let one_line = text.split_whitespace().collect::<Vec<_>>().join(" ");
-    if one_line.chars().count() > QUOTED_LEARNING_CHARS {
-        let cut: String = one_line.chars().take(QUOTED_LEARNING_CHARS).collect();
-        format!("{cut}…")
-    } else {
-        one_line
-    }
 }
