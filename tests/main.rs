@@ -42,6 +42,7 @@ mod outbox_delivery;
 mod outbox_engagement;
 mod private_clone;
 mod process_issue;
+mod project_browser;
 mod push;
 mod queue;
 mod reconcile;
