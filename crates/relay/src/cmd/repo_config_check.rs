@@ -184,4 +184,31 @@ mod tests {
         assert!(text.contains("refused: .relay.toml:3: `budget.issue_tokens`: 9000000 tokens would raise the server's cap of 500000 tokens per issue (not applied)"), "{text}");
         assert!(text.contains("exclude"), "{text}");
     }
+
+    #[test]
+    fn the_readme_example_file_is_valid_and_only_narrows_the_defaults() {
+        let readme = include_str!("../../../../README.md");
+        let start = readme
+            .find("# .relay.toml\n")
+            .expect("the README's example file");
+        let example = &readme[start..];
+        let example = &example[..example.find("```").unwrap()];
+        let agent = relay_agent::agent_settings::AgentSettings::default();
+        let roles = agent.engage_roles.policy("github");
+        let policy = ServerPolicy {
+            engage_public: roles.public,
+            engage_private: roles.private,
+            trigger_labels: vec!["relay".into()],
+            issue_token_budget: agent.issue_token_budget,
+            issue_cost_budget_usd: agent.issue_cost_budget_usd,
+            summary_comment: agent.summary_comment,
+        };
+        let parsed = repo_config::parse(".relay.toml", example);
+        let effective =
+            repo_config::effective(&policy, "c", Some((".relay.toml", example, parsed)));
+        assert!(effective.errors.is_empty(), "{:?}", effective.errors);
+        assert!(effective.refused.is_empty(), "{:?}", effective.refused);
+        assert_eq!(effective.exclude.len(), 5);
+        assert_eq!(effective.issue_token_budget, 200_000);
+    }
 }
