@@ -2,7 +2,7 @@
 //! `.gitlab/relay.toml`), read at the checkout's commit, validated, and applied only as far as
 //! it narrows what the server allows.
 //!
-//! Layout: [`file`] (the keys, their bounds, the JSON Schema), [`parse`] (text → keys, with
+//! Layout: [`file`](mod@file) (the keys, their bounds, the JSON Schema), [`parse`](mod@parse) (text → keys, with
 //! every problem located by file, line and key), [`narrow`] (the server's policy and the
 //! configuration in effect, with each key's origin and each refused widening), [`exclude`] (the
 //! `exclude` globs as one matcher for the tools and the code graph), [`guidance`] (instructions
@@ -17,6 +17,7 @@
 pub mod exclude;
 pub mod file;
 pub mod guidance;
+mod keys;
 pub mod narrow;
 pub mod parse;
 

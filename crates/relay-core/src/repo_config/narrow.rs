@@ -4,6 +4,7 @@
 use serde::{Deserialize, Serialize};
 
 use super::file::{DEFAULT_GUIDANCE_FILES, RepoConfigFile, Thoroughness};
+use super::keys::{keys_of, names, quoted};
 use super::parse::{ConfigProblem, ParsedFile, locate};
 use crate::roles::EngageRole;
 
@@ -162,11 +163,11 @@ impl Refuser<'_> {
     }
 }
 
-fn apply<'k>(
+fn apply(
     server: &ServerPolicy,
     file: &RepoConfigFile,
     config: &mut EffectiveConfig,
-    from_repo: &mut Vec<&'k str>,
+    from_repo: &mut Vec<&str>,
     refuser: &Refuser<'_>,
 ) {
     if let Some(text) = &file.instructions {
@@ -300,79 +301,6 @@ fn narrower(server: f64, wanted: f64) -> Result<(), ()> {
         (true, true) if wanted <= server => Ok(()),
         (true, true) => Err(()),
     }
-}
-
-fn names(roles: &[EngageRole]) -> String {
-    if roles.is_empty() {
-        return "nobody".into();
-    }
-    roles
-        .iter()
-        .map(|r| r.as_str())
-        .collect::<Vec<_>>()
-        .join(", ")
-}
-
-fn quoted(labels: &[String]) -> String {
-    if labels.is_empty() {
-        return "none".into();
-    }
-    labels
-        .iter()
-        .map(|l| format!("`{l}`"))
-        .collect::<Vec<_>>()
-        .join(", ")
-}
-
-/// Every key in effect, in the file's documented order.
-fn keys_of(config: &EffectiveConfig, from_repo: &[&str]) -> Vec<KeyInEffect> {
-    let origin = |key: &str| {
-        if from_repo.contains(&key) {
-            Origin::Repository
-        } else {
-            Origin::Server
-        }
-    };
-    let roles = |list: &[EngageRole]| {
-        serde_json::json!(list.iter().map(|r| r.as_str()).collect::<Vec<_>>())
-    };
-    let cap_tokens = if config.issue_token_budget == 0 {
-        serde_json::json!("none")
-    } else {
-        serde_json::json!(config.issue_token_budget)
-    };
-    let cap_usd = if config.issue_cost_budget_usd > 0.0 {
-        serde_json::json!(config.issue_cost_budget_usd)
-    } else {
-        serde_json::json!("none")
-    };
-    let instructions = config.instructions.as_ref().map_or_else(
-        || serde_json::json!(null),
-        |text| serde_json::json!(format!("{} characters", text.chars().count())),
-    );
-    [
-        ("instructions", instructions),
-        ("guidance_files", serde_json::json!(config.guidance_files)),
-        ("exclude", serde_json::json!(config.exclude)),
-        (
-            "thoroughness",
-            serde_json::json!(config.thoroughness.map_or("medium", Thoroughness::as_str)),
-        ),
-        ("summary_comment", serde_json::json!(config.summary_comment)),
-        ("engage.public", roles(&config.engage_public)),
-        ("engage.private", roles(&config.engage_private)),
-        ("labels.trigger", serde_json::json!(config.trigger_labels)),
-        ("labels.opt_out", serde_json::json!(config.opt_out_labels)),
-        ("budget.issue_tokens", cap_tokens),
-        ("budget.issue_cost_usd", cap_usd),
-    ]
-    .into_iter()
-    .map(|(key, value)| KeyInEffect {
-        key: key.to_owned(),
-        value,
-        origin: origin(key),
-    })
-    .collect()
 }
 
 #[cfg(test)]

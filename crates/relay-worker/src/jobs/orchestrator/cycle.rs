@@ -196,19 +196,7 @@ async fn run_cycle_inner(
         .map(|e| e.actor.clone())
         .collect();
     input.context_only_actors.dedup();
-    // `issue_context::build` makes one trigger per pending event, in order.
-    for (event, trigger) in state.events.iter().zip(input.triggers.iter_mut()) {
-        if let Some(command) = deps
-            .answered_commands
-            .iter()
-            .find(|c| c.event_id == event.id)
-        {
-            trigger.kind = format!(
-                "command `{}` (Relay answered it already: not a question, approval or answer)",
-                command.name
-            );
-        }
-    }
+    issue_context::mark_answered_commands(&mut input, &state, &deps.answered_commands);
     input.guidance = deps.guidance.clone();
     // Writes the tracker refused for good since the planner last decided: it is told.
     let refused = relay_store::outbox::unshown_failures(&mut conn, issue_id)
@@ -218,17 +206,7 @@ async fn run_cycle_inner(
     let context = ContextBuilder::new(deps.settings.context_max_tokens)
         .with_redactions(deps.redactions.clone())
         .build(&input);
-    // The learnings that reached the prompt are counted (forgotten ones are never loaded).
-    let shown: Vec<i64> = state
-        .learnings
-        .iter()
-        .filter(|l| relay_core::action::LearningKind::parse(&l.kind).is_some())
-        .take(context.learnings_shown)
-        .map(|l| l.id)
-        .collect();
-    if let Err(error) = relay_store::learnings::mark_used(&mut conn, &shown).await {
-        tracing::warn!(error.message = %error, "failed to count the learnings' use");
-    }
+    issue_context::count_shown_learnings(&mut conn, &state, context.learnings_shown).await;
 
     // The Validator's context comes from the same state as the planner's, with the thread just
     // listed (fresher than the cache).

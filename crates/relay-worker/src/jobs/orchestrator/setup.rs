@@ -1,8 +1,8 @@
 //! Job setup, in the order the diagram draws it: the issue and its tracker (with the due writes
 //! drained first), then — once an admitted author is pending — the snapshot and the repository's
-//! configuration at its commit ([`Orchestrator::checkout`]), then — once the job is going to
+//! configuration at its commit (`Orchestrator::checkout`), then — once the job is going to
 //! plan — the code graph, the toolbox, the explorers, the metered LLM clients and thorough
-//! mode's traversal state ([`Orchestrator::prepare`]).
+//! mode's traversal state (`Orchestrator::prepare`).
 
 use std::sync::Arc;
 
