@@ -393,4 +393,23 @@ mod tests {
         assert_eq!(config.engage_public, server().engage_public);
         assert!(config.keys.iter().all(|k| k.origin == Origin::Server));
     }
+
+    #[test]
+    fn labels_narrow_triggers_and_add_opt_outs() {
+        let config = from("[labels]\ntrigger = [\"bug\"]\nopt_out = [\"Relay-Off\"]\n");
+        assert!(config.triggers_on("BUG"));
+        assert!(
+            !config.triggers_on("relay"),
+            "the server's other trigger label is dropped"
+        );
+        assert_eq!(
+            config
+                .opted_out(&["x".into(), "relay-off".into()])
+                .as_deref(),
+            Some("relay-off")
+        );
+        assert_eq!(config.opted_out(&["x".into()]), None);
+        let none = from("[labels]\ntrigger = []\n");
+        assert!(!none.triggers_on("bug"), "`[]`: no label engages Relay");
+    }
 }

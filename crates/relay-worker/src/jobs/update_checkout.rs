@@ -102,13 +102,21 @@ impl JobHandler for UpdateCheckoutJob {
             .snapshot(&spec, Some(&checkout.commit))
             .await
             .map_err(classify)?;
-        let findings = self
-            .reverify(&context, &payload, &spec, &checkout.commit, snapshot.path())
-            .await;
         // The repository's configuration is picked up again on every push: its exclusions
-        // shape the graph, and the status page shows what is in effect.
+        // shape the graph, its summary setting how stale findings are told, and the status
+        // page shows what is in effect.
         let config = self
             .repo_config(&context, &payload, &spec, &checkout.commit)
+            .await;
+        let findings = self
+            .reverify(
+                &context,
+                &payload,
+                &spec,
+                &checkout.commit,
+                snapshot.path(),
+                config.effective.summary_comment,
+            )
             .await;
         let codegraph = match &self.codegraph {
             Some(codegraph) => {
@@ -220,6 +228,7 @@ impl UpdateCheckoutJob {
         spec: &RepoSpec,
         commit: &str,
         root: &std::path::Path,
+        summary_comment: bool,
     ) -> Value {
         let target = super::reverify::PushTarget {
             tracker: &payload.tracker,
@@ -244,7 +253,7 @@ impl UpdateCheckoutJob {
         let Some(orchestrator) = &self.orchestrator else {
             return detail;
         };
-        let channel = if orchestrator.agent.summary_comment {
+        let channel = if summary_comment {
             super::reverify::publish::Channel::Summary {
                 prices: &orchestrator.prices,
             }
