@@ -42,6 +42,8 @@ async fn learning(pool: &PgPool, issue: Option<i64>, content: &str, restricted: 
             issue_id: issue,
             run: None,
             restricted,
+            note_id: None,
+            guidance_digest: None,
         },
     )
     .await

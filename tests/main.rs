@@ -16,8 +16,12 @@
 //! their issue), `hostile_text` (nothing Relay posts can run a GitLab quick action or carry
 //! a secret; answers land in the triggering discussion), `private_clone` (a GitHub App's private
 //! repository cloned with the installation token over git smart HTTP; a failed clone says so),
-//! `findings` (findings re-verified on every push, the living summary comment).
+//! `findings` (findings re-verified on every push, the living summary comment), `repo_config`
+//! (the repository's `.relay.toml` narrowing, excluding, guiding; refused widenings; a
+//! malformed file) and `commands` (every `@bot` command on both trackers, forget, the cap), on
+//! `repo_config_harness`.
 
+mod commands;
 mod context_poisoning;
 mod engagement;
 mod findings;
@@ -39,11 +43,14 @@ mod outbox_delivery;
 mod outbox_engagement;
 mod private_clone;
 mod process_issue;
+mod project_browser;
 mod push;
 mod queue;
 mod reconcile;
 mod reconcile_harness;
 mod reconcile_latency;
+mod repo_config;
+mod repo_config_harness;
 mod spec_flow;
 mod status_browser;
 mod status_content;

@@ -19,7 +19,7 @@ use sqlx::PgPool;
 use crate::status_fixture::{PLAIN, UI_TOKEN, seed, serve, ui_state, write_events};
 
 /// A guard against a hung browser, never a timing assertion.
-const HANG: Duration = Duration::from_secs(20);
+pub(crate) const HANG: Duration = Duration::from_secs(20);
 const WINDOW: (u32, u32) = (1280, 760);
 /// The issue page's screenshot height.
 const ISSUE_HEIGHT: u32 = 1600;
@@ -27,7 +27,7 @@ const ISSUE_HEIGHT: u32 = 1600;
 const OPS_HEIGHT: u32 = 1000;
 
 /// Where the screenshots go (`docs/status-page/` holds copies for the README).
-fn screenshot_dir() -> PathBuf {
+pub(crate) fn screenshot_dir() -> PathBuf {
     PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("status-page")
 }
 
@@ -50,13 +50,13 @@ fn executable(var: &str, candidates: &[&str]) -> PathBuf {
 }
 
 /// chromedriver on a free port, killed when dropped.
-struct Driver {
+pub(crate) struct Driver {
     child: tokio::process::Child,
     url: String,
 }
 
 impl Driver {
-    async fn start() -> Driver {
+    pub(crate) async fn start() -> Driver {
         let binary = executable(
             "RELAY_TEST_CHROMEDRIVER",
             &["/usr/bin/chromedriver", "/usr/lib/chromium/chromedriver"],
@@ -89,7 +89,7 @@ impl Driver {
         Driver { child, url }
     }
 
-    async fn browser(&self) -> Client {
+    pub(crate) async fn browser(&self) -> Client {
         let chromium = executable(
             "RELAY_TEST_CHROMIUM",
             &["/usr/bin/chromium", "/usr/bin/chromium-browser"],
@@ -119,7 +119,7 @@ impl Drop for Driver {
     }
 }
 
-async fn screenshot(browser: &Client, name: &str) {
+pub(crate) async fn screenshot(browser: &Client, name: &str) {
     let png = browser.screenshot().await.unwrap();
     let dir = screenshot_dir();
     std::fs::create_dir_all(&dir).unwrap();
@@ -128,7 +128,7 @@ async fn screenshot(browser: &Client, name: &str) {
     eprintln!("screenshot: {}", path.display());
 }
 
-async fn text_of(browser: &Client, css: &str) -> String {
+pub(crate) async fn text_of(browser: &Client, css: &str) -> String {
     match browser
         .wait()
         .at_most(HANG)

@@ -75,6 +75,17 @@ pub struct ValidationContext {
     /// The planner's context held text that must not leave this issue (a GitLab internal note,
     /// a confidential issue): learnings proposed from it are stored restricted to this issue.
     pub private_context: bool,
+    /// Where this cycle's learnings come from (the triggering note, the guidance in effect).
+    pub provenance: LearningProvenance,
+}
+
+/// What a proposed learning records about where it came from, besides its issue and job.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct LearningProvenance {
+    /// The newest triggering note of the cycle.
+    pub note_id: Option<String>,
+    /// The repository guidance's digest in effect.
+    pub guidance_digest: Option<String>,
 }
 
 impl ValidationContext {
@@ -149,6 +160,7 @@ impl ValidationContext {
             },
             default_reply: None,
             private_context: rows.issue.confidential,
+            provenance: LearningProvenance::default(),
         }
     }
 }

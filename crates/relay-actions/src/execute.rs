@@ -288,6 +288,8 @@ pub async fn apply(
                             issue_id: Some(issue_id),
                             run,
                             restricted: batch.private_context,
+                            note_id: batch.provenance.note_id.as_deref(),
+                            guidance_digest: batch.provenance.guidance_digest.as_deref(),
                         },
                     )
                     .await?;

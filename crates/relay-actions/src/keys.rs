@@ -87,6 +87,12 @@ pub fn is_action_key(key: &str) -> bool {
     key.starts_with('i') && key.contains("-a") && !key.contains("-spec")
 }
 
+/// The answer to the command in delivery `delivery_id` (`@bot help`, …): one per command,
+/// whatever job or retry answers it.
+pub fn command_reply_key(issue_id: i64, delivery_id: i64) -> String {
+    format!("cmd:{issue_id}:{delivery_id}")
+}
+
 /// The living summary comment: one per issue.
 pub fn summary_key(issue_id: i64) -> String {
     format!("summary-i{issue_id}")

@@ -38,7 +38,9 @@ pub mod validate;
 pub mod validated;
 
 pub use authority::Authority;
-pub use context::{GapState, IssueRows, Snapshot, SpecState, ThreadRef, ValidationContext};
+pub use context::{
+    GapState, IssueRows, LearningProvenance, Snapshot, SpecState, ThreadRef, ValidationContext,
+};
 pub use drain::{DrainReport, SentWrite};
 pub use error::{Error, Result};
 pub use execute::{Applied, BatchId, Executor, Lease, WatermarkRaise};

@@ -1,6 +1,7 @@
 //! Relay's own notices: the tracker writes a job queues outside a planner batch — the
-//! first-contact acknowledgement, the budget note and the status comments (a failure before the
-//! first cycle, a spec that could not be written, a reply the tracker refused). Like every write
+//! first-contact acknowledgement, the budget note, the answers to commands (`@bot help`) and the
+//! status comments (a failure before the first cycle, a spec that could not be written, a reply
+//! the tracker refused). Like every write
 //! they are outbox rows, keyed in [`crate::keys`] and sent by [`crate::Executor::drain_outbox`];
 //! only this crate enqueues them. Each returns whether the row is new (a replayed job finds its
 //! notice already queued).
@@ -82,6 +83,20 @@ pub async fn enqueue_spec_failed(
 ) -> Result<bool> {
     let key = keys::spec_failed_key(request_id);
     enqueue_comment(conn, &key, issue_id, job_id, body, NoticePlace::Issue).await
+}
+
+/// The answer to the command of delivery `delivery_id` (`@bot help`, `status`, …), in the
+/// command note's discussion on GitLab.
+pub async fn enqueue_command_reply(
+    conn: &mut PgConnection,
+    issue_id: i64,
+    job_id: i64,
+    delivery_id: i64,
+    body: &str,
+    place: NoticePlace<'_>,
+) -> Result<bool> {
+    let key = keys::command_reply_key(issue_id, delivery_id);
+    enqueue_comment(conn, &key, issue_id, job_id, body, place).await
 }
 
 /// The status comment about the reply in outbox row `outbox_id`, which the tracker refused.

@@ -18,6 +18,7 @@ pub struct ValidatedBatch {
     pub(crate) actions: Vec<ValidatedAction>,
     /// Learnings of this batch stay with the issue ([`crate::ValidationContext::private_context`]).
     pub(crate) private_context: bool,
+    pub(crate) provenance: crate::context::LearningProvenance,
 }
 
 impl ValidatedBatch {

@@ -39,8 +39,12 @@ pub struct AgentSettings {
     pub cycles_per_job: u32,
     /// Bound of the injected context, in estimated tokens.
     pub context_max_tokens: usize,
-    /// Tokens per issue across jobs; past it Relay posts one note and waits for a new mention.
+    /// Tokens per issue across jobs (0: no cap); past it Relay posts one note and stays silent
+    /// on the issue until a maintainer raises its cap (`@bot budget …`).
     pub issue_token_budget: u64,
+    /// US dollars per issue across jobs, priced with `[prices]` (0: no cap); calls of a model
+    /// without a price do not count toward it. Past it, as for the token cap.
+    pub issue_cost_budget_usd: f64,
     /// Tokens all issues of one tracker may spend per UTC day (0: no limit). Past it, issues are
     /// still recorded, and answered after midnight UTC.
     pub daily_token_budget: u64,
@@ -69,6 +73,7 @@ impl Default for AgentSettings {
             cycles_per_job: DEFAULT_CYCLES_PER_JOB,
             context_max_tokens: DEFAULT_CONTEXT_MAX_TOKENS,
             issue_token_budget: DEFAULT_ISSUE_TOKEN_BUDGET,
+            issue_cost_budget_usd: 0.0,
             daily_token_budget: 0,
             explore: ExploreConfig::default(),
             spec_max_iterations: DEFAULT_SPEC_MAX_ITERATIONS,
@@ -79,30 +84,8 @@ impl Default for AgentSettings {
     }
 }
 
-/// A role an author may hold, as configured (`"owner"`, `"member"`, ... or `"anyone"`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum EngageRole {
-    Owner,
-    Member,
-    Collaborator,
-    Contributor,
-    /// Anyone who can comment, including authors the tracker says nothing about.
-    Anyone,
-}
-
-impl EngageRole {
-    fn admits(self, role: Option<AuthorRole>) -> bool {
-        match (self, role) {
-            (EngageRole::Anyone, _) => true,
-            (_, None) => false,
-            (EngageRole::Owner, Some(role)) => role == AuthorRole::Owner,
-            (EngageRole::Member, Some(role)) => role == AuthorRole::Member,
-            (EngageRole::Collaborator, Some(role)) => role == AuthorRole::Collaborator,
-            (EngageRole::Contributor, Some(role)) => role == AuthorRole::Contributor,
-        }
-    }
-}
+/// A role an author may hold (moved to `relay-core`, shared with the repository's `.relay.toml`).
+pub use relay_core::roles::EngageRole;
 
 /// Roles that may engage Relay on public and on private projects.
 #[derive(Debug, Clone, PartialEq, Eq, Deserialize)]

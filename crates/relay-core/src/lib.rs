@@ -5,17 +5,24 @@
 //! [`citation`] (`path:start-end` citations of code), [`prices`] (`[prices]`, the cost of tokens),
 //! [`engage`] (engagement rules and event identity, shared by the gateway and the reconciler),
 //! [`error`] (the one cause-chain formatter), [`outgoing`] (quick-action neutralisation and the
-//! secret scan of every tracker write).
+//! secret scan of every tracker write), [`roles`] (the roles that may engage Relay),
+//! [`repo_config`] (the repository's `.relay.toml`: parsed, narrowed, in effect), [`command`]
+//! (commands in a mention, parsed deterministically), [`learning_review`] (when a learning is
+//! marked for review).
 
 pub mod action;
 pub mod bot;
 pub mod citation;
+pub mod command;
 pub mod engage;
 pub mod error;
 pub mod issue;
 pub mod job;
+pub mod learning_review;
 pub mod outgoing;
 pub mod prices;
+pub mod repo_config;
+pub mod roles;
 pub mod tracker;
 
 pub use action::{Action, ActionBatch};

@@ -13,6 +13,8 @@
 //!   shutdown grace.
 //! - [`limits`]: the client behind a request, the request deadline, the body budget and the
 //!   sign-in throttle.
+//! - [`projects`]: per project, the repository's `.relay.toml` in effect and its learnings; per
+//!   issue, its cap, spend and stop state (for the API and the status page).
 
 pub mod engage;
 pub mod error;
@@ -22,6 +24,7 @@ pub mod limits;
 pub mod listener;
 pub mod mention;
 pub mod payload;
+pub mod projects;
 pub mod providers;
 pub mod routes;
 pub mod settings;

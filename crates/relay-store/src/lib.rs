@@ -19,6 +19,8 @@
 //! - [`reverify`], [`summaries`]: findings re-checked on every push and the living summary comment
 //!   per issue (migrations 0021, 0022).
 //! - [`ui_sessions`]: status-page sign-ins, shared by every gateway (migration 0030).
+//! - [`repo_configs`]: the repository's `.relay.toml` in effect, per repository (migration 0040).
+//! - [`issue_controls`]: `stop`/`resume` and budget raises per issue (migration 0042).
 
 pub mod bench;
 pub mod browse;
@@ -28,6 +30,7 @@ pub mod event_intake;
 pub mod findings;
 pub mod gaps;
 pub mod intake;
+pub mod issue_controls;
 pub mod issues;
 pub mod learnings;
 pub mod llm_usage;
@@ -35,6 +38,7 @@ pub mod operator;
 pub mod outbox;
 pub mod queue;
 pub mod reconcile;
+pub mod repo_configs;
 pub mod retention;
 pub mod reverify;
 pub mod settings;

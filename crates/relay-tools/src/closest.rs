@@ -16,7 +16,6 @@
 
 use crate::error::ToolError;
 use crate::tool::ToolContext;
-use crate::walk::walker;
 
 /// Suggestions offered.
 pub const MAX_SUGGESTIONS: usize = 3;
@@ -51,7 +50,8 @@ pub fn closest_paths(context: &ToolContext, requested: &str) -> Vec<Candidate> {
     }
     let query_name = file_name(&query);
     let mut scored: Vec<(f64, String, bool)> = Vec::new();
-    for entry in walker(sandbox.root(), sandbox.root())
+    for entry in sandbox
+        .walker(sandbox.root())
         .build()
         .flatten()
         .take(limits.fuzzy_max_candidates)

@@ -18,7 +18,6 @@ use crate::grep::resolve_start;
 use crate::output::{group_thousands, plural};
 use crate::sandbox::{EntryKind, Resolved};
 use crate::tool::{Tool, ToolContext, parse_arguments, schema_of};
-use crate::walk::walker;
 
 /// Arguments of the `glob` tool.
 #[derive(Debug, Clone, Deserialize, JsonSchema)]
@@ -180,7 +179,7 @@ fn find(
         }
     };
     let mut paths = Vec::new();
-    for entry in walker(sandbox.root(), &start.abs).build().flatten() {
+    for entry in sandbox.walker(&start.abs).build().flatten() {
         context.check_stop()?;
         if entry.depth() == 0 && start.abs == base.abs {
             continue;

@@ -15,7 +15,6 @@ use crate::error::ToolError;
 use crate::output::{cut_line, group_thousands, line_text, plural};
 use crate::sandbox::{EntryKind, Resolved};
 use crate::tool::{Tool, ToolContext, parse_arguments, schema_of};
-use crate::walk::walker;
 
 /// Arguments of the `read` tool.
 #[derive(Debug, Clone, Deserialize, JsonSchema)]
@@ -190,7 +189,9 @@ fn read_file(
 
 fn list_directory(context: &ToolContext, resolved: &Resolved) -> Result<String, ToolError> {
     let max_entries = context.limits().listing_max_entries;
-    let mut entries: Vec<String> = walker(context.sandbox().root(), &resolved.abs)
+    let mut entries: Vec<String> = context
+        .sandbox()
+        .walker(&resolved.abs)
         .max_depth(Some(1))
         .build()
         .flatten()

@@ -17,6 +17,10 @@
 //! 5. The final object must be a regular file or a directory: FIFOs, sockets and device files are
 //!    refused.
 //!
+//! 6. A path the repository's configuration excludes (`.relay.toml` `exclude`, as given lexically
+//!    or as it resolves) is refused, as is every walk entry under one ([`Sandbox::walker`]):
+//!    no tool shows what the team said to skip.
+//!
 //! Files are then opened with `O_NOFOLLOW | O_NONBLOCK` and re-checked with `fstat`
 //! ([`Sandbox::open_file`]), so a file swapped for a FIFO or a symlink between the check and the
 //! open is still refused, and opening never blocks.
@@ -25,8 +29,12 @@ use std::fs::{File, Metadata, OpenOptions};
 use std::io;
 use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Component, Path, PathBuf};
+use std::sync::Arc;
+
+use relay_core::repo_config::ExcludeSet;
 
 use crate::error::ToolError;
+use crate::walk::{SkipRecorder, walker_with};
 
 /// The refusal for any symlink that does not resolve to something inside the root.
 const OUTSIDE_LINK: &str = "symbolic link that does not resolve inside the repository (it points outside, dangles or loops)";
@@ -41,6 +49,8 @@ pub struct Sandbox {
     given_root: PathBuf,
     /// The canonical root; every resolved path starts with it.
     root: PathBuf,
+    /// Paths the repository's configuration excludes (empty: none).
+    excludes: Arc<ExcludeSet>,
 }
 
 /// What a resolved path points at.
@@ -83,7 +93,30 @@ impl Sandbox {
         Ok(Self {
             given_root: root.to_path_buf(),
             root: canonical,
+            excludes: Arc::default(),
         })
+    }
+
+    /// This sandbox refusing (and its walks skipping) the paths `excludes` matches.
+    #[must_use]
+    pub fn with_excludes(mut self, excludes: Arc<ExcludeSet>) -> Self {
+        self.excludes = excludes;
+        self
+    }
+
+    /// The excluded paths.
+    pub fn excludes(&self) -> &Arc<ExcludeSet> {
+        &self.excludes
+    }
+
+    /// A walker over `start` (inside the root) with the shared filters and the exclusions.
+    pub fn walker(&self, start: &Path) -> ignore::WalkBuilder {
+        walker_with(&self.root, start, None, self.excludes.clone())
+    }
+
+    /// [`Sandbox::walker`] that also records the skipped well-known directories.
+    pub fn walker_recording(&self, start: &Path, recorder: SkipRecorder) -> ignore::WalkBuilder {
+        walker_with(&self.root, start, Some(recorder), self.excludes.clone())
     }
 
     /// The canonical root directory.
@@ -94,6 +127,16 @@ impl Sandbox {
     /// Resolves an agent-supplied path to an existing file or directory inside the root.
     pub fn resolve(&self, input: &str) -> Result<Resolved, ToolError> {
         let components = self.lexical_components(input)?;
+        let lexical = components
+            .iter()
+            .map(|c| c.to_string_lossy())
+            .collect::<Vec<_>>()
+            .join("/");
+        // Checked before touching the file system, so an excluded path's existence is not
+        // revealed either.
+        if self.excludes.is_excluded(&lexical, false) {
+            return Err(excluded(input));
+        }
         let mut current = self.root.clone();
         let mut hops = 0usize;
         for (index, component) in components.iter().enumerate() {
@@ -151,6 +194,9 @@ impl Sandbox {
             reason: "not a regular file or directory (device, FIFO or socket)".into(),
         })?;
         let rel = self.relative(&current);
+        if self.excludes.is_excluded(&rel, kind == EntryKind::Dir) {
+            return Err(excluded(input));
+        }
         Ok(Resolved {
             len: if kind == EntryKind::File {
                 metadata.len()
@@ -288,6 +334,14 @@ fn io_refusal(input: &str, error: &io::Error) -> ToolError {
     ToolError::Refused {
         path: display_input(input),
         reason,
+    }
+}
+
+/// The refusal of a path the repository's configuration excludes.
+fn excluded(input: &str) -> ToolError {
+    ToolError::Refused {
+        path: display_input(input),
+        reason: "excluded by the repository's configuration (.relay.toml `exclude`)".into(),
     }
 }
 

@@ -28,7 +28,6 @@ use crate::control::{CallControl, Stop};
 use crate::error::ToolError;
 use crate::output::{cut_line, group_thousands, line_text};
 use crate::sandbox::{Resolved, Sandbox};
-use crate::walk::walker;
 
 /// One concrete search: what the retry ladder varies between attempts.
 #[derive(Debug, Clone)]
@@ -229,7 +228,7 @@ pub fn search(
         .map(|n| n.get())
         .unwrap_or(1)
         .min(12);
-    let mut builder = walker(root, &query.start.abs);
+    let mut builder = sandbox.walker(&query.start.abs);
     builder.threads(threads);
     builder.build_parallel().run(|| {
         let matcher = matcher.clone();

@@ -63,6 +63,16 @@ impl ToolContext {
         })
     }
 
+    /// This context with the repository's excluded paths refused by every tool.
+    #[must_use]
+    pub fn with_excludes(
+        mut self,
+        excludes: std::sync::Arc<relay_core::repo_config::ExcludeSet>,
+    ) -> Self {
+        self.sandbox = self.sandbox.with_excludes(excludes);
+        self
+    }
+
     /// This context for one call governed by `control`.
     pub fn with_control(&self, control: CallControl) -> Self {
         Self {

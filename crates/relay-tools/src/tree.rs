@@ -4,8 +4,8 @@
 //! are folded into `name/ (N files)`. Skipped directories (`vendor/`, `node_modules/`) are shown as
 //! `(skipped)` without being walked; `.git/` is not shown at all.
 
+use crate::sandbox::Sandbox;
 use std::collections::BTreeMap;
-use std::path::Path;
 use std::sync::Arc;
 
 use schemars::JsonSchema;
@@ -18,7 +18,7 @@ use crate::grep::resolve_start;
 use crate::output::{group_thousands, plural};
 use crate::sandbox::{EntryKind, Resolved};
 use crate::tool::{Tool, ToolContext, parse_arguments, schema_of};
-use crate::walk::{SkipRecorder, walker_recording};
+use crate::walk::SkipRecorder;
 
 /// Arguments of the `tree` tool.
 #[derive(Debug, Clone, Deserialize, JsonSchema)]
@@ -79,7 +79,7 @@ impl Tool for TreeTool {
             )));
         }
         let text = outline(
-            sandbox.root(),
+            sandbox,
             &start,
             depth,
             limits.tree_max_entries,
@@ -99,14 +99,14 @@ struct Node {
 }
 
 fn outline(
-    sandbox_root: &Path,
+    sandbox: &Sandbox,
     start: &Resolved,
     depth: usize,
     max_entries: usize,
     control: &CallControl,
 ) -> String {
     let skipped: SkipRecorder = Arc::default();
-    let builder = walker_recording(sandbox_root, &start.abs, Some(Arc::clone(&skipped)));
+    let builder = sandbox.walker_recording(&start.abs, Arc::clone(&skipped));
     let mut root = Node::default();
     for entry in builder.build().flatten() {
         if control.stop().is_some() {

@@ -11,6 +11,7 @@ use std::sync::{Arc, Mutex};
 
 use ignore::gitignore::{Gitignore, GitignoreBuilder};
 use ignore::{Match, WalkBuilder};
+use relay_core::repo_config::ExcludeSet;
 
 /// Directory names never descended into (unless the walk starts inside one).
 pub const SKIPPED_DIRS: &[&str] = &[".git", "vendor", "node_modules"];
@@ -35,7 +36,19 @@ pub fn walker(root: &Path, start: &Path) -> WalkBuilder {
 
 /// [`walker`] that also records the skipped directories in `recorder`.
 pub fn walker_recording(root: &Path, start: &Path, recorder: Option<SkipRecorder>) -> WalkBuilder {
+    walker_with(root, start, recorder, Arc::default())
+}
+
+/// [`walker_recording`] that also skips what `excludes` matches (paths relative to `root`);
+/// tools reach it through [`crate::sandbox::Sandbox::walker`].
+pub fn walker_with(
+    root: &Path,
+    start: &Path,
+    recorder: Option<SkipRecorder>,
+    excludes: Arc<ExcludeSet>,
+) -> WalkBuilder {
     let ancestors = ancestor_ignores(root, start);
+    let root = root.to_path_buf();
     let mut builder = WalkBuilder::new(start);
     builder
         .hidden(false)
@@ -60,6 +73,12 @@ pub fn walker_recording(root: &Path, start: &Path, recorder: Option<SkipRecorder
                         .unwrap_or_else(|poisoned| poisoned.into_inner())
                         .push(entry.path().to_path_buf());
                 }
+                return false;
+            }
+            if !excludes.is_empty()
+                && let Ok(rel) = entry.path().strip_prefix(&root)
+                && excludes.is_excluded(&rel.to_string_lossy(), is_dir)
+            {
                 return false;
             }
             // Deepest ancestor first: the first decisive rule wins.

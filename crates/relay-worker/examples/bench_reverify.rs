@@ -203,6 +203,7 @@ async fn run(url: &str) -> anyhow::Result<()> {
             "github/octo/repo",
             &second_push,
             snapshot.path().to_path_buf(),
+            Default::default(),
         )
         .await?;
     let index = started.elapsed();
@@ -307,6 +308,8 @@ async fn planner_cycles(pool: &PgPool, cycles: usize) -> anyhow::Result<()> {
             admission: relay_worker::jobs::orchestrator::admission::Admission::of(["alice"]),
             lease: None,
             prices: Default::default(),
+            guidance: Default::default(),
+            answered_commands: Vec::new(),
         };
         let started = Instant::now();
         let end = run_cycle(&deps, issue, n as i64 + 1, 0).await?;

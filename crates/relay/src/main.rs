@@ -46,8 +46,14 @@ enum Command {
     /// Tracker writes refused for good: `relay writes list`, `relay writes retry ID…`.
     #[command(subcommand)]
     Writes(cmd::operate::WritesCommand),
-    /// Print the effective configuration with every secret redacted.
+    /// Print the effective configuration with every secret redacted; `relay config schema`
+    /// prints the JSON Schema of a repository's `.relay.toml`, `relay config check PATH`
+    /// validates one.
     Config(cmd::config::ConfigArgs),
+    /// What Relay learned about repositories: `relay learnings list [--repo github:acme/app]`,
+    /// `relay learnings forget ID`.
+    #[command(subcommand)]
+    Learnings(cmd::learnings::LearningsCommand),
     /// Talk to the configured LLM (e.g. `relay llm ping --role planner`).
     #[command(subcommand)]
     Llm(cmd::llm::LlmCommand),
@@ -145,6 +151,7 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
         Command::Jobs(command) => cmd::operate::jobs(config, &command).await,
         Command::Writes(command) => cmd::operate::writes(config, &command).await,
         Command::Config(args) => cmd::config::run(config, &args),
+        Command::Learnings(command) => cmd::learnings::run(config, command).await,
         Command::BenchIntake(args) => cmd::bench_intake::run(args).await,
         Command::Llm(command) => cmd::llm::run(config, command).await,
         Command::Tool(args) => cmd::tool::run(config, &args),

@@ -47,6 +47,10 @@ pub struct IssueContext {
     /// (`FAILED: post_comment | validation failed: … | permanent`).
     #[serde(default)]
     pub failed_writes: Vec<String>,
+    /// The repository's guidance (`.relay.toml` instructions, guidance files), shown first,
+    /// right below the system rules, each text fenced with its origin.
+    #[serde(default)]
+    pub guidance: relay_core::repo_config::GuidanceText,
 }
 
 /// An open gap.

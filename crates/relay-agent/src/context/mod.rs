@@ -6,13 +6,16 @@
 //! Relay secret, and the builder additionally replaces any configured secret value it is given
 //! ([`ContextBuilder::with_redactions`]) wherever it appears, so a human pasting one is not echoed.
 //!
-//! Layout: [`input`] (the struct), [`render`] (sections and chat turns), [`tokens`] (the estimate
-//! and truncation helpers).
+//! Layout: [`input`] (the struct), [`render`] (sections and chat turns), [`guidance`] (the
+//! repository's own guidance, below the system rules), [`tokens`] (the estimate and truncation
+//! helpers).
 
+pub mod guidance;
 pub mod input;
 pub mod render;
 pub mod tokens;
 
+pub use guidance::render_guidance;
 pub use input::{
     ClosedGapView, FindingView, IssueContext, LearningView, OpenGapView, SpecView, ThreadNoteView,
     TriggerView,

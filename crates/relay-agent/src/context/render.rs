@@ -31,6 +31,8 @@ pub const NOTE_MAX_TOKENS: usize = 1_500;
 pub const SPEC_MAX_TOKENS: usize = 3_000;
 /// Cap of all learnings together, in estimated tokens.
 pub const LEARNINGS_MAX_TOKENS: usize = 1_500;
+/// How a learning's item starts in the header (`render/state.rs`).
+const LEARNING_ITEM: &str = "- learning (";
 /// What replaces a configured secret found in human text.
 const REDACTED: &str = "[REDACTED]";
 
@@ -65,6 +67,9 @@ pub struct BuiltContext {
     pub estimated_tokens: usize,
     /// Whether anything was cut to fit (each cut carries a marker in the text).
     pub truncated: bool,
+    /// How many of the input's learnings (the first ones) reached the messages: their use is
+    /// counted.
+    pub learnings_shown: usize,
 }
 
 impl BuiltContext {
@@ -151,7 +156,21 @@ impl ContextBuilder {
         }
         turns.reverse();
 
-        let mut messages = vec![Message::User(header)];
+        // The repository's guidance comes first, right below the system rules; it has its own
+        // bound (`relay_core::repo_config::file`), outside the issue context's.
+        // What reached the prompt, read back from the header as sent (a last-resort cut may
+        // have dropped some).
+        let learnings_shown = header
+            .lines()
+            .filter(|line| line.starts_with(LEARNING_ITEM))
+            .count()
+            .min(issue.learnings.len());
+        let mut messages: Vec<Message> =
+            super::guidance::render_guidance(&issue.guidance, |text| self.redact(text))
+                .map(Message::User)
+                .into_iter()
+                .collect();
+        messages.push(Message::User(header));
         if omitted > 0 {
             truncated = true;
             messages.push(Message::User(format!(
@@ -165,6 +184,7 @@ impl ContextBuilder {
             messages,
             estimated_tokens,
             truncated,
+            learnings_shown,
         }
     }
 

@@ -26,19 +26,24 @@ pub(super) struct Conversation {
 }
 
 impl Conversation {
-    /// A fresh context: the system prompt and the question.
-    pub(super) fn new(system: String, question: String, keep_turns: usize) -> Self {
+    /// A fresh context: the system prompt, the repository's guidance (if any, right below the
+    /// rules) and the question.
+    pub(super) fn new(
+        system: String,
+        guidance: Option<String>,
+        question: String,
+        keep_turns: usize,
+    ) -> Self {
+        let entries = std::iter::once(Message::System(system))
+            .chain(guidance.map(Message::User))
+            .chain(std::iter::once(Message::User(question)))
+            .map(|message| Entry {
+                message,
+                turn: None,
+            })
+            .collect();
         Self {
-            entries: vec![
-                Entry {
-                    message: Message::System(system),
-                    turn: None,
-                },
-                Entry {
-                    message: Message::User(question),
-                    turn: None,
-                },
-            ],
+            entries,
             summaries: HashMap::new(),
             turns: 0,
             keep_turns,

@@ -263,6 +263,10 @@ pub struct ExploreAgent {
     observer: Option<Arc<dyn ExploreObserver>>,
     /// The repository's strongest tool sequences, added to the system prompt.
     hint: Option<ToolHint>,
+    /// The repository's guidance as one turn below the system prompt (rendered, bounded).
+    guidance: Option<Arc<String>>,
+    /// The thoroughness of a planner's `explore` call that names none.
+    default_thoroughness: Thoroughness,
     /// What this agent's thorough explores have explored (an agent serves one job, so one
     /// issue): each thorough query starts from it and adds to it.
     traversal: Arc<Mutex<TraversalState>>,
@@ -279,6 +283,8 @@ impl ExploreAgent {
             started: Arc::new(AtomicUsize::new(0)),
             observer: None,
             hint: None,
+            guidance: None,
+            default_thoroughness: Thoroughness::Medium,
             traversal: Arc::new(Mutex::new(TraversalState::default())),
         }
     }
@@ -300,6 +306,35 @@ impl ExploreAgent {
     /// The hint, if any.
     pub fn hint(&self) -> Option<&ToolHint> {
         self.hint.as_ref()
+    }
+
+    /// Shows the repository's guidance (`.relay.toml` instructions and guidance files) to every
+    /// explore, fenced with its origin, right below the system prompt. Secret values registered
+    /// for the outgoing scan are replaced.
+    #[must_use]
+    pub fn with_guidance(mut self, guidance: &relay_core::repo_config::GuidanceText) -> Self {
+        self.guidance = crate::context::render_guidance(guidance, |text| {
+            relay_core::outgoing::scrub_secrets(text).body.into_owned()
+        })
+        .map(Arc::new);
+        self
+    }
+
+    /// The guidance turn, if any.
+    pub fn guidance(&self) -> Option<&str> {
+        self.guidance.as_deref().map(String::as_str)
+    }
+
+    /// Explores the planner asks for without naming a thoroughness run at `thoroughness`.
+    #[must_use]
+    pub fn with_default_thoroughness(mut self, thoroughness: Thoroughness) -> Self {
+        self.default_thoroughness = thoroughness;
+        self
+    }
+
+    /// The thoroughness of an explore that names none.
+    pub fn default_thoroughness(&self) -> Thoroughness {
+        self.default_thoroughness
     }
 
     /// Where the explore's trace events go: a stage begin/end per explore, its LLM calls and a

@@ -81,6 +81,7 @@ impl<'a> Run<'a> {
             deadline: Instant::now() + agent.config.time_limit,
             conversation: Conversation::new(
                 system,
+                agent.guidance().map(str::to_owned),
                 format!("Question: {}", request.question),
                 agent.config.keep_turns,
             ),

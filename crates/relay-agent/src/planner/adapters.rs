@@ -23,4 +23,8 @@ impl Explorer for ExploreAgent {
             }),
         }
     }
+
+    fn default_thoroughness(&self) -> super::seams::Thoroughness {
+        ExploreAgent::default_thoroughness(self)
+    }
 }

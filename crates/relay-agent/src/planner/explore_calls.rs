@@ -50,7 +50,18 @@ pub async fn answer_explores(
                     ),
                 ));
             }
-            Ok(args) => requests.push((index, ExploreRequest::new(args.query, args.thoroughness))),
+            Ok(args) => {
+                // A call that names no thoroughness gets the repository's default.
+                let named = serde_json::from_str::<serde_json::Value>(&call.arguments)
+                    .ok()
+                    .is_some_and(|value| value.get("thoroughness").is_some());
+                let thoroughness = if named {
+                    args.thoroughness
+                } else {
+                    explorer.default_thoroughness()
+                };
+                requests.push((index, ExploreRequest::new(args.query, thoroughness)));
+            }
         }
     }
     let outcomes = futures::future::join_all(

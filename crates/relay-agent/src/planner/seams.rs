@@ -61,6 +61,12 @@ pub struct ExploreFailure {
 #[async_trait::async_trait]
 pub trait Explorer: Send + Sync {
     async fn explore(&self, request: ExploreRequest) -> Result<ExploreOutcome, ExploreFailure>;
+
+    /// The thoroughness of an `explore` call that names none (the repository's `.relay.toml`
+    /// `thoroughness`, else medium).
+    fn default_thoroughness(&self) -> Thoroughness {
+        Thoroughness::Medium
+    }
 }
 
 /// The validator's verdict on one batch.

@@ -106,8 +106,19 @@ impl Toolbox {
         graph: Option<GraphAccess>,
         limits: ToolLimits,
     ) -> Result<Self, ToolboxError> {
+        Self::with_excludes(snapshot_root, graph, limits, Arc::default())
+    }
+
+    /// [`Toolbox::new`] whose code tools refuse (and whose walks skip) the paths the
+    /// repository's configuration excludes (the code graph was indexed without them).
+    pub fn with_excludes(
+        snapshot_root: &Path,
+        graph: Option<GraphAccess>,
+        limits: ToolLimits,
+        excludes: Arc<relay_core::repo_config::ExcludeSet>,
+    ) -> Result<Self, ToolboxError> {
         let registry = ToolRegistry::standard();
-        let context = ToolContext::new(snapshot_root, limits)?;
+        let context = ToolContext::new(snapshot_root, limits)?.with_excludes(excludes);
         let mut definitions: Vec<ToolDefinition> = registry
             .tools()
             .map(|tool| ToolDefinition {

@@ -104,6 +104,9 @@ pub struct IndexOptions {
     pub max_file_bytes: u64,
     /// Optional progress callback.
     pub progress: Option<ProgressFn>,
+    /// Paths the repository's configuration excludes (`.relay.toml` `exclude`): never walked,
+    /// parsed or re-parsed, so no symbol or edge comes from them.
+    pub exclude: Arc<relay_core::repo_config::ExcludeSet>,
 }
 
 impl Default for IndexOptions {
@@ -112,6 +115,7 @@ impl Default for IndexOptions {
             threads: 0,
             max_file_bytes: 4 * 1024 * 1024,
             progress: None,
+            exclude: Arc::default(),
         }
     }
 }
@@ -122,6 +126,7 @@ impl fmt::Debug for IndexOptions {
             .field("threads", &self.threads)
             .field("max_file_bytes", &self.max_file_bytes)
             .field("progress", &self.progress.as_ref().map(|_| "<callback>"))
+            .field("exclude", &self.exclude)
             .finish()
     }
 }

@@ -2,6 +2,8 @@
 
 use std::path::Path;
 
+use relay_core::repo_config::ExcludeSet;
+
 use super::go::modules::{GoModules, parse_module_line};
 use super::source::{SkipReason, read_go_mod};
 use super::{Error, IndexOptions, Result};
@@ -52,18 +54,21 @@ pub(crate) fn discover(root: &Path, opts: &IndexOptions) -> Result<Discovered> {
     let mut files = Vec::new();
     let mut go_mods = Vec::new();
     let mut skipped = Vec::new();
+    // `filter_entry` wants owned ('static) captures.
+    let (walk_root, exclude) = (root.to_path_buf(), opts.exclude.clone());
     let walker = ignore::WalkBuilder::new(root)
         .hidden(true)
         .parents(false)
         .follow_links(false)
-        .filter_entry(|entry| {
+        .filter_entry(move |entry| {
             let is_dir = entry.file_type().is_some_and(|t| t.is_dir());
-            !(is_dir
+            let skipped_dir = is_dir
                 && entry.depth() > 0
                 && entry
                     .file_name()
                     .to_str()
-                    .is_some_and(|n| SKIPPED_DIRS.contains(&n)))
+                    .is_some_and(|n| SKIPPED_DIRS.contains(&n));
+            !(skipped_dir || is_excluded(&walk_root, entry.path(), is_dir, &exclude))
         })
         .build();
     for entry in walker {
@@ -123,6 +128,16 @@ pub(crate) fn discover(root: &Path, opts: &IndexOptions) -> Result<Discovered> {
         modules: GoModules::new(go_mods),
         skipped,
     })
+}
+
+/// Whether the repository's configuration excludes `path` (under `root`).
+fn is_excluded(root: &Path, path: &Path, is_dir: bool, exclude: &ExcludeSet) -> bool {
+    !exclude.is_empty()
+        && path
+            .strip_prefix(root)
+            .ok()
+            .and_then(rel_string)
+            .is_some_and(|rel| exclude.is_excluded(&rel, is_dir))
 }
 
 /// The path an `ignore` walk error is about, if it names one.

@@ -45,22 +45,26 @@ pub async fn show(
         let specs = relay_store::status::spec_versions(&state.pool, id).await?;
         let spend = relay_store::status::spend_by_role_and_model(&state.pool, id).await?;
         let jobs = relay_store::browse::jobs_of_issue(&state.pool, id).await?;
+        let budget =
+            crate::projects::issue_budget(&state.pool, id, &issue.tracker, &issue.project_id)
+                .await?;
         Ok(Some((
             issue,
             (gaps, evidence),
             findings,
             specs,
-            spend,
+            (spend, budget),
             jobs,
         )))
     })
     .await?;
-    let Some((issue, (gaps, evidence), findings, specs, spend, jobs)) = loaded else {
+    let Some((issue, (gaps, evidence), findings, specs, (spend, budget), jobs)) = loaded else {
         return Ok(super::not_found("No such issue."));
     };
     let title = format!("#{} {}", issue.number, format::clip(&issue.title, 60));
     let body = html! {
         (header(&issue))
+        (budget_line(&budget))
         section #gaps {
             h2 { "Gaps" }
             (gaps_by_severity(&state, &issue, &gaps, &evidence))
@@ -114,7 +118,10 @@ pub async fn show(
 
 fn header(issue: &IssueRow) -> Markup {
     html! {
-        p.crumbs { a href="/ui" { "Issues" } " / " (issue.tracker) " · " (issue.project_path) }
+        p.crumbs {
+            a href="/ui" { "Issues" } " / "
+            a href=(super::projects::project_url(&issue.tracker, &issue.project_id)) { (issue.tracker) " · " (issue.project_path) }
+        }
         h1 { "#" (issue.number) " " (issue.title) }
         p.meta {
             span class=(format!("state {}", css_word(&issue.state))) { (issue.state) }
@@ -122,6 +129,33 @@ fn header(issue: &IssueRow) -> Markup {
             @if let Some(url) = format::web_url(&issue.url) {
                 " · " a href=(url) rel="noreferrer noopener" { "Open on the tracker ↗" }
             }
+        }
+    }
+}
+
+/// The cap in effect (configuration plus raises), the spend, and whether Relay is stopped here.
+fn budget_line(budget: &crate::projects::IssueBudget) -> Markup {
+    let cap = match (budget.cap_tokens, budget.cap_usd) {
+        (None, None) => "no cap".to_owned(),
+        (tokens, usd) => tokens
+            .map(|t| {
+                format!(
+                    "{} tokens",
+                    format::count(i64::try_from(t).unwrap_or(i64::MAX))
+                )
+            })
+            .into_iter()
+            .chain(usd.map(format::usd))
+            .collect::<Vec<_>>()
+            .join(" and "),
+    };
+    html! {
+        p.meta #budget {
+            @if let Some(stopped) = &budget.stopped {
+                span.state.rejected { "stopped" } " by " (stopped.stopped_by) " · "
+            }
+            "Budget: " (format::count(i64::try_from(budget.spent_tokens).unwrap_or(i64::MAX))) " tokens spent of " (cap)
+            @if budget.raises > 0 { " (raised " (budget.raises) "×)" }
         }
     }
 }

@@ -6,6 +6,7 @@ use maud::{DOCTYPE, Markup, html};
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Nav {
     Issues,
+    Projects,
     Operations,
     /// A page below the issues (one issue, one job).
     Detail,
@@ -30,6 +31,7 @@ fn signed_in(title: &str, nav: Nav, body: Markup, script: Option<&str>) -> Marku
                 a.brand href="/ui" { "Relay" }
                 nav {
                     a class=(current(Nav::Issues)) href="/ui" { "Issues" }
+                    a class=(current(Nav::Projects)) href="/ui/projects" { "Projects" }
                     a class=(current(Nav::Operations)) href="/ui/ops" { "Operations" }
                 }
                 form.signout method="post" action="/ui/logout" {

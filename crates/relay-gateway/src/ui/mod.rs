@@ -17,6 +17,7 @@ pub mod job;
 pub mod layout;
 pub mod markdown;
 pub mod ops;
+pub mod projects;
 pub mod session;
 pub mod signin;
 
@@ -72,6 +73,8 @@ pub fn router(state: &AppState) -> Router<AppState> {
         .route("/ui/logout", post(signin::logout))
         .route("/ui/logout/everywhere", post(signin::logout_everywhere))
         .route("/ui/ops", get(ops::show))
+        .route("/ui/projects", get(projects::index))
+        .route("/ui/projects/{tracker}/{project_id}", get(projects::show))
         .route("/ui/issues/{id}", get(issue::show))
         .route("/ui/jobs/{id}", get(job::show))
         .route("/ui/assets/{name}", get(asset))

@@ -77,6 +77,8 @@ async fn seed(pool: &PgPool) -> (i64, i64) {
             issue_id: Some(issue),
             run: None,
             restricted: false,
+            note_id: None,
+            guidance_digest: None,
         },
     )
     .await

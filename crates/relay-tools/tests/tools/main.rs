@@ -4,6 +4,7 @@
 
 mod bounded;
 mod common;
+mod excludes;
 mod glob_tree;
 mod grep;
 mod read;

@@ -3,6 +3,7 @@
 pub mod orchestrator;
 pub mod process_issue;
 pub mod reindex;
+pub mod repo_config;
 pub mod reverify;
 pub mod update_checkout;
 

@@ -9,8 +9,9 @@ use std::sync::Arc;
 
 use anyhow::Context as _;
 // Indexing runs on its own thread with the indexer's stack size (its recursion is bounded).
-use relay_codegraph::index::{INDEX_STACK_BYTES, Indexer};
+use relay_codegraph::index::{INDEX_STACK_BYTES, IndexOptions, Indexer};
 use relay_codegraph::store::{GraphStore, StoreError};
+use relay_core::repo_config::ExcludeSet;
 use relay_repo::{RepoManager, RepoSpec};
 use serde_json::{Value, json};
 use tokio::sync::Mutex;
@@ -26,6 +27,8 @@ pub struct CodegraphIndexing {
 
 struct Cached {
     commit: String,
+    /// The exclusions it was indexed with: other exclusions need a full index.
+    exclude: Arc<ExcludeSet>,
     indexer: Indexer,
     used: std::time::Instant,
 }
@@ -44,9 +47,10 @@ impl CodegraphIndexing {
         self.store.clone()
     }
 
-    /// Indexes `commit` of `repo` (whose snapshot lives at `root`) and stores the graph. While
-    /// the store is unavailable the push is not indexed (`"codegraph": "skipped"`): the job does
-    /// not fail over it, and the next push or the first mention that needs the graph indexes the
+    /// Indexes `commit` of `repo` (whose snapshot lives at `root`) without the paths `exclude`
+    /// matches (the repository's configuration at that commit) and stores the graph. While the
+    /// store is unavailable the push is not indexed (`"codegraph": "skipped"`): the job does not
+    /// fail over it, and the next push or the first mention that needs the graph indexes the
     /// commit once the store is back.
     pub async fn index_commit(
         &self,
@@ -55,8 +59,12 @@ impl CodegraphIndexing {
         repo: &str,
         commit: &str,
         root: PathBuf,
+        exclude: Arc<ExcludeSet>,
     ) -> anyhow::Result<Value> {
-        match self.index_and_store(repos, spec, repo, commit, root).await {
+        match self
+            .index_and_store(repos, spec, repo, commit, root, exclude)
+            .await
+        {
             Err(error) if store_unavailable(&error) => {
                 tracing::warn!(
                     error.message = %error,
@@ -80,10 +88,16 @@ impl CodegraphIndexing {
         repo: &str,
         commit: &str,
         root: PathBuf,
+        exclude: Arc<ExcludeSet>,
     ) -> anyhow::Result<Value> {
         // One indexing per repository at a time is guaranteed by the job's concurrency key; the
         // cache entry is taken out while we work so the lock is not held across the indexing.
-        let cached = self.cache.lock().await.remove(repo);
+        let cached = self
+            .cache
+            .lock()
+            .await
+            .remove(repo)
+            .filter(|cached| cached.exclude == exclude);
         let (indexer, detail) = match cached {
             Some(cached) if cached.commit == commit => {
                 let detail = json!({ "codegraph": "unchanged", "commit": commit });
@@ -129,7 +143,11 @@ impl CodegraphIndexing {
                 (indexer, detail)
             }
             _ => {
-                let indexer = on_big_stack(move || Indexer::full(&root))
+                let options = IndexOptions {
+                    exclude: exclude.clone(),
+                    ..IndexOptions::default()
+                };
+                let indexer = on_big_stack(move || Indexer::full_with(&root, options))
                     .await?
                     .context("indexing failed")?;
                 let graph = indexer.graph();
@@ -156,6 +174,7 @@ impl CodegraphIndexing {
             repo.to_owned(),
             Cached {
                 commit: commit.to_owned(),
+                exclude,
                 indexer,
                 used: std::time::Instant::now(),
             },

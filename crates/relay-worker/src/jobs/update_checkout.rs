@@ -42,6 +42,11 @@ impl RepoSpecs {
         self
     }
 
+    /// The settings of tracker `name`.
+    pub fn tracker(&self, name: &str) -> Option<&TrackerSettings> {
+        self.trackers.get(name)
+    }
+
     pub fn spec(&self, tracker: &str, project_path: &str) -> anyhow::Result<RepoSpec> {
         let settings = self
             .trackers
@@ -97,8 +102,21 @@ impl JobHandler for UpdateCheckoutJob {
             .snapshot(&spec, Some(&checkout.commit))
             .await
             .map_err(classify)?;
+        // The repository's configuration is picked up again on every push: its exclusions
+        // shape the graph, its summary setting how stale findings are told, and the status
+        // page shows what is in effect.
+        let config = self
+            .repo_config(&context, &payload, &spec, &checkout.commit)
+            .await;
         let findings = self
-            .reverify(&context, &payload, &spec, &checkout.commit, snapshot.path())
+            .reverify(
+                &context,
+                &payload,
+                &spec,
+                &checkout.commit,
+                snapshot.path(),
+                config.effective.summary_comment,
+            )
             .await;
         let codegraph = match &self.codegraph {
             Some(codegraph) => {
@@ -110,6 +128,7 @@ impl JobHandler for UpdateCheckoutJob {
                         &repo,
                         &checkout.commit,
                         snapshot.path().to_path_buf(),
+                        config.excludes.clone(),
                     )
                     .await
                     .map_err(JobError::Retryable)?
@@ -128,6 +147,47 @@ impl JobHandler for UpdateCheckoutJob {
 }
 
 impl UpdateCheckoutJob {
+    /// The configuration at the pushed commit; recorded when the orchestrator (and so the
+    /// server's policy) is configured.
+    async fn repo_config(
+        &self,
+        context: &JobContext,
+        payload: &UpdateCheckout,
+        spec: &RepoSpec,
+        commit: &str,
+    ) -> super::repo_config::LoadedConfig {
+        let policy = self.orchestrator.as_ref().and_then(|orchestrator| {
+            let tracker = orchestrator
+                .tracker_settings
+                .iter()
+                .find(|t| t.name.as_str() == payload.tracker)?;
+            Some(super::repo_config::server_policy(
+                &orchestrator.agent,
+                tracker,
+            ))
+        });
+        let Some(policy) = policy else {
+            // Without the orchestrator nothing plans; the exclusions still shape the graph.
+            let defaults = relay_agent::agent_settings::AgentSettings::default();
+            let tracker = self.specs.tracker(&payload.tracker);
+            let policy = match tracker {
+                Some(tracker) => super::repo_config::server_policy(&defaults, tracker),
+                None => return super::repo_config::LoadedConfig::default(),
+            };
+            return super::repo_config::load(&self.repos, spec, commit, &policy).await;
+        };
+        let loaded = super::repo_config::load(&self.repos, spec, commit, &policy).await;
+        super::repo_config::record(
+            &context.pool,
+            &payload.tracker,
+            &payload.project_id,
+            &payload.project_path,
+            &loaded,
+        )
+        .await;
+        loaded
+    }
+
     /// `spec` with the tracker's clone credential, as an issue's job clones: in GitHub App mode
     /// the configured token is empty and git needs an installation access token for the pushed
     /// repository (its installation looked up by the repository). Without tracker clients (no
@@ -168,6 +228,7 @@ impl UpdateCheckoutJob {
         spec: &RepoSpec,
         commit: &str,
         root: &std::path::Path,
+        summary_comment: bool,
     ) -> Value {
         let target = super::reverify::PushTarget {
             tracker: &payload.tracker,
@@ -192,7 +253,7 @@ impl UpdateCheckoutJob {
         let Some(orchestrator) = &self.orchestrator else {
             return detail;
         };
-        let channel = if orchestrator.agent.summary_comment {
+        let channel = if summary_comment {
             super::reverify::publish::Channel::Summary {
                 prices: &orchestrator.prices,
             }

@@ -1,4 +1,4 @@
-//! The per-issue token budget across jobs, through `Orchestrator::orchestrate`: real Postgres, the local
+//! The per-issue cap across jobs (and a maintainer's `@bot budget` raise), through `Orchestrator::orchestrate`: real Postgres, the local
 //! GitHub server, the scripted LLM over HTTP and a local git repository as the checkout.
 
 use std::path::Path;
@@ -119,7 +119,7 @@ fn bot_comments(github: &FakeGitHub) -> Vec<String> {
 }
 
 #[sqlx::test(migrator = "relay_store::MIGRATOR")]
-async fn past_the_budget_one_note_then_silence_until_a_new_mention(pool: PgPool) {
+async fn past_the_budget_one_note_then_silence_until_a_maintainer_raises_it(pool: PgPool) {
     let github = FakeGitHub::start().await;
     github.seed_issue(REPO, NUMBER, "Retries", "Make retries configurable.");
     github.set_permission(REPO, "alice", "admin");
@@ -172,18 +172,28 @@ async fn past_the_budget_one_note_then_silence_until_a_new_mention(pool: PgPool)
     assert_eq!(first["budget_reached"]["epoch"], 1, "{first}");
     let notes = bot_comments(&github);
     assert_eq!(notes.len(), 1, "{notes:?}");
-    assert!(notes[0].contains("1200 of 1000 tokens"), "{}", notes[0]);
-    assert!(notes[0].contains("Mention @relay-bot to continue"));
+    assert!(
+        notes[0].contains("1200 tokens spent; allowed: 1000 tokens"),
+        "{}",
+        notes[0]
+    );
+    assert!(notes[0].contains("`@relay-bot budget 200k`"));
     assert!(llm.requests().is_empty());
 
-    // A reply that does not mention the bot: consumed silently (no second note, no LLM).
-    let c2 = github.seed_comment(REPO, NUMBER, "alice", "any news?");
-    deliver(&pool, issue, "d2", "thread_reply", c2).await;
-    let paused = orchestrator
-        .orchestrate(&pool, &repos, &specs, &JobRun::new(2, 3, issue))
-        .await
-        .unwrap();
-    assert_eq!(paused["paused"], "issue token budget", "{paused}");
+    // A reply that does not mention the bot, then a new mention: both consumed silently (no
+    // second note, no LLM) — only a maintainer's raise continues.
+    for (key, reason, text) in [
+        ("d2", "thread_reply", "any news?"),
+        ("d3", "mention", "@relay-bot go on"),
+    ] {
+        let comment = github.seed_comment(REPO, NUMBER, "alice", text);
+        deliver(&pool, issue, key, reason, comment).await;
+        let paused = orchestrator
+            .orchestrate(&pool, &repos, &specs, &JobRun::new(2, 3, issue))
+            .await
+            .unwrap();
+        assert_eq!(paused["paused"], "issue budget", "{paused}");
+    }
     assert_eq!(bot_comments(&github).len(), 1);
     assert!(llm.requests().is_empty());
     let mut conn = pool.acquire().await.unwrap();
@@ -195,9 +205,10 @@ async fn past_the_budget_one_note_then_silence_until_a_new_mention(pool: PgPool)
     );
     drop(conn);
 
-    // A new mention opens the next epoch (another BUDGET tokens): the cycle runs.
-    let c3 = github.seed_comment(REPO, NUMBER, "alice", "@relay-bot go on");
-    deliver(&pool, issue, "d3", "mention", c3).await;
+    // A maintainer raises the cap once: the answer, then the cycle runs.
+    let c4 = github.seed_comment(REPO, NUMBER, "alice", "@relay-bot budget 1k");
+    cache_note(&pool, issue, c4, "alice", "@relay-bot budget 1k").await;
+    deliver(&pool, issue, "d4", "mention", c4).await;
     let resumed = orchestrator
         .orchestrate(&pool, &repos, &specs, &JobRun::new(3, 3, issue))
         .await
@@ -205,8 +216,13 @@ async fn past_the_budget_one_note_then_silence_until_a_new_mention(pool: PgPool)
     assert_eq!(resumed["cycles"], 1, "{resumed}");
     assert_eq!(llm.requests().len(), 1);
     let comments = bot_comments(&github);
-    assert_eq!(comments.len(), 2, "{comments:?}");
-    assert!(comments[1].contains("config.go:4"));
+    assert_eq!(comments.len(), 3, "{comments:?}");
+    assert!(
+        comments[1].contains("Raised this issue's cap by 1000 tokens: it now allows 2000 tokens"),
+        "{}",
+        comments[1]
+    );
+    assert!(comments[2].contains("config.go:4"));
 
     // The cycle's own tokens were recorded against the issue (planner role).
     let spend_rows = relay_store::browse::spend_by_role(&pool, issue)
@@ -215,10 +231,10 @@ async fn past_the_budget_one_note_then_silence_until_a_new_mention(pool: PgPool)
     assert_eq!(spend_rows[0].role, "planner");
     assert_eq!(spend_rows[0].calls, 2);
 
-    // Past the second allowance (2 × BUDGET) the next mention gets note 2, exactly once.
+    // Past the raised allowance the next mention gets note 2, exactly once.
     spend(&pool, issue, 1_000).await;
-    let c4 = github.seed_comment(REPO, NUMBER, "alice", "@relay-bot and now?");
-    deliver(&pool, issue, "d4", "mention", c4).await;
+    let c5 = github.seed_comment(REPO, NUMBER, "alice", "@relay-bot and now?");
+    deliver(&pool, issue, "d5", "mention", c5).await;
     let second = orchestrator
         .orchestrate(&pool, &repos, &specs, &JobRun::new(4, 3, issue))
         .await
@@ -230,9 +246,28 @@ async fn past_the_budget_one_note_then_silence_until_a_new_mention(pool: PgPool)
         .unwrap();
     assert_eq!(again["cycles"], 0, "{again}");
     let comments = bot_comments(&github);
-    assert_eq!(comments.len(), 3, "{comments:?}");
-    assert!(comments[2].contains("of 2000 tokens"), "{}", comments[2]);
+    assert_eq!(comments.len(), 4, "{comments:?}");
+    assert!(
+        comments[3].contains("allowed: 2000 tokens"),
+        "{}",
+        comments[3]
+    );
     assert_eq!(llm.requests().len(), 1);
+}
+
+/// The note as the gateway's intake caches it (commands are read from the cached thread).
+async fn cache_note(pool: &PgPool, issue: i64, note_id: i64, author: &str, body: &str) {
+    sqlx::query(
+        "INSERT INTO issue_notes (issue_id, note_id, author, body, created_at, updated_at)
+         VALUES ($1, $2, $3, $4, now(), now())",
+    )
+    .bind(issue)
+    .bind(note_id.to_string())
+    .bind(author)
+    .bind(body)
+    .execute(pool)
+    .await
+    .unwrap();
 }
 
 /// Events that arrive during the job's last allowed cycle get a follow-up job (one, joined).

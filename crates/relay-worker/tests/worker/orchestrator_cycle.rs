@@ -120,6 +120,8 @@ fn deps(pool: &PgPool, github: &FakeGitHub, llm: &ScriptedLlm, snapshot: Snapsho
         admission: relay_worker::jobs::orchestrator::admission::Admission::of(["alice"]),
         lease: None,
         prices: Default::default(),
+        guidance: Default::default(),
+        answered_commands: Vec::new(),
     }
 }
 
@@ -361,9 +363,17 @@ async fn the_explorer_queries_the_code_graph_from_the_postgres_store(pool: PgPoo
     let repo = graph_repo_key("github", REPO);
     // Nothing stored yet: the commit is indexed into Postgres first.
     assert_eq!(store.latest_commit(&repo).await.unwrap(), None);
-    let access = ensure_graph(&indexing, &repos, &spec, &repo, "c0ffee", dir.path())
-        .await
-        .unwrap();
+    let access = ensure_graph(
+        &indexing,
+        &repos,
+        &spec,
+        &repo,
+        "c0ffee",
+        dir.path(),
+        Default::default(),
+    )
+    .await
+    .unwrap();
     assert_eq!(
         store.latest_commit(&repo).await.unwrap().as_deref(),
         Some("c0ffee")

@@ -94,11 +94,12 @@ impl Indexer {
         let root = self.root.clone();
         let modules = self.modules.clone();
         let max = self.opts.max_file_bytes;
+        let exclude = self.opts.exclude.clone();
         let parsed = par_map(
             candidates,
             self.opts.worker_threads(),
             |f| {
-                if walk::is_skipped_path(&f.rel) {
+                if walk::is_skipped_path(&f.rel) || exclude.is_excluded(&f.rel, false) {
                     Parsed::Gone
                 } else {
                     parse_file(&root, f, &modules, max)

@@ -33,12 +33,19 @@ pub async fn show(
         let spend = relay_store::browse::spend_by_role(&state.pool, id).await?;
         let jobs = relay_store::browse::jobs_of_issue(&state.pool, id).await?;
         let failed_writes = relay_store::browse::failed_writes(&state.pool, id).await?;
+        let budget =
+            crate::projects::issue_budget(&state.pool, id, &issue.tracker, &issue.project_id)
+                .await?;
         let open_gaps = gaps.iter().filter(|g| g.is_open()).count();
-        let status = status(
-            spec.as_ref().map(|s| s.status.as_str()),
-            open_gaps,
-            jobs.len(),
-        );
+        let status = if budget.stopped.is_some() {
+            "stopped".to_owned()
+        } else {
+            status(
+                spec.as_ref().map(|s| s.status.as_str()),
+                open_gaps,
+                jobs.len(),
+            )
+        };
         Ok(Json(json!({
             "issue": {
                 "id": issue.id,
@@ -60,6 +67,10 @@ pub async fn show(
             "learnings": learnings,
             "spec": spec,
             "spend_by_role": spend,
+            // The cap in effect (the configuration plus maintainers' raises), the spend, and
+            // whether `@bot stop` silenced Relay here.
+            "budget": budget,
+            "project_url": format!("/api/projects/{}/{}", issue.tracker, issue.project_id),
             // Tracker writes refused for good (a 4xx): the operator's view of what never landed.
             "failed_writes": failed_writes,
             "jobs": jobs.iter().map(|job| super::job::with_events_url(job, job.id)).collect::<Vec<_>>(),
@@ -69,7 +80,8 @@ pub async fn show(
     .await
 }
 
-/// Where the issue stands, in one word: the spec's status once there is one
+/// Where the issue stands, in one word (`stopped` first, when `@bot stop` silenced Relay): the
+/// spec's status once there is one
 /// (`spec_draft`, `spec_posted`, `spec_approved`, `spec_rejected`), else `waiting_for_answers`
 /// while gaps are open, `in_progress` once a job ran, `new` before.
 fn status(spec: Option<&str>, open_gaps: usize, jobs: usize) -> String {

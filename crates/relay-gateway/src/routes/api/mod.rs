@@ -9,6 +9,7 @@ pub mod events;
 pub mod issue;
 pub mod issues;
 pub mod job;
+pub mod projects;
 
 use std::future::Future;
 
@@ -33,6 +34,8 @@ pub fn router(state: &AppState) -> Router<AppState> {
         .route("/api/issues", get(issues::list))
         .route("/api/issues/{id}", get(issue::show))
         .route("/api/jobs/{id}", get(job::show))
+        .route("/api/projects", get(projects::list))
+        .route("/api/projects/{tracker}/{project_id}", get(projects::show))
         .route("/api/jobs/{id}/events", get(events::stream))
         .route_layer(middleware::from_fn_with_state(state.clone(), require_token))
 }

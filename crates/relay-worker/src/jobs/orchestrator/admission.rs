@@ -7,13 +7,14 @@
 //! trace and the log say why. Events of ignored authors stay in the context, marked as context
 //! only, and the validator refuses any decision that quotes only them.
 
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 use std::time::Instant;
 
 use relay_actions::Authority;
-use relay_agent::agent_settings::EngageDecision;
+use relay_agent::agent_settings::{EngageDecision, EngageRole};
 use relay_agent::trace::{TraceKind, Tracer};
+use relay_core::AuthorRole;
 use relay_store::issues::{IssueEventRow, IssueRow};
 use relay_tracker::{IssueRef, IssueTracker, TrackerError};
 use serde_json::json;
@@ -33,6 +34,8 @@ pub struct Admission {
     admitted: HashSet<String>,
     /// `@actor: reason`, one per author whose events are context only.
     pub ignored: Vec<String>,
+    /// Each author's role as the tracker said it (lowercased username; `None`: no role).
+    roles: HashMap<String, Option<AuthorRole>>,
 }
 
 impl Admission {
@@ -41,7 +44,35 @@ impl Admission {
         Admission {
             admitted: actors.into_iter().map(str::to_lowercase).collect(),
             ignored: Vec::new(),
+            roles: HashMap::new(),
         }
+    }
+
+    /// The role the tracker gave `actor` (`None`: no role, or not looked up).
+    pub fn role(&self, actor: &str) -> Option<AuthorRole> {
+        self.roles.get(&actor.to_lowercase()).copied().flatten()
+    }
+
+    /// This admission narrowed by the repository's `engage` roles (`.relay.toml`): an admitted
+    /// author whose role none of `roles` admits becomes context only, with why.
+    pub fn narrowed(mut self, roles: &[EngageRole]) -> Admission {
+        let mut dropped: Vec<String> = self
+            .admitted
+            .iter()
+            .filter(|actor| !roles.iter().any(|r| r.admits(self.role(actor))))
+            .cloned()
+            .collect();
+        dropped.sort();
+        for actor in dropped {
+            self.admitted.remove(&actor);
+            let role = self
+                .role(&actor)
+                .map_or_else(|| "unknown".to_owned(), |r| format!("{r:?}").to_lowercase());
+            self.ignored.push(format!(
+                "@{actor}: author role {role} may not engage relay on this repository (its .relay.toml narrows who may)"
+            ));
+        }
+        self
     }
 
     /// Whether `actor`'s events may make Relay act.
@@ -161,6 +192,7 @@ impl Orchestrator {
                     },
                 }
             };
+            admission.roles.insert(actor.to_lowercase(), role);
             match self
                 .agent
                 .engage_roles

@@ -1,20 +1,23 @@
-//! The per-issue token budget across jobs (`[agent] issue_token_budget`).
+//! The per-issue cap across jobs: tokens (`[agent] issue_token_budget`) and dollars
+//! (`issue_cost_budget_usd`, priced with `[prices]`), each narrowed by the repository's
+//! `.relay.toml` `[budget]` and raised by a maintainer's `@bot budget <amount>`.
 //!
 //! Before a cycle the issue's spend (every `llm_usage` row of the issue, all roles and jobs) is
-//! compared with its allowance. Past it, Relay posts ONE note and stops engaging until a human
-//! mentions the bot again; that mention opens the next budget epoch, which allows another
-//! `issue_token_budget` tokens.
+//! compared with its allowance: the cap plus the raises so far. Past it, Relay posts ONE note
+//! saying so and how to continue, and stays silent on the issue (later events are consumed
+//! without an LLM call) until a raise lifts the allowance above the spend. A pending spec is
+//! never written past the cap, so no partial spec is ever posted.
 //!
-//! No table of its own: the epochs are the budget notes in the outbox. A note's idempotency key
-//! is `budget:{issue}:{epoch}:{through}` where `through` is the last delivery the note consumed
-//! (the note and the watermark raise commit in one transaction, and one job per issue runs at a
-//! time, so there is at most one key per issue and epoch). A `mention` delivery after `through`
-//! re-opens the issue.
+//! No table for the notes: they are the budget notes in the outbox. A note's idempotency key is
+//! `budget:{issue}:{epoch}:{through}` where `epoch` is 1 + the number of raises when it was
+//! posted and `through` the last delivery it consumed: one note per allowance, whatever retries
+//! happen; after a raise, reaching the new allowance posts the next one.
 
 use std::sync::Arc;
 
 use anyhow::Context as _;
 use relay_actions::Executor;
+use relay_core::prices::{Cost, Prices};
 use relay_store::PgPool;
 use relay_tracker::{IssueRef, IssueTracker};
 use serde_json::{Value, json};
@@ -22,63 +25,133 @@ use serde_json::{Value, json};
 use super::Orchestrator;
 use relay_actions::keys::{BudgetNoteKey, parse_budget_note_key};
 
-/// Where the issue stands against its budget.
-#[derive(Debug, Clone, PartialEq, Eq)]
+/// An issue's cap (0: none), from the server narrowed by the repository.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct IssueCap {
+    pub tokens: u64,
+    pub usd: f64,
+    /// Whether the repository's `.relay.toml` set it (the note says where the cap comes from).
+    pub from_repository: bool,
+}
+
+impl IssueCap {
+    fn is_none(&self) -> bool {
+        self.tokens == 0 && self.usd <= 0.0
+    }
+}
+
+/// What an issue spent.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct Spend {
+    pub tokens: u64,
+    /// Priced by `[prices]`; calls of a model without a price count for nothing here.
+    pub cost: Cost,
+}
+
+/// The cap plus the raises (a dimension without a cap stays uncapped).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Allowance {
+    pub tokens: Option<u64>,
+    pub usd: Option<f64>,
+}
+
+impl Allowance {
+    /// `12,000 tokens` / `$2.00` / both.
+    pub fn describe(&self) -> String {
+        let parts: Vec<String> = self
+            .tokens
+            .map(|t| format!("{t} tokens"))
+            .into_iter()
+            .chain(self.usd.map(relay_core::prices::usd))
+            .collect();
+        if parts.is_empty() {
+            "no cap".into()
+        } else {
+            parts.join(" and ")
+        }
+    }
+}
+
+/// Where the issue stands against its cap.
+#[derive(Debug, Clone, PartialEq)]
 pub enum BudgetGate {
-    /// Spend is below the allowance of the current epoch.
-    Within { spent: u64, allowance: u64 },
-    /// The budget note of the last epoch was posted and nobody mentioned the bot since.
-    Paused { spent: u64 },
+    /// Spend is below the allowance (or there is no cap).
+    Within { spend: Spend, allowance: Allowance },
+    /// The note of this allowance was posted: silent until a raise.
+    Paused { spend: Spend },
     /// Spend reached the allowance: note `epoch` is due.
     Exceeded {
-        spent: u64,
-        allowance: u64,
+        spend: Spend,
+        allowance: Allowance,
         epoch: u32,
     },
 }
 
-/// Evaluates the issue's budget (`budget`: tokens per epoch; 0 disables the check).
-pub async fn gate(pool: &PgPool, issue_id: i64, budget: u64) -> anyhow::Result<BudgetGate> {
-    let spent: u64 = relay_store::browse::spend_by_role(pool, issue_id)
+/// The issue's spend, tokens and priced cost.
+pub async fn spend(pool: &PgPool, issue_id: i64, prices: &Prices) -> anyhow::Result<Spend> {
+    let rows = relay_store::status::spend_by_role_and_model(pool, issue_id)
         .await
-        .context("failed to sum the issue's token spend")?
-        .iter()
-        .map(|role| {
-            u64::try_from(role.prompt_tokens.saturating_add(role.completion_tokens)).unwrap_or(0)
-        })
-        .sum();
-    if budget == 0 {
+        .context("failed to sum the issue's spend")?;
+    let mut spend = Spend::default();
+    for row in rows {
+        let (input, output) = (
+            row.prompt_tokens.max(0) as u64,
+            row.completion_tokens.max(0) as u64,
+        );
+        spend.tokens = spend.tokens.saturating_add(input).saturating_add(output);
+        spend.cost.add(
+            prices,
+            &row.model,
+            input,
+            row.cached_tokens.max(0) as u64,
+            output,
+        );
+    }
+    Ok(spend)
+}
+
+/// Evaluates the issue's cap.
+pub async fn gate(
+    pool: &PgPool,
+    issue_id: i64,
+    cap: IssueCap,
+    prices: &Prices,
+) -> anyhow::Result<BudgetGate> {
+    let spend = spend(pool, issue_id, prices).await?;
+    if cap.is_none() {
         return Ok(BudgetGate::Within {
-            spent,
-            allowance: u64::MAX,
+            spend,
+            allowance: Allowance {
+                tokens: None,
+                usd: None,
+            },
         });
     }
     let mut conn = pool.acquire().await.context("no database connection")?;
-    let notes: Vec<BudgetNoteKey> = relay_store::outbox::for_issue(&mut conn, issue_id)
+    let raises = relay_store::issue_controls::raises(&mut conn, issue_id)
+        .await
+        .context("failed to load the issue's budget raises")?;
+    let allowance = Allowance {
+        tokens: (cap.tokens > 0).then(|| cap.tokens.saturating_add(raises.tokens)),
+        usd: (cap.usd > 0.0).then_some(cap.usd + raises.usd),
+    };
+    let epoch = raises.count.saturating_add(1);
+    let noted = relay_store::outbox::for_issue(&mut conn, issue_id)
         .await
         .context("failed to load the issue's writes")?
         .iter()
         .filter_map(|row| parse_budget_note_key(&row.idempotency_key, issue_id))
-        .collect();
-    let last = notes.iter().max_by_key(|note| note.epoch).copied();
-    let epochs = last.map_or(0, |note| note.epoch);
-    if let Some(note) = last {
-        let mentioned = relay_store::issues::mentioned_after(&mut conn, issue_id, note.through)
-            .await
-            .context("failed to look for a new mention")?;
-        if !mentioned {
-            return Ok(BudgetGate::Paused { spent });
-        }
-    }
-    let allowance = budget.saturating_mul(u64::from(epochs) + 1);
-    Ok(if spent < allowance {
-        BudgetGate::Within { spent, allowance }
-    } else {
-        BudgetGate::Exceeded {
-            spent,
+        .any(|note| note.epoch == epoch);
+    let reached = allowance.tokens.is_some_and(|t| spend.tokens >= t)
+        || allowance.usd.is_some_and(|usd| spend.cost.usd >= usd);
+    Ok(match (reached, noted) {
+        (false, _) => BudgetGate::Within { spend, allowance },
+        (true, true) => BudgetGate::Paused { spend },
+        (true, false) => BudgetGate::Exceeded {
+            spend,
             allowance,
-            epoch: epochs + 1,
-        }
+            epoch,
+        },
     })
 }
 
@@ -109,19 +182,37 @@ pub async fn enqueue_note(
     Ok(new)
 }
 
-/// The note's text.
-pub fn note_body(spent: u64, allowance: u64, budget: u64, bot_username: &str) -> String {
+/// The note's text: what was reached, where the cap comes from, and how to continue.
+pub fn note_body(spend: &Spend, allowance: &Allowance, cap: &IssueCap, bot: &str) -> String {
+    let bot = bot.strip_suffix("[bot]").unwrap_or(bot);
+    let spent = match allowance.usd {
+        Some(_) => format!("{} tokens, {}", spend.tokens, spend.cost.describe()),
+        None => format!("{} tokens", spend.tokens),
+    };
+    let origin = if cap.from_repository {
+        "the repository's .relay.toml"
+    } else {
+        "the server's settings"
+    };
+    let example = if allowance.tokens.is_some() {
+        "200k"
+    } else {
+        "$2"
+    };
     format!(
-        "I have used this issue's token budget ({spent} of {allowance} tokens) and stopped here. \
-         Mention @{bot_username} to continue: that allows another {budget} tokens."
+        "Stopped: this issue reached its budget ({spent} spent; allowed: {}, set by {origin}). \
+         I will not work on it further until a maintainer raises this issue's cap, e.g. \
+         `@{bot} budget {example}`.",
+        allowance.describe()
     )
 }
 
 impl Orchestrator {
-    /// Checks the issue's token budget before a cycle. `Some` (the job's result) when the job must
-    /// stop: the budget note was queued and sent (first time past the allowance), or the issue is
-    /// paused (the pending events are consumed without an LLM call). `None` when nothing is
-    /// pending or the budget allows another cycle.
+    /// Checks the issue's cap before a cycle. `Some` (the job's result) when the job must stop:
+    /// the note was queued and sent (first time past this allowance), or the issue is paused
+    /// (the pending events are consumed without an LLM call). `None` when nothing is pending or
+    /// the cap allows another cycle.
+    #[expect(clippy::too_many_arguments, reason = "the job's parts, each used once")]
     pub(crate) async fn budget_stop(
         &self,
         pool: &PgPool,
@@ -130,6 +221,7 @@ impl Orchestrator {
         issue_id: i64,
         job_id: i64,
         bot_username: &str,
+        cap: IssueCap,
     ) -> anyhow::Result<Option<Value>> {
         let mut conn = pool.acquire().await.context("no database connection")?;
         let events = relay_store::issues::pending_events(&mut conn, issue_id)
@@ -138,43 +230,47 @@ impl Orchestrator {
         let Some(through) = events.last().map(|e| e.id) else {
             return Ok(None);
         };
-        let budget = self.agent.issue_token_budget;
-        match gate(pool, issue_id, budget).await? {
+        match gate(pool, issue_id, cap, &self.prices).await? {
             BudgetGate::Within { .. } => Ok(None),
-            BudgetGate::Paused { spent } => {
+            BudgetGate::Paused { spend } => {
                 relay_store::issues::mark_events_handled(&mut conn, issue_id, through)
                     .await
                     .context("failed to consume the events")?;
                 tracing::info!(
                     issue.id = issue_id,
-                    spent,
-                    "issue paused on its token budget"
+                    spent = spend.tokens,
+                    "issue paused on its budget"
                 );
                 Ok(Some(
-                    json!({ "cycles": 0, "paused": "issue token budget", "spent": spent }),
+                    json!({ "cycles": 0, "paused": "issue budget", "spent": spend.tokens }),
                 ))
             }
             BudgetGate::Exceeded {
-                spent,
+                spend,
                 allowance,
                 epoch,
             } => {
                 drop(conn);
-                let body = note_body(spent, allowance, budget, bot_username);
+                let body = note_body(&spend, &allowance, &cap, bot_username);
                 enqueue_note(pool, issue_id, job_id, epoch, through, &body).await?;
                 let drain = Executor::new(pool.clone(), tracker.clone())
                     .drain_outbox(issue_id, issue_ref)
                     .await?;
                 tracing::warn!(
                     issue.id = issue_id,
-                    spent,
-                    allowance,
+                    spent = spend.tokens,
+                    allowance = %allowance.describe(),
                     epoch,
-                    "issue token budget reached"
+                    "issue budget reached"
                 );
                 Ok(Some(json!({
                     "cycles": 0,
-                    "budget_reached": { "spent": spent, "allowance": allowance, "epoch": epoch },
+                    "budget_reached": {
+                        "spent": spend.tokens,
+                        "cost_usd": spend.cost.usd,
+                        "allowance": allowance.describe(),
+                        "epoch": epoch,
+                    },
                     "drain_failures": drain.failures.len(),
                 })))
             }
@@ -197,6 +293,27 @@ mod tests {
         assert_eq!(
             row.body, "stopped\n\n<!-- relay:write:budget:7:1:0 -->",
             "the drain looks a maybe-sent note up by this marker"
+        );
+    }
+
+    #[test]
+    fn the_note_says_how_to_continue() {
+        let spend = Spend {
+            tokens: 1200,
+            cost: Cost::default(),
+        };
+        let allowance = Allowance {
+            tokens: Some(1000),
+            usd: None,
+        };
+        let cap = IssueCap {
+            tokens: 1000,
+            usd: 0.0,
+            from_repository: true,
+        };
+        assert_eq!(
+            note_body(&spend, &allowance, &cap, "relay-bot[bot]"),
+            "Stopped: this issue reached its budget (1200 tokens spent; allowed: 1000 tokens, set by the repository's .relay.toml). I will not work on it further until a maintainer raises this issue's cap, e.g. `@relay-bot budget 200k`."
         );
     }
 }

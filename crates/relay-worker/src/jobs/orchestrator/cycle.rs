@@ -55,6 +55,11 @@ pub struct CycleDeps {
     pub lease: Option<Lease>,
     /// `[prices]`, for the cost in the living summary's footer.
     pub prices: Arc<relay_core::prices::Prices>,
+    /// The repository's guidance (`.relay.toml` instructions, guidance files) at the commit.
+    pub guidance: relay_core::repo_config::GuidanceText,
+    /// Pending events that were commands Relay already answered (`@bot help`, …): shown to the
+    /// planner as answered, never as something to act on.
+    pub answered_commands: Vec<super::commands::AnsweredCommand>,
 }
 
 /// Whether a job attempt is its last.
@@ -191,6 +196,8 @@ async fn run_cycle_inner(
         .map(|e| e.actor.clone())
         .collect();
     input.context_only_actors.dedup();
+    issue_context::mark_answered_commands(&mut input, &state, &deps.answered_commands);
+    input.guidance = deps.guidance.clone();
     // Writes the tracker refused for good since the planner last decided: it is told.
     let refused = relay_store::outbox::unshown_failures(&mut conn, issue_id)
         .await
@@ -199,6 +206,7 @@ async fn run_cycle_inner(
     let context = ContextBuilder::new(deps.settings.context_max_tokens)
         .with_redactions(deps.redactions.clone())
         .build(&input);
+    issue_context::count_shown_learnings(&mut conn, &state, context.learnings_shown).await;
 
     // The Validator's context comes from the same state as the planner's, with the thread just
     // listed (fresher than the cache).
@@ -234,6 +242,11 @@ async fn run_cycle_inner(
     // What the planner sees of an internal note (or of a confidential issue) stays here:
     // learnings drawn from it are stored for this issue only.
     validation.private_context |= state.issue.confidential || thread.iter().any(|n| n.internal);
+    // What a learning proposed in this cycle records about where it came from.
+    validation.provenance = relay_actions::LearningProvenance {
+        note_id: state.events.iter().rev().find_map(|e| e.note_id.clone()),
+        guidance_digest: (!deps.guidance.is_empty()).then(|| deps.guidance.digest()),
+    };
     drop(conn);
 
     let validator = Arc::new(ActionsValidator::new(validation.clone()));

@@ -205,6 +205,41 @@ pub fn build(state: &IssueState, thread: &[Note]) -> IssueContext {
         // Filled by the cycle, which knows the job's per-event decisions and the outbox.
         context_only_actors: Vec::new(),
         failed_writes: Vec::new(),
+        // Filled by the cycle from the job's repository configuration.
+        guidance: Default::default(),
+    }
+}
+
+/// Marks the triggers of commands Relay already answered (`@bot help`, …) as such, so the
+/// planner never takes one for a question, an approval or an answer.
+pub fn mark_answered_commands(
+    input: &mut IssueContext,
+    state: &IssueState,
+    answered: &[super::commands::AnsweredCommand],
+) {
+    // `build` makes one trigger per pending event, in order.
+    for (event, trigger) in state.events.iter().zip(input.triggers.iter_mut()) {
+        if let Some(command) = answered.iter().find(|c| c.event_id == event.id) {
+            trigger.kind = format!(
+                "command `{}` (Relay answered it already: not a question, approval or answer)",
+                command.name
+            );
+        }
+    }
+}
+
+/// Counts one prompt use of the first `shown` learnings (those the context showed; forgotten
+/// ones are never loaded). A failure is a warning: counting never stops a cycle.
+pub async fn count_shown_learnings(conn: &mut PgConnection, state: &IssueState, shown: usize) {
+    let ids: Vec<i64> = state
+        .learnings
+        .iter()
+        .filter(|l| LearningKind::parse(&l.kind).is_some())
+        .take(shown)
+        .map(|l| l.id)
+        .collect();
+    if let Err(error) = relay_store::learnings::mark_used(conn, &ids).await {
+        tracing::warn!(error.message = %error, "failed to count the learnings' use");
     }
 }
 

@@ -11,18 +11,22 @@
 //! - [`job_run`]: the job attempt it serves ([`JobRun`]);
 //! - [`setup`]: the issue and its tracker, then the snapshot, code graph, toolbox, explorers,
 //!   metered LLM clients and traversal state;
-//! - [`engagement`]: actors → roles → the decision whether the job plans;
+//! - [`engagement`]: actors → roles → the decision whether the job plans, narrowed by the
+//!   repository's `.relay.toml`;
+//! - [`commands`]: `@bot help`, `status`, `refresh`, `stop`, `resume`, `forget`, `budget`,
+//!   answered before any planning;
 //! - [`stop`]: the spend gates before each cycle, and a cycle stopped without a decision;
 //! - [`graph`]: the code graph of the snapshot's commit for the explorers;
 //! - [`role_cache`]: authors' roles kept for a TTL per (tracker, project, username);
 //! - [`secrets`]: tracker and LLM secrets registered for the outbox's outgoing scan;
-//! - [`budget`]: the per-issue token budget across jobs;
+//! - [`budget`]: the per-issue cap (tokens, dollars) across jobs, and its raises;
 //! - [`follow_up`]: the next job when events are left after the last cycle;
 //! - [`validator`]: the write-back Validator as the planner's `submit_actions` judge;
 //! - [`traversal`]: thorough mode's traversal state of the issue, loaded per job, saved per cycle.
 
 pub mod admission;
 pub mod budget;
+pub mod commands;
 pub mod cycle;
 pub mod daily_budget;
 pub mod engagement;

@@ -1,6 +1,7 @@
 //! The Orchestrator's loop, as its diagram draws it: start (drain, what is pending) →
-//! engagement → spend gates → job setup → up to `cycles_per_job` [`super::cycle`]s → the
-//! follow-up job. Each step lives in its own file; this one only sequences them.
+//! engagement (the server's roles) → checkout and the repository's `.relay.toml` → engagement
+//! narrowed by it → commands → spend gates (its caps) → job setup → up to `cycles_per_job`
+//! [`super::cycle`]s → the follow-up job. Each step lives in its own file; this one only sequences them.
 
 use std::sync::Arc;
 
@@ -13,11 +14,13 @@ use relay_tracker::Trackers;
 use serde_json::{Value, json};
 
 use super::JobRun;
+use super::commands::replies::cap_of;
+use super::commands::{CommandEnv, Commands, commands_pending};
 use super::cycle::{CycleEnd, enqueue_acknowledgement, run_cycle};
 use super::engagement::Engagement;
 use super::pre_cycle::PreCycleFailure;
 use super::role_cache::RoleCache;
-use super::setup::Start;
+use super::setup::{Head, Start};
 use super::stop::{Moment, stopped_cycle};
 use crate::handler::JobError;
 use crate::jobs::RepoSpecs;
@@ -72,15 +75,40 @@ impl Orchestrator {
             Engagement::Plan(admission) => admission,
             Engagement::Done(result) => return Ok(result),
         };
+        // The repository's configuration at the checkout narrows who may engage, answers the
+        // commands, and sets the caps.
+        let mut checkout = self
+            .checkout(pool, repos, specs, run, &job, Head::Current)
+            .await?;
+        let config = &checkout.config.effective;
+        let admission = match self.narrow(pool, &job, run, config, admission).await? {
+            Engagement::Plan(admission) => admission,
+            Engagement::Done(result) => return Ok(result),
+        };
+        let env = CommandEnv {
+            pool,
+            repos,
+            specs,
+            run,
+        };
+        let answered = match self
+            .run_commands(&env, &job, &mut checkout, &admission)
+            .await?
+        {
+            Commands::Plan(answered) => answered,
+            Commands::Done(result) => return Ok(result),
+        };
+        let cap = cap_of(&checkout);
         if let Some(stopped) = self
-            .spend_stop(pool, &job, run, Moment::BeforeFirstCycle)
+            .spend_stop(pool, &job, run, Moment::BeforeFirstCycle, cap)
             .await?
         {
             return Ok(stopped);
         }
         let mut prepared = self
-            .prepare(pool, repos, specs, run, &job, admission)
+            .prepare(pool, repos, run, &job, checkout, admission)
             .await?;
+        prepared.deps.answered_commands = answered;
         let (deps, issue_id, job_id) = (&mut prepared.deps, run.issue_id, run.job_id);
         // A go-ahead whose spec is not written yet comes first: it was accepted by an earlier
         // cycle, and the spec writer failed (its retry is this job).
@@ -93,13 +121,22 @@ impl Orchestrator {
             enqueue_acknowledgement(pool, issue_id, job_id, first.note_id.as_deref()).await?;
         }
         let mut cycles = 0;
+        let mut handed_over = false;
         for cycle in 0..self.agent.cycles_per_job {
             if cycle > 0 {
                 let moment = Moment::BetweenCycles { cycles };
-                if let Some(stopped) = self.spend_stop(pool, &job, run, moment).await? {
+                if let Some(stopped) = self.spend_stop(pool, &job, run, moment, cap).await? {
                     return Ok(stopped);
                 }
-                deps.admission = self.readmit(pool, &job, run).await?;
+                deps.admission = self
+                    .readmit(pool, &job, run, &prepared.config.effective)
+                    .await?;
+                // A command that arrived meanwhile is answered before any planning: by the
+                // next job.
+                if commands_pending(pool, issue_id, &deps.bot_username, &deps.admission).await? {
+                    handed_over = true;
+                    break;
+                }
             }
             let cycle = i32::try_from(cycle).unwrap_or(i32::MAX);
             let ended = match run_cycle(deps, issue_id, job_id, cycle).await {
@@ -119,10 +156,13 @@ impl Orchestrator {
                     outcome, through, ..
                 } => return stopped_cycle(pool, run, &outcome, through, cycle, cycles).await,
             }
+            // The commands this job answered were shown with the first cycle's events.
+            deps.answered_commands.clear();
         }
         drop(prepared);
-        // Cut off at `cycles_per_job` with events still arriving: they get the next job.
-        let follow_up = if cycles >= self.agent.cycles_per_job {
+        // Cut off at `cycles_per_job` with events still arriving (or handed over for their
+        // commands): they get the next job.
+        let follow_up = if cycles >= self.agent.cycles_per_job || handed_over {
             super::follow_up::ensure_follow_up(pool, issue_id, run.max_attempts)
                 .await?
                 .map(|enqueued| enqueued.job_id())

@@ -1,17 +1,20 @@
 //! Job setup, in the order the diagram draws it: the issue and its tracker (with the due writes
-//! drained first), then — once the job is going to plan — the snapshot, the code graph, the
-//! toolbox, the explorers, the metered LLM clients and thorough mode's traversal state.
+//! drained first), then — once an admitted author is pending — the snapshot and the repository's
+//! configuration at its commit (`Orchestrator::checkout`), then — once the job is going to
+//! plan — the code graph, the toolbox, the explorers, the metered LLM clients and thorough
+//! mode's traversal state (`Orchestrator::prepare`).
 
 use std::sync::Arc;
 
 use anyhow::Context as _;
 use relay_actions::{Executor, Snapshot};
-use relay_agent::explore::ExploreAgent;
+use relay_agent::explore::{ExploreAgent, Thoroughness};
 use relay_agent::llm::{LlmClient, LlmError, LlmSettings, Role, UsageContext};
 use relay_agent::thorough::state::TraversalState;
 use relay_agent::toolbox::Toolbox;
 use relay_core::TrackerSettings;
-use relay_repo::{RepoManager, SnapshotGuard};
+use relay_core::repo_config::Thoroughness as RepoThoroughness;
+use relay_repo::{RepoManager, RepoSpec, SnapshotGuard};
 use relay_store::PgPool;
 use relay_store::issues::{IssueEventRow, IssueRow};
 use relay_store::specs::SpecRequestRow;
@@ -24,6 +27,7 @@ use super::pre_cycle::{self, FailedJob, PreCycleFailure, PreCycleStep};
 use super::{JobRun, Orchestrator};
 use crate::handler::JobError;
 use crate::jobs::RepoSpecs;
+use crate::jobs::repo_config::LoadedConfig;
 use crate::tool_graph::{StoreExploreObserver, load_hint, repo_key};
 
 /// The issue a job serves and what is pending on it, loaded once at the job's start.
@@ -51,6 +55,24 @@ pub struct Prepared {
     pub explorer: Arc<ExploreAgent>,
     /// The traversal state as last saved (the cycles save it when it changed).
     pub traversal: TraversalState,
+    /// The repository's configuration the job runs under.
+    pub config: LoadedConfig,
+}
+
+/// The snapshot a job explores and the repository's configuration at its commit.
+pub struct Checkout {
+    pub spec: RepoSpec,
+    pub snapshot: SnapshotGuard,
+    pub config: LoadedConfig,
+}
+
+/// Which commit the job checks out.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Head {
+    /// The default branch's checkout as the last push left it.
+    Current,
+    /// The remote's default-branch head, fetched now (`@bot refresh`).
+    Fetch,
 }
 
 impl Orchestrator {
@@ -114,18 +136,19 @@ impl Orchestrator {
     }
 
     /// The snapshot of the default branch as it is now (cloned on first use when no push has
-    /// arrived yet), its code graph, the toolbox and the explorers over it, and the metered LLM
-    /// clients. A failure here ends in one status comment on the last attempt.
-    pub(super) async fn prepare(
+    /// arrived yet; with [`Head::Fetch`], synced to the remote's head first) and the
+    /// repository's configuration at its commit (recorded for the status page). A failure here
+    /// ends in one status comment on the last attempt.
+    pub(super) async fn checkout(
         &self,
         pool: &PgPool,
         repos: &RepoManager,
         specs: &RepoSpecs,
         run: &JobRun,
         job: &IssueJob<'_>,
-        admission: Admission,
-    ) -> Result<Prepared, JobError> {
-        let (issue, issue_id, job_id) = (&job.issue, run.issue_id, run.job_id);
+        head: Head,
+    ) -> Result<Checkout, JobError> {
+        let issue = &job.issue;
         let spec = specs
             .spec(&issue.tracker, &issue.project_path)
             .map_err(JobError::Permanent)?;
@@ -134,6 +157,12 @@ impl Orchestrator {
             Ok(spec) => spec,
             Err(failure) => return Err(failed_job.say(failure).await),
         };
+        if head == Head::Fetch
+            && let Err(error) = repos.sync_to(&spec, None).await
+        {
+            let failure = PreCycleFailure::new(PreCycleStep::Snapshot, &error);
+            return Err(failed_job.say(failure).await);
+        }
         let snapshot = match repos.snapshot(&spec, None).await {
             Ok(snapshot) => snapshot,
             Err(error) => {
@@ -141,6 +170,40 @@ impl Orchestrator {
                 return Err(failed_job.say(failure).await);
             }
         };
+        let policy = crate::jobs::repo_config::server_policy(&self.agent, job.settings);
+        let config = crate::jobs::repo_config::load(repos, &spec, snapshot.commit(), &policy).await;
+        crate::jobs::repo_config::record(
+            pool,
+            &issue.tracker,
+            &issue.project_id,
+            &issue.project_path,
+            &config,
+        )
+        .await;
+        Ok(Checkout {
+            spec,
+            snapshot,
+            config,
+        })
+    }
+
+    /// The code graph of the checkout, the toolbox, the explorers and the metered LLM clients,
+    /// all under the repository's configuration (exclusions, guidance, thoroughness, summary).
+    pub(super) async fn prepare(
+        &self,
+        pool: &PgPool,
+        repos: &RepoManager,
+        run: &JobRun,
+        job: &IssueJob<'_>,
+        checkout: Checkout,
+        admission: Admission,
+    ) -> Result<Prepared, JobError> {
+        let (issue, issue_id, job_id) = (&job.issue, run.issue_id, run.job_id);
+        let Checkout {
+            spec,
+            snapshot,
+            config,
+        } = checkout;
         let graph = match &self.codegraph {
             Some(indexing) => {
                 let repo = super::graph::graph_repo_key(&issue.tracker, &issue.project_path);
@@ -151,6 +214,7 @@ impl Orchestrator {
                     &repo,
                     snapshot.commit(),
                     snapshot.path(),
+                    config.excludes.clone(),
                 )
                 .await
                 {
@@ -168,8 +232,13 @@ impl Orchestrator {
             }
             None => None,
         };
-        let toolbox = Toolbox::new(snapshot.path(), graph, self.tools.clone())
-            .map_err(|e| anyhow::anyhow!("{e}"))?;
+        let toolbox = Toolbox::with_excludes(
+            snapshot.path(),
+            graph,
+            self.tools.clone(),
+            config.excludes.clone(),
+        )
+        .map_err(|e| anyhow::anyhow!("{e}"))?;
         // Every call of the job is recorded against the issue and the job (the role is the
         // client's), so the issue's spend per role and its budget read from `llm_usage`.
         let usage = UsageContext {
@@ -188,6 +257,11 @@ impl Orchestrator {
         } else {
             None
         };
+        let thoroughness = match config.effective.thoroughness {
+            Some(RepoThoroughness::Quick) => Thoroughness::Quick,
+            Some(RepoThoroughness::Thorough) => Thoroughness::Thorough,
+            Some(RepoThoroughness::Medium) | None => Thoroughness::Medium,
+        };
         let explorer = ExploreAgent::new(
             client(Role::Explore)?,
             Arc::new(toolbox),
@@ -198,12 +272,18 @@ impl Orchestrator {
             pool.clone(),
             repo.clone(),
         )))
-        .with_hint(hint);
+        .with_hint(hint)
+        .with_guidance(&config.guidance)
+        .with_default_thoroughness(thoroughness);
         // Thorough queries start from what earlier jobs on this issue explored.
         let traversal = super::traversal::load(pool, issue_id).await;
         let explorer = Arc::new(explorer.with_traversal_state(traversal.clone()));
+        // The validator's citation checks see the checkout as the tools do.
         let sandbox = relay_tools::sandbox::Sandbox::new(snapshot.path())
-            .map_err(|e| anyhow::anyhow!("{e}"))?;
+            .map_err(|e| anyhow::anyhow!("{e}"))?
+            .with_excludes(config.excludes.clone());
+        let mut settings = self.agent.clone();
+        settings.summary_comment = config.effective.summary_comment;
         let deps = CycleDeps {
             pool: pool.clone(),
             tracker: job.tracker.clone(),
@@ -215,7 +295,7 @@ impl Orchestrator {
                 sandbox,
                 commit_sha: snapshot.commit().to_owned(),
             }),
-            settings: self.agent.clone(),
+            settings,
             bot_username: job.settings.bot_username.clone(),
             redactions: self
                 .tracker_settings
@@ -227,12 +307,15 @@ impl Orchestrator {
             admission,
             lease: run.lease,
             prices: self.prices.clone(),
+            guidance: config.guidance.clone(),
+            answered_commands: Vec::new(),
         };
         Ok(Prepared {
             deps,
             snapshot,
             explorer,
             traversal,
+            config,
         })
     }
 }

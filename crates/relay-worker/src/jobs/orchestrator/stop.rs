@@ -23,14 +23,16 @@ pub enum Moment {
 
 impl Orchestrator {
     /// `Some` (the job's result) when a spend gate stops the job: past the tracker's daily
-    /// budget no LLM call is made today (the events wait for the reset); past the issue's token
-    /// budget one note is posted, then silence until a new mention.
+    /// budget no LLM call is made today (the events wait for the reset); past the issue's cap
+    /// (`cap`: the server's, narrowed by the repository) one note is posted, then silence until
+    /// a maintainer raises it.
     pub(super) async fn spend_stop(
         &self,
         pool: &PgPool,
         job: &IssueJob<'_>,
         run: &JobRun,
         moment: Moment,
+        cap: super::budget::IssueCap,
     ) -> Result<Option<Value>, JobError> {
         let daily = || {
             super::daily_budget::stop(
@@ -49,6 +51,7 @@ impl Orchestrator {
                 run.issue_id,
                 run.job_id,
                 &job.settings.bot_username,
+                cap,
             )
         };
         match moment {

@@ -89,6 +89,7 @@ mod tests {
             authority: Authority::Unrestricted,
             default_reply: None,
             private_context: false,
+            provenance: Default::default(),
         });
         let batch = comment("Which version do you run?");
         assert_eq!(validator.validate(&batch).await, Verdict::Accepted);
