@@ -209,7 +209,7 @@ pub(crate) enum Reach {
     /// The binding at this index of the name's bindings in its scope.
     Bind(u32),
     /// Star import `k` of the module: its value of the name if it exports one, else what
-    /// reached the star import ([`PyFile::star_states`]).
+    /// reached the star import ([`PyOrder::star_states`]).
     Star(u32),
     /// Not bound on some path (nothing, or a builtin at module level).
     Unbound,
@@ -222,7 +222,7 @@ pub(crate) enum Reach {
 pub(crate) enum EvRef {
     /// The object as binding `i` of the name made it, unchanged since.
     Base(u32),
-    /// Event `i` of [`PyFile::events`].
+    /// Event `i` of [`PyOrder::events`].
     Event(u32),
     /// The name is not bound on this path.
     Unbound,

@@ -4,9 +4,15 @@
 //! binding of its `try` body, `return`/`raise`/`break`/`continue` end a path), star imports in
 //! order, and the events that change the attributes or items of the object a local name holds
 //! on the way (`n.x = v`, `n[k] = v`, a method call `n.m(…)`, any other use of `n`, which lets
-//! the object escape). The results are facts ([`PyFile::reaches`], [`PyFile::event_reads`],
-//! [`PyFile::events`], [`PyFile::star_states`], [`PyScope::final_reach`]) that the evaluator
+//! the object escape). The results are facts ([`PyOrder::reaches`], [`PyOrder::event_reads`],
+//! [`PyOrder::events`], [`PyOrder::star_states`], [`PyScope::final_reach`]) that the evaluator
 //! reads; every set is bounded, and a scope with too many names is left flow-insensitive.
+//!
+//! [`PyOrder::reaches`]: crate::index::python::PyOrder::reaches
+//! [`PyOrder::event_reads`]: crate::index::python::PyOrder::event_reads
+//! [`PyOrder::events`]: crate::index::python::PyOrder::events
+//! [`PyOrder::star_states`]: crate::index::python::PyOrder::star_states
+//! [`PyScope::final_reach`]: crate::index::python::PyScope::final_reach
 
 use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
 
