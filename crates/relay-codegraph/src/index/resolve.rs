@@ -19,8 +19,10 @@ use crate::model::Language;
 pub(crate) struct Derived {
     /// file → `implements` edges of the types declared there.
     pub implements: HashMap<String, Vec<Implementation>>,
-    /// interface method → implementing methods (targets of `dynamic` edges).
-    pub impls: HashMap<String, Vec<String>>,
+    /// `<interface>.<method>` → implementing methods (targets of `dynamic` edges).
+    pub impls: HashMap<String, Vec<resolve_go::Target>>,
+    /// What flows to the dynamic call sites.
+    pub flow: resolve_go::GoFlow,
 }
 
 impl Tables<'_> {

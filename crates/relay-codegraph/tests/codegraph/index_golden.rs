@@ -131,18 +131,28 @@ fn go_edges_are_resolved_without_guessing() {
     assert_edge(&g, Calls, &main, &format!("{brain}.NewBasic"), Exact);
     // Variable from a NewX constructor.
     assert_edge(&g, Calls, &main, &format!("{brain}.Basic.Plan"), Inferred);
-    // Interface call: exact to the interface method, dynamic to each implementation.
+    // Interface call: exact to the interface method, dynamic to each implementation whose
+    // values reach the receiver (`var pl b.Planner = p` with `p` a `*Basic`): not to the other
+    // implementations of `Planner` (`Value`, `Store`).
     assert_edge(&g, Calls, &main, &format!("{brain}.Planner.Plan"), Exact);
     assert_edge(&g, Calls, &main, &format!("{brain}.Basic.Plan"), Dynamic);
-    assert_edge(&g, Calls, &main, &format!("{brain}.Value.Plan"), Dynamic);
-    assert_edge(&g, Calls, &main, &format!("{store}.Store.Plan"), Dynamic);
-    assert_edge(
-        &g,
-        Calls,
-        &format!("{APP}/cmd/app.run"),
-        &format!("{brain}.Planner.Plan"),
-        Exact,
-    );
+    let run = format!("{APP}/cmd/app.run");
+    for (from, other) in [
+        (&main, format!("{brain}.Value.Plan")),
+        (&main, format!("{store}.Store.Plan")),
+        (&run, format!("{brain}.Value.Plan")),
+        (&run, format!("{store}.Store.Plan")),
+    ] {
+        assert!(
+            !g.edges
+                .iter()
+                .any(|e| &e.from == from && e.to.as_deref() == Some(other.as_str())),
+            "no value of {other}'s type flows to the receiver in {from}"
+        );
+    }
+    // Through a parameter: `run(pl)`.
+    assert_edge(&g, Calls, &run, &format!("{brain}.Planner.Plan"), Exact);
+    assert_edge(&g, Calls, &run, &format!("{brain}.Basic.Plan"), Dynamic);
     // Closure calls belong to the enclosing function; package var through a package.
     assert_edge(&g, Calls, &main, &format!("{store}.Store.Save"), Exact);
     assert_edge(&g, Uses, &main, &format!("{store}.Default"), Exact);

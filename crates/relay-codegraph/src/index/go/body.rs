@@ -4,7 +4,7 @@ use rustc_hash::FxHashMap as HashMap;
 
 use tree_sitter::Node;
 
-use super::{GBind, GExpr, GRef, GRefKind, GType, GoBody, GoSig};
+use super::{GBind, GExpr, GFlow, GRef, GRefKind, GSink, GType, GoBody, GoSig};
 use crate::index::syntax::{field, go_kind, line, text};
 
 /// Node kinds that are types.
@@ -33,6 +33,12 @@ pub(crate) struct BodyBuilder<'s> {
     src: &'s [u8],
     body: GoBody,
     scopes: Vec<HashMap<String, u32>>,
+    /// Nesting of function literals (their `return`s are not the function's).
+    closures: u32,
+    /// Results of the function (for a `return` of one multi-value call).
+    result_count: u32,
+    /// Bindings declared by the current parameter list (`u32::MAX` for `_`).
+    declared: Vec<u32>,
 }
 
 impl<'s> BodyBuilder<'s> {
@@ -41,6 +47,9 @@ impl<'s> BodyBuilder<'s> {
             src,
             body: GoBody::default(),
             scopes: Vec::new(),
+            closures: 0,
+            result_count: 0,
+            declared: Vec::new(),
         }
     }
 
@@ -50,6 +59,9 @@ impl<'s> BodyBuilder<'s> {
             src,
             body,
             scopes: Vec::new(),
+            closures: 0,
+            result_count: 0,
+            declared: Vec::new(),
         }
     }
 
@@ -96,6 +108,52 @@ impl<'s> BodyBuilder<'s> {
 
     fn lookup(&self, name: &str) -> Option<u32> {
         self.scopes.iter().rev().find_map(|s| s.get(name).copied())
+    }
+
+    fn flow(&mut self, to: GSink, from: u32, idx: u32) {
+        self.body.flows.push(GFlow { to, from, idx });
+    }
+
+    /// Records the flows of `lefts = rights` (pairwise, or the values of one multi-value
+    /// expression).
+    fn flows_to(&mut self, lefts: &[GSink], rights: &[u32]) {
+        if lefts.len() == rights.len() {
+            for (to, from) in lefts.iter().zip(rights) {
+                self.flow(to.clone(), *from, 0);
+            }
+        } else if let [from] = rights {
+            for (i, to) in lefts.iter().enumerate() {
+                self.flow(to.clone(), *from, i as u32);
+            }
+        }
+    }
+
+    /// A function declaration's signature: as [`Self::signature`], also recording which
+    /// bindings are its parameters and results.
+    pub(crate) fn function_signature(
+        &mut self,
+        params: Option<Node<'_>>,
+        result: Option<Node<'_>>,
+    ) -> GoSig {
+        self.declared.clear();
+        let mut sig = self.signature(params, None, true);
+        let param_bindings = std::mem::take(&mut self.declared);
+        let results = self.signature(None, result, true);
+        let result_bindings = std::mem::take(&mut self.declared);
+        sig.results = results.results;
+        if param_bindings.len() == sig.params.len() {
+            self.body.params = param_bindings;
+        } else {
+            self.body.params = vec![u32::MAX; sig.params.len()];
+        }
+        if result_bindings.len() == sig.results.len() {
+            self.body
+                .zeroed
+                .extend(result_bindings.iter().filter(|b| **b != u32::MAX));
+            self.body.results = result_bindings;
+        }
+        self.result_count = sig.results.len() as u32;
+        sig
     }
 
     fn push(&mut self, expr: GExpr) -> u32 {
@@ -182,6 +240,11 @@ impl<'s> BodyBuilder<'s> {
                 for name in names {
                     out.push(ty.clone());
                     if declare {
+                        if name == "_" {
+                            self.declared.push(u32::MAX);
+                        } else {
+                            self.declared.push(self.body.bindings.len() as u32);
+                        }
                         self.declare(name, GBind::Declared(ty.clone()));
                     }
                 }
@@ -340,7 +403,6 @@ impl<'s> BodyBuilder<'s> {
             | "expression_statement"
             | "go_statement"
             | "defer_statement"
-            | "return_statement"
             | "inc_statement"
             | "dec_statement"
             | "send_statement"
@@ -354,12 +416,27 @@ impl<'s> BodyBuilder<'s> {
             | "fallthrough_statement"
             | "empty_statement" => {}
             "short_var_declaration" => self.short_var(node),
+            "return_statement" => self.return_statement(node),
             "assignment_statement" => {
-                for side in [field!(node, "left"), field!(node, "right")]
+                let mut sides = [Vec::new(), Vec::new()];
+                for (i, side) in [field!(node, "left"), field!(node, "right")]
                     .into_iter()
-                    .flatten()
+                    .enumerate()
                 {
-                    self.children(side);
+                    let Some(side) = side else { continue };
+                    let mut c = side.walk();
+                    let items: Vec<Node<'_>> = side.named_children(&mut c).collect();
+                    for item in items {
+                        if go_kind(item) == "comment" {
+                            continue;
+                        }
+                        sides[i].push(self.expr(item, true));
+                    }
+                }
+                if field!(node, "operator").is_some_and(|op| text(op, self.src) == "=") {
+                    let [lefts, rights] = sides;
+                    let lefts: Vec<GSink> = lefts.into_iter().map(GSink::Place).collect();
+                    self.flows_to(&lefts, &rights);
                 }
             }
             "var_declaration" | "const_declaration" => self.local_values(node),
@@ -456,6 +533,43 @@ impl<'s> BodyBuilder<'s> {
         }
     }
 
+    fn return_statement(&mut self, node: Node<'_>) {
+        let mut values = Vec::new();
+        let mut c = node.walk();
+        let children: Vec<Node<'_>> = node.named_children(&mut c).collect();
+        for child in children {
+            if go_kind(child) == "expression_list" {
+                let mut c2 = child.walk();
+                let items: Vec<Node<'_>> = child.named_children(&mut c2).collect();
+                for item in items {
+                    if go_kind(item) != "comment" {
+                        values.push(self.expr(item, true));
+                    }
+                }
+            } else if go_kind(child) != "comment" {
+                values.push(self.expr(child, true));
+            }
+        }
+        if self.closures > 0 {
+            return;
+        }
+        if values.is_empty() {
+            // A bare return: the named results' current values.
+            let results = self.body.results.clone();
+            for (i, b) in results.into_iter().enumerate() {
+                if b != u32::MAX {
+                    let local = self.push(GExpr::Local(b));
+                    self.flow(GSink::Return(i as u32), local, 0);
+                }
+            }
+            return;
+        }
+        let sinks: Vec<GSink> = (0..self.result_count.max(values.len() as u32))
+            .map(GSink::Return)
+            .collect();
+        self.flows_to(&sinks, &values);
+    }
+
     fn children(&mut self, node: Node<'_>) {
         let mut c = node.walk();
         let children: Vec<Node<'_>> = node.named_children(&mut c).collect();
@@ -522,6 +636,17 @@ impl<'s> BodyBuilder<'s> {
                 .collect();
             let count = names.len();
             for (i, name) in names.into_iter().enumerate() {
+                if ty.is_some() && name != "_" {
+                    // `var x T` starts at the zero value; `var x T = v` also gets `v`.
+                    let id = self.body.bindings.len() as u32;
+                    self.body.zeroed.push(id);
+                    let local = self.push(GExpr::Local(id));
+                    if rights.len() == count {
+                        self.flow(GSink::Place(local), rights[i], 0);
+                    } else if rights.len() == 1 {
+                        self.flow(GSink::Place(local), rights[0], i as u32);
+                    }
+                }
                 let bind = match (&ty, rights.len()) {
                     (Some(t), _) => GBind::Declared(t.clone()),
                     (None, n) if n == count => GBind::Init {
@@ -679,12 +804,12 @@ impl<'s> BodyBuilder<'s> {
                     None => GType::Unknown,
                 };
                 if let Some(body) = field!(node, "body") {
-                    self.literal_value(body);
+                    self.literal_value(body, Some(&ty));
                 }
                 self.push(GExpr::Composite(ty))
             }
             "literal_value" => {
-                self.literal_value(node);
+                self.literal_value(node, None);
                 self.push(GExpr::Unknown)
             }
             "unary_expression" => {
@@ -786,9 +911,11 @@ impl<'s> BodyBuilder<'s> {
             "func_literal" => {
                 self.push_scope();
                 let sig = self.signature(field!(node, "parameters"), field!(node, "result"), true);
+                self.closures += 1;
                 if let Some(body) = field!(node, "body") {
                     self.stmt(body);
                 }
+                self.closures -= 1;
                 self.pop_scope();
                 self.push(GExpr::FuncLit(sig.results))
             }
@@ -805,10 +932,9 @@ impl<'s> BodyBuilder<'s> {
             | "rune_literal"
             | "true"
             | "false"
-            | "nil"
-            | "iota"
-            | "comment"
-            | "field_identifier" => self.push(GExpr::Unknown),
+            | "iota" => self.push(GExpr::Literal),
+            "nil" => self.push(GExpr::Nil),
+            "comment" | "field_identifier" => self.push(GExpr::Unknown),
             _ => {
                 let mut c = node.walk();
                 let children: Vec<Node<'_>> = node.named_children(&mut c).collect();
@@ -854,38 +980,69 @@ impl<'s> BodyBuilder<'s> {
         if let Some(args) = args {
             let mut c = args.walk();
             let items: Vec<Node<'_>> = args.named_children(&mut c).collect();
+            let mut idx = 0;
             for item in items {
-                if is_type_node(go_kind(item)) {
-                    self.use_type(item);
-                } else {
-                    self.expr(item, true);
+                match go_kind(item) {
+                    "comment" => {}
+                    kind if is_type_node(kind) => {
+                        self.use_type(item);
+                        idx += 1;
+                    }
+                    _ => {
+                        let from = self.expr(item, true);
+                        self.flow(GSink::Arg { call: e, idx }, from, 0);
+                        idx += 1;
+                    }
                 }
             }
         }
         e
     }
 
-    fn literal_value(&mut self, node: Node<'_>) {
+    /// The elements of a composite literal; with the literal's type, the values flow to its
+    /// fields (by name, or by position).
+    fn literal_value(&mut self, node: Node<'_>, ty: Option<&GType>) {
         let Some(_depth) = crate::index::depth::Depth::enter() else {
             return;
         };
         let mut c = node.walk();
         let elements: Vec<Node<'_>> = node.named_children(&mut c).collect();
+        let mut position = 0u32;
         for element in elements {
             match go_kind(element) {
                 "keyed_element" => {
                     // A bare identifier key is a struct field name, not a reference.
+                    let mut field_name = None;
                     if let Some(key) = field!(element, "key") {
                         let inner = key.named_child(0);
                         if inner.is_none_or(|k| go_kind(k) != "identifier") {
                             self.literal_element(key);
+                        } else if let Some(k) = inner {
+                            field_name = Some(text(k, self.src).to_owned());
                         }
                     }
                     if let Some(value) = field!(element, "value") {
-                        self.literal_element(value);
+                        let from = self.literal_element(value);
+                        if let (Some(ty), Some(name), Some(from)) = (ty, field_name, from) {
+                            let to = GSink::Field {
+                                ty: ty.clone(),
+                                name,
+                            };
+                            self.flow(to, from, 0);
+                        }
                     }
                 }
-                "literal_element" => self.literal_element(element),
+                "literal_element" => {
+                    let from = self.literal_element(element);
+                    if let (Some(ty), Some(from)) = (ty, from) {
+                        let to = GSink::FieldAt {
+                            ty: ty.clone(),
+                            idx: position,
+                        };
+                        self.flow(to, from, 0);
+                    }
+                    position += 1;
+                }
                 "comment" => {}
                 _ => {
                     self.expr(element, true);
@@ -894,13 +1051,13 @@ impl<'s> BodyBuilder<'s> {
         }
     }
 
-    fn literal_element(&mut self, node: Node<'_>) {
-        if let Some(inner) = node.named_child(0) {
-            if go_kind(inner) == "literal_value" {
-                self.literal_value(inner);
-            } else {
-                self.expr(inner, true);
-            }
+    fn literal_element(&mut self, node: Node<'_>) -> Option<u32> {
+        let inner = node.named_child(0)?;
+        if go_kind(inner) == "literal_value" {
+            self.literal_value(inner, None);
+            None
+        } else {
+            Some(self.expr(inner, true))
         }
     }
 }

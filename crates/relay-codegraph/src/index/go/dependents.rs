@@ -63,7 +63,7 @@ pub(crate) fn dependents(
     p: &Patched,
     threads: usize,
 ) -> BTreeSet<String> {
-    let mut out: BTreeSet<String> = BTreeSet::new();
+    let mut out: BTreeSet<String> = p.flow_files.iter().cloned().collect();
     for (file, list) in &p.old_implements {
         if index.implements.get(file) != Some(list) {
             out.insert(file.clone());

@@ -30,7 +30,7 @@ pub(crate) fn resolve_file(
             external: false,
         });
     }
-    for body in &go_file.bodies {
+    for (body_id, body) in go_file.bodies.iter().enumerate() {
         let mut eval = Eval::new(index, &ctx, body);
         for reference in &body.refs {
             eval.touched.clear();
@@ -58,20 +58,53 @@ pub(crate) fn resolve_file(
                     }
                     match eval.eval(callee, VarUses::Record) {
                         Val::Func {
-                            qname, inferred, ..
+                            qname,
+                            inferred,
+                            dispatch,
+                            ..
                         } => {
                             let conf = if inferred {
                                 Confidence::Inferred
                             } else {
                                 Confidence::Exact
                             };
-                            push(EdgeKind::Calls, Some(qname), conf);
+                            // `err.Error()` on the predeclared `error`: no symbol declares it.
+                            let to = (!qname.is_empty()).then_some(qname);
+                            push(EdgeKind::Calls, to, conf);
+                            // Through an interface: each implementation of the receiver's
+                            // static type that flows there (`dynamic`).
+                            let targets = dispatch.as_ref().and_then(|key| index.impls.get(key));
+                            let site = index.flow.site(file, body_id as u32, reference.expr);
+                            for target in targets.into_iter().flatten() {
+                                if let Some(Some(arriving)) = site
+                                    && arriving.binary_search(&target.ty).is_err()
+                                {
+                                    continue;
+                                }
+                                push(
+                                    EdgeKind::Calls,
+                                    Some(target.method.clone()),
+                                    Confidence::Dynamic,
+                                );
+                            }
                         }
                         Val::Type(TypeR::Named(q)) => {
                             push(EdgeKind::Uses, Some(q), Confidence::Exact)
                         }
                         Val::Type(_) | Val::Builtin => {}
-                        _ => push(EdgeKind::Calls, None, Confidence::Exact),
+                        _ => {
+                            push(EdgeKind::Calls, None, Confidence::Exact);
+                            // A function value: each function that flows there (`dynamic`).
+                            if let Some(Some(arriving)) =
+                                index.flow.site(file, body_id as u32, reference.expr)
+                            {
+                                for f in arriving {
+                                    if !index.types.contains_key(f) {
+                                        push(EdgeKind::Calls, Some(f.clone()), Confidence::Dynamic);
+                                    }
+                                }
+                            }
+                        }
                     }
                 }
                 GRefKind::Use => {
@@ -111,8 +144,6 @@ pub(crate) fn resolve_file(
             }
         }
     }
-    // Implementations of interfaces declared in this file's types.
-    // (Dynamic dispatch edges are added by the caller from `index.impls`.)
 }
 
 /// `implements` edges whose concrete type is declared in `file`.

@@ -71,6 +71,14 @@ impl GoIndex {
     }
 }
 
+/// The [`GoIndex::impls`] key of a call of `Error` on a value of the predeclared `error`.
+pub(super) const ERROR_DISPATCH: &str = "error.Error";
+
+/// Whether `t` is the predeclared `error`.
+fn is_error(t: &TypeR) -> bool {
+    matches!(t, TypeR::Builtin(b) if b == "error")
+}
+
 /// A selector `x.name` seen by [`GoIndex::probe_selectors`].
 #[derive(Debug)]
 pub(crate) struct Probe<'a> {
@@ -104,10 +112,14 @@ pub(super) enum Val {
         inferred: bool,
     },
     Func {
+        /// Empty for the predeclared `error`'s `Error` (no symbol declares it).
         qname: String,
         results: Vec<TypeR>,
         iface: bool,
         inferred: bool,
+        /// For a method called through an interface: the [`GoIndex::impls`] key
+        /// (`<interface qname>.<method>`) of the receiver's static type.
+        dispatch: Option<String>,
     },
     Builtin,
     Unknown,
@@ -206,12 +218,14 @@ impl<'a> Eval<'a> {
                             qname,
                             results,
                             iface,
+                            dispatch,
                             ..
                         } => Val::Func {
                             qname,
                             results,
                             iface,
                             inferred: true,
+                            dispatch,
                         },
                         _ => Val::Unknown,
                     }
@@ -220,7 +234,7 @@ impl<'a> Eval<'a> {
                 }
             }
             GBind::RangeKey(operand) => match self.eval(*operand, VarUses::Ignore) {
-                Val::Value { ty: t, inferred } => match t.deref() {
+                Val::Value { ty: t, inferred } => match self.index.underlying(t.deref()) {
                     TypeR::Map(k, _) => Val::Value {
                         ty: (**k).clone(),
                         inferred,
@@ -234,7 +248,7 @@ impl<'a> Eval<'a> {
                 _ => Val::Unknown,
             },
             GBind::RangeValue(operand) => match self.eval(*operand, VarUses::Ignore) {
-                Val::Value { ty: t, inferred } => match t.deref() {
+                Val::Value { ty: t, inferred } => match self.index.underlying(t.deref()) {
                     TypeR::Map(_, v) | TypeR::Slice(v) => Val::Value {
                         ty: (**v).clone(),
                         inferred,
@@ -254,6 +268,7 @@ impl<'a> Eval<'a> {
                 results: results.clone(),
                 iface: false,
                 inferred: false,
+                dispatch: None,
             },
             Member::Type { qname } => Val::Type(TypeR::Named(qname.clone())),
             Member::Var { qname, .. } => {
@@ -327,6 +342,7 @@ impl<'a> Eval<'a> {
                         results,
                         iface,
                         inferred: false,
+                        dispatch: None,
                     },
                     _ => Val::Unknown,
                 },
@@ -335,13 +351,24 @@ impl<'a> Eval<'a> {
                         qname,
                         results,
                         iface,
-                    }) => Val::Func {
-                        qname,
-                        results,
-                        iface,
+                    }) => {
+                        let dispatch = iface.then(|| index.dispatch_key(&t, &qname, field));
+                        Val::Func {
+                            qname,
+                            results,
+                            iface,
+                            inferred,
+                            dispatch,
+                        }
+                    }
+                    Some(Found::Field(ft, _)) => Val::Value { ty: ft, inferred },
+                    None if field == "Error" && is_error(&t) => Val::Func {
+                        qname: String::new(),
+                        results: vec![TypeR::Builtin("string".into())],
+                        iface: true,
                         inferred,
+                        dispatch: Some(ERROR_DISPATCH.to_owned()),
                     },
-                    Some(Found::Field(ft)) => Val::Value { ty: ft, inferred },
                     None => Val::Unknown,
                 },
                 _ => Val::Unknown,
@@ -376,7 +403,7 @@ impl<'a> Eval<'a> {
             },
             GExpr::Type(t) => Val::Type(index.resolve_type(self.ctx, t)),
             GExpr::Index(operand) => match self.eval(*operand, var_uses) {
-                Val::Value { ty: t, inferred } => match t.deref() {
+                Val::Value { ty: t, inferred } => match index.underlying(t.deref()) {
                     TypeR::Slice(e) | TypeR::Map(_, e) => Val::Value {
                         ty: (**e).clone(),
                         inferred,
@@ -395,7 +422,7 @@ impl<'a> Eval<'a> {
                 ),
                 inferred: false,
             },
-            GExpr::Unknown => Val::Unknown,
+            GExpr::Literal | GExpr::Nil | GExpr::Unknown => Val::Unknown,
         }
     }
 }

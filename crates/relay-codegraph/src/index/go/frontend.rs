@@ -6,7 +6,7 @@ use std::collections::HashSet;
 use crate::index::IndexStats;
 use crate::index::facts::{FileFacts, LangFacts};
 use crate::index::frontend::{FileOutput, Frontend, ParsedSource, Tables};
-use crate::model::{Confidence, Edge, EdgeKind, Language};
+use crate::model::Language;
 
 use super::{GoFile, GoIndex};
 
@@ -85,26 +85,4 @@ pub(crate) fn resolve_into(go: &GoIndex, facts: &FileFacts, g: &GoFile, out: &mu
     super::file_symbols(go, facts, g, &mut out.symbols);
     super::resolve_file(go, facts, g, &mut out.edges);
     super::implements_edges(go, &facts.rel, &mut out.edges);
-    add_dynamic_edges(go, &mut out.edges);
-}
-
-/// A call to an interface method also reaches each known implementation (`dynamic`).
-fn add_dynamic_edges(go: &GoIndex, edges: &mut Vec<Edge>) {
-    let mut extra = Vec::new();
-    for e in edges.iter() {
-        if e.kind != EdgeKind::Calls {
-            continue;
-        }
-        let Some(to) = &e.to else { continue };
-        if let Some(targets) = go.impls.get(to) {
-            for t in targets {
-                extra.push(Edge {
-                    to: Some(t.clone()),
-                    confidence: Confidence::Dynamic,
-                    ..e.clone()
-                });
-            }
-        }
-    }
-    edges.extend(extra);
 }

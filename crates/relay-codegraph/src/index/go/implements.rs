@@ -4,7 +4,8 @@
 use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
 
 use super::GoTypeKind;
-use super::tables::{GoIndex, Implementation, MethodInfo, SignatureKeys, TypeR};
+use super::eval::ERROR_DISPATCH;
+use super::tables::{GoIndex, Implementation, MethodInfo, SignatureKeys, Target, TypeR};
 use crate::model::Confidence;
 
 /// Levels of embedded fields whose methods a concrete type's method set takes in (the same
@@ -18,6 +19,9 @@ struct SetMethod<'a> {
     /// The declaring method's qname (empty for the predeclared `error`'s `Error`).
     qname: &'a str,
     signature: &'a SignatureKeys,
+    /// Declared by an interface (promoted from an embedded interface into a struct): never a
+    /// dispatch target.
+    abstract_method: bool,
 }
 
 /// Method sets: method name → its entry.
@@ -32,7 +36,7 @@ pub(crate) fn compute_implements(index: &mut GoIndex) {
 
 type Implements = HashMap<String, Vec<Implementation>>;
 
-fn implements_of(index: &GoIndex) -> (Implements, HashMap<String, Vec<String>>) {
+fn implements_of(index: &GoIndex) -> (Implements, HashMap<String, Vec<Target>>) {
     // The method set of the predeclared `error`.
     let error_signature = SignatureKeys {
         params: Vec::new(),
@@ -86,7 +90,7 @@ fn implements_of(index: &GoIndex) -> (Implements, HashMap<String, Vec<String>>) 
         }
     }
     let mut implements: Implements = HashMap::default();
-    let mut impls: HashMap<String, Vec<String>> = HashMap::default();
+    let mut impls: HashMap<String, Vec<Target>> = HashMap::default();
     for (iface, interface_set) in &interfaces {
         let Some(rarest) = interface_set
             .keys()
@@ -126,14 +130,34 @@ fn implements_of(index: &GoIndex) -> (Implements, HashMap<String, Vec<String>>) 
                     line: info.line,
                     confidence,
                 });
-            for (name, interface_method) in interface_set {
-                if let Some(concrete_method) = concrete_set.get(name) {
+            for name in interface_set.keys() {
+                if let Some(concrete_method) = concrete_set.get(name)
+                    && !concrete_method.abstract_method
+                {
                     impls
-                        .entry(interface_method.qname.to_owned())
+                        .entry(format!("{iface}.{name}"))
                         .or_default()
-                        .push(concrete_method.qname.to_owned());
+                        .push(Target {
+                            ty: (*ty).clone(),
+                            method: concrete_method.qname.to_owned(),
+                        });
                 }
             }
+        }
+    }
+    // The predeclared `error`: every concrete `Error() string`.
+    for (ty, concrete_set) in &concrete {
+        if let Some(method) = concrete_set.get("Error")
+            && !method.abstract_method
+            && signatures_compatible(error_signature, method.signature, &mut false)
+        {
+            impls
+                .entry(ERROR_DISPATCH.to_owned())
+                .or_default()
+                .push(Target {
+                    ty: (*ty).clone(),
+                    method: method.qname.to_owned(),
+                });
         }
     }
     for targets in impls.values_mut() {
@@ -161,7 +185,7 @@ fn iface_methods<'a>(
         return false;
     }
     for (name, method) in &info.methods {
-        set.entry(name).or_insert_with(|| entry(method));
+        set.entry(name).or_insert_with(|| entry(method, true));
     }
     for embed in &info.embeds {
         match embed {
@@ -174,6 +198,7 @@ fn iface_methods<'a>(
                 set.entry("Error").or_insert(SetMethod {
                     qname: "",
                     signature: error_signature,
+                    abstract_method: true,
                 });
             }
             _ => return false,
@@ -182,10 +207,11 @@ fn iface_methods<'a>(
     true
 }
 
-fn entry(method: &MethodInfo) -> SetMethod<'_> {
+fn entry(method: &MethodInfo, abstract_method: bool) -> SetMethod<'_> {
     SetMethod {
         qname: &method.qname,
         signature: &method.sig,
+        abstract_method,
     }
 }
 
@@ -219,7 +245,7 @@ fn concrete_methods<'a>(
         return;
     }
     for (name, method) in &info.methods {
-        set.entry(name).or_insert_with(|| entry(method));
+        set.entry(name).or_insert_with(|| entry(method, false));
     }
     for field in &info.fields {
         if !field.embedded {

@@ -12,6 +12,7 @@ pub(crate) mod body;
 pub(crate) mod dependents;
 mod edges;
 mod eval;
+mod flow;
 mod frontend;
 mod implements;
 pub(crate) mod modules;
@@ -21,9 +22,10 @@ mod symbols;
 mod tables;
 
 pub(crate) use edges::{implements_edges, resolve_file};
+pub(crate) use flow::GoFlow;
 pub(crate) use frontend::{GoFrontend, resolve_into};
 pub(crate) use symbols::file_symbols;
-pub(crate) use tables::{GoIndex, Implementation};
+pub(crate) use tables::{GoIndex, Implementation, Target};
 
 use std::collections::HashMap;
 
@@ -162,7 +164,35 @@ pub(crate) enum GExpr {
     Index(u32),
     Assert(GType),
     FuncLit(Vec<GType>),
+    /// A literal of a basic type (a number, a string, `true`…): no method, no function.
+    Literal,
+    /// `nil`.
+    Nil,
     Unknown,
+}
+
+/// Where a value flows to, for the value-flow pass ([`flow`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum GSink {
+    /// The left-hand side of an assignment (a local, a field selector, a package-level var).
+    Place(u32),
+    /// Argument `idx` of call expression `call`.
+    Arg { call: u32, idx: u32 },
+    /// Result `idx` of the body's function (never from inside a function literal).
+    Return(u32),
+    /// A keyed element of a composite literal of type `ty`.
+    Field { ty: GType, name: String },
+    /// Element `idx` of an unkeyed composite literal of type `ty`.
+    FieldAt { ty: GType, idx: u32 },
+}
+
+/// A value flowing from expression `from` (the `idx`th value of a multi-value expression) to a
+/// sink.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct GFlow {
+    pub to: GSink,
+    pub from: u32,
+    pub idx: u32,
 }
 
 /// How a local variable got its type.
@@ -205,6 +235,16 @@ pub(crate) struct GoBody {
     pub exprs: Vec<GExpr>,
     pub bindings: Vec<GBind>,
     pub refs: Vec<GRef>,
+    /// The function's parameters, in order: their bindings (`u32::MAX` for `_` or unnamed).
+    pub params: Vec<u32>,
+    /// The function's named results' bindings (empty when the results are unnamed).
+    pub results: Vec<u32>,
+    /// Bindings whose value starts as the zero value (`var x T`, named results): only what is
+    /// assigned to them flows there. Any other declared binding that is no parameter (a
+    /// function literal's parameter, a type switch's case variable) holds unknown values.
+    pub zeroed: Vec<u32>,
+    /// Values flowing into parameters, results, fields, vars and locals.
+    pub flows: Vec<GFlow>,
 }
 
 /// Facts of one Go file.
@@ -436,7 +476,7 @@ fn function<'t>(node: Node<'t>, src: &[u8], siblings: &PrevSiblings<'t>, file: &
     if let Some(tps) = field!(node, "type_parameters") {
         builder.type_params(tps);
     }
-    let sig = builder.signature(field!(node, "parameters"), field!(node, "result"), true);
+    let sig = builder.function_signature(field!(node, "parameters"), field!(node, "result"));
     if let Some(body) = body {
         builder.stmt(body);
     }

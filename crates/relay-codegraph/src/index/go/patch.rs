@@ -24,7 +24,7 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use rustc_hash::FxHashMap as HashMap;
 
-use super::tables::{GoIndex, Implementation, Member, PackageHome, TypeInfo, TypeR};
+use super::tables::{GoIndex, Implementation, Member, PackageHome, Target, TypeInfo, TypeR};
 use super::{GExpr, GoFile};
 use crate::index::facts::{FileFacts, LangFacts};
 
@@ -60,7 +60,9 @@ pub(crate) struct Patched {
     pub types: BTreeSet<String>,
     /// `implements` and `impls` before the patch.
     pub old_implements: Implements,
-    pub old_impls: HashMap<String, Vec<String>>,
+    pub old_impls: HashMap<String, Vec<Target>>,
+    /// Files whose dynamic call sites reach other values after the patch.
+    pub flow_files: Vec<String>,
 }
 
 type Implements = HashMap<String, Vec<Implementation>>;
@@ -90,6 +92,7 @@ pub(crate) fn patch(
             types: BTreeSet::new(),
             old_implements: index.implements.clone(),
             old_impls: index.impls.clone(),
+            flow_files: Vec::new(),
         });
     }
     // Current and previous files of the packages, in path order.
@@ -266,6 +269,7 @@ pub(crate) fn patch(
         index.implements_ms = started.elapsed().as_millis() as u64,
         "patch: implements"
     );
+    let flow_files = update_flow(index, facts);
     Some(Patched {
         packages,
         names,
@@ -273,7 +277,21 @@ pub(crate) fn patch(
         types,
         old_implements,
         old_impls,
+        flow_files,
     })
+}
+
+/// Solves the value flow again over all Go files; the files whose dynamic call sites now reach
+/// other values.
+pub(crate) fn update_flow(index: &mut GoIndex, facts: &BTreeMap<String, FileFacts>) -> Vec<String> {
+    let files: Vec<(&FileFacts, &GoFile)> = facts
+        .values()
+        .filter_map(|f| go(f).map(|g| (f, g)))
+        .collect();
+    let new = super::flow::compute_flow(index, &files);
+    let changed = index.flow.changed_files(&new);
+    index.flow = new;
+    changed
 }
 
 pub(crate) fn go(facts: &FileFacts) -> Option<&GoFile> {

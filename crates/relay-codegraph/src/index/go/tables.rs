@@ -123,6 +123,15 @@ pub(crate) struct FieldInfo {
     pub embedded: bool,
 }
 
+/// A concrete method a call through an interface may reach.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
+pub(crate) struct Target {
+    /// The concrete type whose method set has the method.
+    pub ty: String,
+    /// The method (declared by `ty`, or promoted from a type it embeds).
+    pub method: String,
+}
+
 /// A concrete type that implements an interface: one `implements` edge.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct Implementation {
@@ -173,8 +182,13 @@ pub(crate) struct GoIndex {
     pub pkg_names: HashMap<String, String>,
     pub types: HashMap<String, TypeInfo>,
     pub var_types: HashMap<String, TypeR>,
-    /// Interface method qname → implementing method qnames.
-    pub impls: HashMap<String, Vec<String>>,
+    /// `<interface qname>.<method>` → the concrete methods a call of that method on a value
+    /// of that interface type may reach, for every method of the interface's full method set
+    /// (embedded interfaces' included); [`super::eval::ERROR_DISPATCH`] for the predeclared
+    /// `error`. Never an interface method.
+    pub impls: HashMap<String, Vec<Target>>,
+    /// What flows to each dynamic call site's receiver (or called value).
+    pub flow: super::flow::GoFlow,
     /// file → the implementations by concrete types declared in that file.
     pub implements: HashMap<String, Vec<Implementation>>,
     /// qname → the file that owns the symbol (first declaration wins).
@@ -200,6 +214,7 @@ impl GoIndex {
         let mut index = GoIndex::default();
         index.add_files(&gos, true);
         super::implements::compute_implements(&mut index);
+        index.flow = super::flow::compute_flow(&index, &gos);
         index
     }
 
@@ -515,6 +530,63 @@ impl GoIndex {
         Some(info)
     }
 
+    /// The declared type an alias chain ends at (`qname` itself for a declared type).
+    pub(crate) fn canonical<'a>(&'a self, qname: &'a str) -> &'a str {
+        let mut current = qname;
+        for _ in 0..MAX_ALIAS_CHAIN {
+            match self
+                .types
+                .get(current)
+                .and_then(|info| info.alias_of.as_ref())
+            {
+                Some(TypeR::Named(target)) if self.types.contains_key(target) => current = target,
+                _ => break,
+            }
+        }
+        current
+    }
+
+    /// The type a named non-struct, non-interface type is declared as (`type byPos []Node` →
+    /// `[]Node`), through aliases and chains of such declarations; any other type as it is.
+    pub(crate) fn underlying<'a>(&'a self, ty: &'a TypeR) -> &'a TypeR {
+        let mut current = ty;
+        for _ in 0..MAX_ALIAS_CHAIN {
+            let TypeR::Named(qname) = current else { break };
+            match self.type_info(qname) {
+                Some(info) if info.kind == GoTypeKind::Other && info.alias_of.is_none() => {
+                    current = &info.underlying;
+                }
+                Some(info) => match &info.alias_of {
+                    Some(target) if !matches!(target, TypeR::Named(_)) => current = target,
+                    _ => break,
+                },
+                None => break,
+            }
+        }
+        current
+    }
+
+    /// The [`GoIndex::impls`] key of a call of interface method `method_qname` (named `name`)
+    /// on a value of static type `ty`: the receiver's own interface type when it is one (its
+    /// implementers, not those of the interface that declares the method), else (a struct
+    /// embedding an interface) the declaring interface.
+    pub(crate) fn dispatch_key(&self, ty: &TypeR, method_qname: &str, name: &str) -> String {
+        if let TypeR::Named(qname) = ty.deref() {
+            let qname = self.canonical(qname);
+            if self
+                .types
+                .get(qname)
+                .is_some_and(|info| info.kind == GoTypeKind::Interface && !info.constraint)
+            {
+                return format!("{qname}.{name}");
+            }
+        }
+        let declaring = method_qname
+            .rsplit_once('.')
+            .map_or(method_qname, |(ty, _)| ty);
+        format!("{declaring}.{name}")
+    }
+
     /// Finds a field or method `name` of `ty`, following embedding (shallowest depth wins).
     pub(crate) fn lookup_member(&self, ty: &TypeR, name: &str) -> Option<Found> {
         let mut level: Vec<String> = match ty.deref() {
@@ -539,7 +611,9 @@ impl GoIndex {
                     info.fields
                         .iter()
                         .find(|field| field.name == name)
-                        .map(|field| Found::Field(field.ty.clone()))
+                        .map(|field| {
+                            Found::Field(field.ty.clone(), self.canonical(type_qname).to_owned())
+                        })
                 };
                 if let Some(hit) = hit {
                     if found.is_some() {
@@ -570,7 +644,7 @@ impl GoIndex {
                         next.push(u.clone());
                     } else if let Some(field) = under.fields.iter().find(|field| field.name == name)
                     {
-                        found = Some(Found::Field(field.ty.clone()));
+                        found = Some(Found::Field(field.ty.clone(), self.canonical(u).to_owned()));
                     } else {
                         for field in &under.fields {
                             if field.embedded
@@ -605,7 +679,8 @@ pub(crate) enum Found {
         results: Vec<TypeR>,
         iface: bool,
     },
-    Field(TypeR),
+    /// A field: its type, and the qname of the struct type that declares it.
+    Field(TypeR, String),
 }
 
 /// The name a package is imported under by default (`gopkg.in/yaml.v3` → `yaml`, `x/v2` → `x`).

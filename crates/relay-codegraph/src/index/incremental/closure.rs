@@ -212,6 +212,7 @@ impl Indexer {
                     plan.old_derived = Some(Derived {
                         implements: std::mem::take(&mut old.implements),
                         impls: std::mem::take(&mut old.impls),
+                        flow: std::mem::take(&mut old.flow),
                     });
                     // Freeing millions of table entries takes longer than resolving the
                     // affected files, so it is done off the update's path.

@@ -20,11 +20,16 @@ pub(super) fn add_derived_changes(
             targets.insert(file.clone());
         }
     }
-    let changed: HashSet<&String> = old
+    // Dynamic call sites that now reach other values.
+    targets.extend(old.flow.changed_files(&new.flow));
+    // Dispatch keys are `<interface>.<method>`: a call site may reach one by any static
+    // edge (or an unresolved `err.Error()`), so files are found by the method's name.
+    let changed: HashSet<&str> = old
         .impls
         .keys()
         .chain(new.impls.keys())
         .filter(|m| old.impls.get(*m) != new.impls.get(*m))
+        .filter_map(|m| m.rsplit('.').next())
         .collect();
     if changed.is_empty() {
         return;
@@ -36,7 +41,7 @@ pub(super) fn add_derived_changes(
         let calls_changed = out.edges.iter().any(|e| {
             e.kind == EdgeKind::Calls
                 && e.confidence != Confidence::Dynamic
-                && e.to.as_ref().is_some_and(|t| changed.contains(t))
+                && changed.contains(e.to_name.rsplit('.').next().unwrap_or(&e.to_name))
         });
         if calls_changed {
             targets.insert(rel.clone());

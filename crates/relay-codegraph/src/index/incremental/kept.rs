@@ -167,7 +167,10 @@ impl Indexer {
                 same_decls::patch_lines(go, rel, g);
             }
         }
-        self.resolve_go_kept(files, outputs);
+        // A changed body can change what flows to other files' dynamic call sites.
+        let mut files = files.clone();
+        files.extend(crate::index::go::patch::update_flow(go, &self.facts));
+        self.resolve_go_kept(&files, outputs);
     }
 
     /// Resolves the Go `files` against the kept Go tables into `outputs`.
