@@ -1,9 +1,10 @@
 //! Text Relay sends to a tracker, made inert.
 //!
 //! - [`neutralize_quick_actions`]: GitLab runs a quick action (`/close`, `/move …`) found at the
-//!   start of any line of a note posted through its API, outside a fenced code block. The GitLab
-//!   client passes every note body through this function, so nothing Relay posts (a model echoing
-//!   planted text included) can act on the tracker.
+//!   start of a line of a note posted through its API, unless its extractor takes the line to be
+//!   inside a block. The GitLab client passes every note body through this function (its one
+//!   door for note bodies), so nothing Relay posts (a model echoing planted text included) can
+//!   act on the tracker.
 //! - [`register_secret`] / [`scrub_secrets`]: every configured secret (tracker tokens, webhook
 //!   secrets, the API token, LLM keys, the database password) is registered once at start-up;
 //!   the outbox scrubs each body before it is stored, whichever tracker it is for.
@@ -23,30 +24,28 @@ pub const REDACTED: &str = "[REDACTED]";
 /// registration, and the registration says so.
 pub const MIN_SCANNED_SECRET_CHARS: usize = 8;
 
-/// GitLab's fence for its quick-action extractor: three backticks at the start of a line,
-/// closed by a line that is exactly three backticks. (GitLab does not treat `~~~` or indented
-/// code as code there, so neither do we: lines in them are neutralised too.)
-const FENCE: &str = "```";
-
-/// `body` with every line that GitLab could read as a quick action made inert: outside fenced
-/// code blocks, a line whose first non-blank character is `/` gets a backslash before the `/`.
-/// Fenced code is left as it is. Borrowed when nothing needed changing.
+/// `body` with no line GitLab could read as a quick action: every line whose first non-blank
+/// character is `/` gets a backslash before that `/`, wherever it stands (fenced code, HTML
+/// blocks and `>>>` quotes included). Borrowed when nothing needed changing.
+///
+/// No block is exempt on purpose. GitLab finds commands with its own left-to-right pass (code
+/// fences, inline code spanning lines, HTML blocks and `>>>` quotes, then `^/command`; newer
+/// releases first pick paragraphs with a Markdown pipeline), and where it thinks a block starts
+/// or ends differs from where a reader (or a local guess) does: `<details>` + a fence, a fence
+/// after a fence, a `>>>` quote around a fence all end a "block" early and run the command after
+/// it. Both extractors need the `/` in the first column of a raw line (after GitLab deletes every
+/// `\r`), so a line whose first non-blank character is not `/` cannot be a command in either.
+/// The cost is a backslash shown before `/usr/bin/…` in a code block.
 pub fn neutralize_quick_actions(body: &str) -> Cow<'_, str> {
-    let lines: Vec<&str> = body.split('\n').collect();
-    let fenced = fenced_lines(&lines);
-    let needs = lines
-        .iter()
-        .zip(&fenced)
-        .any(|(line, in_fence)| !in_fence && starts_with_slash(line));
-    if !needs {
+    if !body.split('\n').any(starts_with_slash) {
         return Cow::Borrowed(body);
     }
     let mut out = String::with_capacity(body.len() + 16);
-    for (index, (line, in_fence)) in lines.iter().zip(&fenced).enumerate() {
+    for (index, line) in body.split('\n').enumerate() {
         if index > 0 {
             out.push('\n');
         }
-        if !in_fence && starts_with_slash(line) {
+        if starts_with_slash(line) {
             let indent = line.len() - line.trim_start().len();
             out.push_str(&line[..indent]);
             out.push_str(SLASH_ESCAPE);
@@ -58,53 +57,10 @@ pub fn neutralize_quick_actions(body: &str) -> Cow<'_, str> {
     Cow::Owned(out)
 }
 
-/// The quick actions GitLab would run for `body`: `(command, argument)` of every line outside a
-/// closed fence whose first non-blank character is `/` followed by a command name. Used by the
-/// local GitLab server in tests (which executes them) and to check neutralised text.
-pub fn quick_actions(body: &str) -> Vec<(String, String)> {
-    let lines: Vec<&str> = body.split('\n').collect();
-    let fenced = fenced_lines(&lines);
-    lines
-        .iter()
-        .zip(&fenced)
-        .filter(|(_, in_fence)| !**in_fence)
-        .filter_map(|(line, _)| {
-            let rest = line.trim_start().strip_prefix('/')?;
-            let command: String = rest
-                .chars()
-                .take_while(|c| c.is_ascii_alphanumeric() || *c == '_')
-                .collect();
-            if command.is_empty() {
-                return None;
-            }
-            let argument = rest[command.len()..].trim().trim_end_matches('\r').trim();
-            Some((command.to_ascii_lowercase(), argument.to_owned()))
-        })
-        .collect()
-}
-
+/// Whether the first non-blank character of `line` is `/` (`\r` and Unicode spaces are blank:
+/// GitLab deletes every `\r` before it looks).
 fn starts_with_slash(line: &str) -> bool {
     line.trim_start().starts_with('/')
-}
-
-/// For each line, whether it lies in a closed ``` block (its fence lines included).
-fn fenced_lines(lines: &[&str]) -> Vec<bool> {
-    let mut fenced = vec![false; lines.len()];
-    let mut index = 0;
-    while index < lines.len() {
-        if lines[index].starts_with(FENCE)
-            && let Some(close) =
-                (index + 1..lines.len()).find(|&j| lines[j].trim_end_matches('\r') == FENCE)
-        {
-            for flag in &mut fenced[index..=close] {
-                *flag = true;
-            }
-            index = close + 1;
-            continue;
-        }
-        index += 1;
-    }
-    fenced
 }
 
 /// A secret registered for the outgoing scan, with what it is (for the trace, never the value).
@@ -180,39 +136,64 @@ pub fn scrub_secrets(body: &str) -> Scrubbed<'_> {
 mod tests {
     use super::*;
 
+    /// Whether a line of `body` still starts with `/` once GitLab deleted every `\r`: the
+    /// column-one `/` both of GitLab's extractors need. (The faithful port of the extractor lives
+    /// with the local GitLab, `relay_tracker::fake`, and checks these bodies too.)
+    fn slash_in_column_one(body: &str) -> bool {
+        body.replace('\r', "")
+            .split('\n')
+            .any(|l| l.starts_with('/'))
+    }
+
     #[test]
-    fn lines_starting_with_a_slash_are_escaped_outside_fences() {
+    fn every_line_starting_with_a_slash_is_escaped() {
         let body = "I will do it.\n/close\n  /confidential\n\t/move other/project\nnot /label here";
         let out = neutralize_quick_actions(body);
         assert_eq!(
             out,
             "I will do it.\n\\/close\n  \\/confidential\n\t\\/move other/project\nnot /label here"
         );
-        assert!(quick_actions(&out).is_empty(), "{out}");
-        assert_eq!(
-            quick_actions(body)
-                .iter()
-                .map(|(c, _)| c.as_str())
-                .collect::<Vec<_>>(),
-            ["close", "confidential", "move"]
-        );
+        assert!(!slash_in_column_one(&out), "{out}");
     }
 
     #[test]
-    fn closed_backtick_fences_are_left_as_they_are() {
+    fn fenced_code_is_escaped_too() {
+        // No block is exempt: where GitLab's extractor thinks a block ends is not where a reader
+        // does, so a fence protects nothing. The cost is a backslash shown in the code.
         let body = "Run:\n```sh\n/usr/bin/env true\n```\n/close";
         assert_eq!(
             neutralize_quick_actions(body),
-            "Run:\n```sh\n/usr/bin/env true\n```\n\\/close"
+            "Run:\n```sh\n\\/usr/bin/env true\n```\n\\/close"
         );
-        // GitLab only skips closed ``` blocks: an unclosed fence or ~~~ protects nothing.
-        let unclosed = "```\n/close";
-        assert_eq!(neutralize_quick_actions(unclosed), "```\n\\/close");
-        let tilde = "~~~\n/close\n~~~";
-        assert_eq!(neutralize_quick_actions(tilde), "~~~\n\\/close\n~~~");
-        // A closing fence must be exactly ``` on its line.
-        let not_closed = "```\n/close\n``` trailing";
-        assert!(quick_actions(&neutralize_quick_actions(not_closed)).is_empty());
+        for (body, want) in [
+            ("```\n/close", "```\n\\/close"),
+            ("~~~\n/close\n~~~", "~~~\n\\/close\n~~~"),
+            ("<pre>\n/close\n</pre>", "<pre>\n\\/close\n</pre>"),
+            (">>>\n/close\n>>>", ">>>\n\\/close\n>>>"),
+        ] {
+            assert_eq!(neutralize_quick_actions(body), want, "{body:?}");
+        }
+    }
+
+    /// The three bodies of issue #33 §2: GitLab ran the command in each, and Relay's old
+    /// fence-aware escaping passed all three unchanged (it took the command line to be fenced).
+    #[test]
+    fn the_bodies_gitlab_ran_a_command_in_are_escaped() {
+        for (body, want) in [
+            (
+                "<details>\n```\n</details>\n/move attacker/loot\n```",
+                "<details>\n```\n</details>\n\\/move attacker/loot\n```",
+            ),
+            (
+                "```\n```\n```\n/confidential\n```",
+                "```\n```\n```\n\\/confidential\n```",
+            ),
+            (">>>\n```\n>>>\n/close\n```", ">>>\n```\n>>>\n\\/close\n```"),
+        ] {
+            let out = neutralize_quick_actions(body);
+            assert_eq!(out, want, "{body:?}");
+            assert!(!slash_in_column_one(&out), "{out:?}");
+        }
     }
 
     #[test]
@@ -223,7 +204,11 @@ mod tests {
         ));
         let crlf = "hi\r\n/close\r\n";
         assert_eq!(neutralize_quick_actions(crlf), "hi\r\n\\/close\r\n");
-        assert!(quick_actions(&neutralize_quick_actions(crlf)).is_empty());
+        // GitLab deletes every `\r` first: a line that starts with one is a command after it.
+        let cr_first = "hi\n\r/close\n\r\r  /move a/b";
+        let out = neutralize_quick_actions(cr_first);
+        assert_eq!(out, "hi\n\r\\/close\n\r\r  \\/move a/b");
+        assert!(!slash_in_column_one(&out), "{out:?}");
     }
 
     #[test]

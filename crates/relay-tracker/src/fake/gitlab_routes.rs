@@ -199,9 +199,9 @@ async fn handle(
             }
         }
         ("PUT", ["discussions", did, "notes", nid]) => {
-            edit(&mut s, project, iid, Some(did), nid, text)
+            edit(&mut s, (project, iid), &user, Some(did), nid, text)
         }
-        ("PUT", ["notes", nid]) => edit(&mut s, project, iid, None, nid, text),
+        ("PUT", ["notes", nid]) => edit(&mut s, (project, iid), &user, None, nid, text),
         ("POST", ["award_emoji"]) => award(&mut s, project, iid, None, &user, &body),
         ("POST", ["notes", nid, "award_emoji"]) => {
             let Ok(nid) = nid.parse::<i64>() else {
@@ -258,10 +258,12 @@ fn new_note(s: &mut State, user: &str, body: String) -> FakeNote {
     }
 }
 
+/// Edits a note. Like GitLab's `Notes::UpdateService`, an edit runs the quick actions of the new
+/// text too.
 fn edit(
     s: &mut State,
-    project: i64,
-    iid: i64,
+    (project, iid): (i64, i64),
+    user: &str,
     did: Option<&str>,
     nid: &str,
     text: String,
@@ -278,14 +280,14 @@ fn edit(
         .filter(|d| d.project == project && d.issue == iid && did.is_none_or(|id| d.id == id))
         .flat_map(|d| d.notes.iter_mut())
         .find(|n| n.id == nid);
-    match note {
-        Some(n) => {
-            n.body = text;
-            n.updated_at = Utc::now();
-            json_response(StatusCode::OK, note_json(n, iid))
-        }
-        None => error(404, "404 Note Not Found"),
-    }
+    let Some(n) = note else {
+        return error(404, "404 Note Not Found");
+    };
+    n.body = text.clone();
+    n.updated_at = Utc::now();
+    let out = note_json(n, iid);
+    super::gitlab_quick::execute(s, project, iid, user, &text);
+    json_response(StatusCode::OK, out)
 }
 
 fn award(

@@ -20,7 +20,7 @@ mod github_json;
 mod github_routes;
 mod gitlab;
 mod gitlab_issues;
-mod gitlab_quick;
+pub mod gitlab_quick;
 mod gitlab_routes;
 
 use std::net::SocketAddr;

@@ -363,13 +363,18 @@ async fn failures_are_classified() {
 }
 
 /// A body with planted quick actions, as a model echoing an issue might write it.
-const PLANTED: &str = "Sure, noted.\n/close\n  /confidential\n/move evil/elsewhere\n/assign @mallory\n\
-/label ~wontfix\n/title pwned\n```sh\n/usr/bin/true\n```\n/reopen";
+const PLANTED: &str = "Sure, noted.\n/close\n/confidential\n/move evil/elsewhere\n/assign @mallory\n\
+/label ~wontfix\n/title pwned\n```\n/usr/bin/true\n/unlabel\n```\n  /lock\n/reopen";
 
-#[tokio::test]
-async fn the_fake_runs_quick_actions_posted_raw_as_gitlab_does() {
-    // The seam the next test relies on: a raw POST (no client) does run them.
-    let (gl, _client) = setup().await;
+/// Issue #33 §2: a reader (and Relay's old escaping) sees each command inside a fence; GitLab's
+/// extractor closes a block early and runs it.
+const HIDDEN: [&str; 3] = [
+    "<details>\n```\n</details>\n/move attacker/loot\n```",
+    "```\n```\n```\n/confidential\n```",
+    ">>>\n```\n>>>\n/close\n```",
+];
+
+async fn post_raw(gl: &FakeGitLab, body: &str) {
     let url = format!(
         "{}/api/v4/projects/{PROJECT}/issues/7/discussions",
         gl.base_url()
@@ -378,11 +383,19 @@ async fn the_fake_runs_quick_actions_posted_raw_as_gitlab_does() {
         .unwrap()
         .post(url)
         .header("PRIVATE-TOKEN", TOKEN)
-        .json(&serde_json::json!({ "body": PLANTED }))
+        .json(&serde_json::json!({ "body": body }))
         .send()
         .await
         .unwrap();
     assert!(answer.status().is_success());
+}
+
+#[tokio::test]
+async fn the_fake_runs_quick_actions_posted_raw_as_gitlab_does() {
+    // The seam the next tests rely on: a raw POST (no client) does run them, as GitLab's
+    // extractor finds them (ported, not Relay's own idea of it).
+    let (gl, _client) = setup().await;
+    post_raw(&gl, PLANTED).await;
     let ran: Vec<String> = gl.quick_actions().into_iter().map(|q| q.command).collect();
     assert_eq!(
         ran,
@@ -395,48 +408,89 @@ async fn the_fake_runs_quick_actions_posted_raw_as_gitlab_does() {
             "title",
             "reopen"
         ],
-        "the fenced /usr/bin/true is code, not a command"
+        "the fenced /unlabel is in a code block and the indented /lock is not in the first column"
     );
     let state = gl.issue_state(PROJECT, 7).unwrap();
     assert!(state.confidential);
     assert_eq!(state.moved_to.as_deref(), Some("evil/elsewhere"));
     assert_eq!(state.title, "pwned");
+    assert!(
+        state.labels.iter().any(|l| l == "wontfix"),
+        "{:?}",
+        state.labels
+    );
+}
+
+#[tokio::test]
+async fn the_fake_runs_commands_hidden_after_a_block_gitlab_closes_early() {
+    let (gl, _client) = setup().await;
+    for body in HIDDEN {
+        post_raw(&gl, body).await;
+    }
+    let ran: Vec<(String, String)> = gl
+        .quick_actions()
+        .into_iter()
+        .map(|q| (q.command, q.argument))
+        .collect();
+    assert_eq!(
+        ran,
+        [
+            ("move".to_owned(), "attacker/loot".to_owned()),
+            ("confidential".to_owned(), String::new()),
+            ("close".to_owned(), String::new()),
+        ]
+    );
 }
 
 #[tokio::test]
 async fn no_body_the_client_sends_can_run_a_quick_action() {
     let (gl, client) = setup().await;
     let before = gl.issue_state(PROJECT, 7).unwrap();
-    let thread = client
-        .post_comment(&issue(), PLANTED, &CommentTarget::NewThread)
-        .await
-        .unwrap();
-    let note = NoteRef {
-        note_id: thread.note_id.clone(),
-        discussion_id: thread.discussion_id.clone(),
-    };
-    client
-        .post_comment(&issue(), PLANTED, &CommentTarget::Reply(note.clone()))
-        .await
-        .unwrap();
-    client.edit_comment(&issue(), &note, PLANTED).await.unwrap();
+    let mut bodies = vec![PLANTED.to_owned()];
+    bodies.extend(HIDDEN.iter().map(|b| (*b).to_owned()));
+    bodies.push(HIDDEN.join("\n"));
+    for body in &bodies {
+        let thread = client
+            .post_comment(&issue(), body, &CommentTarget::NewThread)
+            .await
+            .unwrap();
+        let note = NoteRef {
+            note_id: thread.note_id.clone(),
+            discussion_id: thread.discussion_id.clone(),
+        };
+        client
+            .post_comment(&issue(), body, &CommentTarget::Reply(note.clone()))
+            .await
+            .unwrap();
+        // Edits run quick actions on GitLab too.
+        client.edit_comment(&issue(), &note, body).await.unwrap();
+    }
     assert_eq!(gl.quick_actions(), [], "no quick action ran");
     assert_eq!(gl.issue_state(PROJECT, 7).unwrap(), before);
-    // Readable: the same lines with a backslash before the slash; fenced code untouched.
+    // Readable: the same lines with a backslash before the slash, fenced code included.
     let posted = &gl.discussions(PROJECT, 7)[0].notes[0].body;
+    assert!(posted.contains("\n\\/close\n\\/confidential\n"), "{posted}");
     assert!(
-        posted.contains("\n\\/close\n  \\/confidential\n"),
+        posted.contains("```\n\\/usr/bin/true\n\\/unlabel\n```\n  \\/lock"),
         "{posted}"
     );
-    assert!(posted.contains("```sh\n/usr/bin/true\n```"), "{posted}");
+    let hidden = &gl.discussions(PROJECT, 7)[1].notes[0].body;
+    assert_eq!(
+        hidden,
+        "<details>\n```\n</details>\n\\/move attacker/loot\n```"
+    );
+    let mut bodies_sent = 0;
     for request in gl.requests() {
         let body: serde_json::Value =
             serde_json::from_str(&request.body).unwrap_or(serde_json::Value::Null);
         if let Some(text) = body["body"].as_str() {
-            assert!(
-                relay_core::outgoing::quick_actions(text).is_empty(),
+            bodies_sent += 1;
+            assert_eq!(
+                relay_tracker::fake::gitlab_quick::extract(text),
+                [],
                 "a request body still carries a quick action: {text}"
             );
         }
     }
+    assert_eq!(bodies_sent, bodies.len() * 3);
 }

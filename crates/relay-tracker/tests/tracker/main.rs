@@ -9,4 +9,5 @@ mod github;
 mod github_app;
 mod gitlab;
 mod gitlab_members;
+mod quick_action_search;
 mod registry;
