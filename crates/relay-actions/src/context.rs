@@ -77,6 +77,32 @@ pub struct ValidationContext {
     pub private_context: bool,
     /// Where this cycle's learnings come from (the triggering note, the guidance in effect).
     pub provenance: LearningProvenance,
+    /// The gaps' questions and the live findings' words: a batch may not add one again.
+    pub existing: Existing,
+}
+
+/// What the issue already holds, as a duplicate is compared (whitespace- and case-normalised).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Existing {
+    /// Every gap, open or closed: a closed gap's question is answered, not asked again.
+    pub gaps: Vec<KnownGap>,
+    /// The live findings.
+    pub findings: Vec<KnownFinding>,
+}
+
+/// A stored gap's number and question.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct KnownGap {
+    pub number: i32,
+    pub question: String,
+}
+
+/// A live finding's number, synthesis and sources (`path:start-end`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct KnownFinding {
+    pub number: i32,
+    pub synthesis: String,
+    pub sources: Vec<String>,
 }
 
 /// What a proposed learning records about where it came from, besides its issue and job.
@@ -161,8 +187,42 @@ impl ValidationContext {
             default_reply: None,
             private_context: rows.issue.confidential,
             provenance: LearningProvenance::default(),
+            existing: Existing {
+                gaps: rows
+                    .gaps
+                    .iter()
+                    .map(|g| KnownGap {
+                        number: g.number,
+                        question: g.question.clone(),
+                    })
+                    .collect(),
+                findings: live
+                    .iter()
+                    .map(|f| KnownFinding {
+                        number: f.number,
+                        synthesis: f.synthesis.clone(),
+                        sources: f
+                            .sources
+                            .iter()
+                            .map(|s| source_key(&s.path, s.start_line, s.end_line))
+                            .collect(),
+                    })
+                    .collect(),
+            },
         }
     }
+}
+
+/// How two sources are compared: `path:start-end`, the path without a leading `./`.
+pub fn source_key(
+    path: &str,
+    start_line: impl std::fmt::Display,
+    end_line: impl std::fmt::Display,
+) -> String {
+    format!(
+        "{}:{start_line}-{end_line}",
+        path.trim().trim_start_matches("./")
+    )
 }
 
 /// The issue's rows a [`ValidationContext`] is derived from.

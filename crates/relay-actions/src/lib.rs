@@ -39,7 +39,8 @@ pub mod validated;
 
 pub use authority::Authority;
 pub use context::{
-    GapState, IssueRows, LearningProvenance, Snapshot, SpecState, ThreadRef, ValidationContext,
+    Existing, GapState, IssueRows, KnownFinding, KnownGap, LearningProvenance, Snapshot, SpecState,
+    ThreadRef, ValidationContext,
 };
 pub use drain::{DrainReport, SentWrite};
 pub use error::{Error, Result};

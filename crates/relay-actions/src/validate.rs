@@ -10,11 +10,12 @@ use std::collections::{BTreeMap, BTreeSet};
 use relay_core::Citation;
 use relay_core::action::{
     Action, ActionBatch, GapNumber, MAX_ACTIONS_PER_BATCH, MAX_COMMENT_CHARS,
-    MAX_FINDINGS_PER_ISSUE, ReadyForSpecGeneration, Severity,
+    MAX_FINDINGS_PER_ISSUE, MAX_GAPS_PER_ACTION, MAX_OPEN_GAPS_PER_ISSUE, ReadyForSpecGeneration,
+    Severity,
 };
 use relay_tracker::{CommentTarget, NoteRef};
 
-use crate::context::ValidationContext;
+use crate::context::{ValidationContext, source_key};
 use crate::keys::MARKER_PREFIX;
 use crate::report::{Failure, ValidationReport};
 pub use crate::validated::{GapToOpen, ValidatedAction, ValidatedBatch};
@@ -35,6 +36,20 @@ struct Working {
     /// Live findings with a stale source (removing one in the batch takes it out of `findings`).
     stale: BTreeSet<i32>,
     added_findings: usize,
+    /// Gaps this batch adds so far (they are open once applied).
+    added_gaps: usize,
+    /// Normalised question → where this batch first asks it.
+    asked: BTreeMap<String, String>,
+    /// Normalised (synthesis, sources) → where this batch first adds it.
+    found: BTreeMap<(String, Vec<String>), String>,
+}
+
+/// Lower case with every run of whitespace one space, trimmed: how duplicates are compared.
+pub fn normalise(text: &str) -> String {
+    text.split_whitespace()
+        .map(str::to_lowercase)
+        .collect::<Vec<_>>()
+        .join(" ")
 }
 
 /// Why a decision is refused when no admitted event said it.
@@ -65,7 +80,22 @@ pub fn validate(
         findings: ctx.findings.iter().copied().collect(),
         stale: ctx.stale_findings.iter().copied().collect(),
         added_findings: 0,
+        added_gaps: 0,
+        asked: BTreeMap::new(),
+        found: BTreeMap::new(),
     };
+    // A finding removed anywhere in the batch may be added again (re-verified), and so may a
+    // stale one: neither counts as a duplicate.
+    let replaced: BTreeSet<i32> = batch
+        .actions
+        .iter()
+        .filter_map(|a| match a {
+            Action::UpdateFindings(u) => Some(u.remove.iter().copied()),
+            _ => None,
+        })
+        .flatten()
+        .chain(ctx.stale_findings.iter().copied())
+        .collect();
     let mut actions = Vec::with_capacity(batch.actions.len());
     for (index, action) in batch.actions.iter().enumerate() {
         let at = location(batch, index);
@@ -103,6 +133,15 @@ pub fn validate(
                 }
             }
             Action::UpdateGaps(u) => {
+                if u.add.len() > MAX_GAPS_PER_ACTION {
+                    failures.push(Failure::permanent(
+                        format!("{at}.add"),
+                        format!(
+                            "{} gaps, at most {MAX_GAPS_PER_ACTION} per update_gaps: ask only what changes the plan",
+                            u.add.len()
+                        ),
+                    ));
+                }
                 for (i, gap) in u.add.iter().enumerate() {
                     let here = format!("{at}.add[{i}]");
                     check_text(
@@ -111,6 +150,7 @@ pub fn validate(
                         &gap.question,
                         MAX_TEXT_CHARS,
                     );
+                    check_new_question(ctx, &mut state, &here, &gap.question, &mut failures);
                     if let Some(evidence) = &gap.evidence {
                         check_len(
                             &mut failures,
@@ -162,6 +202,16 @@ pub fn validate(
                             close.push((number, c.reason, c.note.clone()));
                         }
                     }
+                }
+                state.added_gaps += u.add.len();
+                let open = state.gaps.values().filter(|(open, _)| *open).count() + state.added_gaps;
+                if !u.add.is_empty() && open > MAX_OPEN_GAPS_PER_ISSUE {
+                    failures.push(Failure::permanent(
+                        format!("{at}.add"),
+                        format!(
+                            "{open} gaps would be open, at most {MAX_OPEN_GAPS_PER_ISSUE} per issue: close the answered or irrelevant ones first"
+                        ),
+                    ));
                 }
                 let add = u
                     .add
@@ -221,6 +271,7 @@ pub fn validate(
                             )),
                         }
                     }
+                    check_new_finding(ctx, &mut state, &replaced, &here, finding, &mut failures);
                     state.added_findings += 1;
                     add.push((finding.synthesis.clone(), sources));
                 }
@@ -373,6 +424,94 @@ fn check_ready(
                     "finding {number} is stale (its cited code changed): re-verify it with an explore and add it again, or remove it"
                 ),
             ));
+        }
+    }
+}
+
+/// Refuses a question an existing gap (open or closed) or an earlier gap of the batch asks.
+fn check_new_question(
+    ctx: &ValidationContext,
+    state: &mut Working,
+    here: &str,
+    question: &str,
+    failures: &mut Vec<Failure>,
+) {
+    let key = normalise(question);
+    if key.is_empty() {
+        return;
+    }
+    if let Some(gap) = ctx
+        .existing
+        .gaps
+        .iter()
+        .find(|g| normalise(&g.question) == key)
+    {
+        let open = state.gaps.get(&gap.number).is_some_and(|(open, _)| *open);
+        let what = if open {
+            "is open: wait for its answer or close it"
+        } else {
+            "is closed: its answer stands, do not ask again"
+        };
+        failures.push(Failure::permanent(
+            format!("{here}.question"),
+            format!("duplicate of gap {}, which {what}", gap.number),
+        ));
+        return;
+    }
+    match state.asked.get(&key) {
+        Some(first) => failures.push(Failure::permanent(
+            format!("{here}.question"),
+            format!("duplicate of {first} in this batch"),
+        )),
+        None => {
+            state.asked.insert(key, here.to_owned());
+        }
+    }
+}
+
+/// Refuses a finding with the synthesis and sources of a live finding (not one the batch
+/// removes, not a stale one) or of an earlier finding of the batch.
+fn check_new_finding(
+    ctx: &ValidationContext,
+    state: &mut Working,
+    replaced: &BTreeSet<i32>,
+    here: &str,
+    finding: &relay_core::action::NewFinding,
+    failures: &mut Vec<Failure>,
+) {
+    let synthesis = normalise(&finding.synthesis);
+    let mut sources: Vec<String> = finding
+        .sources
+        .iter()
+        .map(|c| source_key(&c.path, c.start_line, c.end_line))
+        .collect();
+    sources.sort();
+    sources.dedup();
+    if let Some(known) = ctx.existing.findings.iter().find(|f| {
+        !replaced.contains(&f.number) && normalise(&f.synthesis) == synthesis && {
+            let mut theirs = f.sources.clone();
+            theirs.sort();
+            theirs.dedup();
+            theirs == sources
+        }
+    }) {
+        failures.push(Failure::permanent(
+            here,
+            format!(
+                "duplicate of finding {}: same synthesis and sources",
+                known.number
+            ),
+        ));
+        return;
+    }
+    let key = (synthesis, sources);
+    match state.found.get(&key) {
+        Some(first) => failures.push(Failure::permanent(
+            here,
+            format!("duplicate of {first} in this batch"),
+        )),
+        None => {
+            state.found.insert(key, here.to_owned());
         }
     }
 }

@@ -21,6 +21,12 @@ pub const MAX_ACTIONS_PER_BATCH: usize = 10;
 pub const MAX_COMMENT_CHARS: usize = 65_000;
 /// Most findings kept per issue; adding past it drops the oldest.
 pub const MAX_FINDINGS_PER_ISSUE: usize = 20;
+/// Most gaps one `update_gaps` may add: a planner asking more at once is listing, not asking
+/// what changes the plan (the validator refuses the action).
+pub const MAX_GAPS_PER_ACTION: usize = 5;
+/// Most open gaps an issue may have after a batch: past it the planner must close (answered,
+/// inferred, not relevant) before it asks more (the validator refuses the adding action).
+pub const MAX_OPEN_GAPS_PER_ISSUE: usize = 20;
 
 /// One planner decision: the actions to take, in order.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
@@ -79,7 +85,8 @@ pub struct PostComment {
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct UpdateGaps {
-    /// New open questions.
+    /// New open questions (at most 5 per action and 20 open per issue; one already asked, open
+    /// or closed, is refused).
     #[serde(default)]
     pub add: Vec<NewGap>,
     /// Gaps to close.
@@ -232,7 +239,8 @@ impl fmt::Display for GapNumber {
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct UpdateFindings {
-    /// New findings (at most 20 are kept per issue; the oldest are dropped).
+    /// New findings (at most 20 are kept per issue; the oldest are dropped; one with the same
+    /// synthesis and sources as a live finding is refused).
     #[serde(default)]
     pub add: Vec<NewFinding>,
     /// Short ids of findings to remove, as shown in the context.

@@ -46,6 +46,7 @@ fn context(snapshot: Option<relay_actions::Snapshot>) -> ValidationContext {
         default_reply: None,
         private_context: false,
         provenance: Default::default(),
+        existing: Default::default(),
     }
 }
 
@@ -536,6 +537,17 @@ async fn context_loads_this_issues_state(pool: relay_store::PgPool) {
             },
         ]
     );
+    let questions: Vec<_> = ctx
+        .existing
+        .gaps
+        .iter()
+        .map(|g| (g.number, g.question.as_str()))
+        .collect();
+    assert_eq!(
+        questions,
+        vec![(1, "a?"), (2, "b?")],
+        "closed gaps count too"
+    );
     assert_eq!(ctx.thread.len(), 2);
     assert_eq!(ctx.thread[0].discussion_id.as_deref(), Some("d1"));
     assert_eq!(ctx.spec.as_ref().map(|s| s.status.as_str()), Some("draft"));
@@ -645,4 +657,164 @@ fn a_comment_without_reply_to_goes_to_the_default_reply_when_there_is_one() {
         panic!("a comment")
     };
     assert!(matches!(target, CommentTarget::Reply(n) if n.note_id == "501"));
+}
+
+fn gap(question: &str) -> serde_json::Value {
+    json!({"question": question, "severity": "low", "respondent": "reporter"})
+}
+
+fn add_gaps(questions: &[&str]) -> serde_json::Value {
+    json!({"type": "update_gaps", "add": questions.iter().map(|q| gap(q)).collect::<Vec<_>>()})
+}
+
+fn stub_finding(synthesis: &str, ranges: &[(u32, u32)]) -> serde_json::Value {
+    let sources: Vec<_> = ranges
+        .iter()
+        .map(|(start, end)| json!({"path": "pkg/export.go", "start_line": start, "end_line": end}))
+        .collect();
+    json!({"type": "update_findings", "add": [{"synthesis": synthesis, "sources": sources}]})
+}
+
+/// The issue as stored: gap 1 (open) and gap 3 (closed) with their questions, finding 1 live and
+/// finding 2 stale.
+fn with_existing(snapshot: relay_actions::Snapshot) -> ValidationContext {
+    let mut ctx = context(Some(snapshot));
+    ctx.stale_findings = vec![2];
+    ctx.existing = relay_actions::Existing {
+        gaps: vec![
+            relay_actions::KnownGap {
+                number: 1,
+                question: "Which database do you run?".into(),
+            },
+            relay_actions::KnownGap {
+                number: 3,
+                question: "Which export format?".into(),
+            },
+        ],
+        findings: vec![
+            relay_actions::KnownFinding {
+                number: 1,
+                synthesis: "Export is a stub".into(),
+                sources: vec!["pkg/export.go:4-5".into()],
+            },
+            relay_actions::KnownFinding {
+                number: 2,
+                synthesis: "Export returns an error".into(),
+                sources: vec!["pkg/export.go:4-4".into()],
+            },
+        ],
+    };
+    ctx
+}
+
+#[test]
+fn duplicates_and_unbounded_gaps_are_refused() {
+    let (_dir, snapshot) = checkout();
+    let ctx = with_existing(snapshot);
+    let p = |s: &str| format!("FAILED: {s} | permanent");
+    let twenty: Vec<String> = (0..19).map(|i| format!("question {i}?")).collect();
+    let cases: Vec<(&str, Vec<serde_json::Value>, Vec<String>)> = vec![
+        ("a new question", vec![add_gaps(&["Which OS?"])], vec![]),
+        (
+            "an open gap's question, other case and spacing",
+            vec![add_gaps(&["  which   DATABASE do you\nrun? "])],
+            vec![p(
+                "update_gaps.add[0].question | duplicate of gap 1, which is open: wait for its answer or close it",
+            )],
+        ),
+        (
+            "a closed gap's question",
+            vec![add_gaps(&["Which export format?"])],
+            vec![p(
+                "update_gaps.add[0].question | duplicate of gap 3, which is closed: its answer stands, do not ask again",
+            )],
+        ),
+        (
+            "the same question twice in one batch",
+            vec![add_gaps(&["Which OS?"]), add_gaps(&["which os?"])],
+            vec![p(
+                "update_gaps[1].add[0].question | duplicate of update_gaps[0].add[0] in this batch",
+            )],
+        ),
+        (
+            "five gaps in one action",
+            vec![add_gaps(&["a?", "b?", "c?", "d?", "e?"])],
+            vec![],
+        ),
+        (
+            "six gaps in one action",
+            vec![add_gaps(&["a?", "b?", "c?", "d?", "e?", "f?"])],
+            vec![p(
+                "update_gaps.add | 6 gaps, at most 5 per update_gaps: ask only what changes the plan",
+            )],
+        ),
+        (
+            "past twenty open gaps in the issue",
+            // Gaps 1 and 2 are open: 2 + 5 × 4 = 22 after the fourth action.
+            twenty
+                .chunks(5)
+                .map(|c| add_gaps(&c.iter().map(String::as_str).collect::<Vec<_>>()))
+                .collect(),
+            vec![p(
+                "update_gaps[3].add | 21 gaps would be open, at most 20 per issue: close the answered or irrelevant ones first",
+            )],
+        ),
+        (
+            "closing makes room",
+            std::iter::once(close("2"))
+                .chain(
+                    twenty
+                        .chunks(5)
+                        .map(|c| add_gaps(&c.iter().map(String::as_str).collect::<Vec<_>>())),
+                )
+                .collect(),
+            vec![],
+        ),
+        (
+            "a live finding again, other case and spacing",
+            vec![stub_finding("export  is a STUB", &[(4, 5)])],
+            vec![p(
+                "update_findings.add[0] | duplicate of finding 1: same synthesis and sources",
+            )],
+        ),
+        (
+            "the same synthesis with other sources is new",
+            vec![stub_finding("Export is a stub", &[(4, 4)])],
+            vec![],
+        ),
+        (
+            "a removed finding may be added again",
+            vec![json!({"type": "update_findings",
+                "add": [{"synthesis": "Export is a stub",
+                    "sources": [{"path": "pkg/export.go", "start_line": 4, "end_line": 5}]}],
+                "remove": [1]})],
+            vec![],
+        ),
+        (
+            "a stale finding may be re-verified",
+            vec![stub_finding("Export returns an error", &[(4, 4)])],
+            vec![],
+        ),
+        (
+            "the same finding twice in one batch",
+            vec![
+                stub_finding("New fact", &[(4, 4), (5, 5)]),
+                stub_finding("new  fact", &[(5, 5), (4, 4)]),
+            ],
+            vec![p(
+                "update_findings[1].add[0] | duplicate of update_findings[0].add[0] in this batch",
+            )],
+        ),
+    ];
+    for (name, actions, want) in cases {
+        let got = validate(&ctx, &batch(json!({ "actions": actions })));
+        match (got, want.is_empty()) {
+            (Ok(_), true) => {}
+            (Ok(_), false) => panic!("{name}: accepted, wanted {want:#?}"),
+            (Err(report), _) => {
+                let lines: Vec<String> = report.to_string().lines().map(str::to_owned).collect();
+                assert_eq!(lines, want, "{name}");
+            }
+        }
+    }
 }

@@ -150,6 +150,18 @@ impl LlmClient {
         self.provider.kind()
     }
 
+    /// Where the provider sends requests, when it remembers what the endpoint supports.
+    pub(super) fn endpoint(&self) -> Option<&str> {
+        self.provider.endpoint()
+    }
+
+    /// Emits a trace event as this client's agent.
+    pub(super) fn trace(&self, kind: TraceKind, payload: serde_json::Value) {
+        if self.tracer.is_enabled() {
+            self.tracer.event(kind, payload);
+        }
+    }
+
     /// The job's budget, if any.
     pub fn budget(&self) -> Option<&Arc<TokenBudget>> {
         self.budget.as_ref()
@@ -240,7 +252,8 @@ impl LlmClient {
             .as_ref()
             .map(|response| response.usage)
             .unwrap_or_default();
-        self.record(model, usage, started, attempts, result.as_ref().err())
+        let mode = request.response_format.as_ref().map(|f| f.mode);
+        self.record(model, usage, started, attempts, result.as_ref().err(), mode)
             .await;
         if let (Ok(response), Some(budget)) = (&result, &self.budget) {
             budget.charge(&response.usage);
@@ -265,6 +278,7 @@ impl LlmClient {
         started: Instant,
         attempts: u32,
         error: Option<&LlmError>,
+        mode: Option<super::types::OutputMode>,
     ) {
         let record = UsageRecord {
             context: self.context,
@@ -291,6 +305,9 @@ impl LlmClient {
                     "attempts": attempts,
                     // `ok`, or the classified error (`rate_limited`, `timeout`, …).
                     "outcome": record.error.map_or("ok", |kind| kind.as_str()),
+                    // How structured output was asked (`json_schema`, `json_object`,
+                    // `tool_call`); absent on a plain call.
+                    "structured_mode": mode.map(|m| m.as_str()),
                 }),
             );
         }

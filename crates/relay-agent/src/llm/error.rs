@@ -48,6 +48,16 @@ pub enum LlmError {
         /// Provider message.
         message: String,
     },
+    /// 400/422/500/501 naming `response_format`, `json_schema`, tools or a grammar: the server
+    /// does not support how structured output was asked; not retried (structured output falls
+    /// back to the next mode, see [`super::structured_mode`]).
+    #[error("the server does not support this output mode (status {status}): {message}")]
+    UnsupportedOutput {
+        /// HTTP status.
+        status: u16,
+        /// Provider message.
+        message: String,
+    },
     /// The prompt does not fit the model's context window; not retried (trim and call again).
     #[error("context length exceeded: {0}")]
     ContextLengthExceeded(String),
@@ -128,6 +138,8 @@ pub enum ErrorKind {
     Network,
     /// [`LlmError::InvalidRequest`].
     InvalidRequest,
+    /// [`LlmError::UnsupportedOutput`].
+    UnsupportedOutput,
     /// [`LlmError::ContextLengthExceeded`].
     ContextLength,
     /// [`LlmError::Authentication`].
@@ -166,6 +178,7 @@ impl ErrorKind {
             Self::Timeout => "timeout",
             Self::Network => "network",
             Self::InvalidRequest => "invalid_request",
+            Self::UnsupportedOutput => "unsupported_output",
             Self::ContextLength => "context_length",
             Self::Authentication => "authentication",
             Self::PermissionDenied => "permission_denied",
@@ -193,6 +206,7 @@ impl LlmError {
             Self::Timeout(_) => ErrorKind::Timeout,
             Self::Network(_) => ErrorKind::Network,
             Self::InvalidRequest { .. } => ErrorKind::InvalidRequest,
+            Self::UnsupportedOutput { .. } => ErrorKind::UnsupportedOutput,
             Self::ContextLengthExceeded(_) => ErrorKind::ContextLength,
             Self::Authentication(_) => ErrorKind::Authentication,
             Self::PermissionDenied(_) => ErrorKind::PermissionDenied,

@@ -77,6 +77,14 @@ pub fn classify(status: u16, headers: &HeaderMap, body: &str) -> LlmError {
         .and_then(Value::as_str)
         .map(str::to_owned)
         .or_else(|| error.as_str().map(str::to_owned))
+        // vLLM: `{"object": "error", "message": …}`; FastAPI (llama-cpp-python): `{"detail": […]}`.
+        .or_else(|| {
+            parsed
+                .get("message")
+                .and_then(Value::as_str)
+                .map(str::to_owned)
+        })
+        .or_else(|| fastapi_detail(&parsed))
         .unwrap_or_else(|| truncate(body, 300));
     let error_type = error.get("type").and_then(Value::as_str).unwrap_or("");
     let code = error.get("code").and_then(Value::as_str).unwrap_or("");
@@ -97,6 +105,9 @@ pub fn classify(status: u16, headers: &HeaderMap, body: &str) -> LlmError {
         || lowered.contains("prompt is too long");
     match status {
         400 | 413 if context_length => LlmError::ContextLengthExceeded(message),
+        400 | 422 | 500 | 501 if refuses_output_mode(body) => {
+            LlmError::UnsupportedOutput { status, message }
+        }
         400 | 413 | 422 => LlmError::InvalidRequest { status, message },
         401 => LlmError::Authentication(message),
         403 => LlmError::PermissionDenied(message),
@@ -131,6 +142,55 @@ pub fn classify(status: u16, headers: &HeaderMap, body: &str) -> LlmError {
         }
         _ => LlmError::Http { status, message },
     }
+}
+
+/// Whether an error body says the server cannot produce output the way it was asked: the
+/// structured-output modes (`response_format`, `json_schema`, `json_object`, vLLM's guided
+/// decoding, llama.cpp's grammars) or forced tool calls (llama.cpp without `--jinja`).
+pub fn refuses_output_mode(body: &str) -> bool {
+    const MARKS: [&str; 9] = [
+        "response_format",
+        "json_schema",
+        "json_object",
+        "guided_json",
+        "guided_decoding",
+        "grammar",
+        "tool_choice",
+        "tools param requires",
+        "does not support tools",
+    ];
+    let lowered = truncate(body, 4_000).to_ascii_lowercase();
+    MARKS.iter().any(|mark| lowered.contains(mark))
+}
+
+/// FastAPI's validation error (`{"detail": [{"loc": ["body", "response_format", "type"],
+/// "msg": "Input should be 'text' or 'json_object'"}]}`) as `response_format.type: Input …`.
+fn fastapi_detail(parsed: &Value) -> Option<String> {
+    let details = parsed.get("detail")?.as_array()?;
+    let lines: Vec<String> = details
+        .iter()
+        .take(5)
+        .filter_map(|d| {
+            let msg = d.get("msg")?.as_str()?;
+            let loc: Vec<String> = d
+                .get("loc")
+                .and_then(Value::as_array)
+                .map(|parts| {
+                    parts
+                        .iter()
+                        .filter(|p| p.as_str() != Some("body"))
+                        .map(|p| p.as_str().map_or_else(|| p.to_string(), str::to_owned))
+                        .collect()
+                })
+                .unwrap_or_default();
+            Some(if loc.is_empty() {
+                msg.to_owned()
+            } else {
+                format!("{}: {msg}", loc.join("."))
+            })
+        })
+        .collect();
+    (!lines.is_empty()).then(|| lines.join("; "))
 }
 
 /// The delay a response asks for: `retry-after-ms`, then `retry-after` (seconds or HTTP date),

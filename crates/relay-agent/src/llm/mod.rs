@@ -14,6 +14,7 @@
 //! - [`stream`]: server-sent-event responses folded into one reply;
 //! - [`client`]: [`LlmClient`] = provider + retry + fallback models + usage + budget + metrics;
 //! - [`structured`]: schema-validated structured output with corrective retries;
+//! - [`structured_mode`]: which structured-output mode an endpoint takes, learned from refusals;
 //! - [`estimate`]: usage estimated from the bytes exchanged when a response has none;
 //! - [`usage`]: usage records, the [`UsageSink`] seam and metrics;
 //! - [`budget`]: the per-job [`TokenBudget`];
@@ -37,6 +38,7 @@ pub mod scripted;
 pub mod settings;
 pub mod stream;
 pub mod structured;
+pub mod structured_mode;
 pub mod tools;
 pub mod types;
 pub mod usage;
@@ -55,8 +57,8 @@ pub use settings::{
 pub use structured::{Structured, StructuredOptions};
 pub use tools::{ToolCall, ToolDefinition, ToolResult};
 pub use types::{
-    AssistantMessage, ChatRequest, ChatResponse, FinishReason, Message, ResponseFormat, ToolChoice,
-    Usage,
+    AssistantMessage, ChatRequest, ChatResponse, FinishReason, Message, OutputMode, ResponseFormat,
+    ToolChoice, Usage,
 };
 pub use usage::{NoopUsageSink, UsageContext, UsageRecord, UsageSink};
 

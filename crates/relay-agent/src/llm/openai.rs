@@ -15,8 +15,8 @@ use super::settings::{OpenAiDialect, ProviderConfig, ProviderKind};
 use super::stream;
 use super::tools::{ToolCall, ToolDefinition};
 use super::types::{
-    AssistantMessage, ChatRequest, ChatResponse, FinishReason, Message, ToolChoice, Usage,
-    temperature_json,
+    AssistantMessage, ChatRequest, ChatResponse, FinishReason, Message, OutputMode, ToolChoice,
+    Usage, temperature_json,
 };
 use super::{estimate, http};
 
@@ -84,6 +84,10 @@ impl Provider for OpenAiProvider {
         ProviderKind::Openai
     }
 
+    fn endpoint(&self) -> Option<&str> {
+        Some(&self.url)
+    }
+
     async fn send(&self, model: &str, request: &ChatRequest) -> Result<ChatResponse, LlmError> {
         let mut body = request_body(&self.options, model, request);
         if self.stream {
@@ -133,9 +137,14 @@ pub fn request_body(options: &OpenAiOptions, model: &str, request: &ChatRequest)
     let mut body = Map::new();
     body.insert("model".to_owned(), json!(model));
     let mut messages: Vec<Value> = request.messages.iter().map(message_json).collect();
-    if let (Some(format), false) = (&request.response_format, full_openai) {
-        // Local servers may ignore `response_format`; the schema in the prompt still tells the
-        // model what to produce, and the reply is validated either way.
+    let mode = request.response_format.as_ref().map(|f| f.mode);
+    if let Some(format) = &request.response_format
+        && (mode == Some(OutputMode::JsonObject)
+            || (mode == Some(OutputMode::JsonSchema) && !full_openai))
+    {
+        // Local servers may ignore `response_format`, and `json_object` carries no schema; the
+        // schema in the prompt still tells the model what to produce, and the reply is validated
+        // either way.
         add_schema_instruction(&mut messages, &schema::cleaned(&format.schema));
     }
     body.insert("messages".to_owned(), Value::Array(messages));
@@ -153,14 +162,28 @@ pub fn request_body(options: &OpenAiOptions, model: &str, request: &ChatRequest)
     if let Some(temperature) = request.temperature.or(options.temperature) {
         body.insert("temperature".to_owned(), temperature_json(temperature));
     }
-    if !request.tools.is_empty() {
-        let tools = request
+    let structured_tool = request
+        .response_format
+        .as_ref()
+        .filter(|f| f.mode == OutputMode::ToolCall);
+    if !request.tools.is_empty() || structured_tool.is_some() {
+        let mut tools: Vec<Value> = request
             .tools
             .iter()
             .map(|tool| tool_json(tool, full_openai))
             .collect();
+        if let Some(format) = structured_tool {
+            tools.push(json!({"type": "function", "function": {
+                "name": format.name,
+                "description": STRUCTURED_TOOL_DESCRIPTION,
+                "parameters": schema::cleaned(&format.schema),
+            }}));
+        }
         body.insert("tools".to_owned(), Value::Array(tools));
         let choice = match &request.tool_choice {
+            _ if structured_tool.is_some() => {
+                structured_tool.map(|f| json!({"type": "function", "function": {"name": f.name}}))
+            }
             ToolChoice::Auto if full_openai => Some(json!("auto")),
             ToolChoice::Auto => None,
             ToolChoice::None => Some(json!("none")),
@@ -176,7 +199,14 @@ pub fn request_body(options: &OpenAiOptions, model: &str, request: &ChatRequest)
             body.insert("parallel_tool_calls".to_owned(), json!(parallel));
         }
     }
-    if let Some(format) = &request.response_format {
+    if let Some(format) = &request.response_format
+        && format.mode == OutputMode::JsonObject
+    {
+        body.insert("response_format".to_owned(), json!({"type": "json_object"}));
+    }
+    if let Some(format) = &request.response_format
+        && format.mode == OutputMode::JsonSchema
+    {
         let (schema, strict) = match full_openai.then(|| schema::to_strict(&format.schema)) {
             Some(Ok(strict)) => (strict, true),
             _ => (schema::cleaned(&format.schema), false),
@@ -191,6 +221,10 @@ pub fn request_body(options: &OpenAiOptions, model: &str, request: &ChatRequest)
     }
     Value::Object(body)
 }
+
+/// Description of the tool that carries structured output in [`OutputMode::ToolCall`].
+pub const STRUCTURED_TOOL_DESCRIPTION: &str =
+    "Give your answer by calling this tool once; its arguments are the answer.";
 
 /// Appends "reply with JSON matching this schema" to the first system message (local chat
 /// templates often accept only one, at the start), or adds one.

@@ -17,6 +17,12 @@ pub trait Provider: Send + Sync + std::fmt::Debug {
     /// Which protocol this provider speaks (for metrics and usage rows).
     fn kind(&self) -> ProviderKind;
 
+    /// Where requests go (the chat URL), for remembering what the endpoint supports; `None`
+    /// when nothing is remembered (Anthropic: its structured mode is configured).
+    fn endpoint(&self) -> Option<&str> {
+        None
+    }
+
     /// Sends `request` to `model` once, without retrying.
     async fn send(&self, model: &str, request: &ChatRequest) -> Result<ChatResponse, LlmError>;
 }

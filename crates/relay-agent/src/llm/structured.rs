@@ -10,13 +10,17 @@ use schemars::JsonSchema;
 use serde::de::DeserializeOwned;
 use serde_json::Value;
 
+use serde_json::json;
+
 use super::client::LlmClient;
 use super::error::LlmError;
-use super::schema;
+use super::settings::ProviderKind;
 use super::types::{
-    AssistantMessage, ChatRequest, ChatResponse, FinishReason, Message, ResponseFormat, Usage,
+    AssistantMessage, ChatRequest, ChatResponse, FinishReason, Message, OutputMode, ResponseFormat,
+    Usage,
 };
-use super::validate;
+use super::{schema, structured_mode, validate};
+use crate::trace::TraceKind;
 
 /// A validated structured reply.
 #[derive(Debug, Clone)]
@@ -29,6 +33,8 @@ pub struct Structured<T> {
     pub attempts: u32,
     /// Usage summed over all replies.
     pub usage: Usage,
+    /// How the output was asked for (after any fallback).
+    pub mode: OutputMode,
 }
 
 /// Overrides for one structured call.
@@ -67,16 +73,54 @@ impl LlmClient {
         let name = options
             .name
             .unwrap_or_else(|| schema_name(&T::schema_name()));
+        let endpoint = self.endpoint().map(str::to_owned);
+        let falls_back = self.provider_kind() == ProviderKind::Openai;
+        let mut mode = structured_mode::starting_mode(endpoint.as_deref(), self.model());
         request.response_format = Some(ResponseFormat {
-            name,
+            name: name.clone(),
             schema: schema.clone(),
+            mode,
         });
         let retries = options.retries.unwrap_or(self.structured_retries);
         let mut usage = Usage::default();
         let mut attempts = 0;
         loop {
             attempts += 1;
-            let response = self.complete(&request).await?;
+            let response = match self.complete(&request).await {
+                Ok(response) => response,
+                // Bounded: each refusal moves one step along a three-mode order.
+                Err(LlmError::UnsupportedOutput { status, message })
+                    if falls_back && mode.next().is_some() =>
+                {
+                    let next = mode.next().unwrap_or(mode);
+                    tracing::warn!(
+                        llm.role = %self.role(),
+                        llm.structured_mode = mode.as_str(),
+                        llm.next_mode = next.as_str(),
+                        http.status = status,
+                        error.message = %message,
+                        "the server refused a structured-output mode, falling back"
+                    );
+                    self.trace(
+                        TraceKind::Decision,
+                        json!({
+                            "decision": "structured_mode_fallback",
+                            "refused": mode.as_str(),
+                            "next": next.as_str(),
+                            "status": status,
+                            "reason": capped(&message),
+                        }),
+                    );
+                    mode = next;
+                    structured_mode::remember(endpoint.as_deref(), self.model(), mode);
+                    if let Some(format) = request.response_format.as_mut() {
+                        format.mode = mode;
+                    }
+                    attempts -= 1;
+                    continue;
+                }
+                Err(error) => return Err(error),
+            };
             usage.add(&response.usage);
             if let Some(refusal) = &response.refusal {
                 return Err(LlmError::Refusal(refusal.clone()));
@@ -94,13 +138,15 @@ impl LlmClient {
                 }
                 _ => {}
             }
-            let errors = match parse_reply::<T>(response.text(), &schema) {
+            let reply = reply_text(&response, mode, &name);
+            let errors = match parse_reply::<T>(&reply, &schema) {
                 Ok(value) => {
                     return Ok(Structured {
                         value,
                         response,
                         attempts,
                         usage,
+                        mode,
                     });
                 }
                 Err(errors) => errors,
@@ -115,12 +161,34 @@ impl LlmClient {
                 return Err(LlmError::InvalidOutput { errors, attempts });
             }
             request.messages.push(Message::Assistant(AssistantMessage {
-                text: Some(response.text().to_owned()),
+                text: Some(reply),
                 tool_calls: Vec::new(),
             }));
             request.messages.push(Message::User(feedback(&errors)));
         }
     }
+}
+
+/// The reply to validate: in [`OutputMode::ToolCall`] the arguments of the structured tool's call
+/// (a server that ignored the forced choice and wrote text is read from its text).
+fn reply_text(response: &ChatResponse, mode: OutputMode, name: &str) -> String {
+    if mode == OutputMode::ToolCall {
+        let calls = &response.message.tool_calls;
+        if let Some(call) = calls.iter().find(|c| c.name == name).or(calls.first()) {
+            return call.arguments.clone();
+        }
+    }
+    response.text().to_owned()
+}
+
+/// A provider message shortened for a trace payload.
+fn capped(message: &str) -> String {
+    const MAX: usize = 300;
+    let mut short: String = message.chars().take(MAX).collect();
+    if message.chars().count() > MAX {
+        short.push('…');
+    }
+    short
 }
 
 /// The corrective message sent after an invalid reply.

@@ -60,6 +60,50 @@ pub struct ResponseFormat {
     pub name: String,
     /// The schema as schemars produced it; providers adapt it to their rules.
     pub schema: Value,
+    /// How the schema is asked for (OpenAI-compatible servers; Anthropic has its own setting).
+    pub mode: OutputMode,
+}
+
+/// How structured output is asked of an OpenAI-compatible server, in the order tried when a
+/// server refuses one (see [`super::structured_mode`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, PartialOrd, Ord)]
+pub enum OutputMode {
+    /// `response_format: {type: json_schema}` (with the schema in the prompt too on
+    /// `compatible` servers).
+    #[default]
+    JsonSchema,
+    /// `response_format: {type: json_object}` with the schema in the system prompt.
+    JsonObject,
+    /// One tool whose parameters are the schema, forced with `tool_choice`; its arguments are
+    /// the reply.
+    ToolCall,
+}
+
+impl OutputMode {
+    /// The fallback order.
+    pub const ORDER: [OutputMode; 3] = [
+        OutputMode::JsonSchema,
+        OutputMode::JsonObject,
+        OutputMode::ToolCall,
+    ];
+
+    /// Stable name (trace events, logs).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::JsonSchema => "json_schema",
+            Self::JsonObject => "json_object",
+            Self::ToolCall => "tool_call",
+        }
+    }
+
+    /// The next mode to try after this one was refused.
+    pub fn next(self) -> Option<OutputMode> {
+        match self {
+            Self::JsonSchema => Some(Self::JsonObject),
+            Self::JsonObject => Some(Self::ToolCall),
+            Self::ToolCall => None,
+        }
+    }
 }
 
 /// A provider-neutral chat request. The model comes from the provider configuration.

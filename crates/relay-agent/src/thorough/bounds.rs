@@ -64,6 +64,8 @@ pub struct QueryBudget {
     deadline: Option<tokio::time::Instant>,
     /// One tool step's time (none: [`STEP_TIMEOUT`]).
     step_timeout: Option<std::time::Duration>,
+    /// The time of a timed-out step's narrower retry (none: the step's time).
+    retry_timeout: Option<std::time::Duration>,
 }
 
 impl QueryBudget {
@@ -82,6 +84,26 @@ impl QueryBudget {
     pub fn with_step_timeout(mut self, timeout: std::time::Duration) -> QueryBudget {
         self.step_timeout = Some(timeout);
         self
+    }
+
+    /// The same budget, with another time for a timed-out step's narrower retry.
+    pub fn with_retry_timeout(mut self, timeout: std::time::Duration) -> QueryBudget {
+        self.retry_timeout = Some(timeout);
+        self
+    }
+
+    /// The time a narrower retry may take: [`QueryBudget::step_time`] unless set apart.
+    pub fn retry_time(&self) -> Result<std::time::Duration, BoundHit> {
+        let step = self.step_time()?;
+        Ok(match self.retry_timeout {
+            None => step,
+            Some(retry) => self.left().map_or(retry, |left| retry.min(left)),
+        })
+    }
+
+    fn left(&self) -> Option<std::time::Duration> {
+        self.deadline
+            .map(|d| d.saturating_duration_since(tokio::time::Instant::now()))
     }
 
     /// The time the next tool step may take: [`STEP_TIMEOUT`] or what is left of the query's

@@ -17,6 +17,7 @@ pub mod evidence;
 pub mod goals;
 pub mod integration;
 pub mod perception;
+pub mod recovery;
 mod render;
 pub mod routing;
 mod run;
@@ -25,4 +26,6 @@ pub mod state;
 pub mod step_caps;
 pub mod traverser;
 
-pub use run::{EMPTY_QUESTION, MAX_STEPS_PER_PLAN, StageRecord, ThoroughReport, analyze};
+pub use run::{
+    EMPTY_QUESTION, MAX_STEPS_PER_PLAN, StageRecord, ThoroughReport, analyze, analyze_within,
+};

@@ -117,6 +117,7 @@ pub fn step_summaries(records: &[StepRecord]) -> String {
             StepStatus::Ok => format!("ok, ~{} tokens", record.result_tokens),
             StepStatus::Failed { message } => format!("failed: {message}"),
             StepStatus::Refused { bound } => format!("not run: {bound}"),
+            StepStatus::Skipped { reason } => format!("skipped: {reason}"),
         };
         let _ = write!(
             out,

@@ -1,13 +1,16 @@
 //! The Traverser (no LLM): runs a stage's planned tool steps through the job's [`Toolbox`] —
 //! which applies the code tools' deterministic retries (the grep ladder, closest paths, partial
 //! symbol matches) — under the query's bounds (the per-step caps of [`super::step_caps`], the
-//! query's files, code tokens, depth and hops of [`QueryBudget`]), records each step's attempt
-//! history, and feeds the traversal state.
+//! query's files, code tokens, depth and hops of [`QueryBudget`]) and its own retry contract
+//! ([`super::recovery`]: a timed-out step narrowed then skipped, a missing file checked in the
+//! index, a missing symbol looked for in scope and imports), records each step's attempt history,
+//! and feeds the traversal state.
 
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
 use super::bounds::{BoundHit, QueryBudget};
+use super::recovery;
 use super::state::{Snippet, TraversalState};
 use super::step_caps::cap_output;
 use std::time::Duration;
@@ -37,6 +40,11 @@ pub enum StepStatus {
     Refused {
         bound: String,
     },
+    /// The step timed out, and so did its narrower retry (or it could not be narrower): the
+    /// stage goes on without it.
+    Skipped {
+        reason: String,
+    },
 }
 
 /// What one step did.
@@ -58,6 +66,10 @@ pub struct StepRecord {
     /// The toolbox's record of the call (`None` when a bound refused the step before it ran).
     #[serde(skip)]
     pub call: Option<ToolCallRecord>,
+    /// The calls of the retry contract before `call` (the timed-out try, the index check, the
+    /// symbol's resolve), in order.
+    #[serde(skip)]
+    pub recovery_calls: Vec<ToolCallRecord>,
 }
 
 /// Snippet text kept in the traversal state at most (characters).
@@ -87,6 +99,7 @@ pub async fn traverse(
             cut: None,
             output: String::new(),
             call: None,
+            recovery_calls: Vec::new(),
         };
         if let Some(bound) = stopped {
             records.push(refused(bound));
@@ -110,32 +123,31 @@ pub async fn traverse(
                 continue;
             }
         };
-        let call = ToolCall {
-            id: format!("thorough-{i}"),
-            name: step.tool.clone(),
-            arguments: arguments.clone(),
-        };
-        let started = CallTrace::start(tracer, &call);
-        let began = std::time::Instant::now();
-        let outcome = match tokio::time::timeout(step_time, toolbox.call(&call)).await {
-            Ok(outcome) => outcome,
-            Err(_) => timed_out(&call, step_time, began.elapsed()),
-        };
+        let id = format!("thorough-{i}");
+        let (outcome, timed_out) = run_call(toolbox, tracer, &id, step, step_time).await;
+        let recovered = recover(
+            toolbox, tracer, &id, step, outcome, timed_out, budget, state,
+        )
+        .await;
+        let (step, outcome) = (&recovered.step, recovered.outcome);
         let record = &outcome.record;
-        started.end(tracer, record);
         // A stage's plan is a long step: say how far it is after each tool step.
         crate::trace::progress(tracer, "thorough:traverse", i + 1, steps.len());
         // The tools print their retry ladder as `Attempts: tried …: 0 matches; tried …: 3 matches`.
-        let attempts: Vec<String> = outcome
+        let mut attempts: Vec<String> = outcome
             .result
             .content
             .lines()
             .find_map(|line| line.strip_prefix("Attempts: "))
             .map(|tried| tried.split("; ").map(str::to_owned).collect())
             .unwrap_or_default();
-        let capped = (!outcome.result.is_error)
+        attempts.splice(0..0, recovered.attempts);
+        let capped = (!outcome.result.is_error && recovered.skipped.is_none())
             .then(|| cap_output(&step.tool, outcome.result.content.clone()));
         let status = match &capped {
+            None if recovered.skipped.is_some() => StepStatus::Skipped {
+                reason: recovered.skipped.clone().unwrap_or_default(),
+            },
             None => StepStatus::Failed {
                 message: capped_text(outcome.result.content.lines().next().unwrap_or_default()),
             },
@@ -158,16 +170,187 @@ pub async fn traverse(
         }
         records.push(StepRecord {
             tool: step.tool.clone(),
-            arguments: capped_text(&arguments),
+            arguments: capped_text(&step.arguments.to_string()),
             status,
             attempts,
             result_tokens: record.result_tokens,
             cut,
             output,
             call: Some(outcome.record.clone()),
+            recovery_calls: recovered.calls,
         });
     }
     records
+}
+
+/// Runs one tool call under `time`, traced; `true` when it timed out.
+async fn run_call(
+    toolbox: &Toolbox,
+    tracer: &Tracer,
+    id: &str,
+    step: &Step,
+    time: Duration,
+) -> (ToolOutcome, bool) {
+    let call = ToolCall {
+        id: id.to_owned(),
+        name: step.tool.clone(),
+        arguments: step.arguments.to_string(),
+    };
+    let started = CallTrace::start(tracer, &call);
+    let began = std::time::Instant::now();
+    // No time at all is a timeout before the call, not a race with its first poll.
+    let (outcome, timed_out) = if time.is_zero() {
+        (timed_out(&call, time, Duration::ZERO), true)
+    } else {
+        match tokio::time::timeout(time, toolbox.call(&call)).await {
+            Ok(outcome) => (outcome, false),
+            Err(_) => (timed_out(&call, time, began.elapsed()), true),
+        }
+    };
+    started.end(tracer, &outcome.record);
+    (outcome, timed_out)
+}
+
+/// A step after the retry contract: the step that produced `outcome` (narrowed, redirected to
+/// the indexed file, or with the symbol found in scope), what was tried before, the calls made.
+struct Recovered {
+    step: Step,
+    outcome: ToolOutcome,
+    attempts: Vec<String>,
+    calls: Vec<ToolCallRecord>,
+    /// Why the step was given up (it timed out twice, or could not be narrower).
+    skipped: Option<String>,
+}
+
+/// The retry contract ([`super::recovery`]): at most one extra try per step, each traced as a
+/// `step_recovery` decision.
+#[allow(clippy::too_many_arguments)]
+async fn recover(
+    toolbox: &Toolbox,
+    tracer: &Tracer,
+    id: &str,
+    step: &Step,
+    outcome: ToolOutcome,
+    timed_out: bool,
+    budget: &mut QueryBudget,
+    state: &TraversalState,
+) -> Recovered {
+    let mut done = Recovered {
+        step: step.clone(),
+        outcome,
+        attempts: Vec::new(),
+        calls: Vec::new(),
+        skipped: None,
+    };
+    let decide = |kind: &str, detail: Value| {
+        tracer.event(
+            TraceKind::Decision,
+            json!({"decision": "step_recovery", "kind": kind, "tool": step.tool, "detail": detail}),
+        );
+    };
+    if timed_out {
+        let first = done.outcome.result.content.clone();
+        let narrow = recovery::narrowed(step, state);
+        let time = budget.retry_time();
+        let (Some((narrow, what)), Ok(time)) = (narrow, time) else {
+            let reason = format!("{first}; no narrower scope: skipped");
+            decide("skip", json!({"reason": reason}));
+            done.attempts.push(reason.clone());
+            done.skipped = Some(reason);
+            return done;
+        };
+        decide(
+            "narrow",
+            json!({"narrowed": what, "arguments": narrow.arguments}),
+        );
+        done.attempts
+            .push(format!("timed out; retried with a narrower {what}"));
+        let (again, twice) =
+            run_call(toolbox, tracer, &format!("{id}-narrow"), &narrow, time).await;
+        done.calls
+            .push(std::mem::replace(&mut done.outcome, again).record);
+        done.step = narrow;
+        if twice {
+            let reason = format!("timed out again with {what}: skipped");
+            decide("skip", json!({"reason": reason}));
+            done.attempts.push(reason.clone());
+            done.skipped = Some(reason);
+        }
+        return done;
+    }
+    // A missing symbol is an answer of the codegraph tool, not an error; a missing file is one.
+    if !toolbox.names().contains(&crate::toolbox::CODEGRAPH_TOOL) {
+        return done;
+    }
+    let message = done.outcome.result.content.clone();
+    let Ok(time) = budget.step_time() else {
+        return done;
+    };
+    if let Some(path) =
+        recovery::missing_file(step, &message).filter(|_| done.outcome.result.is_error)
+    {
+        let check = recovery::index_check(&path);
+        let (found, _) = run_call(toolbox, tracer, &format!("{id}-index"), &check, time).await;
+        let files = recovery::indexed_files(&found.result.content, &path);
+        decide("index_check", json!({"path": path, "indexed": files}));
+        done.calls.push(found.record);
+        let [file] = files.as_slice() else {
+            done.attempts.push(format!(
+                "index check: {} indexed files named like {path}{}",
+                files.len(),
+                if files.is_empty() {
+                    String::new()
+                } else {
+                    format!(" ({})", files.join(", "))
+                }
+            ));
+            return done;
+        };
+        if budget.read_file(file).is_err() {
+            done.attempts
+                .push(format!("index check: found {file}, past the file bound"));
+            return done;
+        }
+        done.attempts
+            .push(format!("index check: tried indexed path {file}"));
+        let redirected = recovery::with_path(step, file);
+        let (read, _) =
+            run_call(toolbox, tracer, &format!("{id}-indexed"), &redirected, time).await;
+        done.calls
+            .push(std::mem::replace(&mut done.outcome, read).record);
+        done.step = redirected;
+    } else if let Some(qname) = recovery::missing_symbol(step, &message) {
+        let resolve = recovery::resolve_short_name(&qname);
+        let (found, _) = run_call(toolbox, tracer, &format!("{id}-resolve"), &resolve, time).await;
+        let chosen = recovery::in_scope(&found.result.content, state);
+        done.calls.push(found.record);
+        match chosen {
+            Ok((better, why)) => {
+                decide(
+                    "scope",
+                    json!({"qname": qname, "retried": better, "why": why}),
+                );
+                done.attempts
+                    .push(format!("symbol {qname} not found; tried {better} ({why})"));
+                let scoped = recovery::with_qname(step, &better);
+                let (retried, _) =
+                    run_call(toolbox, tracer, &format!("{id}-scoped"), &scoped, time).await;
+                done.calls
+                    .push(std::mem::replace(&mut done.outcome, retried).record);
+                done.step = scoped;
+            }
+            Err(found) => {
+                decide(
+                    "scope",
+                    json!({"qname": qname, "retried": null, "found": found}),
+                );
+                done.attempts.push(format!(
+                    "symbol {qname} not found; no single match in scope or imports ({found})"
+                ));
+            }
+        }
+    }
+    done
 }
 
 /// The outcome of a step abandoned after `limit`: a failed call, as the model would read it.
@@ -295,7 +478,7 @@ mod tests {
         assert_eq!(state.files.iter().collect::<Vec<_>>(), ["pkg/retry.go"]);
     }
 
-    /// A step that takes longer than its time is a failed step the Critic reads; once the query's
+    /// A step that takes longer than its time is a skipped step the Critic reads; once the query's
     /// wall-clock time is up, the remaining steps are refused by that bound, not run.
     #[tokio::test]
     async fn a_step_times_out_and_the_query_clock_is_checked_between_steps() {
@@ -305,8 +488,11 @@ mod tests {
         let steps = vec![step("grep", json!({"pattern": "GetUserName"}))];
         let mut budget = QueryBudget::new().with_step_timeout(Duration::ZERO);
         let records = traverse(&toolbox, &steps, &mut budget, &mut state, &Tracer::noop()).await;
+        // Nothing read yet: no narrower scope, so the step is skipped at once.
         match &records[0].status {
-            StepStatus::Failed { message } => assert!(message.contains("timed out"), "{message}"),
+            StepStatus::Skipped { reason } => {
+                assert!(reason.contains("timed out"), "{reason}")
+            }
             other => panic!("expected a timeout, got {other:?}"),
         }
         assert!(records[0].call.is_some(), "the call is still recorded");

@@ -99,6 +99,7 @@ fn structured_request() -> ChatRequest {
     request.response_format = Some(ResponseFormat {
         name: "Plan".into(),
         schema: relay_agent::llm::schema::schema_for::<Plan>(),
+        mode: Default::default(),
     });
     request
 }

@@ -11,6 +11,7 @@ mod scripted;
 mod settings;
 mod stream;
 mod structured;
+mod structured_mode;
 mod support;
 mod tools;
 mod usage;

@@ -6,5 +6,6 @@
 mod bounds;
 mod dispatch;
 mod pipeline;
+mod recovery;
 mod routing;
 mod support;

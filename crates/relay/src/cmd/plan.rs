@@ -118,6 +118,33 @@ fn validation_context(issue: &IssueContext, repo: &Path) -> anyhow::Result<Valid
         }),
         default_reply: None,
         private_context: false,
+        existing: relay_actions::Existing {
+            gaps: issue
+                .open_gaps
+                .iter()
+                .map(|g| (g.number, &g.question))
+                .chain(issue.closed_gaps.iter().map(|g| (g.number, &g.question)))
+                .map(|(number, question)| relay_actions::KnownGap {
+                    number,
+                    question: question.clone(),
+                })
+                .collect(),
+            findings: issue
+                .findings
+                .iter()
+                .map(|f| relay_actions::KnownFinding {
+                    number: f.id,
+                    synthesis: f.synthesis.clone(),
+                    sources: f
+                        .sources
+                        .iter()
+                        .map(|c| {
+                            relay_actions::context::source_key(&c.path, c.start_line, c.end_line)
+                        })
+                        .collect(),
+                })
+                .collect(),
+        },
         provenance: Default::default(),
     })
 }

@@ -104,6 +104,28 @@ pub async fn analyze(
     tracer: &Tracer,
     time_limit: Duration,
 ) -> Result<ThoroughReport, ExploreError> {
+    analyze_within(
+        llm,
+        toolbox,
+        question,
+        state,
+        tracer,
+        time_limit,
+        QueryBudget::new(),
+    )
+    .await
+}
+
+/// [`analyze`] under `budget` (its per-step timeout; the deadline is set from `time_limit`).
+pub async fn analyze_within(
+    llm: &LlmClient,
+    toolbox: &Toolbox,
+    question: &str,
+    state: &mut TraversalState,
+    tracer: &Tracer,
+    time_limit: Duration,
+    budget: QueryBudget,
+) -> Result<ThoroughReport, ExploreError> {
     // Emitted as the caller's agent (`explore#N` when dispatched from an explore), else as
     // `thorough`.
     let tracer = match (tracer.is_enabled(), tracer.agent()) {
@@ -123,7 +145,7 @@ pub async fn analyze(
         toolbox,
         tracer,
         // The wall-clock limit is checked around tool steps as well as LLM stages.
-        budget: QueryBudget::new().with_deadline(deadline),
+        budget: budget.with_deadline(deadline),
         started,
         question: String::new(),
         intent: None,
@@ -366,7 +388,7 @@ impl Query<'_> {
             .stages
             .iter()
             .flat_map(|s| &s.steps)
-            .filter_map(|s| s.call.clone())
+            .flat_map(|s| s.recovery_calls.iter().cloned().chain(s.call.clone()))
             .collect();
         let intent = self.intent;
         ThoroughReport {

@@ -90,6 +90,7 @@ mod tests {
             default_reply: None,
             private_context: false,
             provenance: Default::default(),
+            existing: Default::default(),
         });
         let batch = comment("Which version do you run?");
         assert_eq!(validator.validate(&batch).await, Verdict::Accepted);
