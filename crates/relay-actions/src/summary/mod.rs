@@ -135,6 +135,8 @@ pub async fn refresh_summary(
     let gaps = relay_store::gaps::list(&mut tx, issue_id).await?;
     let gap_evidence = relay_store::gaps::evidence_sources(&mut tx, issue_id).await?;
     let findings = relay_store::findings::live(&mut tx, issue_id).await?;
+    let internal_gaps = relay_store::gaps::internal_numbers(&mut tx, issue_id).await?;
+    let internal_findings = relay_store::findings::internal_numbers(&mut tx, issue_id).await?;
     let spec = relay_store::specs::current(&mut tx, issue_id).await?;
     let spend = relay_store::status::spend_by_role_and_model(pool, issue_id).await?;
     let content = render(&SummaryInput {
@@ -142,6 +144,8 @@ pub async fn refresh_summary(
         gaps: &gaps,
         gap_evidence: &gap_evidence,
         findings: &findings,
+        internal_gaps: &internal_gaps,
+        internal_findings: &internal_findings,
         spec: spec.as_ref(),
         spend: &spend,
         prices,

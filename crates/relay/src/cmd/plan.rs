@@ -118,6 +118,7 @@ fn validation_context(issue: &IssueContext, repo: &Path) -> anyhow::Result<Valid
         }),
         default_reply: None,
         private_context: false,
+        internal_context: false,
         provenance: Default::default(),
     })
 }

@@ -89,6 +89,7 @@ mod tests {
             authority: Authority::Unrestricted,
             default_reply: None,
             private_context: false,
+            internal_context: false,
             provenance: Default::default(),
         });
         let batch = comment("Which version do you run?");
