@@ -309,6 +309,51 @@ mod tests {
         assert_eq!(rows.len(), 2, "one post, one edit: never a second comment");
     }
 
+    /// Every body that reaches the outbox is scrubbed: the first post, the rewrite of a queued
+    /// write and the re-armed refused post alike.
+    #[sqlx::test(migrator = "relay_store::MIGRATOR")]
+    async fn every_summary_body_is_scrubbed_of_secrets(pool: PgPool) {
+        use secrecy::SecretString;
+        let secret = "ghs_summary_scrub_secret_0001";
+        relay_core::outgoing::register_secret(
+            "trackers.test.token",
+            &SecretString::from(secret.to_owned()),
+        );
+        let mut conn = pool.acquire().await.unwrap();
+        async fn body(conn: &mut PgConnection) -> relay_store::outbox::OutboxRow {
+            relay_store::outbox::get(conn, "summary-i6")
+                .await
+                .unwrap()
+                .unwrap()
+        }
+        enqueue_summary(&mut conn, 6, None, &format!("a {secret}"))
+            .await
+            .unwrap();
+        assert!(!body(&mut conn).await.body.contains(secret));
+        assert_eq!(
+            enqueue_summary(&mut conn, 6, None, &format!("b {secret}"))
+                .await
+                .unwrap(),
+            SummaryWrite::Rewritten
+        );
+        let row = body(&mut conn).await;
+        assert!(row.body.starts_with("b [REDACTED]"), "{}", row.body);
+        relay_store::outbox::start_attempt(&mut conn, row.id)
+            .await
+            .unwrap();
+        relay_store::outbox::mark_failed(&mut conn, row.id, "403 forbidden")
+            .await
+            .unwrap();
+        assert_eq!(
+            enqueue_summary(&mut conn, 6, None, &format!("c {secret}"))
+                .await
+                .unwrap(),
+            SummaryWrite::Reposted
+        );
+        let row = body(&mut conn).await;
+        assert!(row.body.starts_with("c [REDACTED]"), "{}", row.body);
+    }
+
     #[sqlx::test(migrator = "relay_store::MIGRATOR")]
     async fn a_stale_notice_names_the_findings_and_the_commit_once(pool: PgPool) {
         let mut conn = pool.acquire().await.unwrap();
