@@ -9,4 +9,5 @@ mod github;
 mod github_app;
 mod gitlab;
 mod gitlab_members;
+mod hostile_server;
 mod registry;
