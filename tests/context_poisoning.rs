@@ -187,3 +187,53 @@ async fn an_internal_note_keeps_its_flag_when_an_edit_omits_it(pool: PgPool) {
     assert_eq!(notes[0].body, "edited text", "the edit was applied");
     assert!(notes[0].internal, "the note is still internal");
 }
+
+/// Gaps and findings drawn with an internal note in context never reach the public living
+/// summary: the summary says how many it leaves out, and the store marks them internal.
+#[sqlx::test(migrator = "relay_store::MIGRATOR")]
+async fn what_a_cycle_draws_from_an_internal_note_stays_out_of_the_public_summary(pool: PgPool) {
+    let h = GitLabHarness::start_with_summary(pool, Vec::new()).await;
+    let (_, secret_note) = h.gitlab.seed_note(
+        PROJECT,
+        ISSUE,
+        REPORTER,
+        "members only: the signing key is in vault path ops/sign",
+        false,
+    );
+    assert!(h.gitlab.make_internal(secret_note));
+    const BODY: &str = "@relay what is still open here?";
+    let (discussion, note) = h.gitlab.seed_note(PROJECT, ISSUE, REPORTER, BODY, false);
+    h.llm.push([ScriptedReply::tool_calls(vec![(
+        "submit_actions",
+        json!({"actions": [
+            {"type": "post_comment", "content": "I noted one open question."},
+            {"type": "update_gaps", "add": [{"question": "Is the key at vault path ops/sign rotated?",
+                                             "severity": "high", "respondent": "reporter"}]}
+        ]}),
+    )])]);
+    let answer = h.deliver(REPORTER, BODY, note, &discussion, "gl-p3").await;
+    assert_eq!(answer.outcome(), "accepted", "{:?}", answer.body);
+    let job = answer.body["job"].as_i64().unwrap();
+    assert_eq!(h.drain().await, vec![Outcome::Succeeded { job_id: job }]);
+
+    let bot = h.bot_notes();
+    let summary = bot
+        .iter()
+        .map(|(_, body)| body)
+        .find(|body| body.starts_with("### Relay summary"))
+        .unwrap_or_else(|| panic!("the summary is posted: {bot:?}"));
+    assert!(!summary.contains("vault"), "{summary}");
+    assert!(
+        summary
+            .contains("- 1 question drawn from internal notes: not shown in this public comment"),
+        "{summary}"
+    );
+    let this = h.issue_id().await;
+    let internal: Vec<i32> =
+        sqlx::query_scalar("SELECT number FROM gaps WHERE issue_id = $1 AND internal")
+            .bind(this)
+            .fetch_all(&h.pool)
+            .await
+            .unwrap();
+    assert_eq!(internal, [1]);
+}

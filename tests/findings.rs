@@ -119,6 +119,11 @@ impl World {
     /// finding cited at `app/settings.py:6` (quote `TIMEOUT = 30`) verified there, and (summary
     /// on) its summary posted.
     async fn new(pool: PgPool, host: Host, summary: Summary) -> World {
+        World::with_llm(pool, host, summary, "http://127.0.0.1:9").await
+    }
+
+    /// [`World::new`] whose planning cycles call the language model at `llm_url`.
+    async fn with_llm(pool: PgPool, host: Host, summary: Summary, llm_url: &str) -> World {
         let upstream = tempfile::tempdir().unwrap();
         git(upstream.path(), &["init", "-q"]);
         let first = commit(upstream.path(), "app/settings.py", SETTINGS);
@@ -191,10 +196,10 @@ impl World {
             tracker_settings.name.clone(),
             relay_tracker::build(&tracker_settings).unwrap(),
         );
-        // Never called: no event is pending, so no planning cycle runs.
-        let llm: LlmSettings = toml::from_str(
-            "[default]\nprovider = \"openai\"\nbase_url = \"http://127.0.0.1:9\"\nmodel = \"m\"\napi_key = \"k\"\n",
-        )
+        // Called only by the planning cycle of a mention (none by default).
+        let llm: LlmSettings = toml::from_str(&format!(
+            "[default]\nprovider = \"openai\"\nbase_url = \"{llm_url}\"\nmodel = \"m\"\napi_key = \"k\"\nmax_retries = 0\n",
+        ))
         .unwrap();
         let data = tempfile::tempdir().unwrap();
         let repos = relay_repo::RepoManager::new(relay_repo::RepoSettings {
@@ -281,6 +286,37 @@ impl World {
         };
         let answer = call(&self.app, request).await;
         assert_eq!(answer.reason(), "default_branch_push", "{:?}", answer.body);
+        self.drain().await;
+    }
+
+    /// A maintainer (`alice`, admin) mentions the bot on the GitHub issue; the signed webhook
+    /// goes through the gateway and every job runs.
+    async fn mention(&mut self, delivery: &str, text: &str) {
+        let Fake::GitHub(fake) = &self.fake else {
+            panic!("mentions are sent on GitHub here");
+        };
+        fake.set_permission("octo/repo", "alice", "admin");
+        let comment = fake.seed_comment("octo/repo", 1, "alice", text);
+        let mut payload = fixture_json("webhooks/github/issue_comment.created.on-issue.json");
+        payload["repository"]["id"] = json!(77);
+        payload["repository"]["full_name"] = json!("octo/repo");
+        payload["repository"]["name"] = json!("repo");
+        payload["repository"]["owner"]["login"] = json!("octo");
+        payload["issue"]["number"] = json!(1);
+        payload["comment"]["id"] = json!(comment);
+        payload["comment"]["body"] = json!(text);
+        payload["comment"]["user"]["login"] = json!("alice");
+        payload["sender"]["login"] = json!("alice");
+        let answer = call(
+            &self.app,
+            github_request(
+                "issue_comment",
+                delivery,
+                serde_json::to_vec(&payload).unwrap(),
+            ),
+        )
+        .await;
+        assert_eq!(answer.outcome(), "accepted", "{:?}", answer.body);
         self.drain().await;
     }
 
@@ -638,4 +674,102 @@ async fn a_cycle_that_changes_gaps_posts_the_summary(pool: PgPool) {
     assert!(bot[1].contains(", about $"), "the cost: {}", bot[1]);
     assert!(!bot[1].contains("unpriced"), "{}", bot[1]);
     assert!(bot[1].contains("<!-- relay:write:summary-i"), "{}", bot[1]);
+}
+
+/// Retention never deletes what live state depends on: everything aged past every `[retention]`
+/// window and pruned at the defaults, a push still edits the summary in place, and a new mention
+/// is answered (its reply lands, the summary is edited again, no second first-contact reaction).
+#[sqlx::test(migrator = "relay_store::MIGRATOR")]
+async fn after_retention_the_summary_is_edited_and_a_mention_answered(pool: PgPool) {
+    use relay_agent::llm::scripted::{ScriptedLlm, ScriptedReply};
+
+    let answer = |reply: &str, gap: &str| {
+        ScriptedReply::tool_calls(vec![(
+            "submit_actions",
+            json!({"actions": [
+                {"type": "post_comment", "content": reply},
+                {"type": "update_gaps", "add": [{"question": gap, "severity": "high",
+                                                 "respondent": "reporter"}]}
+            ]}),
+        )])
+    };
+    let llm = ScriptedLlm::start(vec![
+        answer(
+            "Noted: the timeout is `TIMEOUT` in app/settings.py.",
+            "Which calls should time out sooner?",
+        ),
+        answer(
+            "Retries are `RETRIES` in app/settings.py.",
+            "Should RETRIES be configurable?",
+        ),
+    ])
+    .await;
+    let reactions = |world: &World| match &world.fake {
+        Fake::GitHub(fake) => fake.reactions().len(),
+        Fake::GitLab(_) => unreachable!(),
+    };
+    let mut world = World::with_llm(pool, Host::GitHub, Summary::On, &llm.base_url()).await;
+    // A first mention: the first-contact reaction, a reply, the summary edited.
+    world
+        .mention("mention-1", "@relay-bot where is the timeout set?")
+        .await;
+    assert_eq!(
+        world.fake.bot_comments().len(),
+        2,
+        "the summary and the reply"
+    );
+    assert_eq!(reactions(&world), 1, "the first-contact reaction");
+
+    // Everything ages past every retention window; the defaults' pass runs.
+    for statement in [
+        "UPDATE outbox SET created_at = now() - interval '1000 days',
+                          updated_at = now() - interval '1000 days',
+                          sent_at = now() - interval '1000 days'",
+        "UPDATE jobs SET created_at = now() - interval '1000 days',
+                        finished_at = now() - interval '1000 days' WHERE finished_at IS NOT NULL",
+        "UPDATE trace_runs SET started_at = now() - interval '1000 days',
+                              finished_at = now() - interval '1000 days' WHERE finished_at IS NOT NULL",
+        "UPDATE deliveries SET received_at = now() - interval '1000 days'",
+    ] {
+        sqlx::query(statement).execute(&world.pool).await.unwrap();
+    }
+    let policy = relay_worker::RetentionSettings::default().policy();
+    let report = relay_store::retention::prune(
+        &world.pool,
+        &policy,
+        relay_store::retention::PruneMode::Delete,
+    )
+    .await
+    .unwrap()
+    .unwrap();
+    assert!(report.total_rows() > 0, "{report:?}");
+
+    // A push moving the cited line: the summary is edited in place.
+    let second = commit(
+        world.upstream.path(),
+        "app/settings.py",
+        &format!("# one\n# two\n# three\n{SETTINGS}"),
+    );
+    world.push(&second).await;
+    let comments = world.fake.bot_comments();
+    assert_eq!(comments.len(), 2, "edited, never re-posted: {comments:?}");
+    assert!(
+        comments[0].contains("app/settings.py:9"),
+        "the summary follows the push: {}",
+        comments[0]
+    );
+
+    // A new mention: the reply lands and the summary is edited with the new gap.
+    world
+        .mention("mention-2", "@relay-bot and the retries?")
+        .await;
+    let comments = world.fake.bot_comments();
+    assert_eq!(comments.len(), 3, "one new reply: {comments:?}");
+    assert!(comments[2].contains("Retries are"), "{}", comments[2]);
+    assert!(
+        comments[0].contains("Should RETRIES be configurable?"),
+        "the summary follows the mention: {}",
+        comments[0]
+    );
+    assert_eq!(reactions(&world), 1, "no second first-contact reaction");
 }

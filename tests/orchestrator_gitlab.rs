@@ -75,6 +75,28 @@ impl GitLabHarness {
         llm_max_retries: u32,
         description: &str,
     ) -> GitLabHarness {
+        GitLabHarness::start_configured(pool, script, llm_max_retries, description, false).await
+    }
+
+    /// [`GitLabHarness::start`] with the living summary comment on.
+    pub async fn start_with_summary(pool: PgPool, script: Vec<ScriptedReply>) -> GitLabHarness {
+        GitLabHarness::start_configured(
+            pool,
+            script,
+            0,
+            "The client gives up after the first failure.",
+            true,
+        )
+        .await
+    }
+
+    async fn start_configured(
+        pool: PgPool,
+        script: Vec<ScriptedReply>,
+        llm_max_retries: u32,
+        description: &str,
+        summary_comment: bool,
+    ) -> GitLabHarness {
         let gitlab = FakeGitLab::start().await;
         gitlab.seed_issue(
             PROJECT,
@@ -126,9 +148,9 @@ impl GitLabHarness {
                 trackers: clients,
                 tracker_settings: vec![tracker_settings],
                 llm: llm_settings,
-                // These tests count the planner's own notes; the summary has its own tests.
+                // Most tests count the planner's own notes; the summary has its own tests.
                 agent: AgentSettings {
-                    summary_comment: false,
+                    summary_comment,
                     ..AgentSettings::default()
                 },
                 tools: Default::default(),

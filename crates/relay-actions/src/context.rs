@@ -75,6 +75,9 @@ pub struct ValidationContext {
     /// The planner's context held text that must not leave this issue (a GitLab internal note,
     /// a confidential issue): learnings proposed from it are stored restricted to this issue.
     pub private_context: bool,
+    /// The planner's context held a GitLab internal note: the gaps and findings this cycle opens
+    /// are marked internal, and the public living summary leaves them out.
+    pub internal_context: bool,
     /// Where this cycle's learnings come from (the triggering note, the guidance in effect).
     pub provenance: LearningProvenance,
     /// The gaps' questions and the live findings' words: a batch may not add one again.
@@ -186,6 +189,7 @@ impl ValidationContext {
             },
             default_reply: None,
             private_context: rows.issue.confidential,
+            internal_context: false,
             provenance: LearningProvenance::default(),
             existing: Existing {
                 gaps: rows

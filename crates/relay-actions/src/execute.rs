@@ -215,6 +215,9 @@ pub async fn apply(
                         },
                     )
                     .await?;
+                    if batch.internal_context {
+                        relay_store::gaps::mark_internal(conn, row.id).await?;
+                    }
                     if let Some(commit) = batch.commit_sha.as_deref()
                         && !evidence_sources.is_empty()
                     {
@@ -258,6 +261,9 @@ pub async fn apply(
                     let number =
                         relay_store::findings::insert(conn, issue_id, synthesis, run, &rows)
                             .await?;
+                    if batch.internal_context {
+                        relay_store::findings::mark_internal(conn, issue_id, number).await?;
+                    }
                     applied.added_findings.push(number);
                 }
                 if !add.is_empty() {

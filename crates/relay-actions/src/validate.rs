@@ -350,6 +350,7 @@ pub fn validate(
             commit_sha: ctx.snapshot.as_ref().map(|s| s.commit_sha.clone()),
             actions,
             private_context: ctx.private_context,
+            internal_context: ctx.internal_context,
             provenance: ctx.provenance.clone(),
         })
     } else {

@@ -18,6 +18,9 @@ pub struct ValidatedBatch {
     pub(crate) actions: Vec<ValidatedAction>,
     /// Learnings of this batch stay with the issue ([`crate::ValidationContext::private_context`]).
     pub(crate) private_context: bool,
+    /// Gaps and findings of this batch are marked internal
+    /// ([`crate::ValidationContext::internal_context`]).
+    pub(crate) internal_context: bool,
     pub(crate) provenance: crate::context::LearningProvenance,
 }
 

@@ -103,6 +103,28 @@ pub fn register_secret(label: &str, value: &SecretString) -> Registration {
     Registration::Added
 }
 
+/// Adds a secret that rotates (a GitHub App installation token, minted about hourly) to the
+/// outgoing scan: it replaces the value registered under the same `label`, so the scan holds one
+/// value per label however often it rotates.
+pub fn register_rotating_secret(label: &str, value: &SecretString) -> Registration {
+    if value.expose_secret().chars().count() < MIN_SCANNED_SECRET_CHARS {
+        return Registration::TooShort;
+    }
+    let mut secrets = SECRETS.write().unwrap_or_else(|e| e.into_inner());
+    if secrets
+        .iter()
+        .any(|s| s.value.expose_secret() == value.expose_secret())
+    {
+        return Registration::AlreadyKnown;
+    }
+    secrets.retain(|s| s.label != label);
+    secrets.push(Registered {
+        label: label.to_owned(),
+        value: value.clone(),
+    });
+    Registration::Added
+}
+
 /// An outgoing body after the secret scan.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Scrubbed<'a> {
@@ -209,6 +231,29 @@ mod tests {
         let out = neutralize_quick_actions(cr_first);
         assert_eq!(out, "hi\n\r\\/close\n\r\r  \\/move a/b");
         assert!(!slash_in_column_one(&out), "{out:?}");
+    }
+
+    #[test]
+    fn a_rotating_secret_replaces_its_predecessor() {
+        let first = SecretString::from("ghs_rotating_secret_one_0001".to_owned());
+        let second = SecretString::from("ghs_rotating_secret_two_0002".to_owned());
+        assert_eq!(
+            register_rotating_secret("github.installation.1.r.token", &first),
+            Registration::Added
+        );
+        assert_eq!(
+            register_rotating_secret("github.installation.1.r.token", &second),
+            Registration::Added
+        );
+        let scrubbed = scrub_secrets("a ghs_rotating_secret_two_0002 b");
+        assert_eq!(scrubbed.body, "a [REDACTED] b");
+        let held = SECRETS
+            .read()
+            .unwrap()
+            .iter()
+            .filter(|s| s.label == "github.installation.1.r.token")
+            .count();
+        assert_eq!(held, 1, "one value per label");
     }
 
     #[test]

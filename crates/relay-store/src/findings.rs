@@ -101,6 +101,25 @@ impl RemovedBy {
     }
 }
 
+/// Marks finding `number` as drawn with a GitLab internal note in context (migration 0086).
+pub async fn mark_internal(conn: &mut PgConnection, issue_id: i64, number: i32) -> Result<()> {
+    sqlx::query("UPDATE findings SET internal = true WHERE issue_id = $1 AND number = $2")
+        .bind(issue_id)
+        .bind(number)
+        .execute(conn)
+        .await?;
+    Ok(())
+}
+
+/// The numbers of the issue's findings marked internal ([`mark_internal`]).
+pub async fn internal_numbers(conn: &mut PgConnection, issue_id: i64) -> Result<Vec<i32>> {
+    Ok(sqlx::query_scalar(
+        "SELECT number FROM findings WHERE issue_id = $1 AND internal ORDER BY number",
+    )
+    .bind(issue_id)
+    .fetch_all(conn)
+    .await?)
+}
 /// Inserts a finding with the next free number of the issue and its sources; returns the number.
 pub async fn insert(
     conn: &mut PgConnection,

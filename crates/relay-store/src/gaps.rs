@@ -87,6 +87,25 @@ pub async fn open(conn: &mut PgConnection, issue_id: i64, gap: &NewGapRow<'_>) -
     .await?)
 }
 
+/// Marks a gap as opened with a GitLab internal note in context (migration 0086).
+pub async fn mark_internal(conn: &mut PgConnection, gap_id: i64) -> Result<()> {
+    sqlx::query("UPDATE gaps SET internal = true WHERE id = $1")
+        .bind(gap_id)
+        .execute(conn)
+        .await?;
+    Ok(())
+}
+
+/// The numbers of the issue's gaps marked internal ([`mark_internal`]).
+pub async fn internal_numbers(conn: &mut PgConnection, issue_id: i64) -> Result<Vec<i32>> {
+    Ok(sqlx::query_scalar(
+        "SELECT number FROM gaps WHERE issue_id = $1 AND internal ORDER BY number",
+    )
+    .bind(issue_id)
+    .fetch_all(conn)
+    .await?)
+}
+
 /// Records the code places a gap's evidence cites, at `commit_sha` (the batch's checkout).
 pub async fn add_evidence_sources(
     conn: &mut PgConnection,

@@ -95,23 +95,32 @@ const COLUMNS: &str = "id, idempotency_key, issue_id, job_id, kind, body, target
      target_discussion_id, status, attempts, maybe_sent, next_attempt_at, note_id, discussion_id, \
      last_error, created_at, sent_at";
 
-/// Records a write; a write with the same key already recorded (a replayed batch) is left as it
-/// is. Returns whether the row is new.
-///
-/// Every body is scanned for the process's configured secrets first
-/// ([`relay_core::outgoing::scrub_secrets`]): this is the one door into the outbox, whichever
-/// tracker and whoever composed the text, so a secret found is replaced by `[REDACTED]` here and
-/// the redaction is logged (what kind of secret, never its value).
-pub async fn enqueue(conn: &mut PgConnection, write: &NewWrite<'_>) -> Result<bool> {
-    let scrubbed = relay_core::outgoing::scrub_secrets(write.body);
+/// The one door into the outbox: every body written to a row ([`enqueue`], and the summary's
+/// [`crate::summaries::rewrite_unsent`] and [`crate::summaries::rearm_refused`]) passes here first.
+/// It is scanned for the process's configured secrets ([`relay_core::outgoing::scrub_secrets`]),
+/// whichever tracker and whoever composed the text, so a secret found is replaced by
+/// `[REDACTED]` and the redaction is logged (what kind of secret, never its value).
+pub(crate) fn outgoing_body<'a>(
+    idempotency_key: &str,
+    issue_id: Option<i64>,
+    body: &'a str,
+) -> std::borrow::Cow<'a, str> {
+    let scrubbed = relay_core::outgoing::scrub_secrets(body);
     if !scrubbed.redacted.is_empty() {
         tracing::warn!(
-            outbox.key = write.idempotency_key,
-            issue.id = write.issue_id,
+            outbox.key = idempotency_key,
+            issue.id = issue_id,
             secrets = ?scrubbed.redacted,
             "a configured secret was found in an outgoing tracker write and redacted"
         );
     }
+    scrubbed.body
+}
+
+/// Records a write; a write with the same key already recorded (a replayed batch) is left as it
+/// is. Returns whether the row is new. The body goes through `outgoing_body`.
+pub async fn enqueue(conn: &mut PgConnection, write: &NewWrite<'_>) -> Result<bool> {
+    let body = outgoing_body(write.idempotency_key, Some(write.issue_id), write.body);
     let done = sqlx::query(
         "INSERT INTO outbox (idempotency_key, issue_id, job_id, kind, body, target_note_id, target_discussion_id)
          VALUES ($1, $2, $3, $4, $5, $6, $7)
@@ -121,7 +130,7 @@ pub async fn enqueue(conn: &mut PgConnection, write: &NewWrite<'_>) -> Result<bo
     .bind(write.issue_id)
     .bind(write.job_id)
     .bind(write.kind.as_str())
-    .bind(scrubbed.body.as_ref())
+    .bind(body.as_ref())
     .bind(write.target_note_id)
     .bind(write.target_discussion_id)
     .execute(conn)

@@ -6,8 +6,14 @@
 //! so intake is never blocked behind a pass and a pass can stop anywhere.
 //!
 //! What is never pruned here: issues and their notes, `llm_usage` (the issue budget sums it), the
-//! budget notes in the outbox (they are the budget epochs), the newest snapshots per repository,
-//! and anything a live finding or a running job refers to.
+//! newest snapshots per repository, anything a live finding or a running job refers to, and every
+//! outbox row live state points to (see `OUTBOX_CANDIDATES`): the budget notes (the budget
+//! epochs), the living summary's post (every later edit targets its note), the first-contact
+//! reaction (once per issue), a refused write the planner has not been told of yet, and the parts
+//! of a spec not recorded as posted yet.
+//!
+//! Trace runs left unfinished (their worker died) go once they started longer ago than the trace
+//! window and no running attempt of their job is theirs.
 
 use chrono::{DateTime, Utc};
 use sqlx::{AssertSqlSafe, PgConnection};
@@ -168,14 +174,35 @@ const DELIVERY_CANDIDATES: &str = "
 const TRACE_CANDIDATES: &str =
     "FROM trace_runs c WHERE c.finished_at < now() - make_interval(days => $1)";
 
+/// Runs a dead worker left unfinished (migration 0085's index): started before the window, and no
+/// running job is on that attempt (a job re-leased after a crash runs a later attempt).
+const UNFINISHED_TRACE_CANDIDATES: &str = "FROM trace_runs c
+    WHERE c.finished_at IS NULL AND c.started_at < now() - make_interval(days => $1)
+      AND NOT EXISTS (SELECT 1 FROM jobs j WHERE j.id = c.job_id AND j.status = 'running'
+                                             AND j.attempts = c.attempt)";
+
 const JOB_CANDIDATES: &str =
     "FROM jobs c WHERE c.status IN ('succeeded', 'failed', 'dead', 'discarded')
       AND c.finished_at < now() - make_interval(days => $1)";
 
-/// Budget notes stay: they are the issue's budget epochs (see the worker's `budget` module).
+/// Sent or failed writes past the window, except what live state points to (keys:
+/// `relay_actions::keys`):
+/// - budget notes (`budget:…`): the issue's budget epochs (see the worker's `budget` module);
+/// - the living summary's post (`summary-i<issue>`): every later edit targets its note, and a
+///   refused post is queued again from it;
+/// - the first-contact reaction (`ack:<issue>`): once per issue, whichever job queues it;
+/// - a refused write the planner has not been shown yet (`failure_shown_at` unset);
+/// - the parts of a spec still `draft` (`i<issue>-j…-spec<version>-p<part>`): the post is
+///   recorded from them once every part is sent.
 const OUTBOX_CANDIDATES: &str = "FROM outbox c WHERE c.status IN ('sent', 'failed')
       AND c.updated_at < now() - make_interval(days => $1)
-      AND c.idempotency_key NOT LIKE 'budget:%'";
+      AND c.idempotency_key NOT LIKE 'budget:%'
+      AND c.idempotency_key !~ '^summary-i[0-9]+$'
+      AND c.idempotency_key NOT LIKE 'ack:%'
+      AND NOT (c.status = 'failed' AND c.failure_shown_at IS NULL)
+      AND NOT EXISTS (SELECT 1 FROM specs s
+                      WHERE s.issue_id = c.issue_id AND s.status = 'draft'
+                        AND c.idempotency_key LIKE 'i' || s.issue_id || '-j%-spec' || s.version || '-p%')";
 
 /// Snapshots past the newest `$1` of their repository, that no live finding quotes and that no
 /// running job may be reading: one naming the commit in its payload, or one that started when the
@@ -215,7 +242,7 @@ async fn count(conn: &mut PgConnection, target: Target, setting: u32) -> Result<
         ),
         Target::TraceRuns => sqlx::query_as(sql(format!(
             "SELECT count(*), COALESCE(sum((SELECT count(*) FROM trace_events e WHERE e.run_id = c.id)), 0)::int8
-             {TRACE_CANDIDATES}"
+             FROM (SELECT c.id {TRACE_CANDIDATES} UNION ALL SELECT c.id {UNFINISHED_TRACE_CANDIDATES}) c"
         )))
         .bind(setting)
         .fetch_one(&mut *conn)
@@ -291,7 +318,10 @@ async fn delete(
                     conn,
                     &mut total,
                     sql(format!(
-                        "WITH batch AS (SELECT c.id {TRACE_CANDIDATES} ORDER BY c.finished_at LIMIT $2),
+                        "WITH batch AS ((SELECT c.id {TRACE_CANDIDATES} ORDER BY c.finished_at LIMIT $2)
+                                        UNION ALL
+                                        (SELECT c.id {UNFINISHED_TRACE_CANDIDATES}
+                                         ORDER BY c.started_at LIMIT $2)),
                               dependent AS (SELECT count(*) AS n FROM trace_events e
                                             WHERE e.run_id IN (SELECT id FROM batch)),
                               gone AS (DELETE FROM trace_runs r USING batch WHERE r.id = batch.id

@@ -38,7 +38,8 @@ pub async fn save(conn: &mut PgConnection, issue_id: i64, body: &str, revision: 
 }
 
 /// Replaces the body of a write that no attempt has started yet (so it cannot be on the tracker
-/// in another form); `false` when the write is sent, failed or in flight.
+/// in another form); `false` when the write is sent, failed or in flight. The body goes through
+/// the outbox's one door (`outbox::outgoing_body`: the secret scrub).
 pub async fn rewrite_unsent(
     conn: &mut PgConnection,
     idempotency_key: &str,
@@ -49,7 +50,7 @@ pub async fn rewrite_unsent(
          WHERE idempotency_key = $1 AND status = 'pending' AND NOT maybe_sent",
     )
     .bind(idempotency_key)
-    .bind(body)
+    .bind(crate::outbox::outgoing_body(idempotency_key, None, body).as_ref())
     .execute(conn)
     .await?;
     Ok(done.rows_affected() == 1)
@@ -57,7 +58,8 @@ pub async fn rewrite_unsent(
 
 /// Puts a post the tracker refused for good back in the queue with `body`: pending, due now, its
 /// attempts counted afresh (the refusal may have been fixed since, a permission granted); `false`
-/// when the write is not refused.
+/// when the write is not refused. The body goes through the outbox's one door
+/// (`outbox::outgoing_body`: the secret scrub).
 pub async fn rearm_refused(
     conn: &mut PgConnection,
     idempotency_key: &str,
@@ -69,7 +71,7 @@ pub async fn rearm_refused(
          WHERE idempotency_key = $1 AND status = 'failed'",
     )
     .bind(idempotency_key)
-    .bind(body)
+    .bind(crate::outbox::outgoing_body(idempotency_key, None, body).as_ref())
     .execute(conn)
     .await?;
     Ok(done.rows_affected() == 1)

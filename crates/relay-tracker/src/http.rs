@@ -15,14 +15,40 @@ pub const USER_AGENT: &str = concat!("relay/", env!("CARGO_PKG_VERSION"));
 /// Connecting is fast or broken: fail early and let the caller retry.
 const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
 
+/// Most redirects one request follows.
+const MAX_REDIRECTS: usize = 5;
+
 /// A `reqwest::Client` for tracker clients: our `User-Agent`, a connect timeout, no proxy
-/// surprises. Share one across trackers (`Trackers` does); request timeouts are per tracker.
+/// surprises, redirects followed only within the same origin ([`same_origin_redirects`]). Share
+/// one across trackers (`Trackers` does); request timeouts are per tracker.
 pub fn http_client() -> Result<reqwest::Client> {
     reqwest::Client::builder()
         .user_agent(USER_AGENT)
         .connect_timeout(CONNECT_TIMEOUT)
+        .redirect(same_origin_redirects())
         .build()
         .map_err(|e| TrackerError::Config(format!("cannot build the HTTP client: {e}")))
+}
+
+/// Follows a redirect only to the same origin (scheme, host and port), at most
+/// [`MAX_REDIRECTS`] times. reqwest drops `Authorization` on a cross-host hop but not the token
+/// headers it does not know (`PRIVATE-TOKEN`): a redirect elsewhere is not followed at all, and
+/// the redirect answer itself is the (classified) failure.
+pub fn same_origin_redirects() -> reqwest::redirect::Policy {
+    reqwest::redirect::Policy::custom(|attempt| {
+        if attempt.previous().len() > MAX_REDIRECTS {
+            return attempt.error("too many redirects");
+        }
+        let same_origin = attempt
+            .previous()
+            .last()
+            .is_some_and(|previous| previous.origin() == attempt.url().origin());
+        if same_origin {
+            attempt.follow()
+        } else {
+            attempt.stop()
+        }
+    })
 }
 
 /// Whether a request changes something on the tracker (and is therefore paced).

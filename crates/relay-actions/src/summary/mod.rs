@@ -135,6 +135,8 @@ pub async fn refresh_summary(
     let gaps = relay_store::gaps::list(&mut tx, issue_id).await?;
     let gap_evidence = relay_store::gaps::evidence_sources(&mut tx, issue_id).await?;
     let findings = relay_store::findings::live(&mut tx, issue_id).await?;
+    let internal_gaps = relay_store::gaps::internal_numbers(&mut tx, issue_id).await?;
+    let internal_findings = relay_store::findings::internal_numbers(&mut tx, issue_id).await?;
     let spec = relay_store::specs::current(&mut tx, issue_id).await?;
     let spend = relay_store::status::spend_by_role_and_model(pool, issue_id).await?;
     let content = render(&SummaryInput {
@@ -142,6 +144,8 @@ pub async fn refresh_summary(
         gaps: &gaps,
         gap_evidence: &gap_evidence,
         findings: &findings,
+        internal_gaps: &internal_gaps,
+        internal_findings: &internal_findings,
         spec: spec.as_ref(),
         spend: &spend,
         prices,
@@ -303,6 +307,51 @@ mod tests {
         );
         let rows = relay_store::outbox::for_issue(&mut conn, 5).await.unwrap();
         assert_eq!(rows.len(), 2, "one post, one edit: never a second comment");
+    }
+
+    /// Every body that reaches the outbox is scrubbed: the first post, the rewrite of a queued
+    /// write and the re-armed refused post alike.
+    #[sqlx::test(migrator = "relay_store::MIGRATOR")]
+    async fn every_summary_body_is_scrubbed_of_secrets(pool: PgPool) {
+        use secrecy::SecretString;
+        let secret = "ghs_summary_scrub_secret_0001";
+        relay_core::outgoing::register_secret(
+            "trackers.test.token",
+            &SecretString::from(secret.to_owned()),
+        );
+        let mut conn = pool.acquire().await.unwrap();
+        async fn body(conn: &mut PgConnection) -> relay_store::outbox::OutboxRow {
+            relay_store::outbox::get(conn, "summary-i6")
+                .await
+                .unwrap()
+                .unwrap()
+        }
+        enqueue_summary(&mut conn, 6, None, &format!("a {secret}"))
+            .await
+            .unwrap();
+        assert!(!body(&mut conn).await.body.contains(secret));
+        assert_eq!(
+            enqueue_summary(&mut conn, 6, None, &format!("b {secret}"))
+                .await
+                .unwrap(),
+            SummaryWrite::Rewritten
+        );
+        let row = body(&mut conn).await;
+        assert!(row.body.starts_with("b [REDACTED]"), "{}", row.body);
+        relay_store::outbox::start_attempt(&mut conn, row.id)
+            .await
+            .unwrap();
+        relay_store::outbox::mark_failed(&mut conn, row.id, "403 forbidden")
+            .await
+            .unwrap();
+        assert_eq!(
+            enqueue_summary(&mut conn, 6, None, &format!("c {secret}"))
+                .await
+                .unwrap(),
+            SummaryWrite::Reposted
+        );
+        let row = body(&mut conn).await;
+        assert!(row.body.starts_with("c [REDACTED]"), "{}", row.body);
     }
 
     #[sqlx::test(migrator = "relay_store::MIGRATOR")]

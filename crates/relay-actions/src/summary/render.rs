@@ -21,6 +21,10 @@ pub struct SummaryInput<'a> {
     /// The code places the gaps' evidence cites, by gap number.
     pub gap_evidence: &'a [GapEvidence],
     pub findings: &'a [FindingRow],
+    /// Numbers of the gaps and findings drawn with a GitLab internal note in context: the
+    /// summary is a public comment, so it leaves them out and only says how many.
+    pub internal_gaps: &'a [i32],
+    pub internal_findings: &'a [i32],
     pub spec: Option<&'a SpecRow>,
     /// Tokens per role and model.
     pub spend: &'a [RoleModelSpend],
@@ -33,8 +37,17 @@ const SEVERITIES: [&str; 4] = ["blocking", "high", "medium", "low"];
 /// The summary's content (without its marker).
 pub fn render(input: &SummaryInput<'_>) -> String {
     let mut out = String::from("### Relay summary\n\n**Open questions**\n");
-    let open: Vec<&GapRow> = input.gaps.iter().filter(|g| g.is_open()).collect();
-    if open.is_empty() {
+    let open: Vec<&GapRow> = input
+        .gaps
+        .iter()
+        .filter(|g| g.is_open() && !input.internal_gaps.contains(&g.number))
+        .collect();
+    let withheld_gaps = input
+        .gaps
+        .iter()
+        .filter(|g| g.is_open() && input.internal_gaps.contains(&g.number))
+        .count();
+    if open.is_empty() && withheld_gaps == 0 {
         out.push_str("- none\n");
     }
     let blob = blob_base(input.issue_url);
@@ -58,11 +71,18 @@ pub fn render(input: &SummaryInput<'_>) -> String {
             }
         }
     }
+    withheld(&mut out, withheld_gaps, "question");
     out.push_str("\n**Findings**\n");
+    let findings: Vec<&FindingRow> = input
+        .findings
+        .iter()
+        .filter(|f| !input.internal_findings.contains(&f.number))
+        .collect();
+    let withheld_findings = input.findings.len() - findings.len();
     if input.findings.is_empty() {
         out.push_str("- none\n");
     }
-    for finding in input.findings {
+    for finding in findings.iter().copied() {
         let flag = if finding.stale { " — **stale**" } else { "" };
         let _ = writeln!(
             out,
@@ -74,6 +94,7 @@ pub fn render(input: &SummaryInput<'_>) -> String {
             let _ = writeln!(out, "  - {}", source_line(blob.as_ref(), source));
         }
     }
+    withheld(&mut out, withheld_findings, "finding");
     out.push_str("\n**Spec**: ");
     match input.spec {
         Some(spec) => {
@@ -82,8 +103,7 @@ pub fn render(input: &SummaryInput<'_>) -> String {
         None => out.push_str("not written yet\n"),
     }
     let open_numbers: Vec<i32> = open.iter().map(|g| g.number).collect();
-    let sources: Vec<&SourceRow> = input
-        .findings
+    let sources: Vec<&SourceRow> = findings
         .iter()
         .flat_map(|f| &f.sources)
         .chain(
@@ -137,6 +157,17 @@ pub fn render(input: &SummaryInput<'_>) -> String {
         sources.len()
     );
     out
+}
+
+/// The line saying how many items drawn from internal notes this public comment leaves out.
+fn withheld(out: &mut String, count: usize, what: &str) {
+    if count > 0 {
+        let _ = writeln!(
+            out,
+            "- {count} {what}{} drawn from internal notes: not shown in this public comment",
+            if count == 1 { "" } else { "s" }
+        );
+    }
 }
 
 /// One cited source: its place (a link at its commit when the tracker is known), its status, and
@@ -334,6 +365,8 @@ mod tests {
             gaps: &gaps,
             gap_evidence: &evidence,
             findings: &findings,
+            internal_gaps: &[],
+            internal_findings: &[],
             spec: None,
             spend: &spend,
             prices: &prices,
@@ -370,6 +403,8 @@ mod tests {
             gaps: &[],
             gap_evidence: &[],
             findings: &findings,
+            internal_gaps: &[],
+            internal_findings: &[],
             spec: None,
             spend: &[],
             prices: &Prices::new(),
@@ -386,5 +421,41 @@ mod tests {
             "{body}"
         );
         assert!(body.contains("Citations verified: 0 of 1."), "{body}");
+    }
+
+    #[test]
+    fn what_was_drawn_from_internal_notes_stays_out_of_the_public_summary() {
+        let gaps = [
+            gap(1, "high", "Is the vault key rotated?", true),
+            gap(2, "low", "Which log level?", true),
+        ];
+        let findings = [finding(false)];
+        let body = render(&SummaryInput {
+            issue_url: "https://gitlab.example.com/g/p/-/issues/1",
+            gaps: &gaps,
+            gap_evidence: &[],
+            findings: &findings,
+            internal_gaps: &[1],
+            internal_findings: &[findings[0].number],
+            spec: None,
+            spend: &[],
+            prices: &Prices::new(),
+        });
+        assert!(!body.contains("vault"), "{body}");
+        assert!(!body.contains("Timeouts are fixed"), "{body}");
+        assert!(body.contains("Which log level?"), "{body}");
+        assert!(
+            body.contains(
+                "- 1 question drawn from internal notes: not shown in this public comment"
+            ),
+            "{body}"
+        );
+        assert!(
+            body.contains(
+                "- 1 finding drawn from internal notes: not shown in this public comment"
+            ),
+            "{body}"
+        );
+        assert!(body.contains("Citations verified: 0 of 0."), "{body}");
     }
 }

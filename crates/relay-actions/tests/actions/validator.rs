@@ -45,6 +45,7 @@ fn context(snapshot: Option<relay_actions::Snapshot>) -> ValidationContext {
         spec: None,
         default_reply: None,
         private_context: false,
+        internal_context: false,
         provenance: Default::default(),
         existing: Default::default(),
     }

@@ -11,10 +11,29 @@ use super::error::LlmError;
 /// User agent sent to every provider.
 pub const USER_AGENT: &str = concat!("relay/", env!("CARGO_PKG_VERSION"));
 
-/// Builds the shared reqwest client for one provider.
+/// Most redirects one request follows.
+const MAX_REDIRECTS: usize = 5;
+
+/// Builds the shared reqwest client for one provider. Redirects are followed only within the
+/// same origin (scheme, host and port): reqwest drops `Authorization` on a cross-host hop but not
+/// `x-api-key` or `api-key`, so a redirect elsewhere is not followed and its answer is the error.
 pub fn client(timeout: Duration) -> Result<reqwest::Client, LlmError> {
     reqwest::Client::builder()
         .user_agent(USER_AGENT)
+        .redirect(reqwest::redirect::Policy::custom(|attempt| {
+            if attempt.previous().len() > MAX_REDIRECTS {
+                return attempt.error("too many redirects");
+            }
+            let same_origin = attempt
+                .previous()
+                .last()
+                .is_some_and(|previous| previous.origin() == attempt.url().origin());
+            if same_origin {
+                attempt.follow()
+            } else {
+                attempt.stop()
+            }
+        }))
         .timeout(timeout)
         .connect_timeout(timeout.min(Duration::from_secs(10)))
         .build()

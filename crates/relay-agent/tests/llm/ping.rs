@@ -62,3 +62,44 @@ async fn azure_dialect_uses_api_key_header_and_api_version() {
         "/v1/chat/completions?api-version=2024-10-21"
     );
 }
+
+/// A provider answering with a redirect to another origin: neither `x-api-key` (Anthropic) nor
+/// `api-key` (Azure) follows it; the other server is never asked and the call fails.
+#[tokio::test]
+async fn api_keys_never_follow_a_redirect_to_another_origin() {
+    for (provider, model, extra, path) in [
+        ("anthropic", "claude-haiku-4-5", "", "/v1/messages"),
+        (
+            "openai",
+            "gpt-4o",
+            "dialect = \"azure\"\napi_version = \"2024-10-21\"",
+            "/v1/chat/completions",
+        ),
+    ] {
+        let elsewhere = ScriptedLlm::start(vec![ScriptedReply::text("pong")]).await;
+        let location = elsewhere
+            .base_url()
+            .replace("127.0.0.1", "localhost")
+            .trim_end_matches('/')
+            .to_owned()
+            + path;
+        let redirect = ScriptedReply::Raw {
+            status: 307,
+            headers: [("location".to_owned(), location)].into_iter().collect(),
+            body: serde_json::Value::Null,
+        };
+        let server = ScriptedLlm::start(vec![redirect.clone(), redirect]).await;
+        let settings = crate::support::settings_with(
+            provider,
+            &server.base_url(),
+            model,
+            &format!("max_retries = 0\n{extra}"),
+        );
+        ping(&settings, Role::Planner).await.unwrap_err();
+        assert!(!server.requests().is_empty(), "{provider}");
+        assert!(
+            elsewhere.requests().is_empty(),
+            "{provider}: the key went to another origin"
+        );
+    }
+}

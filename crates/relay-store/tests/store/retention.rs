@@ -84,16 +84,32 @@ async fn seed(pool: &PgPool) {
          FROM generate_series(1, 5) r, generate_series(0, 4) s",
     )
     .await;
-    // Outbox: 3 old sent or failed, an old budget note, an old pending write, a recent sent one.
+    // Outbox: 3 old sent or failed (the refusal shown to the planner), an old budget note, an old
+    // pending write, a recent sent one; what live state points to, old: the summary's post (its
+    // edit goes), the first-contact reaction, a refusal the planner was not shown yet, the part of
+    // a draft spec (the posted spec's part goes).
     exec(
         pool,
-        "INSERT INTO outbox (idempotency_key, issue_id, kind, body, status, updated_at) VALUES
-         ('w1', 1, 'comment', 'b', 'sent', now() - interval '40 days'),
-         ('w2', 1, 'comment', 'b', 'failed', now() - interval '40 days'),
-         ('w3', 1, 'comment', 'b', 'sent', now() - interval '40 days'),
-         ('budget:1:1:3', 1, 'comment', 'b', 'sent', now() - interval '40 days'),
-         ('w4', 1, 'comment', 'b', 'pending', now() - interval '40 days'),
-         ('w5', 1, 'comment', 'b', 'sent', now())",
+        "INSERT INTO outbox (idempotency_key, issue_id, kind, body, status, updated_at,
+                             failure_shown_at) VALUES
+         ('w1', 1, 'comment', 'b', 'sent', now() - interval '40 days', NULL),
+         ('w2', 1, 'comment', 'b', 'failed', now() - interval '40 days', now() - interval '40 days'),
+         ('w3', 1, 'comment', 'b', 'sent', now() - interval '40 days', NULL),
+         ('budget:1:1:3', 1, 'comment', 'b', 'sent', now() - interval '40 days', NULL),
+         ('w4', 1, 'comment', 'b', 'pending', now() - interval '40 days', NULL),
+         ('w5', 1, 'comment', 'b', 'sent', now(), NULL),
+         ('summary-i1', 1, 'comment', 'b', 'sent', now() - interval '40 days', NULL),
+         ('summary-i1-r2', 1, 'edit', 'b', 'sent', now() - interval '40 days', NULL),
+         ('ack:1', 1, 'reaction', 'eyes', 'sent', now() - interval '40 days', NULL),
+         ('w6', 1, 'comment', 'b', 'failed', now() - interval '40 days', NULL),
+         ('i1-j1-c0-spec1-p0', 1, 'comment', 'b', 'sent', now() - interval '40 days', NULL),
+         ('i1-j1-c0-spec2-p0', 1, 'comment', 'b', 'sent', now() - interval '40 days', NULL)",
+    )
+    .await;
+    exec(
+        pool,
+        "INSERT INTO specs (issue_id, version, body, status) VALUES
+         (1, 1, 'draft spec', 'draft'), (1, 2, 'posted spec', 'posted')",
     )
     .await;
     // Snapshots of repo a: a1 (oldest, quoted by a live finding), a2, a3 (read by a running job
@@ -140,6 +156,14 @@ async fn seed(pool: &PgPool) {
          (7, 'reindex', '{\"commit\": \"c6\"}', 3, 'running', 'repo:a', now())",
     )
     .await;
+    // Job 6 runs its first attempt (started long ago): that unfinished run is live.
+    exec(pool, "UPDATE jobs SET attempts = 1 WHERE id = 6").await;
+    exec(
+        pool,
+        "INSERT INTO trace_runs (id, job_id, attempt, worker, started_at)
+         OVERRIDING SYSTEM VALUE VALUES (8, 6, 1, 'w', now() - interval '40 days')",
+    )
+    .await;
 }
 
 fn counts(report: &retention::PruneReport) -> Vec<(Target, u64, u64)> {
@@ -162,9 +186,11 @@ async fn prune_keeps_what_matters_and_drops_the_rest(pool: PgPool) {
     let expected = vec![
         // Deliveries 1, 2, 3 (handled), 5, 6 (ignored).
         (Target::DeliveryPayloads, 5, 0),
-        (Target::TraceRuns, 3, 15),
+        // 1, 2, 3 (finished) and 5 (left unfinished by a dead worker; its job is not running).
+        (Target::TraceRuns, 4, 20),
         (Target::FinishedJobs, 3, 6),
-        (Target::Outbox, 3, 0),
+        // w1, w2, w3, the summary's edit, the posted spec's part.
+        (Target::Outbox, 5, 0),
         // a2 (its finding is removed) and a4.
         (Target::Snapshots, 2, 6),
     ];
@@ -209,13 +235,24 @@ async fn prune_keeps_what_matters_and_drops_the_rest(pool: PgPool) {
         .fetch_all(&pool)
         .await
         .unwrap();
-    assert_eq!(runs, [4, 5]);
-    assert_eq!(scalar(&pool, "SELECT count(*) FROM trace_events").await, 10);
+    assert_eq!(runs, [4, 8]);
+    assert_eq!(scalar(&pool, "SELECT count(*) FROM trace_events").await, 5);
     let outbox: Vec<String> = sqlx::query_scalar("SELECT idempotency_key FROM outbox ORDER BY id")
         .fetch_all(&pool)
         .await
         .unwrap();
-    assert_eq!(outbox, ["budget:1:1:3", "w4", "w5"]);
+    assert_eq!(
+        outbox,
+        [
+            "budget:1:1:3",
+            "w4",
+            "w5",
+            "summary-i1",
+            "ack:1",
+            "w6",
+            "i1-j1-c0-spec1-p0"
+        ]
+    );
     let snapshots: Vec<String> =
         sqlx::query_scalar("SELECT commit_sha FROM codegraph_snapshots ORDER BY id")
             .fetch_all(&pool)

@@ -63,6 +63,18 @@ pub(crate) struct App {
 pub(crate) struct InstallationToken {
     pub installation: i64,
     pub expires_at: DateTime<Utc>,
+    /// The repository names the token was minted for (`repositories` in the request); `None`:
+    /// every repository of the installation.
+    pub repositories: Option<Vec<String>>,
+}
+
+impl InstallationToken {
+    /// Whether the token reaches repository `name` (of its installation).
+    pub(crate) fn reaches(&self, name: &str) -> bool {
+        self.repositories
+            .as_ref()
+            .is_none_or(|names| names.iter().any(|n| n.eq_ignore_ascii_case(name)))
+    }
 }
 
 #[derive(Debug, Default)]

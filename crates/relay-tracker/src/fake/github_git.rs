@@ -70,7 +70,9 @@ fn authorized(s: &State, repo: &str, headers: &HeaderMap) -> bool {
         return true;
     }
     s.installation_tokens.get(token).is_some_and(|t| {
-        t.expires_at > Utc::now() && s.repo_installations.get(repo) == Some(&t.installation)
+        t.expires_at > Utc::now()
+            && s.repo_installations.get(repo) == Some(&t.installation)
+            && t.reaches(repo.rsplit('/').next().unwrap_or_default())
     })
 }
 

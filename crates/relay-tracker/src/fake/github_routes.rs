@@ -38,7 +38,8 @@ pub(crate) fn router(state: Shared) -> axum::Router {
 /// Who a request authenticates as.
 enum Caller {
     User(String),
-    Installation(i64, String),
+    /// The installation, the bot login, the repository names the token is restricted to.
+    Installation(i64, String, Option<Vec<String>>),
     App,
 }
 
@@ -118,7 +119,11 @@ fn authenticate(s: &State, headers: &HeaderMap) -> Result<Caller, Box<Response>>
             return Err(Box::new(error(401, "Bad credentials")));
         }
         let slug = s.app.as_ref().map_or("app", |a| a.slug.as_str());
-        return Ok(Caller::Installation(t.installation, format!("{slug}[bot]")));
+        return Ok(Caller::Installation(
+            t.installation,
+            format!("{slug}[bot]"),
+            t.repositories.clone(),
+        ));
     }
     if let Some(app) = &s.app
         && token.matches('.').count() == 2
@@ -151,7 +156,7 @@ fn authenticate(s: &State, headers: &HeaderMap) -> Result<Caller, Box<Response>>
 
 fn login(caller: &Caller) -> Option<&str> {
     match caller {
-        Caller::User(l) | Caller::Installation(_, l) => Some(l),
+        Caller::User(l) | Caller::Installation(_, l, _) => Some(l),
         Caller::App => None,
     }
 }
@@ -175,11 +180,16 @@ fn route(s: &mut State, req: &Request<'_>) -> Response {
         base,
     } = *req;
     let is_app = matches!(caller, Caller::App);
-    // An installation token reaches only the repositories of its installation.
-    if let (Caller::Installation(id, _), ["repos", o, r, ..]) = (caller, seg)
-        && s.repo_installations
+    // An installation token reaches only the repositories of its installation, and of those
+    // only the ones it was minted for.
+    if let (Caller::Installation(id, _, repositories), ["repos", o, r, ..]) = (caller, seg)
+        && (s
+            .repo_installations
             .get(&format!("{o}/{r}"))
             .is_some_and(|i| i != id)
+            || repositories
+                .as_ref()
+                .is_some_and(|names| !names.iter().any(|n| n.eq_ignore_ascii_case(r))))
     {
         return error(404, "Not Found");
     }
@@ -207,18 +217,31 @@ fn route(s: &mut State, req: &Request<'_>) -> Response {
                 .as_ref()
                 .map_or(std::time::Duration::from_secs(3600), |a| a.token_ttl);
             let expires_at = Utc::now() + chrono::Duration::from_std(ttl).unwrap_or_default();
+            // Like GitHub: a token for the named repositories only, with the permissions asked
+            // for (the installation's own when none are named).
+            let repositories = body["repositories"].as_array().map(|names| {
+                names
+                    .iter()
+                    .filter_map(|n| n.as_str().map(str::to_owned))
+                    .collect::<Vec<_>>()
+            });
+            let permissions = match &body["permissions"] {
+                Value::Object(asked) => Value::Object(asked.clone()),
+                _ => json!({"issues": "write", "contents": "read", "metadata": "read"}),
+            };
             let token = format!("ghs_fake{}", s.next_id());
             s.installation_tokens.insert(
                 token.clone(),
                 InstallationToken {
                     installation: id,
                     expires_at,
+                    repositories,
                 },
             );
             s.token_exchanges.push(id);
             json_response(
                 StatusCode::CREATED,
-                json!({"token": token, "expires_at": expires_at.to_rfc3339_opts(chrono::SecondsFormat::Secs, true), "permissions": {"issues": "write"}}),
+                json!({"token": token, "expires_at": expires_at.to_rfc3339_opts(chrono::SecondsFormat::Secs, true), "permissions": permissions}),
             )
         }
         ("GET", ["repos", o, r, "installation"]) if is_app => {
@@ -288,7 +311,7 @@ fn route(s: &mut State, req: &Request<'_>) -> Response {
             let id = s.next_id();
             let now = Utc::now();
             let (author, kind) = match caller {
-                Caller::Installation(_, l) => (l.clone(), "Bot"),
+                Caller::Installation(_, l, _) => (l.clone(), "Bot"),
                 _ => (login(caller).unwrap_or("ghost").to_owned(), "User"),
             };
             let comment = FakeComment {

@@ -3,6 +3,11 @@
 //! (`POST /app/installations/:id/access_tokens`) and caches each token until five minutes before
 //! it expires. The installation comes from the webhook (stored with the issue); when it is
 //! unknown, `GET /repos/:owner/:repo/installation` finds it.
+//!
+//! Each token is minted for the one repository the request is about and with only what Relay
+//! uses ([`TOKEN_PERMISSIONS`]: issues read/write, contents and metadata read), whatever the
+//! installation was granted; and it joins the outgoing secret scan
+//! ([`relay_core::outgoing::register_rotating_secret`]) so no tracker write can carry it.
 
 use std::collections::HashMap;
 use std::time::Duration;
@@ -27,6 +32,13 @@ const JWT_BACKDATE: Duration = Duration::from_secs(60);
 /// token that expires in flight.
 pub const INSTALLATION_TOKEN_REFRESH_MARGIN: Duration = Duration::from_secs(5 * 60);
 
+/// The permissions an installation token is minted with: what Relay uses, nothing more.
+pub const TOKEN_PERMISSIONS: [(&str, &str); 3] = [
+    ("issues", "write"),
+    ("contents", "read"),
+    ("metadata", "read"),
+];
+
 pub(crate) enum Auth {
     Token(SecretString),
     App(AppAuth),
@@ -40,8 +52,9 @@ struct CachedToken {
 pub(crate) struct AppAuth {
     app_id: u64,
     key: EncodingKey,
-    /// Held across an exchange so concurrent writers do not all exchange at once.
-    tokens: tokio::sync::Mutex<HashMap<i64, CachedToken>>,
+    /// Per (installation, repository name). Held across an exchange so concurrent writers do not
+    /// all exchange at once.
+    tokens: tokio::sync::Mutex<HashMap<(i64, String), CachedToken>>,
     installations: std::sync::Mutex<HashMap<String, i64>>,
 }
 
@@ -100,27 +113,53 @@ impl GitHubClient {
             Some(id) => id,
             None => self.find_installation(app, &issue.project_path).await?,
         };
-        let token = self.installation_token(app, installation).await?;
+        let token = self
+            .installation_token(app, installation, &issue.project_path)
+            .await?;
         Ok((token, PaceKey::Installation(installation)))
     }
 
-    async fn installation_token(&self, app: &AppAuth, installation: i64) -> Result<SecretString> {
+    /// A token of `installation` for repository `repo` (`owner/name`) only, with
+    /// [`TOKEN_PERMISSIONS`] only.
+    async fn installation_token(
+        &self,
+        app: &AppAuth,
+        installation: i64,
+        repo: &str,
+    ) -> Result<SecretString> {
+        let name = super::repo_path(repo)?
+            .rsplit('/')
+            .next()
+            .unwrap_or_default()
+            .to_owned();
+        let key = (installation, name.clone());
         let mut tokens = app.tokens.lock().await;
-        if let Some(cached) = tokens.get(&installation)
+        if let Some(cached) = tokens.get(&key)
             && Utc::now() < cached.refresh_at
         {
             return Ok(cached.token.clone());
         }
         let path = format!("/app/installations/{installation}/access_tokens");
         let what = format!("POST {path}");
-        let request = self.request(Method::POST, &path, &app.jwt()?);
+        let permissions: serde_json::Map<String, serde_json::Value> = TOKEN_PERMISSIONS
+            .iter()
+            .map(|(scope, level)| ((*scope).to_owned(), serde_json::json!(level)))
+            .collect();
+        let request = self
+            .request(Method::POST, &path, &app.jwt()?)
+            .json(&serde_json::json!({ "repositories": [name], "permissions": permissions }));
         let answer: InstallationToken =
             json(self.http.send_unpaced(request, &what).await?, &what).await?;
         let margin =
             chrono::Duration::from_std(INSTALLATION_TOKEN_REFRESH_MARGIN).unwrap_or_default();
         let token = SecretString::from(answer.token);
+        // One entry per installation and repository: a refreshed token replaces the old one.
+        relay_core::outgoing::register_rotating_secret(
+            &format!("github.installation.{installation}.{name}.token"),
+            &token,
+        );
         tokens.insert(
-            installation,
+            key,
             CachedToken {
                 token: token.clone(),
                 refresh_at: answer.expires_at - margin,

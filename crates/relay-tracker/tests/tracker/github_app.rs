@@ -177,3 +177,50 @@ fn a_bad_private_key_is_a_configuration_error() {
         Err(TrackerError::Config(_))
     ));
 }
+
+/// An installation token is minted for the issue's repository only, with only the permissions
+/// Relay uses; it reaches no other repository of the installation, and it joins the outgoing
+/// secret scan.
+#[tokio::test]
+async fn installation_tokens_are_scoped_and_scanned_for() {
+    let (gh, client) = setup().await;
+    gh.seed_issue("octo-org/other", 1, "t", "b");
+    gh.install(REPO, 77);
+    gh.install("octo-org/other", 77);
+    client.get_issue(&issue(Some(77))).await.unwrap();
+    let exchange = gh
+        .requests()
+        .into_iter()
+        .find(|r| r.path.ends_with("/access_tokens"))
+        .unwrap();
+    let body: serde_json::Value = serde_json::from_str(&exchange.body).unwrap();
+    assert_eq!(
+        body,
+        serde_json::json!({
+            "repositories": ["hello"],
+            "permissions": {"issues": "write", "contents": "read", "metadata": "read"}
+        })
+    );
+    let token = gh
+        .requests()
+        .into_iter()
+        .rfind(|r| r.path.starts_with("/repos/"))
+        .and_then(|r| r.header("authorization").map(str::to_owned))
+        .and_then(|h| h.strip_prefix("Bearer ").map(str::to_owned))
+        .unwrap();
+    let leaked = format!("leak {token} here");
+    let scrubbed = relay_core::outgoing::scrub_secrets(&leaked);
+    assert_eq!(scrubbed.body, "leak [REDACTED] here");
+
+    // The other repository of the same installation gets its own token.
+    let other = IssueRef {
+        project_path: "octo-org/other".into(),
+        ..issue(Some(77))
+    };
+    client.get_issue(&other).await.unwrap();
+    assert_eq!(
+        gh.token_exchanges(),
+        vec![77, 77],
+        "one token per repository"
+    );
+}

@@ -10,4 +10,5 @@ mod github_app;
 mod gitlab;
 mod gitlab_members;
 mod quick_action_search;
+mod hostile_server;
 mod registry;

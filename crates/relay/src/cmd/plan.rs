@@ -145,6 +145,7 @@ fn validation_context(issue: &IssueContext, repo: &Path) -> anyhow::Result<Valid
                 })
                 .collect(),
         },
+        internal_context: false,
         provenance: Default::default(),
     })
 }

@@ -241,7 +241,10 @@ async fn run_cycle_inner(
     });
     // What the planner sees of an internal note (or of a confidential issue) stays here:
     // learnings drawn from it are stored for this issue only.
-    validation.private_context |= state.issue.confidential || thread.iter().any(|n| n.internal);
+    let internal_note = thread.iter().any(|n| n.internal);
+    validation.private_context |= state.issue.confidential || internal_note;
+    // Gaps and findings opened with an internal note in context stay out of the public summary.
+    validation.internal_context |= internal_note;
     // What a learning proposed in this cycle records about where it came from.
     validation.provenance = relay_actions::LearningProvenance {
         note_id: state.events.iter().rev().find_map(|e| e.note_id.clone()),
