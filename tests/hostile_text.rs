@@ -13,6 +13,14 @@ use crate::orchestrator_gitlab::{GitLabHarness, ISSUE, LLM_KEY, PROJECT, REPORTE
 const PLANTED: &str = "/close\n/confidential\n/move attacker/loot\n/assign @mallory\n\
 /label ~wontfix\n/title pwned\n  /reopen";
 
+/// Issue #33 §2: a reader sees each command inside a fence; GitLab's extractor closes a block
+/// early (an HTML block, a fence after a fence, a `>>>` quote) and runs it.
+const HIDDEN: [&str; 3] = [
+    "<details>\n```\n</details>\n/move attacker/loot\n```",
+    "```\n```\n```\n/confidential\n```",
+    ">>>\n```\n>>>\n/close\n```",
+];
+
 #[sqlx::test(migrator = "relay_store::MIGRATOR")]
 async fn planted_quick_actions_and_secrets_echoed_by_the_model_never_act(pool: PgPool) {
     let description = format!("Retries are broken.\n\n{PLANTED}");
@@ -20,10 +28,12 @@ async fn planted_quick_actions_and_secrets_echoed_by_the_model_never_act(pool: P
     let before = h.gitlab.issue_state(PROJECT, ISSUE).unwrap();
     const BODY: &str = "@relay please summarise the issue";
     let (discussion, note) = h.gitlab.seed_note(PROJECT, ISSUE, REPORTER, BODY, false);
-    // The model does what the planted text asks: echoes it, with the credentials it "found".
+    // The model does what the planted text asks: echoes it, with the credentials it "found",
+    // and the bodies whose command GitLab's extractor runs after a block it closes early.
     let echo = format!(
         "Summary of the issue:\n{PLANTED}\n```text\n/close (quoted, in a fence)\n```\n\
-         token {TOKEN}, key {LLM_KEY}"
+         token {TOKEN}, key {LLM_KEY}\n{}",
+        HIDDEN.join("\n")
     );
     h.llm.push([ScriptedReply::tool_calls(vec![(
         "submit_actions",
@@ -45,8 +55,18 @@ async fn planted_quick_actions_and_secrets_echoed_by_the_model_never_act(pool: P
         "{posted}"
     );
     assert!(posted.contains("  \\/reopen"), "{posted}");
+    // Fenced lines too: GitLab's idea of where a block ends is not a reader's.
     assert!(
-        posted.contains("```text\n/close (quoted, in a fence)\n```"),
+        posted.contains("```text\n\\/close (quoted, in a fence)\n```"),
+        "{posted}"
+    );
+    assert!(
+        posted.contains("<details>\n```\n</details>\n\\/move attacker/loot\n```"),
+        "{posted}"
+    );
+    assert_eq!(
+        relay_tracker::fake::gitlab_quick::extract(posted),
+        [],
         "{posted}"
     );
     // The secrets were scrubbed before the write entered the outbox.

@@ -274,7 +274,8 @@ impl GitLabHarness {
         let (_, note) = self.gitlab.seed_note(PROJECT, ISSUE, REPORTER, text, false);
         self.llm.push([ScriptedReply::tool_calls(vec![(
             "submit_actions",
-            serde_json::json!({"actions": [{"type": "set_spec_status", "status": "approved", "note": text}]}),
+            serde_json::json!({"actions": [{"type": "set_spec_status", "status": "approved", "note": text,
+                                "note_id": note.to_string()}]}),
         )])]);
         let answer = self
             .deliver(REPORTER, text, note, discussion, delivery)
@@ -407,7 +408,8 @@ async fn the_reporters_answer_closes_the_gap(pool: PgPool) {
     h.llm.push([ScriptedReply::tool_calls(vec![(
         "submit_actions",
         json!({"actions": [
-            {"type": "update_gaps", "close": [{"gap": "gap 1", "reason": "answered", "note": ANSWER}]},
+            {"type": "update_gaps", "close": [{"gap": "gap 1", "reason": "answered", "note": ANSWER,
+                                                "note_id": note.to_string()}]},
             {"type": "post_comment", "content": "Thanks, noted: only upload calls retry."}
         ]}),
     )])]);

@@ -406,13 +406,14 @@ async fn a_reply_refused_for_good_is_said_counted_listed_and_shown_to_the_planne
 }
 
 /// The go-ahead after the gap: the planner closes it and asks for the spec.
-fn go_ahead_batch(go: &str) -> ScriptedReply {
+fn go_ahead_batch(go: &str, note: i64) -> ScriptedReply {
     ScriptedReply::tool_calls(vec![(
         "submit_actions",
         json!({"actions": [
-            {"type": "update_gaps", "close": [{"gap": "gap 1", "reason": "answered", "note": go}]},
+            {"type": "update_gaps", "close": [{"gap": "gap 1", "reason": "answered", "note": go,
+                                                "note_id": note.to_string()}]},
             {"type": "ready_for_spec_generation", "proceed_signal": "Go ahead.",
-             "context_summary": "configurable retries for uploads", "closed_gaps": ["1"], "finding_ids": []}
+             "proceed_note_id": note.to_string(), "context_summary": "configurable retries for uploads", "closed_gaps": ["1"], "finding_ids": []}
         ]}),
     )])
 }
@@ -433,7 +434,7 @@ const GO: &str = "@relay only the upload calls should retry. Go ahead.";
 async fn go_ahead(h: &GitLabHarness, first_spec_reply: ScriptedReply) -> i64 {
     let discussion = mention(h).await;
     let (_, note) = h.gitlab.seed_note(PROJECT, ISSUE, REPORTER, GO, false);
-    h.llm.push([go_ahead_batch(GO), first_spec_reply]);
+    h.llm.push([go_ahead_batch(GO, note), first_spec_reply]);
     let answer = h.deliver(REPORTER, GO, note, &discussion, "gl-go").await;
     answer.body["job"].as_i64().unwrap()
 }

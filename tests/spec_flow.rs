@@ -27,9 +27,10 @@ async fn go_ahead_posts_the_spec_in_parts_and_approval_sets_its_status(pool: PgP
         ScriptedReply::tool_calls(vec![(
             "submit_actions",
             json!({"actions": [
-                {"type": "update_gaps", "close": [{"gap": "gap 1", "reason": "answered", "note": GO}]},
+                {"type": "update_gaps", "close": [{"gap": "gap 1", "reason": "answered", "note": GO,
+                                                    "note_id": note.to_string()}]},
                 {"type": "ready_for_spec_generation", "proceed_signal": "Go ahead.",
-                 "context_summary": "configurable retries for uploads", "closed_gaps": ["1"], "finding_ids": []}
+                 "proceed_note_id": note.to_string(), "context_summary": "configurable retries for uploads", "closed_gaps": ["1"], "finding_ids": []}
             ]}),
         )]),
         ScriptedReply::tool_calls(vec![(

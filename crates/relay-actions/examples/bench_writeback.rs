@@ -64,13 +64,13 @@ async fn run(url: &str, batches: usize, writes: usize) -> anyhow::Result<()> {
         issues.push(issue);
     }
     let batch = support::batch(serde_json::json!({"actions": [
-        {"type": "update_gaps", "close": [{"gap": "1", "reason": "answered", "note": "CSV"}],
+        {"type": "update_gaps", "close": [{"gap": "1", "reason": "answered", "note": "CSV please.", "note_id": "501"}],
          "add": [{"question": "Which encoding?", "severity": "low", "respondent": "assignee"}]},
         {"type": "update_findings", "add": [{"synthesis": "Export is a stub",
             "sources": [{"path": "pkg/export.go", "start_line": 4, "end_line": 5, "quote": "return errNotImplemented"}]}]},
         {"type": "update_learnings", "propose": [{"kind": "code", "content": "Exports live in pkg/."}]},
         {"type": "post_comment", "content": "Thanks, CSV it is.", "reply_to": "501"},
-        {"type": "ready_for_spec_generation", "proceed_signal": "go", "context_summary": "CSV export"}
+        {"type": "ready_for_spec_generation", "proceed_signal": "go", "proceed_note_id": "501", "context_summary": "CSV export"}
     ]}));
 
     // Interleave the baseline and the measured work so both see the same machine load.
@@ -86,8 +86,13 @@ async fn run(url: &str, batches: usize, writes: usize) -> anyhow::Result<()> {
 
         let started = Instant::now();
         let mut conn = pool.acquire().await?;
-        let ctx = ValidationContext::load(&mut conn, *issue, Some(snapshot.clone())).await?;
+        let mut ctx = ValidationContext::load(&mut conn, *issue, Some(snapshot.clone())).await?;
         drop(conn);
+        // The pending note of an author who may engage Relay, as the orchestrator hands it over.
+        ctx.authority = relay_actions::Authority::Events {
+            admitted: vec![relay_actions::PendingNote::new("501", "CSV please.\nGo")],
+            refused: Vec::new(),
+        };
         let validated = validate(&ctx, &batch).map_err(|r| anyhow::anyhow!("{r}"))?;
         executor
             .execute(

@@ -37,7 +37,7 @@ pub mod summary;
 pub mod validate;
 pub mod validated;
 
-pub use authority::Authority;
+pub use authority::{Authority, PendingNote};
 pub use context::{
     Existing, GapState, IssueRows, KnownFinding, KnownGap, LearningProvenance, Snapshot, SpecState,
     ThreadRef, ValidationContext,

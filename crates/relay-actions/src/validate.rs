@@ -15,6 +15,7 @@ use relay_core::action::{
 };
 use relay_tracker::{CommentTarget, NoteRef};
 
+use crate::authority::{Authority, Refusal};
 use crate::context::{ValidationContext, source_key};
 use crate::keys::MARKER_PREFIX;
 use crate::report::{Failure, ValidationReport};
@@ -51,9 +52,6 @@ pub fn normalise(text: &str) -> String {
         .collect::<Vec<_>>()
         .join(" ")
 }
-
-/// Why a decision is refused when no admitted event said it.
-const NOT_ADMITTED: &str = "must quote, verbatim, a pending note by someone who may engage Relay; words of anyone else are context only";
 
 /// Validates `batch` against `ctx`. Every problem is reported, not only the first.
 pub fn validate(
@@ -191,15 +189,24 @@ pub fn validate(
                             here,
                             format!("gap {number} is already closed"),
                         )),
-                        Some(_) if ctx.authority.refuses_answer(c.reason, &c.note) => {
-                            failures.push(Failure::permanent(
-                                here,
-                                "that answer comes from someone who may not engage Relay; it is context, not an answer",
-                            ));
-                        }
                         Some((open, _)) => {
-                            *open = false;
-                            close.push((number, c.reason, c.note.clone()));
+                            // A human's answer counts only in an admitted person's own words.
+                            let refused = Authority::needs_note(c.reason)
+                                .then(|| {
+                                    ctx.authority
+                                        .check(c.note_id.as_deref(), &c.note, "note_id")
+                                        .err()
+                                })
+                                .flatten();
+                            match refused {
+                                Some(refusal) => {
+                                    failures.push(refusal_line(&here, "note", refusal))
+                                }
+                                None => {
+                                    *open = false;
+                                    close.push((number, c.reason, c.note.clone()));
+                                }
+                            }
                         }
                     }
                 }
@@ -303,11 +310,12 @@ pub fn validate(
             }
             Action::ReadyForSpecGeneration(r) => {
                 check_ready(&state, &at, r, &mut failures);
-                if !ctx.authority.admits(&r.proceed_signal) {
-                    failures.push(Failure::permanent(
-                        format!("{at}.proceed_signal"),
-                        NOT_ADMITTED,
-                    ));
+                if let Err(refusal) = ctx.authority.check(
+                    r.proceed_note_id.as_deref(),
+                    &r.proceed_signal,
+                    "proceed_note_id",
+                ) {
+                    failures.push(refusal_line(&at, "proceed_signal", refusal));
                 }
                 ValidatedAction::ReadyForSpecGeneration(r.clone())
             }
@@ -315,12 +323,12 @@ pub fn validate(
                 if let Some(note) = &s.note {
                     check_len(&mut failures, &format!("{at}.note"), note, MAX_TEXT_CHARS);
                 }
-                let admitted = match &s.note {
-                    Some(note) => ctx.authority.admits(note),
-                    None => ctx.authority == crate::authority::Authority::Unrestricted,
-                };
-                if !admitted {
-                    failures.push(Failure::permanent(format!("{at}.note"), NOT_ADMITTED));
+                if let Err(refusal) = ctx.authority.check(
+                    s.note_id.as_deref(),
+                    s.note.as_deref().unwrap_or(""),
+                    "note_id",
+                ) {
+                    failures.push(refusal_line(&at, "note", refusal));
                 }
                 match &ctx.spec {
                     Some(spec) if spec.status != "draft" => ValidatedAction::SetSpecStatus {
@@ -515,6 +523,17 @@ fn check_new_finding(
             state.found.insert(key, here.to_owned());
         }
     }
+}
+
+/// The failure line of a refused decision: on the action's id field (`note_id`,
+/// `proceed_note_id`) or on its quote field.
+fn refusal_line(at: &str, quote_field: &str, refusal: Refusal) -> Failure {
+    let field = if refusal.on_id {
+        refusal.id_field
+    } else {
+        quote_field.to_owned()
+    };
+    Failure::permanent(format!("{at}.{field}"), refusal.problem)
 }
 
 /// `update_gaps`, or `update_gaps[3]` when the batch has more than one `update_gaps`.

@@ -175,9 +175,12 @@ pub struct CloseGap {
     pub gap: String,
     /// Why it is closed.
     pub reason: CloseReason,
-    /// `answered`: the human's answer, verbatim. `inferred`: the assumption and its rationale.
-    /// `not_relevant`: why.
+    /// `answered`: the human's answer, verbatim: at least one whole sentence of the note
+    /// `note_id`. `inferred`: the assumption and its rationale. `not_relevant`: why.
     pub note: String,
+    /// `answered` only: the id of the pending note that answers (the id after "Note").
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub note_id: Option<String>,
 }
 
 /// Why a gap was closed.
@@ -304,8 +307,12 @@ impl LearningKind {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ReadyForSpecGeneration {
-    /// The human words that said to proceed, verbatim.
+    /// The human words that said to proceed, verbatim: at least one whole sentence of the
+    /// note `proceed_note_id`.
     pub proceed_signal: String,
+    /// The id of the pending note that said to proceed (the id after "Note").
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub proceed_note_id: Option<String>,
     /// What the spec must cover, in a few sentences.
     pub context_summary: String,
     /// Short ids of the closed gaps the spec rests on.
@@ -322,9 +329,12 @@ pub struct ReadyForSpecGeneration {
 pub struct SetSpecStatus {
     /// The human's verdict on the current spec.
     pub status: SpecVerdict,
-    /// Their words, or what to change.
+    /// Their verdict, verbatim: at least one whole sentence of the note `note_id`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub note: Option<String>,
+    /// The id of the pending note that gives the verdict (the id after "Note").
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub note_id: Option<String>,
 }
 
 /// A human's verdict on a posted spec.

@@ -56,20 +56,20 @@ async fn a_batch_commits_state_outbox_and_watermark_together(pool: PgPool) {
         .unwrap();
     // The pending note of an author who may engage Relay, as the orchestrator hands it over.
     ctx.authority = relay_actions::Authority::Events {
-        admitted: vec!["CSV please, go".into()],
+        admitted: vec![relay_actions::PendingNote::new("501", "CSV please.\nGo")],
         refused: Vec::new(),
     };
     let validated = validate(
         &ctx,
         &batch(json!({"actions": [
-            {"type": "update_gaps", "close": [{"gap": "1", "reason": "answered", "note": "CSV"}],
+            {"type": "update_gaps", "close": [{"gap": "1", "reason": "answered", "note": "CSV please.", "note_id": "501"}],
              "add": [{"question": "Which encoding?", "severity": "low", "respondent": "assignee",
               "evidence": "no BOM: `pkg/export.go:4-5` writes raw bytes; pkg/missing.go:3 is not there"}]},
             {"type": "update_findings", "add": [{"synthesis": "Export is a stub",
                 "sources": [{"path": "./pkg/export.go", "start_line": 4, "end_line": 5}]}]},
             {"type": "update_learnings", "propose": [{"kind": "code", "content": "Exports live in pkg/."}]},
             {"type": "post_comment", "content": "Thanks, CSV it is.", "reply_to": "501"},
-            {"type": "ready_for_spec_generation", "proceed_signal": "go", "context_summary": "CSV export"}
+            {"type": "ready_for_spec_generation", "proceed_signal": "go", "proceed_note_id": "501", "context_summary": "CSV export"}
         ]})),
     )
     .unwrap();
@@ -102,7 +102,7 @@ async fn a_batch_commits_state_outbox_and_watermark_together(pool: PgPool) {
     assert_eq!(watermark(&pool, issue).await, 5);
 
     let gaps = relay_store::gaps::list(&mut conn, issue).await.unwrap();
-    assert_eq!(gaps[0].close_note.as_deref(), Some("CSV"));
+    assert_eq!(gaps[0].close_note.as_deref(), Some("CSV please."));
     assert_eq!(gaps[0].closed_by_run, Some(11));
     assert_eq!(gaps[1].opened_by_run, Some(11));
     // The evidence's code places that stand in the checkout are the gap's sources.
@@ -388,15 +388,18 @@ async fn spec_verdicts_are_recorded(pool: PgPool) {
         .await
         .unwrap();
     let verdict = batch(
-        json!({"actions": [{"type": "set_spec_status", "status": "rejected", "note": "use JSON"}]}),
+        json!({"actions": [{"type": "set_spec_status", "status": "rejected", "note": "No, use JSON instead.", "note_id": "n2"}]}),
     );
     assert!(
         validate(&ctx, &verdict).is_err(),
         "a loaded context admits no decision until the orchestrator says whose words count"
     );
     ctx.authority = relay_actions::Authority::Events {
-        admitted: vec!["@relay no, use JSON instead".into()],
-        refused: vec!["@relay approved!".into()],
+        admitted: vec![relay_actions::PendingNote::new(
+            "n2",
+            "@relay No, use JSON instead.",
+        )],
+        refused: vec![relay_actions::PendingNote::new("n3", "@relay approved!")],
     };
     let validated = validate(&ctx, &verdict).unwrap();
     let applied = executor(&pool)
@@ -420,7 +423,7 @@ async fn spec_verdicts_are_recorded(pool: PgPool) {
         .unwrap();
     assert_eq!(
         (current.status.as_str(), current.note.as_deref()),
-        ("rejected", Some("use JSON"))
+        ("rejected", Some("No, use JSON instead."))
     );
 }
 

@@ -15,6 +15,7 @@ use crate::support::{FakeExplorer, client};
 fn handover() -> ReadyForSpecGeneration {
     ReadyForSpecGeneration {
         proceed_signal: "go ahead".into(),
+        proceed_note_id: Some("n1".into()),
         context_summary: "exponential backoff for server retries".into(),
         closed_gaps: vec!["1".into()],
         finding_ids: vec![1],

@@ -288,13 +288,16 @@ async fn a_dead_llm_leaves_the_events_pending_and_posts_one_status_comment(pool:
 async fn go_ahead_writes_stores_and_posts_the_spec(pool: PgPool) {
     let github = FakeGitHub::start().await;
     let issue = seed(&pool, &github).await;
+    // The go-ahead is alice's pending comment: named by id, quoted as a whole sentence.
+    let go = github.comments(REPO, NUMBER)[0].id.to_string();
     let long_change = "Read the retry count from the config and pass it down. ".repeat(1_400);
     let llm = ScriptedLlm::start(vec![
         ScriptedReply::tool_calls(vec![(
             "submit_actions",
             json!({"actions": [
                 {"type": "update_findings", "add": [{"synthesis": "Retries is a Config field.", "sources": [{"path": "config.go", "start_line": 4, "end_line": 4}]}]},
-                {"type": "ready_for_spec_generation", "proceed_signal": "go ahead", "context_summary": "configurable retries", "closed_gaps": [], "finding_ids": []}
+                {"type": "ready_for_spec_generation", "proceed_signal": "please look, and go ahead once it is clear",
+                 "proceed_note_id": go, "context_summary": "configurable retries", "closed_gaps": [], "finding_ids": []}
             ]}),
         )]),
         ScriptedReply::tool_calls(vec![(

@@ -5,13 +5,13 @@
 //! tracker cannot have) ignores an author; a lookup that failed (5xx, 429, 403, a missing scope)
 //! fails the job retryably, so the queue backs off and tries again, and on the last attempt the
 //! trace and the log say why. Events of ignored authors stay in the context, marked as context
-//! only, and the validator refuses any decision that quotes only them.
+//! only, and the validator refuses any decision that names one of their notes.
 
 use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 use std::time::Instant;
 
-use relay_actions::Authority;
+use relay_actions::{Authority, PendingNote};
 use relay_agent::agent_settings::{EngageDecision, EngageRole};
 use relay_agent::trace::{TraceKind, Tracer};
 use relay_core::AuthorRole;
@@ -85,7 +85,7 @@ impl Admission {
         events.iter().any(|e| self.admits(&e.actor))
     }
 
-    /// What the validator may accept as a decision: the texts of the events' notes (as the
+    /// What the validator may accept as a decision: the events' notes (id and text as the
     /// thread shows them), split by whether their author is admitted.
     pub fn authority(&self, events: &[IssueEventRow], thread: &[Note]) -> Authority {
         let mut admitted = Vec::new();
@@ -98,10 +98,11 @@ impl Admission {
             else {
                 continue;
             };
+            let pending = PendingNote::new(note.note_id.clone(), note.body.clone());
             if self.admits(&event.actor) && !note.by_bot {
-                admitted.push(note.body.clone());
+                admitted.push(pending);
             } else {
-                refused.push(note.body.clone());
+                refused.push(pending);
             }
         }
         Authority::Events { admitted, refused }
