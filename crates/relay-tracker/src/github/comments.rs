@@ -9,8 +9,8 @@ use serde_json::json;
 
 use super::model::{self, Comment};
 use super::{GitHubClient, MAX_COMMENT_CHARS, repo_path};
-use crate::http::json;
-use crate::pagination::{self, MAX_PAGES, PER_PAGE};
+use crate::http::{json, json_sized};
+use crate::pagination::{self, MAX_LIST_BYTES, MAX_PAGES, PER_PAGE};
 use crate::{CommentTarget, IssueRef, NoteRef, PostedComment, Result, ThreadNote, TrackerError};
 
 /// Lines of the answered comment quoted in a reply.
@@ -39,14 +39,22 @@ impl GitHubClient {
     ) -> Result<Vec<T>> {
         let mut url = first;
         let mut all = Vec::new();
+        let mut bytes = 0usize;
         for _ in 0..MAX_PAGES {
             let response = self.call(Method::GET, &url, scope, None).await?;
             let next = pagination::link_next(response.headers());
-            let page: Vec<T> = json(response, &format!("GET {url}")).await?;
+            let (page, size): (Vec<T>, usize) = json_sized(response, &format!("GET {url}")).await?;
+            bytes = bytes.saturating_add(size);
+            if bytes > MAX_LIST_BYTES {
+                return Err(TrackerError::Protocol(format!(
+                    "the {what} are longer than {} MiB",
+                    MAX_LIST_BYTES / (1024 * 1024)
+                )));
+            }
             all.extend(page);
             match next {
-                // Never send the credential to another host than the configured API.
-                Some(next) if next.starts_with(&self.api) => url = next,
+                // Never send the credential to another origin than the configured API's.
+                Some(next) if pagination::within_api(&next, &self.api) => url = next,
                 Some(next) => {
                     return Err(TrackerError::Protocol(format!(
                         "pagination link leaves the API base: {next}"
