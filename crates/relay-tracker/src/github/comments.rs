@@ -250,6 +250,33 @@ mod tests {
         );
     }
 
+    /// The planner's longest comment, with the longest marker, as a reply quoting the longest
+    /// lines of the comment it answers, still fits GitHub's limit.
+    #[test]
+    fn the_longest_reply_with_its_marker_and_quote_fits() {
+        let long = "q".repeat(QUOTE_LINE_CHARS * 2);
+        let answered: Comment = serde_json::from_value(serde_json::json!({
+            "id": 1,
+            "html_url": format!(
+                "https://github.com/{}/{}/issues/2147483647#issuecomment-9223372036854775807",
+                "o".repeat(39),
+                "r".repeat(100)
+            ),
+            "issue_url": "https://api.github.com/repos/o/r/issues/1",
+            "created_at": "2024-01-01T00:00:00Z", "updated_at": "2024-01-01T00:00:00Z",
+            "user": {"login": "a".repeat(39), "type": "User"},
+            "body": format!("{long}\n{long}\n{long}\n{long}")
+        }))
+        .unwrap();
+        let key = "i9223372036854775807-j9223372036854775807-c2147483647-a9-p9";
+        let body = format!(
+            "{}\n\n<!-- relay:write:{key} -->",
+            "é".repeat(relay_core::action::MAX_COMMENT_CHARS)
+        );
+        let reply = quote_reply(&answered, &body);
+        assert!(check_length(&reply).is_ok(), "{}", reply.chars().count());
+    }
+
     #[test]
     fn length_limit() {
         assert!(check_length(&"é".repeat(MAX_COMMENT_CHARS)).is_ok());
