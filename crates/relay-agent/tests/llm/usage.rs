@@ -117,7 +117,7 @@ fn usage_arithmetic_saturates() {
     let response = anthropic::parse_response(body, None).unwrap();
     assert_eq!(response.usage.prompt_tokens, u64::MAX);
     assert_eq!(response.usage.total(), u64::MAX);
-    let mut sum = response.usage.clone();
+    let mut sum = response.usage;
     sum.add(&response.usage);
     assert_eq!(
         (sum.prompt_tokens, sum.completion_tokens, sum.cached_tokens),
