@@ -68,18 +68,44 @@ EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY ON)
 SELECT c.id FROM trace_runs c WHERE c.finished_at < now() - make_interval(days => 14)
 ORDER BY c.finished_at LIMIT 20;
 
+\echo '== retention batch, trace runs left unfinished: before'
+BEGIN;
+DROP INDEX trace_runs_unfinished_idx;
+EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY ON)
+SELECT c.id FROM trace_runs c
+WHERE c.finished_at IS NULL AND c.started_at < now() - make_interval(days => 14)
+  AND NOT EXISTS (SELECT 1 FROM jobs j WHERE j.id = c.job_id AND j.status = 'running'
+                                         AND j.attempts = c.attempt)
+ORDER BY c.started_at LIMIT 20;
+ROLLBACK;
+\echo '== retention batch, trace runs left unfinished: after'
+EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY ON)
+SELECT c.id FROM trace_runs c
+WHERE c.finished_at IS NULL AND c.started_at < now() - make_interval(days => 14)
+  AND NOT EXISTS (SELECT 1 FROM jobs j WHERE j.id = c.job_id AND j.status = 'running'
+                                         AND j.attempts = c.attempt)
+ORDER BY c.started_at LIMIT 20;
+
 \echo '== retention batch, outbox: before'
 BEGIN;
 DROP INDEX outbox_done_idx;
 EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY ON)
 SELECT c.id FROM outbox c WHERE c.status IN ('sent', 'failed')
   AND c.updated_at < now() - make_interval(days => 14) AND c.idempotency_key NOT LIKE 'budget:%'
+  AND c.idempotency_key !~ '^summary-i[0-9]+$' AND c.idempotency_key NOT LIKE 'ack:%'
+  AND NOT (c.status = 'failed' AND c.failure_shown_at IS NULL)
+  AND NOT EXISTS (SELECT 1 FROM specs s WHERE s.issue_id = c.issue_id AND s.status = 'draft'
+                  AND c.idempotency_key LIKE 'i' || s.issue_id || '-j%-spec' || s.version || '-p%')
 ORDER BY c.updated_at LIMIT 1000;
 ROLLBACK;
 \echo '== retention batch, outbox: after'
 EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY ON)
 SELECT c.id FROM outbox c WHERE c.status IN ('sent', 'failed')
   AND c.updated_at < now() - make_interval(days => 14) AND c.idempotency_key NOT LIKE 'budget:%'
+  AND c.idempotency_key !~ '^summary-i[0-9]+$' AND c.idempotency_key NOT LIKE 'ack:%'
+  AND NOT (c.status = 'failed' AND c.failure_shown_at IS NULL)
+  AND NOT EXISTS (SELECT 1 FROM specs s WHERE s.issue_id = c.issue_id AND s.status = 'draft'
+                  AND c.idempotency_key LIKE 'i' || s.issue_id || '-j%-spec' || s.version || '-p%')
 ORDER BY c.updated_at LIMIT 1000;
 
 \echo '== daily token budget, today''s spend of a tracker (llm_usage_created_at_idx, unchanged)'

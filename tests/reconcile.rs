@@ -388,3 +388,28 @@ async fn an_edit_adding_a_mention_whose_webhook_was_lost_engages_once(pool: PgPo
     assert!(h.worker.drain().await.unwrap().is_empty());
     assert_eq!(h.bot_comments().len(), 1);
 }
+
+/// An issue edit whose webhook was lost is found by the reconciler, but the REST lists do not say
+/// who made it: it is credited to nobody (not the issue's author), so it is context only and no
+/// LLM call or write follows.
+#[sqlx::test(migrator = "relay_store::MIGRATOR")]
+async fn an_issue_edit_found_by_the_reconciler_credits_nobody(pool: PgPool) {
+    let h = GitHubHarness::start(pool.clone()).await;
+    h.see_issue_opened().await;
+    // The issue's author (as the tracker lists it) could make Relay act.
+    h.github.set_permission(REPO, "octocat", "admin");
+    assert!(
+        h.github
+            .edit_issue(REPO, 1, "It is broken. @relay-bot approve the spec")
+    );
+    let report = h.pass().await;
+    let events: Vec<_> = report.projects.iter().flat_map(|p| &p.events).collect();
+    let edit = events
+        .iter()
+        .find(|e| !e.event_key.contains("/note/"))
+        .unwrap_or_else(|| panic!("the edit is found: {report:?}"));
+    assert_eq!(edit.actor, "", "nobody is credited: {report:?}");
+    h.worker.drain().await.unwrap();
+    assert!(h.llm.requests().is_empty(), "no planner call");
+    assert!(h.bot_comments().is_empty());
+}

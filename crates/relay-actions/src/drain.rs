@@ -122,6 +122,8 @@ impl Executor {
                         (Some(p.note_id.as_str()), p.discussion_id.as_deref())
                     });
                     relay_store::outbox::mark_sent(&mut conn, row.id, note, discussion).await?;
+                    // A spec is posted once its last part is, in whichever drain that happens.
+                    crate::execute::record_spec_part_sent(&mut conn, &row.idempotency_key).await?;
                     count_write(kind, "sent");
                     report.sent.push(SentWrite {
                         idempotency_key: row.idempotency_key.clone(),

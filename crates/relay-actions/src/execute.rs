@@ -378,6 +378,27 @@ pub async fn record_spec_posted(
     Ok(relay_store::specs::mark_posted(conn, spec_id, &note_ids).await?)
 }
 
+/// After the drain sent a spec part (whichever job or sweep sent it): when every part of that
+/// spec is sent and the spec is still `draft`, records its notes and marks it posted. `false`
+/// when `key` is not a spec part, or the spec is not complete yet (or not a draft).
+pub async fn record_spec_part_sent(conn: &mut PgConnection, key: &str) -> Result<bool> {
+    let Some(part) = keys::parse_spec_key(key) else {
+        return Ok(false);
+    };
+    let Some(spec) = relay_store::specs::by_version(conn, part.issue_id, part.version).await?
+    else {
+        return Ok(false);
+    };
+    if spec.status != "draft" {
+        return Ok(false);
+    }
+    let parts = crate::spec::split_spec(&spec.body, crate::spec::SPEC_PART_CHARS).len();
+    let keys: Vec<String> = (0..parts)
+        .map(|p| keys::spec_key(spec.issue_id, part.batch, spec.version, p))
+        .collect();
+    record_spec_posted(conn, spec.id, &keys).await
+}
+
 fn join(numbers: &[i32]) -> String {
     numbers
         .iter()

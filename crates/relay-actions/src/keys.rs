@@ -28,6 +28,33 @@ pub fn spec_key(issue_id: i64, batch: BatchId, version: i32, part: usize) -> Str
     )
 }
 
+/// What a spec part's key says: the issue, the batch that queued it, the spec version, the part.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SpecPartKey {
+    pub issue_id: i64,
+    pub batch: BatchId,
+    pub version: i32,
+    pub part: usize,
+}
+
+/// The spec part `key` stands for (`i<issue>-j<job>-c<cycle>-spec<version>-p<part>`).
+pub fn parse_spec_key(key: &str) -> Option<SpecPartKey> {
+    let rest = key.strip_prefix('i')?;
+    let (issue, rest) = rest.split_once("-j")?;
+    let (job, rest) = rest.split_once("-c")?;
+    let (cycle, rest) = rest.split_once("-spec")?;
+    let (version, part) = rest.split_once("-p")?;
+    Some(SpecPartKey {
+        issue_id: issue.parse().ok()?,
+        batch: BatchId {
+            job_id: job.parse().ok()?,
+            cycle: cycle.parse().ok()?,
+        },
+        version: version.parse().ok()?,
+        part: part.parse().ok()?,
+    })
+}
+
 /// The first-contact reaction: one per issue, whatever job sends it.
 pub fn acknowledgement_key(issue_id: i64) -> String {
     format!("ack:{issue_id}")
@@ -121,6 +148,26 @@ pub fn with_marker(body: &str, key: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn spec_keys_parse_back() {
+        let batch = BatchId {
+            job_id: 12,
+            cycle: -1,
+        };
+        let key = spec_key(7, batch, 3, 2);
+        assert_eq!(
+            parse_spec_key(&key),
+            Some(SpecPartKey {
+                issue_id: 7,
+                batch,
+                version: 3,
+                part: 2
+            })
+        );
+        assert_eq!(parse_spec_key(&action_key(7, batch, 0, 0)), None);
+        assert_eq!(parse_spec_key("summary-i7"), None);
+    }
 
     #[test]
     fn keys_are_deterministic_and_distinct() {

@@ -16,9 +16,15 @@ use crate::citation::Citation;
 
 /// Most actions in one batch.
 pub const MAX_ACTIONS_PER_BATCH: usize = 10;
-/// Longest comment the planner may write, in characters (GitHub's hard limit is 65,536; the rest
-/// is room for Relay's hidden idempotency marker).
-pub const MAX_COMMENT_CHARS: usize = 65_000;
+/// The longest comment body a tracker takes, in characters (GitHub's hard limit).
+pub const TRACKER_COMMENT_CHARS: usize = 65_536;
+/// Room for what Relay adds around the planner's text before it is posted: the hidden idempotency
+/// marker (under 120 characters) and, on GitHub, a reply's quote of the comment it answers (at
+/// most 3 lines of 200 characters and the link line: under 1,100).
+pub const COMMENT_OVERHEAD_CHARS: usize = 1_536;
+/// Longest comment the planner may write, in characters: with the marker and the quote added it
+/// still fits [`TRACKER_COMMENT_CHARS`].
+pub const MAX_COMMENT_CHARS: usize = TRACKER_COMMENT_CHARS - COMMENT_OVERHEAD_CHARS;
 /// Most findings kept per issue; adding past it drops the oldest.
 pub const MAX_FINDINGS_PER_ISSUE: usize = 20;
 /// Most gaps one `update_gaps` may add: a planner asking more at once is listing, not asking
@@ -72,7 +78,7 @@ impl Action {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct PostComment {
-    /// Markdown body, 1 to 65,000 characters.
+    /// Markdown body, 1 to 64,000 characters.
     pub content: String,
     /// Reply in this thread of this issue: the id of a note or discussion shown in the thread.
     /// Omitted: the answer goes where the conversation is (on GitLab, the discussion of the note

@@ -11,12 +11,25 @@ pub const APP_LOGIN_SUFFIX: &str = "[bot]";
 pub struct BotAccount {
     /// `bot_username` without a leading `@`.
     username: String,
+    /// A GitHub App: its only login is `slug[bot]`; a human whose login is the slug is not it.
+    app: bool,
 }
 
 impl BotAccount {
+    /// A bot that is a user account (a token's user): the name, or `name[bot]`.
     pub fn new(bot_username: &str) -> BotAccount {
         BotAccount {
             username: bot_username.trim_start_matches('@').to_owned(),
+            app: false,
+        }
+    }
+
+    /// A GitHub App whose slug is `slug` (`bot_username`): it comments as `slug[bot]` only, and
+    /// the human who registered the login `slug` is someone else.
+    pub fn github_app(slug: &str) -> BotAccount {
+        BotAccount {
+            username: slug.trim_start_matches('@').to_owned(),
+            app: true,
         }
     }
 
@@ -32,6 +45,8 @@ impl BotAccount {
         let name = self.username.to_lowercase();
         if name.ends_with(APP_LOGIN_SUFFIX) {
             vec![name]
+        } else if self.app {
+            vec![format!("{name}{APP_LOGIN_SUFFIX}")]
         } else {
             let app = format!("{name}{APP_LOGIN_SUFFIX}");
             vec![name, app]
@@ -40,7 +55,8 @@ impl BotAccount {
 
     /// Whether `login` is the bot (see [`BotAccount::logins`]).
     pub fn is(&self, login: &str) -> bool {
-        login.eq_ignore_ascii_case(&self.username)
+        let slug_only = self.app && !self.username.ends_with(APP_LOGIN_SUFFIX);
+        (!slug_only && login.eq_ignore_ascii_case(&self.username))
             || login
                 .strip_suffix(APP_LOGIN_SUFFIX)
                 .is_some_and(|slug| slug.eq_ignore_ascii_case(&self.username))
@@ -71,5 +87,16 @@ mod tests {
         check("relay[bot]", "relay", false);
         check("relay", "relay-fan", false);
         check("relay", "alice", false);
+    }
+
+    /// A GitHub App comments only as `slug[bot]`: the human `slug` is not the bot.
+    #[test]
+    fn an_apps_slug_is_not_its_login() {
+        let app = BotAccount::github_app("relay");
+        assert!(app.is("relay[bot]") && app.is("Relay[bot]"));
+        assert!(!app.is("relay"), "the human named like the slug");
+        assert_eq!(app.logins(), ["relay[bot]"]);
+        let configured_with_suffix = BotAccount::github_app("relay[bot]");
+        assert!(configured_with_suffix.is("relay[bot]") && !configured_with_suffix.is("relay"));
     }
 }

@@ -297,9 +297,14 @@ impl TrackerSettings {
         self.bot_username.trim_start_matches('@')
     }
 
-    /// The bot's account: which logins are the bot.
+    /// The bot's account: which logins are the bot. A GitHub App (`app_id`) is only its
+    /// `slug[bot]` login, never a human who registered the slug as a login.
     pub fn bot_account(&self) -> crate::BotAccount {
-        crate::BotAccount::new(&self.bot_username)
+        if self.provider == Provider::GitHub && self.app_id.is_some() {
+            crate::BotAccount::github_app(&self.bot_username)
+        } else {
+            crate::BotAccount::new(&self.bot_username)
+        }
     }
 
     /// Whether `login` is the bot on this tracker (a GitHub App comments as `name[bot]`).
@@ -328,6 +333,16 @@ mod settings_tests {
         assert_eq!(t.write_burst, DEFAULT_WRITE_BURST);
         assert_eq!(t.request_timeout_secs, DEFAULT_TRACKER_REQUEST_TIMEOUT_SECS);
         assert_eq!(t.auth, TokenAuth::Token);
+    }
+
+    /// With a GitHub App, the human whose login is the App's slug is not the bot.
+    #[test]
+    fn a_github_apps_bot_is_only_its_app_login() {
+        let app = parse("app_id = 1\nprivate_key_path = \"k.pem\"", "github");
+        assert!(app.is_bot("relay[bot]"));
+        assert!(!app.is_bot("relay"), "a human named like the App's slug");
+        let token = parse("token = \"x\"", "github");
+        assert!(token.is_bot("relay") && token.is_bot("relay[bot]"));
     }
 
     #[test]

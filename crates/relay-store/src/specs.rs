@@ -53,6 +53,21 @@ pub async fn current(conn: &mut PgConnection, issue_id: i64) -> Result<Option<Sp
     .await?)
 }
 
+/// Version `version` of the issue's spec.
+pub async fn by_version(
+    conn: &mut PgConnection,
+    issue_id: i64,
+    version: i32,
+) -> Result<Option<SpecRow>> {
+    Ok(sqlx::query_as(sqlx::AssertSqlSafe(format!(
+        "SELECT {COLUMNS} FROM specs WHERE issue_id = $1 AND version = $2"
+    )))
+    .bind(issue_id)
+    .bind(version)
+    .fetch_optional(conn)
+    .await?)
+}
+
 /// Records the notes a spec was posted as and marks it `posted`.
 pub async fn mark_posted(
     conn: &mut PgConnection,

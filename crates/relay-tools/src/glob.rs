@@ -3,7 +3,9 @@
 //! `*`, `?` and `[...]` never cross a `/`; `**` matches any number of directories (including
 //! none); `{a,b}` is alternation. The pattern is matched against paths relative to `path` (default:
 //! the repository root), so `*.rs` matches only top-level files and `**/*.rs` matches at any depth.
-//! Walking starts at the pattern's literal directory prefix. Results are sorted and capped.
+//! Walking starts at the pattern's literal directory prefix. Results are sorted and capped, and
+//! memory is bounded like grep's: every match is counted, but only the first `glob_max_results`
+//! by path are kept (a bounded max-heap), so a pattern matching a million paths holds a hundred.
 //!
 //! Retries when nothing matches (at most two): a pattern without `/` is retried as `**/pattern`,
 //! then case-insensitively.
@@ -70,9 +72,10 @@ impl Tool for GlobTool {
         }
         let pattern = normalise_pattern(&arguments.pattern)?;
 
+        let keep = context.limits().glob_max_results;
         let mut attempts: Vec<(String, usize)> = Vec::new();
-        let mut paths = find(context, &base, &pattern, false)?;
-        attempts.push((pattern.clone(), paths.len()));
+        let mut paths = find(context, &base, &pattern, false, keep)?;
+        attempts.push((pattern.clone(), paths.total));
         let mut retries: Vec<(String, bool)> = Vec::new();
         if !pattern.contains('/') && !pattern.starts_with("**") {
             retries.push((format!("**/{pattern}"), false));
@@ -81,26 +84,21 @@ impl Tool for GlobTool {
             .last()
             .map_or(pattern.clone(), |(retry, _)| retry.clone());
         retries.push((last, true));
-        if paths.is_empty() {
+        if paths.total == 0 {
             for (retry, case_insensitive) in retries {
-                paths = find(context, &base, &retry, case_insensitive)?;
+                paths = find(context, &base, &retry, case_insensitive, keep)?;
                 let label = if case_insensitive {
                     format!("{retry} (case-insensitive)")
                 } else {
                     retry
                 };
-                attempts.push((label, paths.len()));
-                if !paths.is_empty() {
+                attempts.push((label, paths.total));
+                if paths.total > 0 {
                     break;
                 }
             }
         }
-        Ok(render(
-            &base,
-            &paths,
-            &attempts,
-            context.limits().glob_max_results,
-        ))
+        Ok(render(&base, &paths, &attempts))
     }
 }
 
@@ -154,13 +152,59 @@ fn literal_prefix(pattern: &str) -> Vec<&str> {
         .collect()
 }
 
-/// Paths under `base` (relative to `base`) matching `pattern`, sorted; directories end with `/`.
+/// The matches of one pattern: the first `keep` paths by path order, and how many matched in all.
+#[derive(Debug, Default)]
+struct Found {
+    /// Sorted; at most `keep`.
+    shown: Vec<String>,
+    total: usize,
+}
+
+/// Keeps the `keep` smallest paths seen (a max-heap whose top is the largest kept) and counts
+/// every path: memory stays at `keep` paths however many match.
+#[derive(Debug)]
+struct Kept {
+    keep: usize,
+    heap: std::collections::BinaryHeap<String>,
+    total: usize,
+}
+
+impl Kept {
+    fn new(keep: usize) -> Kept {
+        Kept {
+            keep,
+            heap: std::collections::BinaryHeap::new(),
+            total: 0,
+        }
+    }
+
+    fn push(&mut self, path: String) {
+        self.total += 1;
+        if self.heap.len() < self.keep {
+            self.heap.push(path);
+        } else if self.heap.peek().is_some_and(|largest| path < *largest) {
+            self.heap.pop();
+            self.heap.push(path);
+        }
+    }
+
+    fn finish(self) -> Found {
+        Found {
+            shown: self.heap.into_sorted_vec(),
+            total: self.total,
+        }
+    }
+}
+
+/// Paths under `base` (relative to `base`) matching `pattern`: the first `keep` sorted, and the
+/// count of all; directories end with `/`.
 fn find(
     context: &ToolContext,
     base: &Resolved,
     pattern: &str,
     case_insensitive: bool,
-) -> Result<Vec<String>, ToolError> {
+    keep: usize,
+) -> Result<Found, ToolError> {
     let matcher = compile(pattern, case_insensitive)?;
     let sandbox = context.sandbox();
     let prefix = literal_prefix(pattern);
@@ -174,11 +218,11 @@ fn find(
         };
         match sandbox.resolve(&joined) {
             Ok(start) if start.kind == EntryKind::Dir => start,
-            Ok(_) | Err(ToolError::NotFound { .. }) => return Ok(Vec::new()),
+            Ok(_) | Err(ToolError::NotFound { .. }) => return Ok(Found::default()),
             Err(error) => return Err(error),
         }
     };
-    let mut paths = Vec::new();
+    let mut paths = Kept::new(keep);
     for entry in sandbox.walker(&start.abs).build().flatten() {
         context.check_stop()?;
         if entry.depth() == 0 && start.abs == base.abs {
@@ -200,16 +244,11 @@ fn find(
             rel.into_owned()
         });
     }
-    paths.sort();
-    Ok(paths)
+    Ok(paths.finish())
 }
 
-fn render(
-    base: &Resolved,
-    paths: &[String],
-    attempts: &[(String, usize)],
-    max_results: usize,
-) -> String {
+fn render(base: &Resolved, found: &Found, attempts: &[(String, usize)]) -> String {
+    let paths = &found.shown;
     let mut out = String::new();
     if attempts.len() > 1 {
         let tried: Vec<String> = attempts
@@ -223,7 +262,7 @@ fn render(
     } else {
         format!("{}/", base.rel)
     };
-    for path in paths.iter().take(max_results) {
+    for path in paths {
         out.push_str(&prefix);
         out.push_str(path);
         out.push('\n');
@@ -236,18 +275,18 @@ fn render(
     } else {
         format!(" in {}", base.rel)
     };
-    if paths.is_empty() {
+    if found.total == 0 {
         out.push_str(&format!("No paths match {pattern}{place}\n"));
-    } else if paths.len() > max_results {
+    } else if found.total > paths.len() {
         out.push_str(&format!(
             "… and {} more ({} match {pattern}{place}) — narrow the pattern\n",
-            group_thousands(paths.len() - max_results),
-            plural(paths.len(), "path", "paths")
+            group_thousands(found.total - paths.len()),
+            plural(found.total, "path", "paths")
         ));
     } else {
         out.push_str(&format!(
             "{} match {pattern}{place}\n",
-            plural(paths.len(), "path", "paths")
+            plural(found.total, "path", "paths")
         ));
     }
     out
@@ -256,6 +295,19 @@ fn render(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Only the first paths by path order are kept, however many match, and all are counted.
+    #[test]
+    fn kept_paths_are_bounded_and_counted() {
+        let mut kept = Kept::new(3);
+        for n in (0..10_000).rev() {
+            kept.push(format!("f{n:05}"));
+            assert!(kept.heap.len() <= 3);
+        }
+        let found = kept.finish();
+        assert_eq!(found.shown, ["f00000", "f00001", "f00002"]);
+        assert_eq!(found.total, 10_000);
+    }
 
     #[test]
     fn prefixes() {

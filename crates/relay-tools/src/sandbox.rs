@@ -17,7 +17,11 @@
 //! 5. The final object must be a regular file or a directory: FIFOs, sockets and device files are
 //!    refused.
 //!
-//! 6. A path the repository's configuration excludes (`.relay.toml` `exclude`, as given lexically
+//! 6. A path inside Git's own directory (`.git`, as given or as it resolves) is refused: it is
+//!    not the repository's code, and a plain checkout's `.git/config` may hold a credential
+//!    (`relay explore` runs on one).
+//!
+//! 7. A path the repository's configuration excludes (`.relay.toml` `exclude`, as given lexically
 //!    or as it resolves) is refused, as is every walk entry under one ([`Sandbox::walker`]):
 //!    no tool shows what the team said to skip.
 //!
@@ -134,6 +138,9 @@ impl Sandbox {
             .join("/");
         // Checked before touching the file system, so an excluded path's existence is not
         // revealed either.
+        if is_git_dir(&lexical) {
+            return Err(git_dir(input));
+        }
         if self.excludes.is_excluded(&lexical, false) {
             return Err(excluded(input));
         }
@@ -194,6 +201,9 @@ impl Sandbox {
             reason: "not a regular file or directory (device, FIFO or socket)".into(),
         })?;
         let rel = self.relative(&current);
+        if is_git_dir(&rel) {
+            return Err(git_dir(input));
+        }
         if self.excludes.is_excluded(&rel, kind == EntryKind::Dir) {
             return Err(excluded(input));
         }
@@ -338,6 +348,18 @@ fn io_refusal(input: &str, error: &io::Error) -> ToolError {
 }
 
 /// The refusal of a path the repository's configuration excludes.
+/// Whether a root-relative, `/`-separated path is Git's directory or inside it.
+fn is_git_dir(rel: &str) -> bool {
+    rel.split('/').any(|component| component == ".git")
+}
+
+fn git_dir(input: &str) -> ToolError {
+    ToolError::Refused {
+        path: display_input(input),
+        reason: "inside .git/ (Git's own data, not the repository's files)".into(),
+    }
+}
+
 fn excluded(input: &str) -> ToolError {
     ToolError::Refused {
         path: display_input(input),

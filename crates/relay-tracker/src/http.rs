@@ -15,6 +15,12 @@ pub const USER_AGENT: &str = concat!("relay/", env!("CARGO_PKG_VERSION"));
 /// Connecting is fast or broken: fail early and let the caller retry.
 const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
 
+/// Most bytes of one successful answer read (a page of 100 comments at GitHub's 65,536
+/// characters each is under 27 MB even in 4-byte characters); a longer answer is refused.
+pub const MAX_RESPONSE_BYTES: usize = 32 * 1024 * 1024;
+/// Most bytes of an error answer read (the rest is dropped: the message is for classification).
+const MAX_ERROR_BODY_BYTES: usize = 64 * 1024;
+
 /// Most redirects one request follows.
 const MAX_REDIRECTS: usize = 5;
 
@@ -115,10 +121,8 @@ impl Http {
             return Ok(response);
         }
         let headers = response.headers().clone();
-        let body = response
-            .text()
-            .await
-            .map_err(|e| classify::transport(what, e))?;
+        let (bytes, _) = read_capped(response, MAX_ERROR_BODY_BYTES, what).await?;
+        let body = String::from_utf8_lossy(&bytes);
         Err((self.classify)(&Failure {
             what,
             status,
@@ -128,12 +132,57 @@ impl Http {
     }
 }
 
-/// Reads and decodes a JSON answer.
-pub(crate) async fn json<T: DeserializeOwned>(response: Response, what: &str) -> Result<T> {
-    let body = response
-        .bytes()
+/// Reads at most `cap` bytes of an answer's body; whether more was cut off. Never holds more than
+/// `cap` bytes and one chunk, whatever the server sends or announces.
+pub(crate) async fn read_capped(
+    mut response: Response,
+    cap: usize,
+    what: &str,
+) -> Result<(Vec<u8>, bool)> {
+    let mut body = Vec::new();
+    while let Some(chunk) = response
+        .chunk()
         .await
-        .map_err(|e| classify::transport(what, e))?;
-    serde_json::from_slice(&body)
-        .map_err(|e| TrackerError::Protocol(format!("unexpected answer to {what}: {e}")))
+        .map_err(|e| classify::transport(what, e))?
+    {
+        let room = cap - body.len();
+        if chunk.len() > room {
+            body.extend_from_slice(&chunk[..room]);
+            return Ok((body, true));
+        }
+        body.extend_from_slice(&chunk);
+    }
+    Ok((body, false))
+}
+
+/// Reads and decodes a JSON answer (at most [`MAX_RESPONSE_BYTES`]).
+pub(crate) async fn json<T: DeserializeOwned>(response: Response, what: &str) -> Result<T> {
+    Ok(json_sized(response, what).await?.0)
+}
+
+/// [`json`], with the size of the answer in bytes (lists count it against their budget).
+pub(crate) async fn json_sized<T: DeserializeOwned>(
+    response: Response,
+    what: &str,
+) -> Result<(T, usize)> {
+    if response
+        .content_length()
+        .is_some_and(|n| n > MAX_RESPONSE_BYTES as u64)
+    {
+        return Err(too_large(what));
+    }
+    let (body, cut) = read_capped(response, MAX_RESPONSE_BYTES, what).await?;
+    if cut {
+        return Err(too_large(what));
+    }
+    let value = serde_json::from_slice(&body)
+        .map_err(|e| TrackerError::Protocol(format!("unexpected answer to {what}: {e}")))?;
+    Ok((value, body.len()))
+}
+
+fn too_large(what: &str) -> TrackerError {
+    TrackerError::Protocol(format!(
+        "the answer to {what} is larger than {} MiB",
+        MAX_RESPONSE_BYTES / (1024 * 1024)
+    ))
 }

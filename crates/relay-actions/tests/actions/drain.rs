@@ -384,6 +384,60 @@ async fn a_long_spec_is_posted_in_numbered_parts(pool: PgPool) {
     assert_eq!(posted.note_ids.len(), 3);
 }
 
+/// A spec whose parts are not sent in the cycle that queued them (the tracker asked to wait) is
+/// recorded as posted by the later drain that sends its last part: a `set_spec_status` finds it
+/// `posted`, not `draft` for good.
+#[sqlx::test(migrator = "relay_store::MIGRATOR")]
+async fn a_spec_sent_by_a_later_drain_is_recorded_posted(pool: PgPool) {
+    let issue = insert_issue(&pool, NUMBER, &[]).await;
+    let body: String = (0..4000)
+        .map(|i| format!("- requirement {i:04}: the export writes CSV\n"))
+        .collect();
+    let mut tx = pool.begin().await.unwrap();
+    let spec = relay_store::specs::insert_draft(&mut tx, issue, &body, Some(3))
+        .await
+        .unwrap();
+    let batch = BatchId {
+        job_id: 3,
+        cycle: 0,
+    };
+    let keys = relay_actions::execute::enqueue_spec(&mut tx, &spec, batch)
+        .await
+        .unwrap();
+    tx.commit().await.unwrap();
+    assert_eq!(keys.len(), 3);
+
+    // The cycle's own drain: the tracker asks to wait a minute; nothing is sent.
+    let tracker = Arc::new(MemoryTracker::default());
+    tracker.fail_with([TrackerError::RateLimited {
+        retry_after: Duration::from_secs(60),
+    }]);
+    let first = executor(&pool, &tracker)
+        .drain_outbox(issue, &issue_ref(NUMBER))
+        .await
+        .unwrap();
+    assert!(first.sent.is_empty() && first.reschedule_after.is_some());
+    sqlx::query("UPDATE outbox SET next_attempt_at = now() WHERE issue_id = $1")
+        .bind(issue)
+        .execute(&pool)
+        .await
+        .unwrap();
+
+    // A later drain (the follow-up job or the sweeper) sends every part: the spec is posted.
+    let later = executor(&pool, &tracker)
+        .drain_outbox(issue, &issue_ref(NUMBER))
+        .await
+        .unwrap();
+    assert_eq!(later.sent.len(), 3);
+    let mut conn = pool.acquire().await.unwrap();
+    let posted = relay_store::specs::current(&mut conn, issue)
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(posted.status, "posted");
+    assert_eq!(posted.note_ids.len(), 3);
+}
+
 #[sqlx::test(migrator = "relay_store::MIGRATOR")]
 async fn reactions_go_through_the_outbox_too(pool: PgPool) {
     let issue = insert_issue(&pool, NUMBER, &[]).await;

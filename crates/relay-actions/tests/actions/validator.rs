@@ -82,12 +82,12 @@ fn cases() -> Vec<(&'static str, Vec<serde_json::Value>, Vec<String>)> {
         ),
         (
             "comment too long",
-            vec![comment(&"x".repeat(65_001))],
-            vec![p("post_comment.content | 65001 characters, at most 65000")],
+            vec![comment(&"x".repeat(64_001))],
+            vec![p("post_comment.content | 64001 characters, at most 64000")],
         ),
         (
             "comment at the limit",
-            vec![comment(&"é".repeat(65_000))],
+            vec![comment(&"é".repeat(64_000))],
             vec![],
         ),
         (

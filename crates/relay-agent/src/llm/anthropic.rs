@@ -381,9 +381,11 @@ pub fn parse_response(
     let usage = wire.usage.map_or_else(Usage::default, |usage| {
         let cache_read = usage.cache_read_input_tokens.unwrap_or(0);
         Usage {
-            prompt_tokens: usage.input_tokens
-                + cache_read
-                + usage.cache_creation_input_tokens.unwrap_or(0),
+            // The provider's numbers: saturating, never wrapping (or panicking) on absurd ones.
+            prompt_tokens: usage
+                .input_tokens
+                .saturating_add(cache_read)
+                .saturating_add(usage.cache_creation_input_tokens.unwrap_or(0)),
             completion_tokens: usage.output_tokens,
             cached_tokens: cache_read,
             estimated: false,

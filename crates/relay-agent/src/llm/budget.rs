@@ -83,8 +83,14 @@ impl TokenBudget {
     /// Charges a response's usage. Tokens already spent are always charged, even past the limit:
     /// the budget reports what was really used, and the *next* call is refused.
     pub fn charge(&self, usage: &Usage) -> BudgetState {
-        let used = self.used.fetch_add(usage.total(), Ordering::Relaxed) + usage.total();
-        self.state_at(used)
+        let total = usage.total();
+        let before = self
+            .used
+            .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |used| {
+                Some(used.saturating_add(total))
+            })
+            .unwrap_or_else(|used| used);
+        self.state_at(before.saturating_add(total))
     }
 
     /// Where the budget stands now.

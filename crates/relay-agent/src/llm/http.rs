@@ -11,6 +11,12 @@ use super::error::LlmError;
 /// User agent sent to every provider.
 pub const USER_AGENT: &str = concat!("relay/", env!("CARGO_PKG_VERSION"));
 
+/// Most bytes of a successful answer read (a reply is at most `max_output_tokens`, a few hundred
+/// KiB even streamed as SSE events); a longer one is refused, never held.
+pub const MAX_RESPONSE_BYTES: usize = 16 * 1024 * 1024;
+/// Most bytes of an error answer read (the rest is dropped: it is for classification).
+const MAX_ERROR_BODY_BYTES: usize = 64 * 1024;
+
 /// Most redirects one request follows.
 const MAX_REDIRECTS: usize = 5;
 
@@ -59,14 +65,55 @@ pub async fn send_text(
         .map_err(|error| from_reqwest(error, timeout))?;
     let status = response.status();
     let headers = response.headers().clone();
-    let body = response
-        .text()
-        .await
-        .map_err(|error| from_reqwest(error, timeout))?;
     if !status.is_success() {
-        return Err(classify(status.as_u16(), &headers, &body));
+        let (bytes, _) = read_capped(response, MAX_ERROR_BODY_BYTES, timeout).await?;
+        return Err(classify(
+            status.as_u16(),
+            &headers,
+            &String::from_utf8_lossy(&bytes),
+        ));
     }
-    Ok(body)
+    if response
+        .content_length()
+        .is_some_and(|n| n > MAX_RESPONSE_BYTES as u64)
+    {
+        return Err(too_large());
+    }
+    let (bytes, cut) = read_capped(response, MAX_RESPONSE_BYTES, timeout).await?;
+    if cut {
+        return Err(too_large());
+    }
+    Ok(String::from_utf8_lossy(&bytes).into_owned())
+}
+
+fn too_large() -> LlmError {
+    LlmError::InvalidResponse(format!(
+        "response body is larger than {} MiB",
+        MAX_RESPONSE_BYTES / (1024 * 1024)
+    ))
+}
+
+/// Reads at most `cap` bytes of a body; whether more was cut off. Never holds more than `cap`
+/// bytes and one chunk, whatever the server sends or announces.
+async fn read_capped(
+    mut response: reqwest::Response,
+    cap: usize,
+    timeout: Duration,
+) -> Result<(Vec<u8>, bool), LlmError> {
+    let mut body = Vec::new();
+    while let Some(chunk) = response
+        .chunk()
+        .await
+        .map_err(|error| from_reqwest(error, timeout))?
+    {
+        let room = cap - body.len();
+        if chunk.len() > room {
+            body.extend_from_slice(&chunk[..room]);
+            return Ok((body, true));
+        }
+        body.extend_from_slice(&chunk);
+    }
+    Ok((body, false))
 }
 
 /// Classifies a transport error.

@@ -198,16 +198,18 @@ pub struct Usage {
 }
 
 impl Usage {
-    /// Prompt plus completion tokens.
+    /// Prompt plus completion tokens (saturating: the counts are the provider's numbers).
     pub fn total(&self) -> u64 {
-        self.prompt_tokens + self.completion_tokens
+        self.prompt_tokens.saturating_add(self.completion_tokens)
     }
 
-    /// Adds another usage to this one.
+    /// Adds another usage to this one (saturating).
     pub fn add(&mut self, other: &Usage) {
-        self.prompt_tokens += other.prompt_tokens;
-        self.completion_tokens += other.completion_tokens;
-        self.cached_tokens += other.cached_tokens;
+        self.prompt_tokens = self.prompt_tokens.saturating_add(other.prompt_tokens);
+        self.completion_tokens = self
+            .completion_tokens
+            .saturating_add(other.completion_tokens);
+        self.cached_tokens = self.cached_tokens.saturating_add(other.cached_tokens);
         self.estimated |= other.estimated;
     }
 }

@@ -103,3 +103,22 @@ async fn api_keys_never_follow_a_redirect_to_another_origin() {
         );
     }
 }
+
+/// An answer larger than the cap is refused without being held whole.
+#[tokio::test]
+async fn an_oversized_answer_is_refused() {
+    let huge = ScriptedReply::Raw {
+        status: 200,
+        headers: Default::default(),
+        body: serde_json::json!({ "padding": "x".repeat(17 * 1024 * 1024) }),
+    };
+    let server = ScriptedLlm::start(vec![huge]).await;
+    let settings = crate::support::settings_with(
+        "anthropic",
+        &server.base_url(),
+        "claude-haiku-4-5",
+        "max_retries = 0",
+    );
+    let error = ping(&settings, Role::Planner).await.unwrap_err();
+    assert!(error.to_string().contains("larger than 16 MiB"), "{error}");
+}

@@ -101,3 +101,38 @@ async fn each_call_is_one_trace_event() {
     assert_eq!(events[1].payload["outcome"], "invalid_request");
     assert_eq!(events[1].payload["tokens_in"], 0);
 }
+
+/// Usage arithmetic saturates: absurd counts from a provider neither wrap nor panic, and a budget
+/// charged past `u64::MAX` stays exhausted.
+#[test]
+fn usage_arithmetic_saturates() {
+    use relay_agent::llm::{TokenBudget, Usage, anthropic};
+
+    let body = serde_json::json!({
+        "id": "msg_1", "type": "message", "role": "assistant", "model": "claude-haiku-4-5",
+        "content": [{"type": "text", "text": "hi"}], "stop_reason": "end_turn",
+        "usage": {"input_tokens": u64::MAX, "output_tokens": u64::MAX,
+                  "cache_read_input_tokens": 5, "cache_creation_input_tokens": 7}
+    });
+    let response = anthropic::parse_response(body, None).unwrap();
+    assert_eq!(response.usage.prompt_tokens, u64::MAX);
+    assert_eq!(response.usage.total(), u64::MAX);
+    let mut sum = response.usage;
+    sum.add(&response.usage);
+    assert_eq!(
+        (sum.prompt_tokens, sum.completion_tokens, sum.cached_tokens),
+        (u64::MAX, u64::MAX, 10)
+    );
+    let budget = TokenBudget::new(1_000);
+    budget.charge(&response.usage);
+    budget.charge(&Usage {
+        prompt_tokens: 10,
+        ..Usage::default()
+    });
+    assert_eq!(
+        budget.used(),
+        u64::MAX,
+        "never wrapped back under the limit"
+    );
+    assert!(budget.check().is_err());
+}

@@ -275,3 +275,36 @@ fn device_files_are_refused() {
     assert!(!result.contains("null_device"), "{result}");
     let _ = Path::new("/");
 }
+
+/// Git's own directory is never readable: a plain checkout's `.git/config` can hold a token
+/// (`relay explore` runs on one), whether named directly, through `..`, or through a symlink.
+#[test]
+fn git_directory_is_refused() {
+    let f = fixture();
+    write(
+        &f.repo,
+        ".git/config",
+        format!("[remote \"origin\"]\n\turl = https://x:{CANARY}@example.com/r.git\n"),
+    );
+    symlink(f.repo.join(".git/config"), f.repo.join("git_config_link")).unwrap();
+    symlink(f.repo.join(".git"), f.repo.join("git_dir_link")).unwrap();
+    for (tool, args) in [
+        ("read", json!({ "path": ".git/config" })),
+        ("read", json!({ "path": "src/../.git/config" })),
+        ("read", json!({ "path": "git_config_link" })),
+        ("read", json!({ "path": "git_dir_link/config" })),
+        ("tree", json!({ "path": ".git" })),
+        ("glob", json!({ "pattern": "*", "path": ".git" })),
+        ("grep", json!({ "pattern": "url", "path": ".git" })),
+    ] {
+        let message = assert_refused(&f, tool, args);
+        assert!(message.contains("inside .git/"), "{message}");
+    }
+    for (tool, args) in [
+        ("grep", json!({ "pattern": "example.com" })),
+        ("glob", json!({ "pattern": "**/config" })),
+    ] {
+        let result = text(&f.repo, tool, args);
+        assert!(!result.contains(CANARY), "{tool}: {result}");
+    }
+}

@@ -225,6 +225,24 @@ impl FakeGitHub {
         lock(&self.state).repo_ids.insert(repo.into(), id);
     }
 
+    /// Edits an issue's body as someone would in the web UI (no request recorded; the REST
+    /// lists do not say who).
+    pub fn edit_issue(&self, repo: &str, number: i64, body: &str) -> bool {
+        let mut s = lock(&self.state);
+        match s
+            .issues
+            .iter_mut()
+            .find(|i| i.repo == repo && i.number == number)
+        {
+            Some(i) => {
+                i.body = body.into();
+                i.updated_at = Utc::now();
+                true
+            }
+            None => false,
+        }
+    }
+
     /// Edits a comment's body as its author would in the web UI (no request recorded).
     pub fn edit_comment(&self, comment: i64, body: &str) -> bool {
         let mut s = lock(&self.state);

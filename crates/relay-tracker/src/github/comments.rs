@@ -9,8 +9,8 @@ use serde_json::json;
 
 use super::model::{self, Comment};
 use super::{GitHubClient, MAX_COMMENT_CHARS, repo_path};
-use crate::http::json;
-use crate::pagination::{self, MAX_PAGES, PER_PAGE};
+use crate::http::{json, json_sized};
+use crate::pagination::{self, MAX_LIST_BYTES, MAX_PAGES, PER_PAGE};
 use crate::{CommentTarget, IssueRef, NoteRef, PostedComment, Result, ThreadNote, TrackerError};
 
 /// Lines of the answered comment quoted in a reply.
@@ -39,14 +39,22 @@ impl GitHubClient {
     ) -> Result<Vec<T>> {
         let mut url = first;
         let mut all = Vec::new();
+        let mut bytes = 0usize;
         for _ in 0..MAX_PAGES {
             let response = self.call(Method::GET, &url, scope, None).await?;
             let next = pagination::link_next(response.headers());
-            let page: Vec<T> = json(response, &format!("GET {url}")).await?;
+            let (page, size): (Vec<T>, usize) = json_sized(response, &format!("GET {url}")).await?;
+            bytes = bytes.saturating_add(size);
+            if bytes > MAX_LIST_BYTES {
+                return Err(TrackerError::Protocol(format!(
+                    "the {what} are longer than {} MiB",
+                    MAX_LIST_BYTES / (1024 * 1024)
+                )));
+            }
             all.extend(page);
             match next {
-                // Never send the credential to another host than the configured API.
-                Some(next) if next.starts_with(&self.api) => url = next,
+                // Never send the credential to another origin than the configured API's.
+                Some(next) if pagination::within_api(&next, &self.api) => url = next,
                 Some(next) => {
                     return Err(TrackerError::Protocol(format!(
                         "pagination link leaves the API base: {next}"
@@ -240,6 +248,33 @@ mod tests {
             reply,
             "> first\n> second\n> third\n>\n> In reply to [this comment by alice](https://github.com/o/r/issues/1#issuecomment-1)\n\nanswer"
         );
+    }
+
+    /// The planner's longest comment, with the longest marker, as a reply quoting the longest
+    /// lines of the comment it answers, still fits GitHub's limit.
+    #[test]
+    fn the_longest_reply_with_its_marker_and_quote_fits() {
+        let long = "q".repeat(QUOTE_LINE_CHARS * 2);
+        let answered: Comment = serde_json::from_value(serde_json::json!({
+            "id": 1,
+            "html_url": format!(
+                "https://github.com/{}/{}/issues/2147483647#issuecomment-9223372036854775807",
+                "o".repeat(39),
+                "r".repeat(100)
+            ),
+            "issue_url": "https://api.github.com/repos/o/r/issues/1",
+            "created_at": "2024-01-01T00:00:00Z", "updated_at": "2024-01-01T00:00:00Z",
+            "user": {"login": "a".repeat(39), "type": "User"},
+            "body": format!("{long}\n{long}\n{long}\n{long}")
+        }))
+        .unwrap();
+        let key = "i9223372036854775807-j9223372036854775807-c2147483647-a9-p9";
+        let body = format!(
+            "{}\n\n<!-- relay:write:{key} -->",
+            "é".repeat(relay_core::action::MAX_COMMENT_CHARS)
+        );
+        let reply = quote_reply(&answered, &body);
+        assert!(check_length(&reply).is_ok(), "{}", reply.chars().count());
     }
 
     #[test]

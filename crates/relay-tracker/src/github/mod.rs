@@ -33,7 +33,7 @@ const MEDIA_TYPE: &str = "application/vnd.github+json";
 /// The REST API version every request pins.
 const API_VERSION: &str = "2022-11-28";
 /// GitHub refuses comment bodies longer than this (characters).
-pub const MAX_COMMENT_CHARS: usize = 65_536;
+pub const MAX_COMMENT_CHARS: usize = relay_core::action::TRACKER_COMMENT_CHARS;
 
 /// A GitHub REST client for one configured tracker.
 pub struct GitHubClient {

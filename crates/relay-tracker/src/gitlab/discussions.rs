@@ -9,8 +9,8 @@ use serde_json::json;
 
 use super::model::{Discussion, Note};
 use super::{GitLabClient, MAX_NOTE_CHARS, project};
-use crate::http::json;
-use crate::pagination::{self, MAX_PAGES, PER_PAGE};
+use crate::http::{json, json_sized};
+use crate::pagination::{self, MAX_LIST_BYTES, MAX_PAGES, PER_PAGE};
 use crate::{CommentTarget, IssueRef, NoteRef, PostedComment, Result, ThreadNote, TrackerError};
 
 /// A note id from a [`NoteRef`]: digits only (it goes into a URL path).
@@ -65,15 +65,25 @@ impl GitLabClient {
     ) -> Result<Vec<T>> {
         let mut url = first.clone();
         let mut all = Vec::new();
+        let mut bytes = 0usize;
         for _ in 0..MAX_PAGES {
             let response = self.call(Method::GET, &url, None).await?;
             let headers = response.headers().clone();
-            let page: Vec<T> = json(response, &format!("GET {what}")).await?;
+            let (page, size): (Vec<T>, usize) =
+                json_sized(response, &format!("GET {what}")).await?;
+            bytes = bytes.saturating_add(size);
+            if bytes > MAX_LIST_BYTES {
+                return Err(TrackerError::Protocol(format!(
+                    "the {what} are longer than {} MiB",
+                    MAX_LIST_BYTES / (1024 * 1024)
+                )));
+            }
             all.extend(page);
             if let Some(next) = pagination::gitlab_next_page(&headers) {
                 url = format!("{first}&page={next}");
             } else if let Some(next) = pagination::link_next(&headers) {
-                if !next.starts_with(&self.api) {
+                // Never send the credential to another origin than the configured API's.
+                if !pagination::within_api(&next, &self.api) {
                     return Err(TrackerError::Protocol(format!(
                         "pagination link leaves the API base: {next}"
                     )));

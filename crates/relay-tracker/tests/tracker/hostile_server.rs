@@ -87,3 +87,45 @@ async fn a_private_token_never_follows_a_redirect_to_another_origin() {
         "the other origin was never asked"
     );
 }
+
+/// An answer larger than the cap (here without a length, streamed until the connection closes)
+/// is refused, never held whole.
+#[tokio::test]
+async fn an_oversized_answer_is_refused() {
+    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let port = listener.local_addr().unwrap().port();
+    tokio::spawn(async move {
+        while let Ok((mut socket, _)) = listener.accept().await {
+            tokio::spawn(async move {
+                let mut buf = [0u8; 4096];
+                let _ = socket.read(&mut buf).await;
+                let head = "HTTP/1.1 200 OK\r\ncontent-type: application/json\r\nconnection: close\r\n\r\n[\"";
+                if socket.write_all(head.as_bytes()).await.is_err() {
+                    return;
+                }
+                let chunk = vec![b'x'; 1024 * 1024];
+                for _ in 0..40 {
+                    if socket.write_all(&chunk).await.is_err() {
+                        return;
+                    }
+                }
+                let _ = socket.write_all(b"\"]").await;
+            });
+        }
+    });
+    let settings = relay_tracker::fake::tracker_settings(
+        relay_core::Provider::GitLab,
+        format!("http://127.0.0.1:{port}"),
+        "glpat-oversized-0001",
+        "relay",
+    );
+    let client = GitLabClient::new(&settings, http_client().unwrap()).unwrap();
+    let issue = IssueRef {
+        project_id: "42".into(),
+        project_path: "g/p".into(),
+        number: 7,
+        installation_id: None,
+    };
+    let error = client.list_thread(&issue).await.unwrap_err();
+    assert!(error.to_string().contains("larger than 32 MiB"), "{error}");
+}

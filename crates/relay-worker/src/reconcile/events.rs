@@ -8,7 +8,9 @@
 //!   assignees, which the lost `opened`/`labeled`/`assigned` webhooks would have carried);
 //! - a stored issue changed since its stored copy gives one event with what differs: a body change
 //!   (against the stored body), labels added, assignees added. The REST lists do not say who made
-//!   such a change; the issue's author stands in as the actor.
+//!   such a change, and the issue's author is not who made it: the event is recorded without an
+//!   actor, so it is context only (no author to admit: it never makes Relay act or decide). Only a
+//!   webhook, which names who made the change, can.
 
 use std::collections::HashMap;
 
@@ -95,7 +97,8 @@ fn issue_event(
     if secs(issue.updated_at) <= secs(known.updated_at) {
         return None;
     }
-    let mut event = IssueEvent::new(issue.clone(), actor);
+    // Who edited, labelled or assigned is unknown: nobody is credited.
+    let mut event = IssueEvent::new(issue.clone(), String::new());
     if issue.body != known.body {
         event.body_change = Some(BodyChange {
             previous: Some(known.body.clone()),
@@ -257,6 +260,11 @@ mod tests {
             found[1].event.labels_added,
             ["relay"],
             "bug was there (any case)"
+        );
+        assert_eq!(found[0].event.actor, "alice", "who opened it is the author");
+        assert_eq!(
+            found[1].event.actor, "",
+            "who changed it is unknown: the author is not credited"
         );
         // Opened before the window began: not an opening we can vouch for.
         assert!(found_events(&changes, &HashMap::new(), at(200)).is_empty());

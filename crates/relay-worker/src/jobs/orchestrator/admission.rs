@@ -164,6 +164,14 @@ impl Orchestrator {
             if !seen.insert(actor.to_lowercase()) {
                 continue;
             }
+            if actor.is_empty() {
+                // An issue change the reconciler found: the tracker's lists do not say who.
+                admission.ignored.push(
+                    "an issue change found by polling names nobody who made it: context only"
+                        .to_owned(),
+                );
+                continue;
+            }
             let role = if actor.is_empty() {
                 None
             } else {
