@@ -4,24 +4,15 @@
 //!   start of any line of a note posted through its API, outside a fenced code block. The GitLab
 //!   client passes every note body through this function, so nothing Relay posts (a model echoing
 //!   planted text included) can act on the tracker.
-//! - [`register_secret`] / [`scrub_secrets`]: every configured secret (tracker tokens, webhook
-//!   secrets, the API token, LLM keys, the database password) is registered once at start-up;
-//!   the outbox scrubs each body before it is stored, whichever tracker it is for.
+//!
+//! The other half, no configured secret in what Relay sends, is [`crate::secrets`]: the outbox
+//! scrubs each body with [`crate::secrets::scrub_secrets`] before it is stored.
 
 use std::borrow::Cow;
-use std::sync::RwLock;
-
-use secrecy::{ExposeSecret, SecretString};
 
 /// Put before the `/` of a line that would otherwise be a quick action. Markdown renders `\/` as
 /// `/`, so the note reads as written; GitLab's parser no longer sees a command.
 const SLASH_ESCAPE: &str = "\\";
-/// What a secret found in an outgoing body becomes.
-pub const REDACTED: &str = "[REDACTED]";
-/// Secrets shorter than this are not scanned for: replacing every `abc` in a comment would
-/// mangle it while protecting nothing (a real credential is longer). Such a value is refused at
-/// registration, and the registration says so.
-pub const MIN_SCANNED_SECRET_CHARS: usize = 8;
 
 /// GitLab's fence for its quick-action extractor: three backticks at the start of a line,
 /// closed by a line that is exactly three backticks. (GitLab does not treat `~~~` or indented
@@ -107,75 +98,6 @@ fn fenced_lines(lines: &[&str]) -> Vec<bool> {
     fenced
 }
 
-/// A secret registered for the outgoing scan, with what it is (for the trace, never the value).
-struct Registered {
-    label: String,
-    value: SecretString,
-}
-
-/// Every configured secret of this process. Process-wide on purpose: every tracker write passes
-/// through the outbox, wherever it was composed, and no caller can forget to pass the list.
-static SECRETS: RwLock<Vec<Registered>> = RwLock::new(Vec::new());
-
-/// Whether [`register_secret`] took the value.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Registration {
-    Added,
-    AlreadyKnown,
-    /// Empty or shorter than [`MIN_SCANNED_SECRET_CHARS`]: not scanned for.
-    TooShort,
-}
-
-/// Adds a secret to the outgoing scan. `label` says what it is (`trackers.gitlab.token`) and is
-/// what a redaction is traced with.
-pub fn register_secret(label: &str, value: &SecretString) -> Registration {
-    let chars = value.expose_secret().chars().count();
-    if chars < MIN_SCANNED_SECRET_CHARS {
-        return Registration::TooShort;
-    }
-    let mut secrets = SECRETS.write().unwrap_or_else(|e| e.into_inner());
-    if secrets
-        .iter()
-        .any(|s| s.value.expose_secret() == value.expose_secret())
-    {
-        return Registration::AlreadyKnown;
-    }
-    secrets.push(Registered {
-        label: label.to_owned(),
-        value: value.clone(),
-    });
-    Registration::Added
-}
-
-/// An outgoing body after the secret scan.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Scrubbed<'a> {
-    pub body: Cow<'a, str>,
-    /// Labels of the secrets that were found and replaced by [`REDACTED`].
-    pub redacted: Vec<String>,
-}
-
-/// Replaces every registered secret found in `body` by [`REDACTED`].
-pub fn scrub_secrets(body: &str) -> Scrubbed<'_> {
-    let secrets = SECRETS.read().unwrap_or_else(|e| e.into_inner());
-    let mut out = Cow::Borrowed(body);
-    let mut redacted = Vec::new();
-    // Longest first: a secret that contains another is replaced whole.
-    let mut order: Vec<&Registered> = secrets.iter().collect();
-    order.sort_by_key(|s| std::cmp::Reverse(s.value.expose_secret().len()));
-    for secret in order {
-        let value = secret.value.expose_secret();
-        if out.contains(value) {
-            out = Cow::Owned(out.replace(value, REDACTED));
-            redacted.push(secret.label.clone());
-        }
-    }
-    Scrubbed {
-        body: out,
-        redacted,
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -224,25 +146,5 @@ mod tests {
         let crlf = "hi\r\n/close\r\n";
         assert_eq!(neutralize_quick_actions(crlf), "hi\r\n\\/close\r\n");
         assert!(quick_actions(&neutralize_quick_actions(crlf)).is_empty());
-    }
-
-    #[test]
-    fn registered_secrets_are_scrubbed_and_labelled() {
-        let token = SecretString::from("glpat-outgoing-scan-0001".to_owned());
-        assert_eq!(
-            register_secret("trackers.test.token", &token),
-            Registration::Added
-        );
-        assert_eq!(register_secret("again", &token), Registration::AlreadyKnown);
-        assert_eq!(
-            register_secret("short", &SecretString::from("abc".to_owned())),
-            Registration::TooShort
-        );
-        let scrubbed = scrub_secrets("the token is glpat-outgoing-scan-0001, ok");
-        assert_eq!(scrubbed.body, "the token is [REDACTED], ok");
-        assert_eq!(scrubbed.redacted, ["trackers.test.token"]);
-        let clean = scrub_secrets("nothing here abc");
-        assert!(matches!(clean.body, Cow::Borrowed(_)));
-        assert!(clean.redacted.is_empty());
     }
 }

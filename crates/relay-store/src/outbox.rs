@@ -36,6 +36,16 @@ impl WriteKind {
         }
     }
 
+    /// The tracker action a write performs, as failure lines and metrics name it (a comment and a
+    /// reply are both `post_comment`).
+    pub fn action_name(self) -> &'static str {
+        match self {
+            WriteKind::Comment | WriteKind::Reply => "post_comment",
+            WriteKind::Edit => "edit_comment",
+            WriteKind::Reaction => "add_reaction",
+        }
+    }
+
     pub fn parse(s: &str) -> Option<WriteKind> {
         [
             WriteKind::Comment,
@@ -99,11 +109,11 @@ const COLUMNS: &str = "id, idempotency_key, issue_id, job_id, kind, body, target
 /// is. Returns whether the row is new.
 ///
 /// Every body is scanned for the process's configured secrets first
-/// ([`relay_core::outgoing::scrub_secrets`]): this is the one door into the outbox, whichever
+/// ([`relay_core::secrets::scrub_secrets`]): this is the one door into the outbox, whichever
 /// tracker and whoever composed the text, so a secret found is replaced by `[REDACTED]` here and
 /// the redaction is logged (what kind of secret, never its value).
 pub async fn enqueue(conn: &mut PgConnection, write: &NewWrite<'_>) -> Result<bool> {
-    let scrubbed = relay_core::outgoing::scrub_secrets(write.body);
+    let scrubbed = relay_core::secrets::scrub_secrets(write.body);
     if !scrubbed.redacted.is_empty() {
         tracing::warn!(
             outbox.key = write.idempotency_key,
