@@ -24,7 +24,7 @@
 //! - [`ui_sessions`]: status-page sign-ins, shared by every gateway (migration 0030).
 //! - [`repo_configs`]: the repository's `.relay.toml` in effect, per repository (migration 0040).
 //! - [`issue_controls`]: `stop`/`resume` and budget raises per issue (migration 0042).
-//! - [`bench`]: the baseline of `relay bench-intake` (a single-row insert and commit).
+//! - [`mod@bench`]: the baseline of `relay bench-intake` (a single-row insert and commit).
 //! - `error`: [`Error`], every failure of a query, and [`Result`].
 
 pub mod bench;
