@@ -528,6 +528,39 @@ async fn every_attempt_leaves_a_finished_trace_run(pool: PgPool) {
     assert!(trace::runs(&pool, quiet).await.unwrap().is_empty());
 }
 
+/// A job error that quotes a configured secret is stored, traced and logged without it: the
+/// registry the outbox scrubs with is the one job errors are scrubbed with.
+#[sqlx::test(migrator = "relay_store::MIGRATOR")]
+async fn a_failed_jobs_error_never_carries_a_configured_secret(pool: PgPool) {
+    let secret = "ghp_job-error-secret-0001";
+    relay_core::secrets::register_secret(
+        "trackers.test.token",
+        &secrecy::SecretString::from(secret.to_owned()),
+    );
+    let registry = Registry::new().register(
+        "leaky",
+        FnHandler::new(move |_| async move {
+            Err(JobError::Permanent(anyhow::anyhow!(
+                "GET https://x-access-token:{secret}@example.test failed"
+            )))
+        }),
+    );
+    let worker = Worker::new(pool.clone(), registry, settings());
+    let job = enqueue(&pool, "leaky", json!({}), None, 1).await;
+    assert_eq!(
+        worker.run_next_job().await.unwrap(),
+        Outcome::Failed { job_id: job }
+    );
+    let error = status(&pool, job).await.2.unwrap();
+    assert!(!error.contains(secret), "{error}");
+    assert!(error.contains("[REDACTED]@example.test"), "{error}");
+    let traced: Vec<String> = sqlx::query_scalar("SELECT payload::text FROM trace_events")
+        .fetch_all(&pool)
+        .await
+        .unwrap();
+    assert!(traced.iter().all(|t| !t.contains(secret)), "{traced:?}");
+}
+
 #[sqlx::test(migrator = "relay_store::MIGRATOR")]
 async fn a_failed_retry_folds_into_the_queued_follow_up(pool: PgPool) {
     let registry = Registry::new().register(

@@ -149,7 +149,7 @@ impl Executor {
                     relay_store::outbox::mark_retry(&mut conn, row.id, &error.to_string(), wait)
                         .await?;
                     report.failures.push(Failure {
-                        location: action_name(kind).to_owned(),
+                        location: kind.action_name().to_owned(),
                         problem: error.to_string(),
                         retry: Retry::Retryable,
                     });
@@ -248,7 +248,7 @@ impl Executor {
             .await
             .map_err(relay_store::Error::from)?;
         relay_store::outbox::mark_failed(&mut conn, row.id, error).await?;
-        let kind = row.write_kind().map_or("write", action_name);
+        let kind = row.write_kind().map_or("write", WriteKind::action_name);
         metrics::counter!(TRACKER_WRITES_TOTAL, "kind" => kind, "outcome" => "failed").increment(1);
         tracing::warn!(
             outbox.key = %row.idempotency_key,
@@ -257,7 +257,10 @@ impl Executor {
             "tracker refused a write for good; the planner is told in the next cycle"
         );
         report.failures.push(Failure {
-            location: row.write_kind().map_or("write", action_name).to_owned(),
+            location: row
+                .write_kind()
+                .map_or("write", WriteKind::action_name)
+                .to_owned(),
             problem: error.to_owned(),
             retry: Retry::Permanent,
         });
@@ -267,15 +270,6 @@ impl Executor {
 
 /// Counts one drain outcome of a write in `/metrics`.
 fn count_write(kind: WriteKind, outcome: &'static str) {
-    metrics::counter!(TRACKER_WRITES_TOTAL, "kind" => action_name(kind), "outcome" => outcome)
+    metrics::counter!(TRACKER_WRITES_TOTAL, "kind" => kind.action_name(), "outcome" => outcome)
         .increment(1);
-}
-
-/// The name a failure line uses for a write.
-fn action_name(kind: WriteKind) -> &'static str {
-    match kind {
-        WriteKind::Comment | WriteKind::Reply => "post_comment",
-        WriteKind::Edit => "edit_comment",
-        WriteKind::Reaction => "add_reaction",
-    }
 }

@@ -9,10 +9,13 @@
 //! - [`context`]: the ContextBuilder (an issue and Relay's state as bounded chat turns);
 //! - [`planner`]: the planning loop (`explore` + `submit_actions`);
 //! - [`spec`]: the spec writer;
-//! - [`trace`]: the run trace seam (`Tracer`, `TraceEvent`), written to Postgres by the worker.
+//! - [`trace`]: the run trace seam (`Tracer`, `TraceEvent`), written to Postgres by the worker;
+//! - [`thorough`]: thorough mode (the Traverser, the Critic and their bounds);
+//! - `error`: [`Error`], an agent run that could not run at all (the LLM is unusable).
 
 pub mod agent_settings;
 pub mod context;
+mod error;
 pub mod eval;
 pub mod explore;
 pub mod llm;
@@ -21,3 +24,5 @@ pub mod spec;
 pub mod thorough;
 pub mod toolbox;
 pub mod trace;
+
+pub use error::{Error, Result};

@@ -36,9 +36,13 @@ pub struct ProcessIssue {
 }
 
 impl ProcessIssue {
+    /// What the concurrency key of an issue's job starts with (SQL that queues the job for many
+    /// issues at once appends the id itself).
+    pub const KEY_PREFIX: &str = "issue:";
+
     /// The concurrency key that serializes all work on one issue.
     pub fn concurrency_key(&self) -> String {
-        format!("issue:{}", self.issue_id)
+        format!("{}{}", Self::KEY_PREFIX, self.issue_id)
     }
 }
 

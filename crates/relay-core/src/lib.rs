@@ -4,11 +4,12 @@
 //! [`job`] (job kinds and payloads), [`action`] (the planner's Action contract),
 //! [`citation`] (`path:start-end` citations of code), [`prices`] (`[prices]`, the cost of tokens),
 //! [`engage`] (engagement rules and event identity, shared by the gateway and the reconciler),
-//! [`error`] (the one cause-chain formatter), [`outgoing`] (quick-action neutralisation and the
-//! secret scan of every tracker write), [`roles`] (the roles that may engage Relay),
+//! [`error`] (the one cause-chain formatter), [`outgoing`] (quick-action neutralisation of every
+//! tracker write), [`roles`] (the roles that may engage Relay),
 //! [`repo_config`] (the repository's `.relay.toml`: parsed, narrowed, in effect), [`command`]
 //! (commands in a mention, parsed deterministically), [`learning_review`] (when a learning is
-//! marked for review).
+//! marked for review), [`secrets`] (the configured secrets: the registry every tracker write,
+//! prompt and job error is scrubbed with, and the one redaction of a URL).
 
 pub mod action;
 pub mod bot;
@@ -23,6 +24,7 @@ pub mod outgoing;
 pub mod prices;
 pub mod repo_config;
 pub mod roles;
+pub mod secrets;
 pub mod tracker;
 
 pub use action::{Action, ActionBatch};

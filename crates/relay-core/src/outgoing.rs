@@ -5,24 +5,15 @@
 //!   inside a block. The GitLab client passes every note body through this function (its one
 //!   door for note bodies), so nothing Relay posts (a model echoing planted text included) can
 //!   act on the tracker.
-//! - [`register_secret`] / [`scrub_secrets`]: every configured secret (tracker tokens, webhook
-//!   secrets, the API token, LLM keys, the database password) is registered once at start-up;
-//!   the outbox scrubs each body before it is stored, whichever tracker it is for.
+//!
+//! The other half, no configured secret in what Relay sends, is [`crate::secrets`]: the outbox
+//! scrubs each body with [`crate::secrets::scrub_secrets`] before it is stored.
 
 use std::borrow::Cow;
-use std::sync::RwLock;
-
-use secrecy::{ExposeSecret, SecretString};
 
 /// Put before the `/` of a line that would otherwise be a quick action. Markdown renders `\/` as
 /// `/`, so the note reads as written; GitLab's parser no longer sees a command.
 const SLASH_ESCAPE: &str = "\\";
-/// What a secret found in an outgoing body becomes.
-pub const REDACTED: &str = "[REDACTED]";
-/// Secrets shorter than this are not scanned for: replacing every `abc` in a comment would
-/// mangle it while protecting nothing (a real credential is longer). Such a value is refused at
-/// registration, and the registration says so.
-pub const MIN_SCANNED_SECRET_CHARS: usize = 8;
 
 /// `body` with no line GitLab could read as a quick action: every line whose first non-blank
 /// character is `/` gets a backslash before that `/`, wherever it stands (fenced code, HTML
@@ -63,96 +54,6 @@ fn starts_with_slash(line: &str) -> bool {
     line.trim_start().starts_with('/')
 }
 
-/// A secret registered for the outgoing scan, with what it is (for the trace, never the value).
-struct Registered {
-    label: String,
-    value: SecretString,
-}
-
-/// Every configured secret of this process. Process-wide on purpose: every tracker write passes
-/// through the outbox, wherever it was composed, and no caller can forget to pass the list.
-static SECRETS: RwLock<Vec<Registered>> = RwLock::new(Vec::new());
-
-/// Whether [`register_secret`] took the value.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Registration {
-    Added,
-    AlreadyKnown,
-    /// Empty or shorter than [`MIN_SCANNED_SECRET_CHARS`]: not scanned for.
-    TooShort,
-}
-
-/// Adds a secret to the outgoing scan. `label` says what it is (`trackers.gitlab.token`) and is
-/// what a redaction is traced with.
-pub fn register_secret(label: &str, value: &SecretString) -> Registration {
-    let chars = value.expose_secret().chars().count();
-    if chars < MIN_SCANNED_SECRET_CHARS {
-        return Registration::TooShort;
-    }
-    let mut secrets = SECRETS.write().unwrap_or_else(|e| e.into_inner());
-    if secrets
-        .iter()
-        .any(|s| s.value.expose_secret() == value.expose_secret())
-    {
-        return Registration::AlreadyKnown;
-    }
-    secrets.push(Registered {
-        label: label.to_owned(),
-        value: value.clone(),
-    });
-    Registration::Added
-}
-
-/// Adds a secret that rotates (a GitHub App installation token, minted about hourly) to the
-/// outgoing scan: it replaces the value registered under the same `label`, so the scan holds one
-/// value per label however often it rotates.
-pub fn register_rotating_secret(label: &str, value: &SecretString) -> Registration {
-    if value.expose_secret().chars().count() < MIN_SCANNED_SECRET_CHARS {
-        return Registration::TooShort;
-    }
-    let mut secrets = SECRETS.write().unwrap_or_else(|e| e.into_inner());
-    if secrets
-        .iter()
-        .any(|s| s.value.expose_secret() == value.expose_secret())
-    {
-        return Registration::AlreadyKnown;
-    }
-    secrets.retain(|s| s.label != label);
-    secrets.push(Registered {
-        label: label.to_owned(),
-        value: value.clone(),
-    });
-    Registration::Added
-}
-
-/// An outgoing body after the secret scan.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Scrubbed<'a> {
-    pub body: Cow<'a, str>,
-    /// Labels of the secrets that were found and replaced by [`REDACTED`].
-    pub redacted: Vec<String>,
-}
-
-/// Replaces every registered secret found in `body` by [`REDACTED`].
-pub fn scrub_secrets(body: &str) -> Scrubbed<'_> {
-    let secrets = SECRETS.read().unwrap_or_else(|e| e.into_inner());
-    let mut out = Cow::Borrowed(body);
-    let mut redacted = Vec::new();
-    // Longest first: a secret that contains another is replaced whole.
-    let mut order: Vec<&Registered> = secrets.iter().collect();
-    order.sort_by_key(|s| std::cmp::Reverse(s.value.expose_secret().len()));
-    for secret in order {
-        let value = secret.value.expose_secret();
-        if out.contains(value) {
-            out = Cow::Owned(out.replace(value, REDACTED));
-            redacted.push(secret.label.clone());
-        }
-    }
-    Scrubbed {
-        body: out,
-        redacted,
-    }
-}
 
 #[cfg(test)]
 mod tests {
@@ -231,48 +132,5 @@ mod tests {
         let out = neutralize_quick_actions(cr_first);
         assert_eq!(out, "hi\n\r\\/close\n\r\r  \\/move a/b");
         assert!(!slash_in_column_one(&out), "{out:?}");
-    }
-
-    #[test]
-    fn a_rotating_secret_replaces_its_predecessor() {
-        let first = SecretString::from("ghs_rotating_secret_one_0001".to_owned());
-        let second = SecretString::from("ghs_rotating_secret_two_0002".to_owned());
-        assert_eq!(
-            register_rotating_secret("github.installation.1.r.token", &first),
-            Registration::Added
-        );
-        assert_eq!(
-            register_rotating_secret("github.installation.1.r.token", &second),
-            Registration::Added
-        );
-        let scrubbed = scrub_secrets("a ghs_rotating_secret_two_0002 b");
-        assert_eq!(scrubbed.body, "a [REDACTED] b");
-        let held = SECRETS
-            .read()
-            .unwrap()
-            .iter()
-            .filter(|s| s.label == "github.installation.1.r.token")
-            .count();
-        assert_eq!(held, 1, "one value per label");
-    }
-
-    #[test]
-    fn registered_secrets_are_scrubbed_and_labelled() {
-        let token = SecretString::from("glpat-outgoing-scan-0001".to_owned());
-        assert_eq!(
-            register_secret("trackers.test.token", &token),
-            Registration::Added
-        );
-        assert_eq!(register_secret("again", &token), Registration::AlreadyKnown);
-        assert_eq!(
-            register_secret("short", &SecretString::from("abc".to_owned())),
-            Registration::TooShort
-        );
-        let scrubbed = scrub_secrets("the token is glpat-outgoing-scan-0001, ok");
-        assert_eq!(scrubbed.body, "the token is [REDACTED], ok");
-        assert_eq!(scrubbed.redacted, ["trackers.test.token"]);
-        let clean = scrub_secrets("nothing here abc");
-        assert!(matches!(clean.body, Cow::Borrowed(_)));
-        assert!(clean.redacted.is_empty());
     }
 }

@@ -1,4 +1,6 @@
-//! Tracker providers and configured tracker names.
+//! Tracker providers and configured tracker names; [`web`] holds each provider's web links.
+
+pub mod web;
 
 use std::fmt;
 

@@ -9,6 +9,7 @@
 //! - [`intake`]: the transaction that records a delivery and enqueues work.
 //! - [`error`]: `ApiError`, the only place errors become HTTP statuses.
 //! - [`ui`]: the status page (`/ui`): server-rendered HTML, sessions, the live trace script.
+//! - [`trace_feed`]: wakes the SSE streams of `GET /api/jobs/{id}/events` when a trace grows.
 //! - [`listener`]: the HTTP/1.1 listener: connection caps (total, per client), header timeout,
 //!   shutdown grace.
 //! - [`limits`]: the client behind a request, the request deadline, the body budget and the

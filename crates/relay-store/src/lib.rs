@@ -4,13 +4,16 @@
 //! - [`settings`]: `DatabaseSettings` and pool construction.
 //! - [`deliveries`]: the webhook delivery log (dedupe by delivery identity).
 //! - [`issues`]: the issue mirror, its thread cache and pending issue events.
+//! - [`issue_state`]: an issue's Relay state (gaps, findings, spec) loaded in one place.
 //! - [`event_intake`]: the one decide-and-record path of an issue event (webhook or reconciler).
+//! - [`intake`]: the gateway's writes in as few round trips as possible (delivery, issue, thread,
+//!   job in one statement).
 //! - [`reconcile`]: the reconciler's per-project watermarks and its one-at-a-time lock.
 //! - [`queue`]: the job queue: enqueue, claim with leases, heartbeat, complete, retry, dead-letter.
 //! - [`llm_usage`]: the table owned by the LLM layer. (The code graph's tables are read and written by
 //!   `relay_codegraph::store::postgres::sql`; their migration is here with the others.)
 //! - [`gaps`], [`findings`], [`learnings`], [`specs`], [`outbox`]: write-back state (migration 0006).
-//! - [`browse`]: read-only listings for the read API.
+//! - [`browse`]: read-only listings for the read API; [`status`]: those of the status page.
 //! - [`operator`]: what `relay jobs` and `relay writes` do (retry, discard), recorded and traced.
 //! - [`tool_graph`]: tool-sequence learning (transitions per repository, migration 0008).
 //! - [`trace`]: the run trace (runs and their events, migration 0007) and its notifications.
@@ -21,6 +24,8 @@
 //! - [`ui_sessions`]: status-page sign-ins, shared by every gateway (migration 0030).
 //! - [`repo_configs`]: the repository's `.relay.toml` in effect, per repository (migration 0040).
 //! - [`issue_controls`]: `stop`/`resume` and budget raises per issue (migration 0042).
+//! - [`mod@bench`]: the baseline of `relay bench-intake` (a single-row insert and commit).
+//! - `error`: [`Error`], every failure of a query, and [`Result`].
 
 pub mod bench;
 pub mod browse;
@@ -31,6 +36,7 @@ pub mod findings;
 pub mod gaps;
 pub mod intake;
 pub mod issue_controls;
+pub mod issue_state;
 pub mod issues;
 pub mod learnings;
 pub mod llm_usage;

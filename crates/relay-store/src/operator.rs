@@ -223,14 +223,16 @@ pub async fn retry_write(pool: &PgPool, write_id: i64, actor: &str) -> Result<Ac
             .await?;
             let drain: Option<i64> = sqlx::query_scalar(
                 "INSERT INTO jobs (kind, payload, concurrency_key, max_attempts)
-                 SELECT 'process_issue', jsonb_build_object('issue_id', $1::bigint), 'issue:' || $1, $2
+                 SELECT $3, jsonb_build_object('issue_id', $1::bigint), $4::text || $1, $2
                  WHERE NOT EXISTS (SELECT 1 FROM jobs r
-                                   WHERE r.concurrency_key = 'issue:' || $1 AND r.status = 'running')
+                                   WHERE r.concurrency_key = $4::text || $1 AND r.status = 'running')
                  ON CONFLICT (concurrency_key) WHERE status = 'queued' DO NOTHING
                  RETURNING id",
             )
             .bind(issue_id)
             .bind(DRAIN_MAX_ATTEMPTS)
+            .bind(relay_core::JobKind::ProcessIssue.as_str())
+            .bind(relay_core::ProcessIssue::KEY_PREFIX)
             .fetch_optional(&mut *tx)
             .await?;
             (ActionOutcome::Done { job_id: drain }, job)

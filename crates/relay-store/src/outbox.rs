@@ -36,6 +36,16 @@ impl WriteKind {
         }
     }
 
+    /// The tracker action a write performs, as failure lines and metrics name it (a comment and a
+    /// reply are both `post_comment`).
+    pub fn action_name(self) -> &'static str {
+        match self {
+            WriteKind::Comment | WriteKind::Reply => "post_comment",
+            WriteKind::Edit => "edit_comment",
+            WriteKind::Reaction => "add_reaction",
+        }
+    }
+
     pub fn parse(s: &str) -> Option<WriteKind> {
         [
             WriteKind::Comment,
@@ -97,7 +107,7 @@ const COLUMNS: &str = "id, idempotency_key, issue_id, job_id, kind, body, target
 
 /// The one door into the outbox: every body written to a row ([`enqueue`], and the summary's
 /// [`crate::summaries::rewrite_unsent`] and [`crate::summaries::rearm_refused`]) passes here first.
-/// It is scanned for the process's configured secrets ([`relay_core::outgoing::scrub_secrets`]),
+/// It is scanned for the process's configured secrets ([`relay_core::secrets::scrub_secrets`]),
 /// whichever tracker and whoever composed the text, so a secret found is replaced by
 /// `[REDACTED]` and the redaction is logged (what kind of secret, never its value).
 pub(crate) fn outgoing_body<'a>(
@@ -105,7 +115,7 @@ pub(crate) fn outgoing_body<'a>(
     issue_id: Option<i64>,
     body: &'a str,
 ) -> std::borrow::Cow<'a, str> {
-    let scrubbed = relay_core::outgoing::scrub_secrets(body);
+    let scrubbed = relay_core::secrets::scrub_secrets(body);
     if !scrubbed.redacted.is_empty() {
         tracing::warn!(
             outbox.key = idempotency_key,

@@ -16,6 +16,8 @@
 use std::time::Duration;
 
 use chrono::{DateTime, Utc};
+use relay_core::{JobKind, ProcessIssue, UpdateCheckout};
+use serde::Serialize;
 use serde_json::Value;
 use sqlx::{Acquire, PgConnection, PgPool};
 use uuid::Uuid;
@@ -91,6 +93,70 @@ pub async fn enqueue(conn: &mut PgConnection, job: &NewJob<'_>) -> Result<Enqueu
     } else {
         Enqueued::Joined(id)
     })
+}
+
+/// A job kind that enqueues itself: its payload type knows its kind and its concurrency key, so
+/// no caller spells either (crates.io's background jobs are the model). SQL that builds the
+/// same row for ids only it knows (the intake, the outbox sweep, `relay writes retry`) uses the
+/// key's prefix [`ProcessIssue::KEY_PREFIX`].
+pub trait Job: Serialize + Sync {
+    /// The kind stored in `jobs.kind`, which picks the handler.
+    const KIND: JobKind;
+
+    /// Jobs with the same key never run at the same time and coalesce while queued.
+    fn key(&self) -> String;
+
+    /// Enqueues this job (or joins the queued one with the same key): see [`enqueue`].
+    fn enqueue(
+        &self,
+        conn: &mut PgConnection,
+        max_attempts: i32,
+    ) -> impl Future<Output = Result<Enqueued>> + Send {
+        async move {
+            let payload = serde_json::to_value(self).expect("job payloads serialize");
+            let key = self.key();
+            enqueue(conn, &new_job::<Self>(&payload, &key, max_attempts)).await
+        }
+    }
+
+    /// Enqueues this job to run no earlier than `delay` from now: see [`enqueue_at`].
+    fn enqueue_at(
+        &self,
+        conn: &mut PgConnection,
+        max_attempts: i32,
+        delay: Duration,
+    ) -> impl Future<Output = Result<Enqueued>> + Send {
+        async move {
+            let payload = serde_json::to_value(self).expect("job payloads serialize");
+            let key = self.key();
+            enqueue_at(conn, &new_job::<Self>(&payload, &key, max_attempts), delay).await
+        }
+    }
+}
+
+fn new_job<'a, J: Job + ?Sized>(payload: &'a Value, key: &'a str, max_attempts: i32) -> NewJob<'a> {
+    NewJob {
+        kind: J::KIND.as_str(),
+        payload,
+        concurrency_key: Some(key),
+        max_attempts,
+    }
+}
+
+impl Job for ProcessIssue {
+    const KIND: JobKind = JobKind::ProcessIssue;
+
+    fn key(&self) -> String {
+        self.concurrency_key()
+    }
+}
+
+impl Job for UpdateCheckout {
+    const KIND: JobKind = JobKind::UpdateCheckout;
+
+    fn key(&self) -> String {
+        self.concurrency_key()
+    }
 }
 
 /// Holds a queued job until `until` (a later `run_after` stays): the daily token budget's wait.

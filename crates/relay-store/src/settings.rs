@@ -4,6 +4,7 @@ use std::fmt;
 use std::str::FromStr;
 use std::time::Duration;
 
+use relay_core::secrets::redact_url;
 use secrecy::{ExposeSecret, SecretString};
 use serde::Deserialize;
 use sqlx::postgres::{PgConnectOptions, PgPoolOptions};
@@ -55,108 +56,6 @@ impl fmt::Debug for DatabaseSettings {
             .field("migrate_on_start", &self.migrate_on_start)
             .finish()
     }
-}
-
-/// Query parameters whose value is a credential (libpq's `password`, `sslpassword`, and the
-/// usual token names), compared without case.
-const SECRET_QUERY_KEYS: [&str; 9] = [
-    "password",
-    "sslpassword",
-    "pass",
-    "pwd",
-    "token",
-    "access_token",
-    "private_token",
-    "api_key",
-    "secret",
-];
-
-/// Replaces the credentials of a URL with `[REDACTED]`: the password of its userinfo
-/// (`scheme://user:pass@host`) and the value of every credential query parameter
-/// (`?password=…`, `&sslpassword=…`, `?token=…`). The user name is kept (operators need it).
-pub fn redact_url(url: &str) -> String {
-    let Some(scheme_end) = url.find("://") else {
-        return "[REDACTED]".to_owned();
-    };
-    let rest = &url[scheme_end + 3..];
-    let authority_end = rest.find(['/', '?', '#']).unwrap_or(rest.len());
-    let authority = &rest[..authority_end];
-    let (userinfo, host) = match authority.rfind('@') {
-        Some(at) => {
-            let userinfo = &authority[..at];
-            let user = userinfo.split(':').next().unwrap_or_default();
-            let redacted = if userinfo.contains(':') {
-                format!("{user}:[REDACTED]@")
-            } else {
-                format!("{user}@")
-            };
-            (redacted, &authority[at + 1..])
-        }
-        None => (String::new(), authority),
-    };
-    let tail = &rest[authority_end..];
-    format!(
-        "{}://{userinfo}{host}{}",
-        &url[..scheme_end],
-        redact_query(tail)
-    )
-}
-
-/// `path?query#fragment` with the value of every credential parameter replaced.
-fn redact_query(tail: &str) -> String {
-    let Some(question) = tail.find('?') else {
-        return tail.to_owned();
-    };
-    let (path, after) = tail.split_at(question);
-    let after = &after[1..];
-    let (query, fragment) = match after.find('#') {
-        Some(hash) => after.split_at(hash),
-        None => (after, ""),
-    };
-    let pairs: Vec<String> = query
-        .split('&')
-        .map(|pair| match pair.split_once('=') {
-            Some((key, _)) if is_secret_key(key) => format!("{key}=[REDACTED]"),
-            _ => pair.to_owned(),
-        })
-        .collect();
-    format!("{path}?{}{fragment}", pairs.join("&"))
-}
-
-fn is_secret_key(key: &str) -> bool {
-    SECRET_QUERY_KEYS
-        .iter()
-        .any(|secret| key.eq_ignore_ascii_case(secret))
-}
-
-/// The credentials written into a database URL: the userinfo password and the values of
-/// credential query parameters (percent-decoding is not attempted: the scan looks for the text
-/// as configured, and a decoded form would appear in no comment anyway).
-pub fn url_secrets(url: &str) -> Vec<SecretString> {
-    let mut found = Vec::new();
-    let Some(scheme_end) = url.find("://") else {
-        return found;
-    };
-    let rest = &url[scheme_end + 3..];
-    let authority_end = rest.find(['/', '?', '#']).unwrap_or(rest.len());
-    if let Some(at) = rest[..authority_end].rfind('@')
-        && let Some((_, password)) = rest[..at].split_once(':')
-        && !password.is_empty()
-    {
-        found.push(SecretString::from(password.to_owned()));
-    }
-    if let Some(question) = rest.find('?') {
-        let query = rest[question + 1..].split('#').next().unwrap_or_default();
-        for pair in query.split('&') {
-            if let Some((key, value)) = pair.split_once('=')
-                && is_secret_key(key)
-                && !value.is_empty()
-            {
-                found.push(SecretString::from(value.to_owned()));
-            }
-        }
-    }
-    found
 }
 
 impl DatabaseSettings {
@@ -255,53 +154,6 @@ impl DatabaseSettings {
                 }
             }
             Err(e) => Err(e.into()),
-        }
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use secrecy::ExposeSecret;
-
-    use super::{redact_url, url_secrets};
-
-    #[test]
-    fn database_url_secrets_are_found_for_the_outgoing_scan() {
-        let found: Vec<String> =
-            url_secrets("postgres://relay:s3cret-pw@db/relay?password=other-pw&sslmode=require")
-                .iter()
-                .map(|s| s.expose_secret().to_owned())
-                .collect();
-        assert_eq!(found, ["s3cret-pw", "other-pw"]);
-        assert!(url_secrets("postgres://relay@db/relay").is_empty());
-    }
-
-    #[test]
-    fn redacts_passwords() {
-        let cases = [
-            (
-                "postgres://u:p@h:5432/db",
-                "postgres://u:[REDACTED]@h:5432/db",
-            ),
-            ("postgres://u@h/db", "postgres://u@h/db"),
-            ("postgres://h/db?x=1", "postgres://h/db?x=1"),
-            ("postgres://u:p@ss@h/db", "postgres://u:[REDACTED]@h/db"),
-            ("garbage", "[REDACTED]"),
-            (
-                "postgres://u@h/db?sslmode=require&password=hunter2",
-                "postgres://u@h/db?sslmode=require&password=[REDACTED]",
-            ),
-            (
-                "postgresql:///db?host=/run&PASSWORD=x&sslpassword=y#f",
-                "postgresql:///db?host=/run&PASSWORD=[REDACTED]&sslpassword=[REDACTED]#f",
-            ),
-            (
-                "https://x:tok@h?token=abc",
-                "https://x:[REDACTED]@h?token=[REDACTED]",
-            ),
-        ];
-        for (input, expected) in cases {
-            assert_eq!(redact_url(input), expected, "{input}");
         }
     }
 }

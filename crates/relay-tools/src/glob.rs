@@ -42,9 +42,15 @@ of directories, `{a,b}` alternates — so `*.rs` matches only top-level files an
 any depth. Respects .gitignore; skips .git/, vendor/ and node_modules/. Returns sorted paths \
 (directories end with `/`), at most 100, with the count of the rest.";
 
+impl GlobTool {
+    /// The name the LLM calls the tool by ([`Tool::name`]); code that treats this tool's calls
+    /// apart (thorough mode's step bounds) matches on it.
+    pub const NAME: &str = "glob";
+}
+
 impl Tool for GlobTool {
     fn name(&self) -> &'static str {
-        "glob"
+        Self::NAME
     }
 
     fn description(&self) -> &'static str {

@@ -49,9 +49,15 @@ with the total count of matches and files. Narrow with `path` (file or directory
 retries by itself (case-insensitive, then a broadened pattern, then the parent directory) and \
 says what it tried.";
 
+impl GrepTool {
+    /// The name the LLM calls the tool by ([`Tool::name`]); code that treats this tool's calls
+    /// apart (thorough mode's step bounds) matches on it.
+    pub const NAME: &str = "grep";
+}
+
 impl Tool for GrepTool {
     fn name(&self) -> &'static str {
-        "grep"
+        Self::NAME
     }
 
     fn description(&self) -> &'static str {

@@ -43,9 +43,15 @@ the closest existing paths are suggested, and the best one is read when it is un
 
 const CHUNK_BYTES: usize = 64 * 1024;
 
+impl ReadTool {
+    /// The name the LLM calls the tool by ([`Tool::name`]); code that treats this tool's calls
+    /// apart (thorough mode's step bounds) matches on it.
+    pub const NAME: &str = "read";
+}
+
 impl Tool for ReadTool {
     fn name(&self) -> &'static str {
-        "read"
+        Self::NAME
     }
 
     fn description(&self) -> &'static str {

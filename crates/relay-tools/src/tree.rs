@@ -42,9 +42,15 @@ const DESCRIPTION: &str = "Show the directory outline of the repository (or of `
 are folded. Respects .gitignore; vendor/ and node_modules/ are listed as skipped. Use it first to \
 get the lay of the land, then glob/grep/read.";
 
+impl TreeTool {
+    /// The name the LLM calls the tool by ([`Tool::name`]); code that treats this tool's calls
+    /// apart (thorough mode's step bounds) matches on it.
+    pub const NAME: &str = "tree";
+}
+
 impl Tool for TreeTool {
     fn name(&self) -> &'static str {
-        "tree"
+        Self::NAME
     }
 
     fn description(&self) -> &'static str {

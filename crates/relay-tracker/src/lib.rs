@@ -7,6 +7,8 @@
 //! - [`GitHubClient`] ([`github`]) and [`GitLabClient`] ([`gitlab`]): the implementations.
 //! - [`build`] and [`Trackers`] ([`registry`]): clients from configuration, by tracker name.
 //! - [`pacing`]: the per-installation write token bucket; `classify`: error classification.
+//! - `http`: the HTTP plumbing both clients share (timeouts, pacing, failures classified);
+//!   [`pagination`]: following GitHub's `Link` and GitLab's `x-next-page` headers.
 //! - `fake` (feature `test-support`): local GitHub and GitLab servers for tests.
 
 mod classify;

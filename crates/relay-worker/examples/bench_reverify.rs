@@ -297,7 +297,7 @@ async fn planner_cycles(pool: &PgPool, cycles: usize) -> anyhow::Result<()> {
             explorer: Arc::new(StubExplorer),
             snapshot: Some(Snapshot {
                 sandbox: relay_tools::sandbox::Sandbox::new(checkout.path())
-                    .map_err(|e| anyhow::anyhow!("{e}"))?,
+                    .context("failed to sandbox the checkout")?,
                 commit_sha: "c0ffee".into(),
             }),
             settings: AgentSettings::default(),

@@ -10,6 +10,7 @@
 //! - [`reconcile`]: the reconciler: polls the trackers for events whose webhook never arrived.
 //! - [`tool_graph`]: tool-sequence learning: the explore observer and the prompt hint.
 //! - [`trace_sink`]: `TraceRun`: one job run's trace, buffered and written to Postgres in batches.
+//! - [`llm_usage`]: the LLM usage sink that writes `llm_usage` rows (the agent owns the seam).
 
 pub mod graph_retention;
 pub mod handler;

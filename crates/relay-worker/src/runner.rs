@@ -286,7 +286,7 @@ impl Worker {
                 Ok(_) => json!({ "stage": "job", "phase": "end", "outcome": run_outcome.as_str() }),
                 Err(error) => json!({
                     "stage": "job", "phase": "end", "outcome": run_outcome.as_str(),
-                    "error": relay_agent::trace::capped(&format!("{error:#}")),
+                    "error": relay_agent::trace::capped(&scrubbed(error)),
                 }),
             },
         );
@@ -315,11 +315,11 @@ impl Worker {
                 }
             }
             Err(JobError::Retryable(error)) => {
-                self.finish_failed(&job, &format!("{error:#}"), FailureKind::Retryable, started)
+                self.finish_failed(&job, &scrubbed(&error), FailureKind::Retryable, started)
                     .await
             }
             Err(JobError::Permanent(error)) => {
-                self.finish_failed(&job, &format!("{error:#}"), FailureKind::Permanent, started)
+                self.finish_failed(&job, &scrubbed(&error), FailureKind::Permanent, started)
                     .await
             }
         }
@@ -495,6 +495,14 @@ impl Worker {
         }
         tracing::info!("worker stopped");
     }
+}
+
+/// A job's error as it is logged, traced and stored: every configured secret scrubbed (an error
+/// may quote a URL or a response that echoes one).
+fn scrubbed(error: &impl std::fmt::Display) -> String {
+    relay_core::secrets::scrub_secrets(&format!("{error:#}"))
+        .body
+        .into_owned()
 }
 
 fn record(kind: &str, outcome: &'static str, started: Instant) {

@@ -1,4 +1,7 @@
 //! The `relay` binary: one executable for every role.
+//!
+//! Layout: `cmd` (one module per command), `settings` (the configuration's layers: the defaults
+//! of `config/relay.toml`, the file, the environment; validation and the secrets it holds).
 
 mod cmd;
 mod settings;

@@ -347,16 +347,6 @@ fn validate(settings: &Settings) -> Result<(), ConfigError> {
     Ok(())
 }
 
-/// Keys whose values are secrets wherever they appear.
-const SECRET_KEYS: &[&str] = &[
-    "token",
-    "webhook_secret",
-    "password",
-    "api_key",
-    "secret",
-    "private_key",
-];
-
 /// The document with every secret replaced by `[REDACTED]` and passwords removed from URLs.
 pub fn redacted(document: &Value) -> Value {
     fn walk(key: Option<&str>, value: &Value) -> Value {
@@ -370,11 +360,10 @@ pub fn redacted(document: &Value) -> Value {
             Value::Array(items) => Value::Array(items.iter().map(|v| walk(key, v)).collect()),
             Value::String(s) => {
                 let key = key.unwrap_or_default();
-                if SECRET_KEYS.contains(&key) || key.ends_with("_token") || key.ends_with("_secret")
-                {
+                if relay_core::secrets::is_secret_setting(key) {
                     Value::String("[REDACTED]".into())
                 } else if key == "url" || key.ends_with("_url") {
-                    Value::String(relay_store::settings::redact_url(s))
+                    Value::String(relay_core::secrets::redact_url(s))
                 } else {
                     value.clone()
                 }
@@ -391,29 +380,12 @@ impl Settings {
     /// `?password=`) and the ArangoDB password. Registered at start-up for the outbox's
     /// outgoing scan, so no tracker write can carry one.
     pub fn secrets(&self) -> Vec<(String, secrecy::SecretString)> {
-        let mut secrets = Vec::new();
-        for tracker in &self.trackers {
-            let name = tracker.name.as_str();
-            secrets.push((format!("trackers.{name}.token"), tracker.token.clone()));
-            secrets.push((
-                format!("trackers.{name}.webhook_secret"),
-                tracker.webhook_secret.clone(),
-            ));
-            if let Some(key) = &tracker.private_key {
-                secrets.push((format!("trackers.{name}.private_key"), key.clone()));
-            }
-        }
+        let mut secrets = relay_core::secrets::tracker_secrets(&self.trackers);
         if let Some(token) = &self.api.token {
             secrets.push(("api.token".to_owned(), token.clone()));
         }
-        for role in relay_agent::llm::Role::ALL {
-            if let Ok(resolved) = self.llm.resolve(role)
-                && let Some(key) = resolved.api_key
-            {
-                secrets.push((format!("llm.{}.api_key", role.as_str()), key));
-            }
-        }
-        for password in relay_store::settings::url_secrets(self.database.url.expose_secret()) {
+        secrets.extend(self.llm.secrets());
+        for password in relay_core::secrets::url_secrets(self.database.url.expose_secret()) {
             secrets.push(("database.url".to_owned(), password));
         }
         secrets.push((

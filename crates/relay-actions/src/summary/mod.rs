@@ -129,24 +129,20 @@ pub async fn refresh_summary(
     prices: &relay_core::prices::Prices,
 ) -> Result<SummaryWrite> {
     let mut tx = pool.begin().await.map_err(relay_store::Error::from)?;
-    let Some(issue) = relay_store::issues::get(&mut tx, issue_id).await? else {
+    let Some(state) = relay_store::issue_state::load(&mut tx, issue_id).await? else {
         return Ok(SummaryWrite::Unchanged);
     };
-    let gaps = relay_store::gaps::list(&mut tx, issue_id).await?;
-    let gap_evidence = relay_store::gaps::evidence_sources(&mut tx, issue_id).await?;
-    let findings = relay_store::findings::live(&mut tx, issue_id).await?;
     let internal_gaps = relay_store::gaps::internal_numbers(&mut tx, issue_id).await?;
     let internal_findings = relay_store::findings::internal_numbers(&mut tx, issue_id).await?;
-    let spec = relay_store::specs::current(&mut tx, issue_id).await?;
     let spend = relay_store::status::spend_by_role_and_model(pool, issue_id).await?;
     let content = render(&SummaryInput {
-        issue_url: &issue.url,
-        gaps: &gaps,
-        gap_evidence: &gap_evidence,
-        findings: &findings,
+        issue_url: &state.issue.url,
+        gaps: &state.gaps,
+        gap_evidence: &state.gap_evidence,
+        findings: &state.findings,
         internal_gaps: &internal_gaps,
         internal_findings: &internal_findings,
-        spec: spec.as_ref(),
+        spec: state.spec.as_ref(),
         spend: &spend,
         prices,
     });
@@ -315,7 +311,7 @@ mod tests {
     async fn every_summary_body_is_scrubbed_of_secrets(pool: PgPool) {
         use secrecy::SecretString;
         let secret = "ghs_summary_scrub_secret_0001";
-        relay_core::outgoing::register_secret(
+        relay_core::secrets::register_secret(
             "trackers.test.token",
             &SecretString::from(secret.to_owned()),
         );

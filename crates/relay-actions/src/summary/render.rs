@@ -4,6 +4,7 @@
 use std::fmt::Write as _;
 
 use relay_core::prices::{Cost, Prices};
+use relay_core::tracker::web::{self, FileAt};
 use relay_store::findings::{FindingRow, SourceRow, SourceStatus};
 use relay_store::gaps::{GapEvidence, GapRow, GapSources};
 use relay_store::specs::SpecRow;
@@ -50,7 +51,6 @@ pub fn render(input: &SummaryInput<'_>) -> String {
     if open.is_empty() && withheld_gaps == 0 {
         out.push_str("- none\n");
     }
-    let blob = blob_base(input.issue_url);
     for severity in SEVERITIES {
         for gap in open.iter().filter(|g| g.severity == severity) {
             let evidence = GapSources::of(input.gap_evidence, gap.number);
@@ -67,7 +67,7 @@ pub fn render(input: &SummaryInput<'_>) -> String {
                 inline(&gap.question)
             );
             for source in evidence.sources {
-                let _ = writeln!(out, "  - evidence {}", source_line(blob.as_ref(), source));
+                let _ = writeln!(out, "  - evidence {}", source_line(input.issue_url, source));
             }
         }
     }
@@ -91,7 +91,7 @@ pub fn render(input: &SummaryInput<'_>) -> String {
             inline(&finding.synthesis)
         );
         for source in &finding.sources {
-            let _ = writeln!(out, "  - {}", source_line(blob.as_ref(), source));
+            let _ = writeln!(out, "  - {}", source_line(input.issue_url, source));
         }
     }
     withheld(&mut out, withheld_findings, "finding");
@@ -172,15 +172,22 @@ fn withheld(out: &mut String, count: usize, what: &str) {
 
 /// One cited source: its place (a link at its commit when the tracker is known), its status, and
 /// where it moved from.
-fn source_line(blob: Option<&BlobBase>, source: &SourceRow) -> String {
+fn source_line(issue_url: &str, source: &SourceRow) -> String {
     let place = if source.start_line == source.end_line {
         format!("{}:{}", source.path, source.start_line)
     } else {
         format!("{}:{}-{}", source.path, source.start_line, source.end_line)
     };
     let short = &source.commit_sha[..source.commit_sha.len().min(12)];
-    let cited = match blob {
-        Some(blob) => format!("[`{}`]({})", inline(&place), blob.link(source)),
+    let file = FileAt {
+        path: &source.path,
+        commit: &source.commit_sha,
+        start_line: source.start_line,
+        end_line: source.end_line,
+    };
+    // The issue's tracker goes by its URL's shape here: the summary is rendered from the store.
+    let cited = match web::file_url(None, issue_url, &file) {
+        Some(link) => format!("[`{}`]({link})", inline(&place)),
         None => format!("`{}`", inline(&place)),
     };
     let status = match source.status {
@@ -207,58 +214,6 @@ fn inline(text: &str) -> String {
 
 fn collapse(text: &str) -> String {
     text.split_whitespace().collect::<Vec<_>>().join(" ")
-}
-
-/// Where file links at a commit start, derived from the issue's URL.
-struct BlobBase {
-    project: String,
-    gitlab: bool,
-}
-
-impl BlobBase {
-    fn link(&self, source: &SourceRow) -> String {
-        let path: String = source
-            .path
-            .chars()
-            .map(|c| match c {
-                ' ' => "%20".to_owned(),
-                '(' => "%28".to_owned(),
-                ')' => "%29".to_owned(),
-                '#' => "%23".to_owned(),
-                '?' => "%3F".to_owned(),
-                c => c.to_string(),
-            })
-            .collect();
-        if self.gitlab {
-            format!(
-                "{}/-/blob/{}/{path}#L{}-{}",
-                self.project, source.commit_sha, source.start_line, source.end_line
-            )
-        } else {
-            format!(
-                "{}/blob/{}/{path}#L{}-L{}",
-                self.project, source.commit_sha, source.start_line, source.end_line
-            )
-        }
-    }
-}
-
-fn blob_base(issue_url: &str) -> Option<BlobBase> {
-    if !(issue_url.starts_with("https://") || issue_url.starts_with("http://")) {
-        return None;
-    }
-    if let Some((project, _)) = issue_url.rsplit_once("/-/issues/") {
-        return Some(BlobBase {
-            project: project.to_owned(),
-            gitlab: true,
-        });
-    }
-    issue_url
-        .rsplit_once("/issues/")
-        .map(|(project, _)| BlobBase {
-            project: project.to_owned(),
-            gitlab: false,
-        })
 }
 
 #[cfg(test)]

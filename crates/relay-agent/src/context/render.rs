@@ -7,6 +7,7 @@
 //!
 //! Bounding: each long text has its own cap, then the thread keeps its newest notes that fit the
 //! remainder; anything cut is replaced by a visible marker so the model knows it is missing.
+//! (`state`: Relay's stored state about the issue, rendered as data.)
 
 use std::fmt::Write as _;
 

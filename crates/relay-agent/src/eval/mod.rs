@@ -21,7 +21,8 @@ mod score;
 
 use serde::{Deserialize, Serialize};
 
-use crate::explore::{ExploreAgent, ExploreError, ExploreRequest, Thoroughness};
+use crate::Error;
+use crate::explore::{ExploreAgent, ExploreRequest, Thoroughness};
 
 pub use score::{QuestionScore, ToolUse, score};
 
@@ -72,7 +73,7 @@ pub struct EvalReport {
 
 /// Runs every question of `suite` with `agent`, one after the other (their token counts stay
 /// apart). Errors only when the LLM cannot be used at all.
-pub async fn run_suite(agent: &ExploreAgent, suite: &Suite) -> Result<EvalReport, ExploreError> {
+pub async fn run_suite(agent: &ExploreAgent, suite: &Suite) -> Result<EvalReport, Error> {
     let mut questions = Vec::with_capacity(suite.questions.len());
     for question in &suite.questions {
         let report = agent

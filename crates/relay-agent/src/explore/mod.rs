@@ -6,14 +6,16 @@
 //!   loop's own turns — nothing from other explores;
 //! - every run ends in an [`ExploreReport`]: the model's `submit_report`, a forced synthesis (one
 //!   last call without tools) or an "insufficient evidence" report listing what was tried. Only an
-//!   LLM that cannot be used at all (unreachable, key refused) is an [`ExploreError`];
+//!   LLM that cannot be used at all (unreachable, key refused) is an [`crate::Error`];
 //! - the report holds only citations that passed [`relay_tools::citation::verify`]; an answer
 //!   without any is at most `low` confidence;
 //! - bounded: iterations, this explore's tokens (soft → one nudge, hard → forced synthesis), a
 //!   wall-clock limit, loop detection, and observation masking keeps each prompt bounded.
 //!
 //! Layout: [`report`] (the `submit_report` contract and citation checks), `run` (the loop),
-//! `context` (messages and masking), `guard` (loop detection), `budget` (limits by thoroughness).
+//! `context` (messages and masking), `guard` (loop detection), `budget` (limits by thoroughness),
+//! `synthesis` (the forced last answer without tools), [`observe`] (what a finished explore
+//! tells the tool-sequence learning, and the hint it gives back).
 
 mod budget;
 mod context;
@@ -30,7 +32,8 @@ use std::time::Duration;
 use serde::{Deserialize, Serialize};
 use serde_json::json;
 
-use crate::llm::{LlmClient, LlmError};
+use crate::Error;
+use crate::llm::LlmClient;
 use crate::thorough::state::TraversalState;
 use crate::toolbox::{ToolCallRecord, Toolbox};
 use crate::trace::{TraceKind, Tracer, capped};
@@ -237,19 +240,6 @@ pub struct ExploreReport {
     pub tool_calls: Vec<ToolCallRecord>,
 }
 
-/// An explore that could not run at all.
-#[derive(Debug, thiserror::Error)]
-#[non_exhaustive]
-pub enum ExploreError {
-    /// The LLM cannot be used: unreachable, key refused, model unknown, misconfigured.
-    #[error("llm unavailable ({kind}): {source}", kind = source.kind().as_str())]
-    Llm {
-        /// The classified error.
-        #[source]
-        source: LlmError,
-    },
-}
-
 /// Runs explores over one toolbox. Cheap to clone; clones share the client and toolbox.
 #[derive(Debug, Clone)]
 pub struct ExploreAgent {
@@ -314,7 +304,7 @@ impl ExploreAgent {
     #[must_use]
     pub fn with_guidance(mut self, guidance: &relay_core::repo_config::GuidanceText) -> Self {
         self.guidance = crate::context::render_guidance(guidance, |text| {
-            relay_core::outgoing::scrub_secrets(text).body.into_owned()
+            relay_core::secrets::scrub_secrets(text).body.into_owned()
         })
         .map(Arc::new);
         self
@@ -358,7 +348,7 @@ impl ExploreAgent {
 
     /// Answers one question. Errors only when the LLM cannot be used at all; every other ending
     /// (budgets, loops, malformed replies, mid-run LLM failures) is a report.
-    pub async fn explore(&self, request: ExploreRequest) -> Result<ExploreReport, ExploreError> {
+    pub async fn explore(&self, request: ExploreRequest) -> Result<ExploreReport, Error> {
         let n = self.started.fetch_add(1, Ordering::Relaxed) + 1;
         let tracer = if self.tracer.is_enabled() {
             self.tracer.for_agent(format!("explore#{n}"))
@@ -421,7 +411,7 @@ impl ExploreAgent {
         &self,
         request: &ExploreRequest,
         tracer: &Tracer,
-    ) -> Result<ExploreReport, ExploreError> {
+    ) -> Result<ExploreReport, Error> {
         let mut state = self
             .traversal
             .lock()
@@ -467,7 +457,7 @@ impl ExploreAgent {
     pub async fn explore_all(
         &self,
         requests: Vec<ExploreRequest>,
-    ) -> Vec<Result<ExploreReport, ExploreError>> {
+    ) -> Vec<Result<ExploreReport, Error>> {
         use futures::StreamExt;
         futures::stream::iter(requests)
             .map(|request| self.explore(request))

@@ -11,8 +11,8 @@ use super::guard::{LoopGuard, Verdict};
 use super::observe::ToolHint;
 use super::report::{self, SUBMIT_REPORT_TOOL, SubmitReport};
 use super::{
-    ExploreAgent, ExploreBudget, ExploreError, ExploreReport, ExploreRequest, ReportOrigin,
-    SYSTEM_PROMPT, StopReason,
+    Error, ExploreAgent, ExploreBudget, ExploreReport, ExploreRequest, ReportOrigin, SYSTEM_PROMPT,
+    StopReason,
 };
 use crate::llm::{
     ChatRequest, ChatResponse, ErrorKind, LlmError, ToolCall, ToolDefinition, ToolResult, Usage,
@@ -67,6 +67,10 @@ impl<'a> Run<'a> {
             .replace("{max_iterations}", &budget.max_iterations.to_string())
             .replace("{soft_tokens}", &budget.soft_tokens.to_string())
             .replace("{hard_tokens}", &budget.hard_tokens.to_string())
+            .replace(
+                "{graph_languages}",
+                &relay_codegraph::index::languages_sentence(),
+            )
             + &agent
                 .hint
                 .as_ref()
@@ -104,7 +108,7 @@ impl<'a> Run<'a> {
         }
     }
 
-    pub(super) async fn execute(mut self) -> Result<ExploreReport, ExploreError> {
+    pub(super) async fn execute(mut self) -> Result<ExploreReport, Error> {
         loop {
             if let Some(stop) = self.limit_reached() {
                 return self.synthesise(stop).await;
@@ -115,7 +119,7 @@ impl<'a> Run<'a> {
                 Ok(response) => response,
                 Err(None) => return self.synthesise(StopReason::TimeLimit).await,
                 Err(Some(error)) => match self.classify(error) {
-                    Failure::Fatal(error) => return Err(ExploreError::Llm { source: error }),
+                    Failure::Fatal(error) => return Err(Error::Llm { source: error }),
                     Failure::End(stop, error) => return Ok(self.fallback(stop, Some(&error))),
                     Failure::Retry => {
                         if self.idle() {

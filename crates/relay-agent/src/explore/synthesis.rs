@@ -6,7 +6,7 @@ use tokio::time::Instant;
 
 use super::report::{self, CheckedReport, SUBMIT_REPORT_TOOL, SubmitReport};
 use super::run::{Failure, Run};
-use super::{Confidence, ExploreError, ExploreReport, ReportOrigin, StopReason};
+use super::{Confidence, Error, ExploreReport, ReportOrigin, StopReason};
 use crate::llm::{ChatRequest, LlmError, ToolChoice};
 
 /// Tool calls listed in an "insufficient evidence" report.
@@ -15,10 +15,7 @@ const MAX_LISTED_CALLS: usize = 20;
 impl Run<'_> {
     /// Forced synthesis: the conversation so far, a last instruction naming why the run stopped,
     /// and only `submit_report` offered (and required).
-    pub(super) async fn synthesise(
-        &mut self,
-        stop: StopReason,
-    ) -> Result<ExploreReport, ExploreError> {
+    pub(super) async fn synthesise(&mut self, stop: StopReason) -> Result<ExploreReport, Error> {
         let mut messages = self.conversation.request_messages();
         messages.push(crate::llm::Message::user(format!(
             "Exploration is over ({}). Do not call any other tool. Call submit_report now with \
@@ -36,7 +33,7 @@ impl Run<'_> {
             Err(None) => return Ok(self.fallback(stop, None)),
             Err(Some(error)) => {
                 return match self.classify(error) {
-                    Failure::Fatal(error) => Err(ExploreError::Llm { source: error }),
+                    Failure::Fatal(error) => Err(Error::Llm { source: error }),
                     Failure::End(_, error) => Ok(self.fallback(stop, Some(&error))),
                     Failure::Retry => Ok(self.fallback(stop, None)),
                 };

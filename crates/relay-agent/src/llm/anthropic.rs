@@ -51,7 +51,7 @@ const STRUCTURED_TOOL_DESCRIPTION: &str =
 impl std::fmt::Debug for AnthropicProvider {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("AnthropicProvider")
-            .field("url", &super::settings::redact_url(&self.url))
+            .field("url", &relay_core::secrets::redact_url(&self.url))
             .field("api_key", &self.api_key.as_ref().map(|_| "[redacted]"))
             .field("version", &self.version)
             .field("options", &self.options)

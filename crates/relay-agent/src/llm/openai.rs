@@ -45,7 +45,7 @@ pub struct OpenAiOptions {
 impl std::fmt::Debug for OpenAiProvider {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("OpenAiProvider")
-            .field("url", &super::settings::redact_url(&self.url))
+            .field("url", &relay_core::secrets::redact_url(&self.url))
             .field("api_key", &self.api_key.as_ref().map(|_| "[redacted]"))
             .field("options", &self.options)
             .finish_non_exhaustive()

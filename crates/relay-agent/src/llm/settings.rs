@@ -14,6 +14,7 @@
 use std::fmt;
 use std::time::Duration;
 
+use relay_core::secrets::redact_url;
 use secrecy::SecretString;
 use serde::Deserialize;
 
@@ -220,6 +221,18 @@ pub struct ProviderConfig {
 }
 
 impl LlmSettings {
+    /// Every role's API key, labelled by its key (`llm.planner.api_key`): the LLM's part of the
+    /// configured secrets (see [`relay_core::secrets`]).
+    pub fn secrets(&self) -> Vec<(String, SecretString)> {
+        Role::ALL
+            .into_iter()
+            .filter_map(|role| {
+                let key = self.resolve(role).ok()?.api_key?;
+                Some((format!("llm.{}.api_key", role.as_str()), key))
+            })
+            .collect()
+    }
+
     /// The role's overrides, if configured.
     pub fn role_settings(&self, role: Role) -> Option<&ProviderSettings> {
         match role {
@@ -391,22 +404,5 @@ impl fmt::Debug for ProviderConfig {
             .field("fallback_models", &self.fallback_models)
             .field("dialect", &self.dialect)
             .finish_non_exhaustive()
-    }
-}
-
-/// Hides credentials embedded in a URL (`https://user:secret@host`) and query strings.
-pub fn redact_url(url: &str) -> String {
-    match reqwest::Url::parse(url) {
-        Ok(mut parsed) => {
-            if !parsed.username().is_empty() || parsed.password().is_some() {
-                let _ = parsed.set_username("[redacted]");
-                let _ = parsed.set_password(None);
-            }
-            if parsed.query().is_some() {
-                parsed.set_query(Some("[redacted]"));
-            }
-            parsed.to_string()
-        }
-        Err(_) => "[unparsable url]".to_owned(),
     }
 }

@@ -4,7 +4,13 @@
 //! entries. The tools have caps of their own, but those are configurable per deployment; these
 //! are the query's contract, so they are enforced here whatever the tools were allowed.
 
+use relay_tools::glob::GlobTool;
+use relay_tools::grep::GrepTool;
 use relay_tools::output::estimate_tokens;
+use relay_tools::read::ReadTool;
+use relay_tools::tree::TreeTool;
+
+use crate::toolbox::CODEGRAPH_TOOL;
 
 use super::bounds::{STEP_FILE_SLICE_TOKENS, STEP_GREP_MATCHES, STEP_SYMBOLS, STEP_TREE_TOKENS};
 
@@ -16,14 +22,39 @@ pub struct Capped {
     pub cut: Option<String>,
 }
 
+/// How one tool's output is bounded per step.
+#[derive(Debug, Clone, Copy)]
+enum StepBound {
+    /// Whole lines while they fit in this many tokens.
+    Tokens(u64, &'static str),
+    /// Lines up to this many entries (an entry's continuation lines stay with it).
+    Entries(usize, fn(&str) -> bool, &'static str),
+    /// The tool's own cap is the bound (a list of paths).
+    ToolCap,
+}
+
+/// The step bound of every tool a query may call, by the tool's name ([`relay_tools::Tool`]'s
+/// `NAME`s and the code graph's): a test checks each registered tool has one, so a new tool
+/// cannot reach the Synthesizer unbounded by accident.
+fn step_bound(tool: &str) -> Option<StepBound> {
+    Some(match tool {
+        TreeTool::NAME => StepBound::Tokens(STEP_TREE_TOKENS, "tree"),
+        ReadTool::NAME => StepBound::Tokens(STEP_FILE_SLICE_TOKENS, "file slice"),
+        GrepTool::NAME => StepBound::Entries(STEP_GREP_MATCHES, is_grep_match, "grep matches"),
+        CODEGRAPH_TOOL => StepBound::Entries(STEP_SYMBOLS, is_graph_entry, "code-graph symbols"),
+        GlobTool::NAME => StepBound::ToolCap,
+        _ => return None,
+    })
+}
+
 /// `output` of `tool`, cut to the step's bound.
 pub fn cap_output(tool: &str, output: String) -> Capped {
-    match tool {
-        "tree" => cap_tokens(output, STEP_TREE_TOKENS, "tree"),
-        "read" => cap_tokens(output, STEP_FILE_SLICE_TOKENS, "file slice"),
-        "grep" => cap_entries(output, STEP_GREP_MATCHES, is_grep_match, "grep matches"),
-        "codegraph" => cap_entries(output, STEP_SYMBOLS, is_graph_entry, "code-graph symbols"),
-        _ => Capped {
+    match step_bound(tool) {
+        Some(StepBound::Tokens(limit, what)) => cap_tokens(output, limit, what),
+        Some(StepBound::Entries(limit, is_entry, what)) => {
+            cap_entries(output, limit, is_entry, what)
+        }
+        Some(StepBound::ToolCap) | None => Capped {
             text: output,
             cut: None,
         },
@@ -104,6 +135,16 @@ fn is_graph_entry(line: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn every_tool_a_query_may_call_has_a_step_bound() {
+        let registry = relay_tools::ToolRegistry::standard();
+        let names: Vec<&str> = registry.tools().map(|t| t.name()).collect();
+        assert!(names.len() >= 4, "{names:?}");
+        for name in names.into_iter().chain([CODEGRAPH_TOOL]) {
+            assert!(step_bound(name).is_some(), "{name} has no step bound");
+        }
+    }
 
     #[test]
     fn grep_output_keeps_its_first_matches() {

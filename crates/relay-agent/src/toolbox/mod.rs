@@ -131,7 +131,7 @@ impl Toolbox {
             definitions.push(ToolDefinition::from_schema::<
                 relay_codegraph::ops::CodegraphArgs,
             >(
-                CODEGRAPH_TOOL, relay_codegraph::ops::TOOL_DESCRIPTION
+                CODEGRAPH_TOOL, &relay_codegraph::ops::TOOL_DESCRIPTION
             ));
         }
         Ok(Self {

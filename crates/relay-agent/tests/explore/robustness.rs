@@ -1,7 +1,8 @@
 //! Real small models: empty replies, malformed or empty arguments, unknown tools, JSON in the
 //! text, never calling submit_report. Each ends in a bounded, clean report.
 
-use relay_agent::explore::{ExploreConfig, ExploreError, ReportOrigin, StopReason};
+use relay_agent::Error;
+use relay_agent::explore::{ExploreConfig, ReportOrigin, StopReason};
 use relay_agent::llm::ErrorKind;
 use relay_agent::llm::scripted::{ScriptedLlm, ScriptedReply, ScriptedToolCall, ScriptedUsage};
 use relay_agent::toolbox::CallStatus;
@@ -160,7 +161,7 @@ async fn an_unreachable_model_or_a_refused_key_is_an_error() {
         ))
         .await
         .unwrap_err();
-    let ExploreError::Llm { source } = &error else {
+    let Error::Llm { source } = &error else {
         panic!("{error}");
     };
     assert_eq!(source.kind(), ErrorKind::Authentication);
@@ -195,7 +196,7 @@ async fn an_unreachable_model_or_a_refused_key_is_an_error() {
         ))
         .await
         .unwrap_err();
-    let ExploreError::Llm { source } = &error else {
+    let Error::Llm { source } = &error else {
         panic!("{error}");
     };
     assert_eq!(source.kind(), ErrorKind::Network);

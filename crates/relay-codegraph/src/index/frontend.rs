@@ -72,6 +72,15 @@ pub(crate) trait Frontend: Sync {
     /// The language of the symbols this frontend emits.
     fn language(&self) -> Language;
 
+    /// The language's name as people write it (`Go`): the tool description, the explore prompt
+    /// and `relay index` name the indexed languages with it.
+    fn name(&self) -> &'static str;
+
+    /// Git pathspecs of every file whose change can change this language's part of the graph
+    /// (what [`Frontend::claims`] and [`Frontend::reparses_all`] accept): a checkout with changes
+    /// outside them is still clean for the graph (`relay codegraph` reuses its cached graph).
+    fn pathspecs(&self) -> &'static [&'static str];
+
     /// Whether the repository-relative path `rel` is a source file of this language.
     fn claims(&self, rel: &str) -> bool;
 
@@ -111,6 +120,40 @@ pub(crate) trait Frontend: Sync {
 
     /// Counts one indexed file of this language in `stats`.
     fn count_file(&self, stats: &mut IndexStats);
+
+    /// The files of this language `stats` counted (what [`Frontend::count_file`] added up).
+    fn counted(&self, stats: &IndexStats) -> usize;
+}
+
+/// The indexed languages' names, in registration order (`["Go", "Python"]`).
+pub fn language_names() -> Vec<&'static str> {
+    FRONTENDS.iter().map(|f| f.name()).collect()
+}
+
+/// The indexed languages' names as a sentence: `Go and Python`.
+pub fn languages_sentence() -> String {
+    match language_names().as_slice() {
+        [] => String::new(),
+        [one] => (*one).to_owned(),
+        [init @ .., last] => format!("{} and {last}", init.join(", ")),
+    }
+}
+
+/// Git pathspecs of every file that can change the graph, over all languages.
+pub fn indexed_pathspecs() -> Vec<&'static str> {
+    FRONTENDS
+        .iter()
+        .flat_map(|f| f.pathspecs())
+        .copied()
+        .collect()
+}
+
+/// The files `stats` counted per language, in registration order: `[("Go", 6), ("Python", 0)]`.
+pub fn files_by_language(stats: &IndexStats) -> Vec<(&'static str, usize)> {
+    FRONTENDS
+        .iter()
+        .map(|f| (f.name(), f.counted(stats)))
+        .collect()
 }
 
 /// The frontend that claims `rel`, if any language does.
@@ -135,6 +178,19 @@ pub(crate) fn of(facts: &FileFacts) -> &'static dyn Frontend {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Git's default pathspec matching, as far as the pathspecs here need it: `*` matches any
+    /// run of characters, `/` included; anything else matches itself.
+    fn pathspec_matches(spec: &str, path: &str) -> bool {
+        match spec.split_once('*') {
+            None => spec == path,
+            Some((prefix, rest)) => {
+                path.starts_with(prefix)
+                    && (prefix.len()..=path.len())
+                        .any(|at| path.is_char_boundary(at) && pathspec_matches(rest, &path[at..]))
+            }
+        }
+    }
 
     #[test]
     fn every_language_has_one_frontend_with_a_loadable_grammar() {
@@ -169,6 +225,27 @@ mod tests {
             assert_eq!(claimed, expected.into_iter().collect::<Vec<_>>(), "{rel}");
             assert_eq!(for_path(rel).map(|f| f.language()), expected, "{rel}");
         }
+        // What a frontend reads is what its pathspecs cover, so a cached graph is never reused
+        // over a change that matters (a nested `go.mod` included).
+        for rel in [
+            "cmd/app/main.go",
+            "pkg/mod.py",
+            "go.mod",
+            "tools/go.mod",
+            "README.md",
+            "a.pyi",
+        ] {
+            for frontend in FRONTENDS {
+                let reads = frontend.claims(rel) || frontend.reparses_all(rel);
+                let covered = frontend
+                    .pathspecs()
+                    .iter()
+                    .any(|spec| pathspec_matches(spec, rel));
+                assert_eq!(reads, covered, "{rel}: {:?}", frontend.language());
+            }
+        }
+        assert_eq!(indexed_pathspecs(), ["*.go", "go.mod", "*/go.mod", "*.py"]);
+        assert_eq!(languages_sentence(), "Go and Python");
         let reparsing: Vec<Language> = FRONTENDS
             .iter()
             .filter(|f| f.reparses_all("tools/go.mod"))

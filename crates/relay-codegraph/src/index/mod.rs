@@ -40,6 +40,7 @@ use serde::Serialize;
 
 use crate::model::{Confidence, Edge, EdgeKind, Graph};
 
+pub use frontend::{files_by_language, indexed_pathspecs, language_names, languages_sentence};
 pub use incremental::{GraphDelta, Indexer};
 pub use source::SkipReason;
 pub use walk::indexed_files;

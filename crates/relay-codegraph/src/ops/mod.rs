@@ -17,6 +17,8 @@ pub use outcome::{
 };
 pub use suggest::levenshtein;
 
+use std::sync::LazyLock;
+
 use serde::{Deserialize, Serialize};
 
 use crate::store::GraphStore;
@@ -24,15 +26,20 @@ use crate::store::GraphStore;
 /// The tool's name as agents call it.
 pub const TOOL_NAME: &str = "codegraph";
 
-/// The tool description the LLM reads.
-pub const TOOL_DESCRIPTION: &str = "Query the repository's code graph (Go and Python) for structural \
+/// The tool description the LLM reads; the indexed languages come from the language frontends.
+pub static TOOL_DESCRIPTION: LazyLock<String> = LazyLock::new(|| {
+    format!(
+        "Query the repository's code graph ({languages}) for structural \
 questions that grep answers poorly: who calls a function, what it calls, which types implement an \
 interface (or which interfaces a type implements, or a class's subclasses and bases), where a type, \
 constant or variable is used. Workflow: run `search` first with a `name` (case-insensitive, `*` wildcard, \
 optional `kind` and `file` filters) to get the symbol's fully qualified name (qname), then call a \
 relationship operation (`callers`, `callees`, `implementations`, `usages`) with that `qname`. `callers` \
 and `callees` accept `depth` 1-3 (default 1). `resolve` lists the qnames a short name may refer to. \
-Edges through interface dispatch are labelled dynamic. Results carry file:line so you can read the code.";
+Edges through interface dispatch are labelled dynamic. Results carry file:line so you can read the code.",
+        languages = crate::index::languages_sentence()
+    )
+});
 
 /// Which stored graph a tool call reads: a repository and optionally a commit (`None`: the most recently
 /// indexed commit of that repository).
@@ -66,7 +73,7 @@ pub fn tool_definition() -> (&'static str, &'static str, serde_json::Value) {
     let schema = schemars::schema_for!(CodegraphArgs);
     (
         TOOL_NAME,
-        TOOL_DESCRIPTION,
+        TOOL_DESCRIPTION.as_str(),
         serde_json::to_value(schema).expect("a JSON schema serializes"),
     )
 }

@@ -169,20 +169,10 @@ impl Default for ArangoSettings {
     }
 }
 
-/// Replaces `user:password@` in a URL with `[REDACTED]@`.
-pub(crate) fn redact_url(url: &str) -> String {
-    match (url.find("://"), url.rfind('@')) {
-        (Some(scheme_end), Some(at)) if at > scheme_end => {
-            format!("{}[REDACTED]{}", &url[..scheme_end + 3], &url[at..])
-        }
-        _ => url.to_owned(),
-    }
-}
-
 impl fmt::Debug for ArangoSettings {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("ArangoSettings")
-            .field("url", &redact_url(&self.url))
+            .field("url", &relay_core::secrets::redact_url(&self.url))
             .field("database", &self.database)
             .field("username", &self.username)
             .field("password", &"[REDACTED]")
@@ -207,7 +197,17 @@ mod tests {
         let debug = format!("{s:?}");
         assert!(!debug.contains("hunter2"), "{debug}");
         assert!(!debug.contains("u:p"), "{debug}");
-        assert!(debug.contains("http://[REDACTED]@db:8529"), "{debug}");
+        assert!(debug.contains("http://u:[REDACTED]@db:8529"), "{debug}");
+
+        // The one redaction of a URL: credential query parameters are hidden too.
+        let s: CodegraphSettings =
+            toml_like(r#"{"arangodb":{"url":"http://db:8529/?token=t0ken-in-query&x=1"}}"#);
+        let debug = format!("{s:?}");
+        assert!(!debug.contains("t0ken-in-query"), "{debug}");
+        assert!(
+            debug.contains("http://db:8529/?token=[REDACTED]&x=1"),
+            "{debug}"
+        );
 
         let s: CodegraphSettings = toml_like("{}");
         assert_eq!(s.backend, StoreBackend::Memory);

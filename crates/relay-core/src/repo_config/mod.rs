@@ -6,7 +6,9 @@
 //! every problem located by file, line and key), [`narrow`] (the server's policy and the
 //! configuration in effect, with each key's origin and each refused widening), [`exclude`] (the
 //! `exclude` globs as one matcher for the tools and the code graph), [`guidance`] (instructions
-//! and guidance files bounded and labelled with their origin).
+//! and guidance files bounded and labelled with their origin), `keys` (the configuration in
+//! effect as keys with their origin, as the status page, the API and `relay config check` show
+//! it).
 //!
 //! Invariants:
 //! - A bad file never stops Relay: any error falls back to the server's settings whole

@@ -1,7 +1,7 @@
 //! Small formatting helpers shared by the pages: times, numbers, links to the tracker.
 
 use chrono::{DateTime, Utc};
-use relay_core::Provider;
+use relay_core::tracker::web::{self, FileAt};
 
 use crate::AppState;
 
@@ -36,59 +36,19 @@ pub fn usd(cost: f64) -> String {
 
 /// `url` when it is a web address; anything else (`javascript:`, `data:`) is never a link.
 pub fn web_url(url: &str) -> Option<&str> {
-    let lower = url.get(..8).unwrap_or(url).to_ascii_lowercase();
-    (lower.starts_with("https://") || lower.starts_with("http://")).then_some(url)
+    web::web_url(url)
 }
 
-/// Where the tracker shows a file at a commit, lines highlighted. The web root comes from the
-/// issue's own URL (everything before the project path), so self-managed instances work.
+/// Where the tracker shows a file at a commit, lines highlighted ([`web::file_url`]: the
+/// configured tracker's provider, else the issue URL's shape).
 pub fn file_url(
     state: &AppState,
     tracker: &str,
     issue_url: &str,
-    project_path: &str,
-    source: &FileRef<'_>,
+    source: &FileAt<'_>,
 ) -> Option<String> {
-    let issue_url = web_url(issue_url)?;
-    let root = issue_url.split_once(&format!("/{project_path}/"))?.0;
-    let gitlab = match state.trackers.get(tracker) {
-        Some(t) => t.provider == Provider::GitLab,
-        None => issue_url.contains("/-/issues/"),
-    };
-    let path = encode_path(source.path);
-    let (start, end) = (source.start_line, source.end_line);
-    let commit = encode_path(source.commit);
-    Some(if gitlab {
-        format!("{root}/{project_path}/-/blob/{commit}/{path}#L{start}-{end}")
-    } else {
-        format!("{root}/{project_path}/blob/{commit}/{path}#L{start}-L{end}")
-    })
-}
-
-/// A cited file: path, lines and the commit it was verified at.
-pub struct FileRef<'a> {
-    pub path: &'a str,
-    pub start_line: i32,
-    pub end_line: i32,
-    pub commit: &'a str,
-}
-
-/// Percent-encodes what would end or change a URL path (`%`, `#`, `?`, spaces, quotes).
-fn encode_path(path: &str) -> String {
-    let mut out = String::with_capacity(path.len());
-    for c in path.trim_start_matches('/').chars() {
-        match c {
-            '%' | '#' | '?' | ' ' | '"' | '\'' | '<' | '>' | '\\' => {
-                let mut buf = [0u8; 4];
-                for b in c.encode_utf8(&mut buf).bytes() {
-                    out.push_str(&format!("%{b:02X}"));
-                }
-            }
-            c if c.is_control() => {}
-            c => out.push(c),
-        }
-    }
-    out
+    let provider = state.trackers.get(tracker).map(|t| t.provider);
+    web::file_url(provider, issue_url, source)
 }
 
 /// The first `max` characters of `text`, with `…` when cut.
@@ -111,7 +71,7 @@ mod tests {
         assert_eq!(usd(0.0012), "$0.0012");
         assert_eq!(web_url("javascript:alert(1)"), None);
         assert_eq!(web_url("HTTPS://x"), Some("HTTPS://x"));
-        assert_eq!(encode_path("a b/c#d?.rs"), "a%20b/c%23d%3F.rs");
+        assert_eq!(web::encode_path("a b/c#d?.rs"), "a%20b/c%23d%3F.rs");
         assert_eq!(clip("héllo", 2), "hé…");
     }
 }

@@ -6,13 +6,14 @@ use axum::http::{HeaderMap, StatusCode};
 use axum::response::Response;
 use maud::{Markup, html};
 use relay_core::prices::Cost;
+use relay_core::tracker::web::FileAt;
 use relay_store::findings::{FindingRow, SourceRow, SourceStatus};
 use relay_store::gaps::{GapEvidence, GapRow, GapSources};
 use relay_store::issues::IssueRow;
 use relay_store::status::RoleModelSpend;
 
 use super::chart::{self, Bar};
-use super::format::{self, FileRef};
+use super::format;
 use super::issues::css_word;
 use super::layout::{Nav, page};
 use crate::AppState;
@@ -35,12 +36,16 @@ pub async fn show(
             .acquire()
             .await
             .map_err(relay_store::Error::from)?;
-        let Some(issue) = relay_store::issues::get(&mut conn, id).await? else {
+        let Some(relay_store::issue_state::IssueState {
+            issue,
+            gaps,
+            gap_evidence: evidence,
+            findings,
+            ..
+        }) = relay_store::issue_state::load(&mut conn, id).await?
+        else {
             return Ok(None);
         };
-        let gaps = relay_store::gaps::list(&mut conn, id).await?;
-        let evidence = relay_store::gaps::evidence_sources(&mut conn, id).await?;
-        let findings = relay_store::findings::live(&mut conn, id).await?;
         drop(conn);
         let specs = relay_store::status::spec_versions(&state.pool, id).await?;
         let spend = relay_store::status::spend_by_role_and_model(&state.pool, id).await?;
@@ -238,11 +243,11 @@ fn findings_list(state: &AppState, issue: &IssueRow, findings: &[FindingRow]) ->
 /// One cited source: its place (a link to the file at its commit when the tracker is known), its
 /// status, where a push moved it from, and its quote.
 fn source_item(state: &AppState, issue: &IssueRow, source: &SourceRow) -> Markup {
-    let cited = FileRef {
+    let cited = FileAt {
         path: &source.path,
+        commit: &source.commit_sha,
         start_line: source.start_line,
         end_line: source.end_line,
-        commit: &source.commit_sha,
     };
     let text = format!(
         "{}:{}-{} @ {}",
@@ -253,7 +258,7 @@ fn source_item(state: &AppState, issue: &IssueRow, source: &SourceRow) -> Markup
     );
     html! {
         li {
-            @match format::file_url(state, &issue.tracker, &issue.url, &issue.project_path, &cited) {
+            @match format::file_url(state, &issue.tracker, &issue.url, &cited) {
                 Some(url) => a href=(url) rel="noreferrer noopener" { code { (text) } },
                 None => code { (text) },
             }

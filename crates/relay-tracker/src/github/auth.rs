@@ -7,7 +7,7 @@
 //! Each token is minted for the one repository the request is about and with only what Relay
 //! uses ([`TOKEN_PERMISSIONS`]: issues read/write, contents and metadata read), whatever the
 //! installation was granted; and it joins the outgoing secret scan
-//! ([`relay_core::outgoing::register_rotating_secret`]) so no tracker write can carry it.
+//! ([`relay_core::secrets::register_rotating_secret`]) so no tracker write can carry it.
 
 use std::collections::HashMap;
 use std::time::Duration;
@@ -154,7 +154,7 @@ impl GitHubClient {
             chrono::Duration::from_std(INSTALLATION_TOKEN_REFRESH_MARGIN).unwrap_or_default();
         let token = SecretString::from(answer.token);
         // One entry per installation and repository: a refreshed token replaces the old one.
-        relay_core::outgoing::register_rotating_secret(
+        relay_core::secrets::register_rotating_secret(
             &format!("github.installation.{installation}.{name}.token"),
             &token,
         );

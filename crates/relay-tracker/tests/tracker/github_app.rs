@@ -209,7 +209,7 @@ async fn installation_tokens_are_scoped_and_scanned_for() {
         .and_then(|h| h.strip_prefix("Bearer ").map(str::to_owned))
         .unwrap();
     let leaked = format!("leak {token} here");
-    let scrubbed = relay_core::outgoing::scrub_secrets(&leaked);
+    let scrubbed = relay_core::secrets::scrub_secrets(&leaked);
     assert_eq!(scrubbed.body, "leak [REDACTED] here");
 
     // The other repository of the same installation gets its own token.

@@ -101,12 +101,12 @@ pub async fn workbench(
 }
 
 /// An explore error as the command reports it (the LLM's error kind in brackets).
-pub fn explore_error(error: relay_agent::explore::ExploreError) -> anyhow::Error {
-    match &error {
-        relay_agent::explore::ExploreError::Llm { source } => {
+pub fn explore_error(error: relay_agent::Error) -> anyhow::Error {
+    match error {
+        relay_agent::Error::Llm { source } => {
             anyhow::anyhow!("{source} [{}]", source.kind().as_str())
         }
-        other => anyhow::anyhow!("{other}"),
+        other => anyhow::Error::new(other),
     }
 }
 

@@ -74,11 +74,14 @@ pub fn run(args: &IndexArgs) -> anyhow::Result<()> {
     }
     let stats = &output.stats;
     let seconds = stats.duration.as_secs_f64();
+    let by_language: Vec<String> = relay_codegraph::index::files_by_language(stats)
+        .into_iter()
+        .map(|(language, files)| format!("{files} {language}"))
+        .collect();
     println!(
-        "Indexed {} files ({} Go, {} Python), {} lines in {:.2}s ({:.0} lines/s)",
+        "Indexed {} files ({}), {} lines in {:.2}s ({:.0} lines/s)",
         stats.files,
-        stats.go_files,
-        stats.python_files,
+        by_language.join(", "),
         stats.lines,
         seconds,
         stats.lines as f64 / seconds.max(1e-9)

@@ -45,7 +45,7 @@ pub async fn run(config: Option<&Path>, args: &PlanArgs) -> anyhow::Result<()> {
         .with_context(|| format!("{} is not an issue file", args.issue.display()))?;
 
     let toolbox = Toolbox::new(&args.repo, None, settings.tools.clone())
-        .map_err(|e| anyhow::anyhow!("{e}"))?;
+        .with_context(|| format!("failed to open {}", args.repo.display()))?;
     let explorer = ExploreAgent::new(
         LlmClient::from_settings(&settings.llm, Role::Explore)?,
         Arc::new(toolbox),
@@ -73,7 +73,8 @@ pub async fn run(config: Option<&Path>, args: &PlanArgs) -> anyhow::Result<()> {
 /// What the Validator checks against, from the file: its gaps, findings and thread, and the
 /// checkout as the explored snapshot.
 fn validation_context(issue: &IssueContext, repo: &Path) -> anyhow::Result<ValidationContext> {
-    let sandbox = Sandbox::new(repo).map_err(|e| anyhow::anyhow!("{e}"))?;
+    let sandbox =
+        Sandbox::new(repo).with_context(|| format!("failed to open {}", repo.display()))?;
     let open = issue.open_gaps.iter().map(|g| GapState {
         number: g.number,
         open: true,

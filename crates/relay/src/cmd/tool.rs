@@ -2,6 +2,7 @@
 
 use std::path::{Path, PathBuf};
 
+use anyhow::Context as _;
 use clap::Args;
 
 #[derive(Debug, Args)]
@@ -19,7 +20,7 @@ pub struct ToolArgs {
 pub fn run(config: Option<&Path>, args: &ToolArgs) -> anyhow::Result<()> {
     let limits = crate::settings::load(config)?.settings.tools;
     let text = relay_tools::run_tool_with_limits(&args.name, &args.repo, &args.arguments, limits)
-        .map_err(|e| anyhow::anyhow!("{e}"))?;
+        .with_context(|| format!("the {} tool failed", args.name))?;
     println!("{text}");
     Ok(())
 }

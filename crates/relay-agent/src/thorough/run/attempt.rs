@@ -14,7 +14,7 @@ use super::super::stages::{CRITIC_PROMPT, NAVIGATOR_PROMPT, SYNTHESIZER_PROMPT, 
 use super::super::state::TraversalState;
 use super::super::traverser::{Step, StepStatus, traverse};
 use super::{MAX_STEPS_PER_PLAN, Query, StageRecord};
-use crate::explore::ExploreError;
+use crate::Error;
 use crate::trace::{TraceKind, capped};
 
 impl Query<'_> {
@@ -26,7 +26,7 @@ impl Query<'_> {
         attempt: u32,
         feedback: Option<&str>,
         state: &mut TraversalState,
-    ) -> Result<Result<(StageRecord, CriticReply), IntegrateReason>, ExploreError> {
+    ) -> Result<Result<(StageRecord, CriticReply), IntegrateReason>, Error> {
         // Navigator.
         let mut user = self.context(state);
         user.push_str(&render::tools(self.toolbox.definitions()));

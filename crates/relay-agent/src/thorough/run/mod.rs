@@ -23,7 +23,7 @@ use super::routing::{IntegrateReason, Route, RoutingInput, Verdict, route};
 use super::stages::{INTENT_PROMPT, Stage, StageCaller, StageFailure};
 use super::state::TraversalState;
 use super::traverser::StepRecord;
-use crate::explore::ExploreError;
+use crate::Error;
 use crate::llm::LlmClient;
 use crate::toolbox::{ToolCallRecord, Toolbox};
 use crate::trace::{TraceKind, Tracer, capped};
@@ -103,7 +103,7 @@ pub async fn analyze(
     state: &mut TraversalState,
     tracer: &Tracer,
     time_limit: Duration,
-) -> Result<ThoroughReport, ExploreError> {
+) -> Result<ThoroughReport, Error> {
     analyze_within(
         llm,
         toolbox,
@@ -125,7 +125,7 @@ pub async fn analyze_within(
     tracer: &Tracer,
     time_limit: Duration,
     budget: QueryBudget,
-) -> Result<ThoroughReport, ExploreError> {
+) -> Result<ThoroughReport, Error> {
     // Emitted as the caller's agent (`explore#N` when dispatched from an explore), else as
     // `thorough`.
     let tracer = match (tracer.is_enabled(), tracer.agent()) {
@@ -180,7 +180,7 @@ impl Query<'_> {
         mut self,
         raw_question: &str,
         state: &mut TraversalState,
-    ) -> Result<ThoroughReport, ExploreError> {
+    ) -> Result<ThoroughReport, Error> {
         self.transition("perception", json!({}));
         let Some(perceived) = perceive(raw_question) else {
             self.unsettled.clarification = Some(EMPTY_QUESTION.to_owned());
@@ -290,7 +290,7 @@ impl Query<'_> {
         stage: Stage,
         system: String,
         user: String,
-    ) -> Result<Result<T, IntegrateReason>, ExploreError> {
+    ) -> Result<Result<T, IntegrateReason>, Error> {
         match self
             .caller
             .ask::<T>(stage, system, user, &mut self.budget)
@@ -302,7 +302,7 @@ impl Query<'_> {
     }
 
     /// The Intent stage; `Some` ends the query before any stage.
-    async fn intent(&mut self) -> Result<Option<IntegrateReason>, ExploreError> {
+    async fn intent(&mut self) -> Result<Option<IntegrateReason>, Error> {
         let user = render::question(&self.question);
         let reply = match self
             .ask::<IntentReply>(Stage::Intent, INTENT_PROMPT.to_owned(), user)
@@ -356,14 +356,14 @@ impl Query<'_> {
     }
 
     /// A stage failure: a bound or a failed call ends the query; an unusable LLM is an error.
-    fn failed(&mut self, failure: StageFailure) -> Result<IntegrateReason, ExploreError> {
+    fn failed(&mut self, failure: StageFailure) -> Result<IntegrateReason, Error> {
         match failure {
             StageFailure::Bound(hit) => Ok(IntegrateReason::Bound(hit)),
             StageFailure::Failed(error) => {
                 self.llm_error = Some(format!("{}: {error}", error.kind().as_str()));
                 Ok(IntegrateReason::LlmFailed)
             }
-            StageFailure::Fatal(source) => Err(ExploreError::Llm { source }),
+            StageFailure::Fatal(source) => Err(Error::Llm { source }),
         }
     }
 

@@ -18,6 +18,14 @@ impl Frontend for GoFrontend {
         Language::Go
     }
 
+    fn name(&self) -> &'static str {
+        "Go"
+    }
+
+    fn pathspecs(&self) -> &'static [&'static str] {
+        &["*.go", "go.mod", "*/go.mod"]
+    }
+
     fn claims(&self, rel: &str) -> bool {
         rel.ends_with(".go")
     }
@@ -77,6 +85,10 @@ impl Frontend for GoFrontend {
 
     fn count_file(&self, stats: &mut IndexStats) {
         stats.go_files += 1;
+    }
+
+    fn counted(&self, stats: &IndexStats) -> usize {
+        stats.go_files
     }
 }
 

@@ -18,6 +18,14 @@ impl Frontend for PythonFrontend {
         Language::Python
     }
 
+    fn name(&self) -> &'static str {
+        "Python"
+    }
+
+    fn pathspecs(&self) -> &'static [&'static str] {
+        &["*.py"]
+    }
+
     fn claims(&self, rel: &str) -> bool {
         rel.ends_with(".py")
     }
@@ -103,6 +111,10 @@ impl Frontend for PythonFrontend {
 
     fn count_file(&self, stats: &mut IndexStats) {
         stats.python_files += 1;
+    }
+
+    fn counted(&self, stats: &IndexStats) -> usize {
+        stats.python_files
     }
 }
 

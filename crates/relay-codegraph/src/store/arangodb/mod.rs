@@ -24,7 +24,7 @@ use serde_json::{Value, json};
 
 use self::client::ReqwestClient;
 use super::pattern::Glob;
-use super::settings::{ArangoSettings, redact_url};
+use super::settings::ArangoSettings;
 use super::{
     CallStep, Direction, GraphDelta, GraphStore, MatchField, SearchPage, Snapshot, SnapshotInfo,
     StoreError, StoreResult, SymbolQuery, canonicalize, clamp_depth, sort_edges_by_site,
@@ -192,7 +192,10 @@ impl ArangoStore {
         )
         .await
         .map_err(|source| StoreError::Arango {
-            context: format!(": failed to connect to {}", redact_url(&settings.url)),
+            context: format!(
+                ": failed to connect to {}",
+                relay_core::secrets::redact_url(&settings.url)
+            ),
             source,
         })?;
         let db = connection

@@ -19,16 +19,19 @@ pub async fn show(
             .acquire()
             .await
             .map_err(relay_store::Error::from)?;
-        let Some(issue) = relay_store::issues::get(&mut conn, id).await? else {
+        let Some(relay_store::issue_state::IssueState {
+            issue,
+            gaps,
+            gap_evidence: evidence,
+            findings,
+            spec,
+        }) = relay_store::issue_state::load(&mut conn, id).await?
+        else {
             return Ok(super::not_found("issue"));
         };
-        let gaps = relay_store::gaps::list(&mut conn, id).await?;
-        let evidence = relay_store::gaps::evidence_sources(&mut conn, id).await?;
-        let findings = relay_store::findings::live(&mut conn, id).await?;
         let learnings =
             relay_store::learnings::for_project(&mut conn, &issue.tracker, &issue.project_id)
                 .await?;
-        let spec = relay_store::specs::current(&mut conn, id).await?;
         drop(conn);
         let spend = relay_store::browse::spend_by_role(&state.pool, id).await?;
         let jobs = relay_store::browse::jobs_of_issue(&state.pool, id).await?;

@@ -384,12 +384,7 @@ async fn run_cycle_inner(
 
 /// A refused write as the planner is told: `FAILED: post_comment | validation failed: … | permanent`.
 fn refused_line(row: &relay_store::outbox::OutboxRow) -> String {
-    let kind = match row.write_kind() {
-        Some(WriteKind::Comment | WriteKind::Reply) => "post_comment",
-        Some(WriteKind::Edit) => "edit_comment",
-        Some(WriteKind::Reaction) => "add_reaction",
-        None => "write",
-    };
+    let kind = row.write_kind().map_or("write", WriteKind::action_name);
     relay_actions::Failure::permanent(kind, capped(row.last_error.as_deref().unwrap_or("refused")))
         .to_string()
 }

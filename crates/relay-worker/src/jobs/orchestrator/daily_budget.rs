@@ -12,9 +12,9 @@ use std::sync::{Mutex, OnceLock};
 
 use anyhow::Context as _;
 use chrono::{DateTime, Days, NaiveDate, Utc};
-use relay_core::{JobKind, ProcessIssue};
+use relay_core::ProcessIssue;
 use relay_store::PgPool;
-use relay_store::queue::NewJob;
+use relay_store::queue::Job as _;
 
 /// Counter: times a tracker's daily budget was found reached (once per tracker, day and process).
 pub const DAILY_BUDGET_REACHED_TOTAL: &str = "relay_daily_token_budget_reached_total";
@@ -95,21 +95,11 @@ pub async fn defer_issue(
     max_attempts: i32,
     resets_at: DateTime<Utc>,
 ) -> anyhow::Result<i64> {
-    let job = ProcessIssue { issue_id };
-    let payload = serde_json::to_value(&job).context("failed to encode the payload")?;
-    let key = job.concurrency_key();
     let mut tx = pool.begin().await.context("no database connection")?;
-    let enqueued = relay_store::queue::enqueue(
-        &mut tx,
-        &NewJob {
-            kind: JobKind::ProcessIssue.as_str(),
-            payload: &payload,
-            concurrency_key: Some(&key),
-            max_attempts,
-        },
-    )
-    .await
-    .context("failed to queue the deferred job")?;
+    let enqueued = ProcessIssue { issue_id }
+        .enqueue(&mut tx, max_attempts)
+        .await
+        .context("failed to queue the deferred job")?;
     relay_store::queue::defer_queued(&mut tx, enqueued.job_id(), resets_at)
         .await
         .context("failed to hold the deferred job")?;

@@ -4,9 +4,9 @@
 //! never doubled), which runs after this one (one job per issue at a time).
 
 use anyhow::Context as _;
-use relay_core::{JobKind, ProcessIssue};
+use relay_core::ProcessIssue;
 use relay_store::PgPool;
-use relay_store::queue::{Enqueued, NewJob};
+use relay_store::queue::{Enqueued, Job as _};
 
 /// Queues (or joins) the issue's follow-up `process_issue` job when events are still pending.
 pub async fn ensure_follow_up(
@@ -21,20 +21,10 @@ pub async fn ensure_follow_up(
     if pending.is_empty() {
         return Ok(None);
     }
-    let job = ProcessIssue { issue_id };
-    let payload = serde_json::to_value(&job).context("failed to encode the payload")?;
-    let key = job.concurrency_key();
-    let enqueued = relay_store::queue::enqueue(
-        &mut conn,
-        &NewJob {
-            kind: JobKind::ProcessIssue.as_str(),
-            payload: &payload,
-            concurrency_key: Some(&key),
-            max_attempts,
-        },
-    )
-    .await
-    .context("failed to queue the follow-up job")?;
+    let enqueued = ProcessIssue { issue_id }
+        .enqueue(&mut conn, max_attempts)
+        .await
+        .context("failed to queue the follow-up job")?;
     drop(conn);
     relay_store::queue::notify_workers(pool)
         .await
@@ -66,21 +56,10 @@ pub async fn follow_up_for_outbox(
     let delay = (due - chrono::Utc::now())
         .to_std()
         .unwrap_or(std::time::Duration::ZERO);
-    let job = ProcessIssue { issue_id };
-    let payload = serde_json::to_value(&job).context("failed to encode the payload")?;
-    let key = job.concurrency_key();
-    let enqueued = relay_store::queue::enqueue_at(
-        &mut conn,
-        &NewJob {
-            kind: JobKind::ProcessIssue.as_str(),
-            payload: &payload,
-            concurrency_key: Some(&key),
-            max_attempts,
-        },
-        delay,
-    )
-    .await
-    .context("failed to queue the outbox follow-up job")?;
+    let enqueued = ProcessIssue { issue_id }
+        .enqueue_at(&mut conn, max_attempts, delay)
+        .await
+        .context("failed to queue the outbox follow-up job")?;
     drop(conn);
     if delay.is_zero() {
         relay_store::queue::notify_workers(pool)

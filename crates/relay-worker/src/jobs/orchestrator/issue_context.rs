@@ -73,11 +73,16 @@ impl Note {
 /// Loads the issue's state (one connection, no transaction needed: the planner reads a
 /// consistent-enough view, and the Validator re-checks everything before a write).
 pub async fn load(conn: &mut PgConnection, issue_id: i64) -> anyhow::Result<Option<IssueState>> {
-    let Some(issue) = relay_store::issues::get(conn, issue_id).await? else {
+    let Some(relay_store::issue_state::IssueState {
+        issue,
+        gaps,
+        findings,
+        spec,
+        ..
+    }) = relay_store::issue_state::load(conn, issue_id).await?
+    else {
         return Ok(None);
     };
-    let gaps = relay_store::gaps::list(conn, issue_id).await?;
-    let findings = relay_store::findings::live(conn, issue_id).await?;
     // Only what may cross issues: never a confidential issue's learnings, nor those drawn from
     // an internal note, unless they came from this issue.
     let learnings = relay_store::learnings::for_issue_context(
@@ -87,7 +92,6 @@ pub async fn load(conn: &mut PgConnection, issue_id: i64) -> anyhow::Result<Opti
         issue_id,
     )
     .await?;
-    let spec = relay_store::specs::current(conn, issue_id).await?;
     let events = relay_store::issues::pending_events(conn, issue_id).await?;
     Ok(Some(IssueState {
         issue,

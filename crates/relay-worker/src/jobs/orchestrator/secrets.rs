@@ -1,33 +1,17 @@
-//! The configured secrets of trackers and LLMs, registered for the outgoing scan
-//! ([`relay_core::outgoing::scrub_secrets`], applied by the outbox to every body it stores).
+//! The configured secrets of trackers and LLMs, registered in [`relay_core::secrets`]: the outbox
+//! scrubs every body it stores with them, prompts are redacted with them and job errors are
+//! scrubbed of them before they are logged or stored.
 
-use relay_agent::llm::{LlmSettings, Role};
+use relay_agent::llm::LlmSettings;
 use relay_core::TrackerSettings;
-use relay_core::outgoing::{Registration, register_secret};
+use relay_core::secrets::{Registration, register_secret, tracker_secrets};
 use secrecy::SecretString;
 
 /// Registers every tracker token, webhook secret and App private key, and every role's LLM key.
 /// Returns how many values were newly registered. Idempotent.
 pub fn register_outgoing_secrets(trackers: &[TrackerSettings], llm: &LlmSettings) -> usize {
-    let mut secrets: Vec<(String, SecretString)> = Vec::new();
-    for tracker in trackers {
-        let name = tracker.name.as_str();
-        secrets.push((format!("trackers.{name}.token"), tracker.token.clone()));
-        secrets.push((
-            format!("trackers.{name}.webhook_secret"),
-            tracker.webhook_secret.clone(),
-        ));
-        if let Some(key) = &tracker.private_key {
-            secrets.push((format!("trackers.{name}.private_key"), key.clone()));
-        }
-    }
-    for role in Role::ALL {
-        if let Ok(resolved) = llm.resolve(role)
-            && let Some(key) = resolved.api_key
-        {
-            secrets.push((format!("llm.{}.api_key", role.as_str()), key));
-        }
-    }
+    let mut secrets = tracker_secrets(trackers);
+    secrets.extend(llm.secrets());
     register_all(&secrets)
 }
 
@@ -49,4 +33,19 @@ pub fn register_all(secrets: &[(String, SecretString)]) -> usize {
         }
     }
     added
+}
+
+/// What a prompt is redacted with: every registered secret, and the tracker tokens (also those
+/// too short for the outgoing scan: a prompt is never shown, so nothing is mangled for a reader).
+pub fn prompt_redactions(trackers: &[TrackerSettings]) -> Vec<SecretString> {
+    let mut values: Vec<SecretString> = trackers.iter().map(|t| t.token.clone()).collect();
+    for secret in relay_core::secrets::registered() {
+        let known = values.iter().any(|v| {
+            secrecy::ExposeSecret::expose_secret(v) == secrecy::ExposeSecret::expose_secret(&secret)
+        });
+        if !known {
+            values.push(secret);
+        }
+    }
+    values
 }

@@ -238,7 +238,7 @@ impl Orchestrator {
             self.tools.clone(),
             config.excludes.clone(),
         )
-        .map_err(|e| anyhow::anyhow!("{e}"))?;
+        .context("failed to build the toolbox over the snapshot")?;
         // Every call of the job is recorded against the issue and the job (the role is the
         // client's), so the issue's spend per role and its budget read from `llm_usage`.
         let usage = UsageContext {
@@ -280,7 +280,7 @@ impl Orchestrator {
         let explorer = Arc::new(explorer.with_traversal_state(traversal.clone()));
         // The validator's citation checks see the checkout as the tools do.
         let sandbox = relay_tools::sandbox::Sandbox::new(snapshot.path())
-            .map_err(|e| anyhow::anyhow!("{e}"))?
+            .context("failed to sandbox the snapshot for the validator")?
             .with_excludes(config.excludes.clone());
         let mut settings = self.agent.clone();
         settings.summary_comment = config.effective.summary_comment;
@@ -297,11 +297,7 @@ impl Orchestrator {
             }),
             settings,
             bot_username: job.settings.bot_username.clone(),
-            redactions: self
-                .tracker_settings
-                .iter()
-                .map(|t| t.token.clone())
-                .collect(),
+            redactions: super::secrets::prompt_redactions(&self.tracker_settings),
             tracer: run.tracer.clone(),
             attempt: run.attempt,
             admission,

@@ -107,7 +107,7 @@ pub async fn reverify_project(
         };
         bases.insert(base, changes);
     }
-    let sandbox = Sandbox::new(root).map_err(|e| anyhow::anyhow!("{e}"))?;
+    let sandbox = Sandbox::new(root).context("failed to sandbox the checkout")?;
     let mut files = Files {
         repos,
         spec,

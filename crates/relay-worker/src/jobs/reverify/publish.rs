@@ -5,9 +5,9 @@
 
 use anyhow::Context as _;
 use relay_actions::summary::{self, SummaryWrite};
-use relay_core::{JobKind, ProcessIssue};
+use relay_core::ProcessIssue;
 use relay_store::PgPool;
-use relay_store::queue::NewJob;
+use relay_store::queue::Job as _;
 
 use super::IssueChange;
 
@@ -95,20 +95,10 @@ async fn send_with_issue_job(
     issue_id: i64,
     max_attempts: i32,
 ) -> anyhow::Result<()> {
-    let job = ProcessIssue { issue_id };
-    let payload = serde_json::to_value(&job).context("failed to encode the payload")?;
-    let key = job.concurrency_key();
     let mut conn = pool.acquire().await.context("no database connection")?;
-    relay_store::queue::enqueue(
-        &mut conn,
-        &NewJob {
-            kind: JobKind::ProcessIssue.as_str(),
-            payload: &payload,
-            concurrency_key: Some(&key),
-            max_attempts,
-        },
-    )
-    .await
-    .context("failed to queue the issue's job")?;
+    ProcessIssue { issue_id }
+        .enqueue(&mut conn, max_attempts)
+        .await
+        .context("failed to queue the issue's job")?;
     Ok(())
 }

@@ -116,7 +116,9 @@ pub async fn load_checkout(
             source,
         })?;
     let repo = root.to_string_lossy().into_owned();
-    let git = relay_repo::worktree::state(&root, INDEXED_PATHSPECS).await;
+    // Only the files a language frontend reads make a checkout dirty for the graph.
+    let pathspecs = relay_codegraph::index::indexed_pathspecs();
+    let git = relay_repo::worktree::state(&root, &pathspecs).await;
     let commit = git
         .as_ref()
         .map(|g| g.head.clone())
@@ -149,9 +151,6 @@ pub async fn load_checkout(
     }
     Ok(GraphScope::at(repo, commit))
 }
-
-/// Changes to these paths make a checkout "dirty": only they change the graph.
-const INDEXED_PATHSPECS: &[&str] = &["*.go", "*.py", "go.mod"];
 
 /// `$XDG_CACHE_HOME/relay/codegraph` or `~/.cache/relay/codegraph`.
 pub fn default_cache_dir() -> Option<PathBuf> {
