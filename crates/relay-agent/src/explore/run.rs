@@ -68,8 +68,7 @@ impl<'a> Run<'a> {
             .replace("{soft_tokens}", &budget.soft_tokens.to_string())
             .replace("{hard_tokens}", &budget.hard_tokens.to_string())
             + &agent
-                .hint
-                .as_ref()
+                .hint_for(&request.question)
                 .map(ToolHint::render)
                 .unwrap_or_default();
         let mut tools = agent.toolbox.definitions().to_vec();
