@@ -37,6 +37,8 @@ pub enum TraceKind {
     Decision,
     /// Something failed that did not fail the run.
     Error,
+    /// The agent's own note: a plan's rationale, the Critic's feedback (`note`, capped).
+    Log,
 }
 
 impl TraceKind {
@@ -52,6 +54,7 @@ impl TraceKind {
             Self::Action => "action",
             Self::Decision => "decision",
             Self::Error => "error",
+            Self::Log => "log",
         }
     }
 }
@@ -179,6 +182,17 @@ pub fn progress(tracer: &Tracer, step: &str, done: usize, total: usize) {
     tracer.event(
         TraceKind::Progress,
         serde_json::json!({ "step": step, "done": done, "total": total }),
+    );
+}
+
+/// Emits a `log` event: the agent's own note (`about` says what it is: `rationale`, `feedback`).
+pub fn log(tracer: &Tracer, about: &str, note: &str) {
+    if note.trim().is_empty() {
+        return;
+    }
+    tracer.event(
+        TraceKind::Log,
+        serde_json::json!({ "about": about, "note": capped(note) }),
     );
 }
 

@@ -32,6 +32,7 @@ pub mod browse;
 pub mod deliveries;
 mod error;
 pub mod event_intake;
+pub mod explore_runs;
 pub mod findings;
 pub mod gaps;
 pub mod intake;

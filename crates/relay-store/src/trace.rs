@@ -370,6 +370,7 @@ mod tests {
         let events = [
             event(0, "tool_start", &payload),
             event(1, "progress", &payload),
+            event(2, "log", &payload),
         ];
         insert_events(&pool, run, 9, &events).await.unwrap();
         let kinds: Vec<String> = events_after(&pool, 9, 0, 10)
@@ -378,9 +379,9 @@ mod tests {
             .into_iter()
             .map(|e| e.kind)
             .collect();
-        assert_eq!(kinds, ["tool_start", "progress"]);
+        assert_eq!(kinds, ["tool_start", "progress", "log"]);
         assert!(
-            insert_events(&pool, run, 9, &[event(2, "tool_end", &payload)])
+            insert_events(&pool, run, 9, &[event(3, "tool_end", &payload)])
                 .await
                 .is_err()
         );

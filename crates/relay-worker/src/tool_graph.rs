@@ -2,6 +2,9 @@
 //! observed explore into the repository's tool graph, and [`load_hint`] reads the strongest
 //! sequences back for the next explores' prompt. Learning never fails a run: errors are warnings.
 
+use std::collections::BTreeMap;
+
+use relay_agent::explore::observe::QueryClass;
 use relay_agent::explore::{ExploreObserver, ObservedRun, ToolHint};
 use relay_store::PgPool;
 use relay_store::tool_graph::{self, Call, MAX_SEQUENCE_TOOLS, Sequence, Source};
@@ -42,6 +45,20 @@ impl ExploreObserver for StoreExploreObserver {
             })
             .collect();
         metrics::histogram!(m::EXPLORE_TOOLS_PER_RUN).record(calls.len() as f64);
+        // The run's own row (what a hint per kind of question is drawn from).
+        let tools: Vec<String> = calls.iter().map(|c| c.tool.clone()).collect();
+        let row = relay_store::explore_runs::NewRun {
+            repo: &self.repo,
+            run_id: &run.run_id,
+            query_class: run.query_class.as_str(),
+            mode: run.mode,
+            tools: &tools,
+            duration_ms: run.duration_ms,
+            grounded: run.grounded,
+        };
+        if let Err(error) = relay_store::explore_runs::record(&self.pool, &row).await {
+            tracing::warn!(repo = %self.repo, error.message = %error, "failed to record the explore's run row");
+        }
         match tool_graph::record_run(
             &self.pool,
             &self.repo,
@@ -76,6 +93,39 @@ pub async fn load_hint(pool: &PgPool, repo: &str) -> Option<ToolHint> {
     }
 }
 
+/// The hints per kind of question for `repo`'s explores, from its recent run rows (classes with
+/// too few runs have none; a store failure is logged and gives none).
+pub async fn load_class_hints(pool: &PgPool, repo: &str) -> BTreeMap<QueryClass, ToolHint> {
+    let rows = match relay_store::explore_runs::class_sequences(
+        pool,
+        repo,
+        HINT_SEQUENCES as i64,
+        MIN_HINT_RUNS,
+    )
+    .await
+    {
+        Ok(rows) => rows,
+        Err(error) => {
+            tracing::warn!(repo, error.message = %error, "failed to read the run rows; no class hints");
+            return BTreeMap::new();
+        }
+    };
+    let mut lines: BTreeMap<QueryClass, Vec<String>> = BTreeMap::new();
+    for (class, sequence) in rows {
+        if let Some(class) = QueryClass::parse(&class) {
+            lines.entry(class).or_default().push(format!(
+                "{} (for {} questions)",
+                hint_line(&sequence),
+                class.as_str()
+            ));
+        }
+    }
+    lines
+        .into_iter()
+        .filter_map(|(class, lines)| ToolHint::new(lines).map(|hint| (class, hint)))
+        .collect()
+}
+
 /// `codegraph search → codegraph callers → read: 12 of 14 runs grounded`.
 pub fn hint_line(sequence: &Sequence) -> String {
     debug_assert!(sequence.tools.len() <= MAX_SEQUENCE_TOOLS);
@@ -95,6 +145,10 @@ mod tests {
 
     fn run(tools: &[&str], grounded: bool) -> ObservedRun {
         ObservedRun {
+            run_id: uuid::Uuid::new_v4().to_string(),
+            query_class: QueryClass::Callers,
+            mode: "quick",
+            duration_ms: 40,
             calls: tools
                 .iter()
                 .map(|t| ObservedCall {
@@ -127,6 +181,23 @@ mod tests {
             ["codegraph search → codegraph callers → read: 3 of 4 runs grounded"]
         );
         assert_eq!(load_hint(&pool, "github:other/repo").await, None);
+        // Every run also has its row, and the class's hint comes from those rows.
+        let rows = relay_store::explore_runs::recent(&pool, &repo, 10)
+            .await
+            .unwrap();
+        assert_eq!(rows.len(), 5);
+        assert!(
+            rows.iter()
+                .all(|r| r.query_class == "callers" && r.duration_ms == 40)
+        );
+        let hints = load_class_hints(&pool, &repo).await;
+        assert_eq!(
+            hints[&QueryClass::Callers].lines(),
+            [
+                "codegraph search → codegraph callers → read: 3 of 4 runs grounded (for callers questions)"
+            ]
+        );
+        assert!(!hints.contains_key(&QueryClass::Flow));
     }
 
     /// Seed 002's three tool-graph metrics: updates by outcome, edges created, tools per run.

@@ -15,6 +15,13 @@
 //! path = "crates/relay-codegraph/src/ops/query.rs"
 //! line = 201
 //! contains = "clamp_depth("          # the line's text: the suite's own rot check
+//! files = ["crates/relay-codegraph/src/ops/query.rs"]   # files a citation should name (no line)
+//! [question.tools]                   # how the design expects the code graph to be used
+//! codegraph = true                   # codegraph used (false: grep is the right tool)
+//! operations = ["search", "callers"] # codegraph operations that should appear
+//! depth = 2                          # callers/callees followed at least this deep
+//! chain = true                       # a search, then callers or callees
+//! grep_fallback = false              # grep after a codegraph answer that found nothing
 //! ```
 
 mod score;
@@ -25,6 +32,14 @@ use crate::Error;
 use crate::explore::{ExploreAgent, ExploreRequest, Thoroughness};
 
 pub use score::{QuestionScore, ToolUse, score};
+
+/// The suites shipped in `eval/`, relative to the repository root: each one's `cite` lines are
+/// checked against the tree it names (`relay.toml`: this repository; `go-fixture.toml`:
+/// `eval/fixtures/relaygo`).
+pub const SHIPPED_SUITES: [(&str, &str); 2] = [
+    ("eval/relay.toml", "."),
+    ("eval/go-fixture.toml", "eval/fixtures/relaygo"),
+];
 
 /// A suite of questions about one repository.
 #[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
@@ -49,6 +64,37 @@ pub struct Question {
     /// Texts the answer should contain (case-insensitive).
     #[serde(default)]
     pub facts: Vec<String>,
+    /// Files a citation should name, any line (suites over code whose lines move between
+    /// versions, such as a standard library).
+    #[serde(default)]
+    pub files: Vec<String>,
+    /// How the tools should be used; unset keys are not scored.
+    #[serde(default)]
+    pub tools: ExpectedTools,
+    /// Why the question is in the suite (the design's test issue or scenario it stands for).
+    #[serde(default)]
+    pub scenario: Option<String>,
+}
+
+/// The tool use a question expects (each set key is one check, scored 1 or 0).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ExpectedTools {
+    /// Whether the code graph should be used at all.
+    #[serde(default)]
+    pub codegraph: Option<bool>,
+    /// Codegraph operations that should each appear (`search`, `callers`, …).
+    #[serde(default)]
+    pub operations: Vec<String>,
+    /// The deepest `callers`/`callees` call should ask at least this `depth`.
+    #[serde(default)]
+    pub depth: Option<u8>,
+    /// A `codegraph search` followed (later) by `callers` or `callees`.
+    #[serde(default)]
+    pub chain: Option<bool>,
+    /// grep after a codegraph answer that found nothing.
+    #[serde(default)]
+    pub grep_fallback: Option<bool>,
 }
 
 /// A line of a file that a citation should cover; `contains` is the line's text, checked against
@@ -67,6 +113,8 @@ pub struct EvalReport {
     pub questions: Vec<QuestionScore>,
     /// Mean of the questions' scores (0 to 1).
     pub score: f64,
+    /// Mean tool-use rate over the questions that expect any tool use (0 to 1).
+    pub tool_score: f64,
     pub tokens_in: u64,
     pub tokens_out: u64,
 }
@@ -92,8 +140,19 @@ impl EvalReport {
         } else {
             questions.iter().map(|q| q.score).sum::<f64>() / questions.len() as f64
         };
+        let tooled: Vec<f64> = questions
+            .iter()
+            .filter(|q| q.tool_checks > 0)
+            .map(|q| q.tool_checks_hit as f64 / q.tool_checks as f64)
+            .collect();
+        let tool_score = if tooled.is_empty() {
+            0.0
+        } else {
+            tooled.iter().sum::<f64>() / tooled.len() as f64
+        };
         EvalReport {
             score,
+            tool_score,
             tokens_in: questions.iter().map(|q| q.tokens_in).sum(),
             tokens_out: questions.iter().map(|q| q.tokens_out).sum(),
             questions,
@@ -104,17 +163,18 @@ impl EvalReport {
     pub fn to_text(&self) -> String {
         use std::fmt::Write as _;
         let mut out = String::from(
-            "question             score  cited   lines   facts   iter  tokens in/out  tools\n",
+            "question             score  cited   lines   facts   tools   iter  tokens in/out  sequence\n",
         );
         for q in &self.questions {
             let _ = writeln!(
                 out,
-                "{:<20} {:>5.2}  {:>6}  {:>6}  {:>6}  {:>4}  {:>13}  {}",
+                "{:<20} {:>5.2}  {:>6}  {:>6}  {:>6}  {:>6}  {:>4}  {:>13}  {}",
                 q.id,
                 q.score,
                 ratio(q.files_hit, q.files_expected),
                 ratio(q.lines_hit, q.lines_expected),
                 ratio(q.facts_hit, q.facts_expected),
+                ratio(q.tool_checks_hit, q.tool_checks),
                 q.iterations,
                 format!("{}/{}", q.tokens_in, q.tokens_out),
                 q.tools.sequence.join(" → "),
@@ -129,14 +189,29 @@ impl EvalReport {
             if q.tools.fell_back_to_grep {
                 notes.push("fell back to grep");
             }
+            let depth = format!("depth {}", q.tools.max_depth);
+            if q.tools.max_depth > 0 {
+                notes.push(&depth);
+            }
+            let qname = format!(
+                "{} qname errors, {} refined",
+                q.tools.qname_errors, q.tools.qname_refinements
+            );
+            if q.tools.qname_errors > 0 {
+                notes.push(&qname);
+            }
+            let missed = format!("tool checks missed: {}", q.tool_checks_missed.join(", "));
+            if !q.tool_checks_missed.is_empty() {
+                notes.push(&missed);
+            }
             if !notes.is_empty() {
                 let _ = writeln!(out, "{:<20} {}", "", notes.join("; "));
             }
         }
         let _ = writeln!(
             out,
-            "{:<20} {:>5.2}  tokens {}/{}",
-            "suite", self.score, self.tokens_in, self.tokens_out
+            "{:<20} {:>5.2}  tool use {:.2}  tokens {}/{}",
+            "suite", self.score, self.tool_score, self.tokens_in, self.tokens_out
         );
         out
     }

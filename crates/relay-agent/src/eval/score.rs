@@ -1,5 +1,7 @@
 //! One question's score: the expected lines its citations cover (and their files), the facts its
-//! answer contains, and how it worked (tokens, iterations, the tool sequence).
+//! answer contains, the tool use the design expects (codegraph used, operations, depth, the
+//! search → callers/callees chain, the grep fallback), and how it worked (tokens, iterations,
+//! the tool sequence, qname errors and their refinements).
 
 use serde::Serialize;
 
@@ -22,6 +24,11 @@ pub struct QuestionScore {
     pub lines_hit: usize,
     pub facts_expected: usize,
     pub facts_hit: usize,
+    /// Tool-use checks the question sets ([`super::ExpectedTools`]), and those met.
+    pub tool_checks: usize,
+    pub tool_checks_hit: usize,
+    /// The checks missed (`codegraph`, `operation callers`, `depth 2`, `chain`, `grep fallback`).
+    pub tool_checks_missed: Vec<String>,
     /// Facts the answer lacks.
     pub facts_missed: Vec<String>,
     pub iterations: u32,
@@ -43,11 +50,26 @@ pub struct ToolUse {
     /// `grep` after a `codegraph` call that failed or found nothing (a language the graph does
     /// not index, a store that went away): the fallback the prompt asks for.
     pub fell_back_to_grep: bool,
+    /// A `codegraph search` followed by `callers` or `callees` (the design's basic chain).
+    pub chained_search_then_calls: bool,
+    /// The deepest `depth` a `callers`/`callees` call asked (0: none).
+    pub max_depth: u8,
+    /// Codegraph calls whose qname the graph did not know.
+    pub qname_errors: usize,
+    /// Of those, how many were followed by a successful call of the same operation (the model
+    /// refined the qname, by `search`/`resolve` or the suggestions).
+    pub qname_refinements: usize,
 }
 
 /// Scores `report` against `question`.
 pub fn score(question: &Question, report: &ExploreReport) -> QuestionScore {
-    let mut files: Vec<&str> = question.cite.iter().map(|c| c.path.as_str()).collect();
+    let mut files: Vec<&str> = question
+        .cite
+        .iter()
+        .map(|c| c.path.as_str())
+        .chain(question.files.iter().map(String::as_str))
+        .collect();
+    files.sort_unstable();
     files.dedup();
     let files_hit = files
         .iter()
@@ -72,10 +94,19 @@ pub fn score(question: &Question, report: &ExploreReport) -> QuestionScore {
         .cloned()
         .collect();
     let facts_hit = question.facts.len() - facts_missed.len();
+    let tools = tool_use(&report.tool_calls);
+    let checks = tool_checks(&question.tools, &tools);
+    let tool_checks_hit = checks.iter().filter(|(_, hit)| *hit).count();
+    let tool_checks_missed: Vec<String> = checks
+        .iter()
+        .filter(|(_, hit)| !hit)
+        .map(|(name, _)| name.clone())
+        .collect();
     let rates: Vec<f64> = [
         (files_hit, files.len()),
         (lines_hit, question.cite.len()),
         (facts_hit, question.facts.len()),
+        (tool_checks_hit, checks.len()),
     ]
     .into_iter()
     .filter(|(_, expected)| *expected > 0)
@@ -95,13 +126,49 @@ pub fn score(question: &Question, report: &ExploreReport) -> QuestionScore {
         lines_hit,
         facts_expected: question.facts.len(),
         facts_hit,
+        tool_checks: checks.len(),
+        tool_checks_hit,
+        tool_checks_missed,
         facts_missed,
         iterations: report.iterations,
         tokens_in: report.tokens_in,
         tokens_out: report.tokens_out,
         stop: report.stop.as_str().to_owned(),
-        tools: tool_use(&report.tool_calls),
+        tools,
     }
+}
+
+/// Each expectation the question sets, named, with whether the run met it.
+fn tool_checks(expected: &super::ExpectedTools, used: &ToolUse) -> Vec<(String, bool)> {
+    let mut checks = Vec::new();
+    if let Some(codegraph) = expected.codegraph {
+        let name = if codegraph {
+            "codegraph"
+        } else {
+            "no codegraph"
+        };
+        checks.push((name.to_owned(), used.used_codegraph == codegraph));
+    }
+    for operation in &expected.operations {
+        let label = format!("codegraph {operation}");
+        checks.push((
+            format!("operation {operation}"),
+            used.sequence.contains(&label),
+        ));
+    }
+    if let Some(depth) = expected.depth {
+        checks.push((format!("depth {depth}"), used.max_depth >= depth));
+    }
+    if let Some(chain) = expected.chain {
+        checks.push(("chain".to_owned(), used.chained_search_then_calls == chain));
+    }
+    if let Some(fallback) = expected.grep_fallback {
+        checks.push((
+            "grep fallback".to_owned(),
+            used.fell_back_to_grep == fallback,
+        ));
+    }
+    checks
 }
 
 /// What the calls show: the sequence, codegraph use, the search → callers → callees chain and the
@@ -123,10 +190,49 @@ fn tool_use(calls: &[ToolCallRecord]) -> ToolUse {
         .iter()
         .position(missed_graph)
         .is_some_and(|at| calls[at..].iter().any(|c| c.tool == "grep"));
+    let searched = sequence.iter().position(|s| s == "codegraph search");
+    let chained_search_then_calls = searched.is_some_and(|at| {
+        sequence[at..]
+            .iter()
+            .any(|s| s == "codegraph callers" || s == "codegraph callees")
+    });
+    let arguments = |call: &ToolCallRecord| {
+        serde_json::from_str::<serde_json::Value>(&call.arguments).unwrap_or_default()
+    };
+    let max_depth = calls
+        .iter()
+        .zip(&sequence)
+        .filter(|(_, label)| *label == "codegraph callers" || *label == "codegraph callees")
+        .map(|(call, _)| arguments(call)["depth"].as_u64().unwrap_or(1).clamp(1, 3) as u8)
+        .max()
+        .unwrap_or(0);
+    let unknown = |call: &ToolCallRecord| {
+        call.tool == CODEGRAPH_TOOL && call.result_head.trim_start().starts_with("Symbol \"")
+    };
+    let mut qname_errors = 0;
+    let mut qname_refinements = 0;
+    for (at, call) in calls.iter().enumerate() {
+        if !unknown(call) {
+            continue;
+        }
+        qname_errors += 1;
+        let operation = &sequence[at];
+        if calls[at + 1..]
+            .iter()
+            .zip(&sequence[at + 1..])
+            .any(|(later, label)| label == operation && later.is_ok() && !found_nothing(later))
+        {
+            qname_refinements += 1;
+        }
+    }
     ToolUse {
         used_codegraph: calls.iter().any(|c| c.tool == CODEGRAPH_TOOL),
         chained_search_callers_callees: next.is_none(),
         fell_back_to_grep,
+        chained_search_then_calls,
+        max_depth,
+        qname_errors,
+        qname_refinements,
         sequence,
     }
 }

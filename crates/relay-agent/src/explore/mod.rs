@@ -253,6 +253,8 @@ pub struct ExploreAgent {
     observer: Option<Arc<dyn ExploreObserver>>,
     /// The repository's strongest tool sequences, added to the system prompt.
     hint: Option<ToolHint>,
+    /// Hints drawn from earlier runs of the same kind of question, preferred over `hint`.
+    class_hints: std::collections::BTreeMap<observe::QueryClass, ToolHint>,
     /// The repository's guidance as one turn below the system prompt (rendered, bounded).
     guidance: Option<Arc<String>>,
     /// The thoroughness of a planner's `explore` call that names none.
@@ -273,6 +275,7 @@ impl ExploreAgent {
             started: Arc::new(AtomicUsize::new(0)),
             observer: None,
             hint: None,
+            class_hints: Default::default(),
             guidance: None,
             default_thoroughness: Thoroughness::Medium,
             traversal: Arc::new(Mutex::new(TraversalState::default())),
@@ -296,6 +299,24 @@ impl ExploreAgent {
     /// The hint, if any.
     pub fn hint(&self) -> Option<&ToolHint> {
         self.hint.as_ref()
+    }
+
+    /// Adds hints per kind of question ([`observe::QueryClass`]): an explore whose question is
+    /// of a class with a hint gets that one instead of the repository-wide [`Self::with_hint`].
+    #[must_use]
+    pub fn with_class_hints(
+        mut self,
+        hints: std::collections::BTreeMap<observe::QueryClass, ToolHint>,
+    ) -> Self {
+        self.class_hints = hints;
+        self
+    }
+
+    /// The hint an explore of `question` gets: its class's, else the repository's.
+    pub fn hint_for(&self, question: &str) -> Option<&ToolHint> {
+        self.class_hints
+            .get(&observe::QueryClass::of(question))
+            .or(self.hint.as_ref())
     }
 
     /// Shows the repository's guidance (`.relay.toml` instructions and guidance files) to every
@@ -373,8 +394,14 @@ impl ExploreAgent {
                     .await
             }
         };
+        let duration_ms = u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX);
         if let (Some(observer), Ok(report)) = (&self.observer, &result)
-            && let Some(run) = observe::observed_run(report)
+            && let Some(run) = observe::observed_run(
+                report,
+                &request.question,
+                request.thoroughness.as_str(),
+                duration_ms,
+            )
         {
             observer.observe(&run).await;
         }

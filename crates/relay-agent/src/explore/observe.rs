@@ -31,6 +31,142 @@ pub struct ObservedRun {
     pub calls: Vec<ObservedCall>,
     /// Its report kept at least one verified citation.
     pub grounded: bool,
+    /// The run's own id (unique in the process and across processes).
+    pub run_id: String,
+    /// What kind of question it answered ([`QueryClass::of`]).
+    pub query_class: QueryClass,
+    /// `quick`, `medium` or `thorough`.
+    pub mode: &'static str,
+    /// Wall-clock time of the run.
+    pub duration_ms: u64,
+}
+
+/// The kind of question an explore answers, from its words: what a hint is chosen by.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum QueryClass {
+    /// Who calls X, where X is used.
+    Callers,
+    /// What breaks or changes if X changes.
+    Impact,
+    /// How data or control goes from A to B.
+    Flow,
+    /// Where X is defined or implemented.
+    Definition,
+    /// Why something fails, an error, an edge case.
+    Bug,
+    /// How the code is laid out, an overview.
+    Overview,
+    /// Anything else.
+    Other,
+}
+
+impl QueryClass {
+    pub const ALL: [QueryClass; 7] = [
+        QueryClass::Callers,
+        QueryClass::Impact,
+        QueryClass::Flow,
+        QueryClass::Definition,
+        QueryClass::Bug,
+        QueryClass::Overview,
+        QueryClass::Other,
+    ];
+
+    /// The stored name.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Callers => "callers",
+            Self::Impact => "impact",
+            Self::Flow => "flow",
+            Self::Definition => "definition",
+            Self::Bug => "bug",
+            Self::Overview => "overview",
+            Self::Other => "other",
+        }
+    }
+
+    /// Parses a stored name.
+    pub fn parse(name: &str) -> Option<QueryClass> {
+        Self::ALL.into_iter().find(|c| c.as_str() == name)
+    }
+
+    /// The class of `question`: the first whose words it uses, in the order of [`Self::ALL`]
+    /// (lower-cased words; only the first 2,000 characters are read).
+    pub fn of(question: &str) -> QueryClass {
+        let text: String = question
+            .chars()
+            .take(2_000)
+            .collect::<String>()
+            .to_lowercase();
+        let has = |words: &[&str]| words.iter().any(|w| text.contains(w));
+        if has(&[
+            "who calls",
+            "callers",
+            "called from",
+            "calls to",
+            "where is it called",
+            "usages",
+            "who uses",
+        ]) || (text.contains("where") && text.contains(" used"))
+        {
+            Self::Callers
+        } else if has(&[
+            "impact",
+            "break",
+            "affected",
+            "what changes if",
+            "refactor",
+            "rename",
+            "depend on",
+        ]) {
+            Self::Impact
+        } else if has(&[
+            "flow",
+            "become",
+            "end to end",
+            "end-to-end",
+            "from the webhook",
+            "path from",
+            "how does a",
+            "lifecycle",
+            "chain",
+        ]) {
+            Self::Flow
+        } else if has(&[
+            "where is",
+            "defined",
+            "definition",
+            "implement",
+            "which file",
+        ]) {
+            Self::Definition
+        } else if has(&[
+            "bug",
+            "error",
+            "fail",
+            "crash",
+            "wrong",
+            "why does",
+            "edge case",
+            "lost",
+            "race",
+            "slow",
+            "hot path",
+        ]) {
+            Self::Bug
+        } else if has(&[
+            "overview",
+            "architecture",
+            "how is",
+            "structure",
+            "onboard",
+            "explain",
+            "what does",
+        ]) {
+            Self::Overview
+        } else {
+            Self::Other
+        }
+    }
 }
 
 /// Told about every observed explore. Implementations must not fail the explore: they log their
@@ -40,8 +176,14 @@ pub trait ExploreObserver: Send + Sync + std::fmt::Debug {
     async fn observe(&self, run: &ObservedRun);
 }
 
-/// The run to observe from `report`, or `None` when it does not qualify.
-pub fn observed_run(report: &ExploreReport) -> Option<ObservedRun> {
+/// The run to observe from `report`, or `None` when it does not qualify. `question`, `mode` and
+/// `duration_ms` describe the run ([`ObservedRun`]).
+pub fn observed_run(
+    report: &ExploreReport,
+    question: &str,
+    mode: &'static str,
+    duration_ms: u64,
+) -> Option<ObservedRun> {
     if report.origin == ReportOrigin::InsufficientEvidence {
         return None;
     }
@@ -54,9 +196,13 @@ pub fn observed_run(report: &ExploreReport) -> Option<ObservedRun> {
             result_tokens: record.result_tokens,
         })
         .collect();
-    (!calls.is_empty()).then_some(ObservedRun {
+    (!calls.is_empty()).then(|| ObservedRun {
         calls,
         grounded: !report.evidence.is_empty(),
+        run_id: uuid::Uuid::new_v4().to_string(),
+        query_class: QueryClass::of(question),
+        mode,
+        duration_ms,
     })
 }
 
@@ -163,6 +309,29 @@ mod tests {
             tool_label(&record("codegraph", r#"{"operation": "bad op!"}"#)),
             "codegraph"
         );
+    }
+
+    #[test]
+    fn questions_are_classed_by_their_words() {
+        for (question, class) in [
+            ("Who calls Plan, and with what?", QueryClass::Callers),
+            ("Where is ValidateGap used?", QueryClass::Callers),
+            (
+                "What breaks if I change the gap id format?",
+                QueryClass::Impact,
+            ),
+            ("How does a webhook become a comment?", QueryClass::Flow),
+            ("Where is the executor defined?", QueryClass::Definition),
+            (
+                "Why does the worker crash on an empty body?",
+                QueryClass::Bug,
+            ),
+            ("Give me an overview of the planner", QueryClass::Overview),
+            ("hello", QueryClass::Other),
+        ] {
+            assert_eq!(QueryClass::of(question), class, "{question}");
+            assert_eq!(QueryClass::parse(class.as_str()), Some(class));
+        }
     }
 
     #[test]

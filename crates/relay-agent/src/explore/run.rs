@@ -72,8 +72,7 @@ impl<'a> Run<'a> {
                 &relay_codegraph::index::languages_sentence(),
             )
             + &agent
-                .hint
-                .as_ref()
+                .hint_for(&request.question)
                 .map(ToolHint::render)
                 .unwrap_or_default();
         let mut tools = agent.toolbox.definitions().to_vec();

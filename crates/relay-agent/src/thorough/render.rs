@@ -23,9 +23,26 @@ pub fn question(text: &str) -> String {
     )
 }
 
+/// Goals in dependency order: a goal after the goals it depends on, otherwise in their order (a
+/// cycle keeps the rest in their order). Bounded: one pass per goal.
+pub fn in_dependency_order(goals: &[Goal]) -> Vec<&Goal> {
+    let mut placed: Vec<&Goal> = Vec::with_capacity(goals.len());
+    let mut left: Vec<&Goal> = goals.iter().collect();
+    while !left.is_empty() {
+        let ready = left.iter().position(|g| {
+            g.depends_on
+                .iter()
+                .all(|d| placed.iter().any(|p| &p.id == d) || !left.iter().any(|l| &l.id == d))
+        });
+        // A cycle: the first left goes next, so the loop always ends.
+        placed.push(left.remove(ready.unwrap_or(0)));
+    }
+    placed
+}
+
 pub fn goals(goals: &[Goal]) -> String {
-    let mut out = String::from("Goals:\n");
-    for goal in goals {
+    let mut out = String::from("Goals (dependencies first):\n");
+    for goal in in_dependency_order(goals) {
         let status = serde_json::to_value(goal.status)
             .ok()
             .and_then(|v| v.as_str().map(str::to_owned))

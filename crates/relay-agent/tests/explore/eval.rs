@@ -1,7 +1,7 @@
 //! The evaluation harness: the shipped suite's expected lines against the current tree (so the
 //! suite cannot rot), and the scores of a perfect and a poor scripted transcript.
 
-use relay_agent::eval::{Suite, run_suite};
+use relay_agent::eval::{SHIPPED_SUITES, Suite, run_suite};
 use relay_agent::explore::ExploreConfig;
 use relay_agent::llm::scripted::{ScriptedLlm, ScriptedReply};
 use serde_json::json;
@@ -10,44 +10,247 @@ use crate::support::*;
 
 const REPO_ROOT: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../..");
 
-/// Every `cite` of `eval/relay.toml` names its line's text: the test fails when the code moves
+fn suite(path: &str) -> Suite {
+    let text = std::fs::read_to_string(format!("{REPO_ROOT}/{path}")).unwrap();
+    toml::from_str(&text).unwrap_or_else(|e| panic!("{path}: {e}"))
+}
+
+/// Every `cite` of a shipped suite names its line's text: the test fails when the code moves
 /// and the suite does not follow.
 #[test]
-fn the_shipped_suite_cites_lines_of_the_current_tree() {
-    let text = std::fs::read_to_string(format!("{REPO_ROOT}/eval/relay.toml")).unwrap();
-    let suite: Suite = toml::from_str(&text).unwrap();
-    let ids: Vec<&str> = suite.questions.iter().map(|q| q.id.as_str()).collect();
-    assert_eq!(
-        ids,
-        [
-            "search-lookup",
-            "callers",
-            "kind-filter",
-            "callees-chain",
-            "usages",
-            "implementations"
-        ],
-        "the seed's six test questions"
-    );
-    for question in &suite.questions {
-        assert!(!question.cite.is_empty(), "{} cites nothing", question.id);
-        for expected in &question.cite {
-            let file = std::fs::read_to_string(format!("{REPO_ROOT}/{}", expected.path))
-                .unwrap_or_else(|e| panic!("{}: {}: {e}", question.id, expected.path));
-            let line = file
-                .lines()
-                .nth(expected.line as usize - 1)
-                .unwrap_or_default();
+fn the_shipped_suites_cite_lines_of_their_trees() {
+    for (path, root) in SHIPPED_SUITES {
+        let suite = suite(path);
+        for question in &suite.questions {
             assert!(
-                line.contains(&expected.contains),
-                "{}: {}:{} is now {line:?}, not {:?}",
-                question.id,
-                expected.path,
-                expected.line,
-                expected.contains
+                !question.cite.is_empty() || !question.files.is_empty(),
+                "{path}: {} cites nothing",
+                question.id
             );
+            for expected in &question.cite {
+                let file = std::fs::read_to_string(format!("{REPO_ROOT}/{root}/{}", expected.path))
+                    .unwrap_or_else(|e| panic!("{}: {}: {e}", question.id, expected.path));
+                let line = file
+                    .lines()
+                    .nth(expected.line as usize - 1)
+                    .unwrap_or_default();
+                assert!(
+                    line.contains(&expected.contains),
+                    "{path}: {}: {}:{} is now {line:?}, not {:?}",
+                    question.id,
+                    expected.path,
+                    expected.line,
+                    expected.contains
+                );
+            }
+            for file in &question.files {
+                assert!(
+                    std::path::Path::new(&format!("{REPO_ROOT}/{root}/{file}")).is_file(),
+                    "{path}: {}: {file} is not a file",
+                    question.id
+                );
+            }
         }
     }
+    let ids =
+        |path: &str| -> Vec<String> { suite(path).questions.into_iter().map(|q| q.id).collect() };
+    let six = [
+        "search-lookup",
+        "callers",
+        "kind-filter",
+        "callees-chain",
+        "usages",
+        "implementations",
+    ];
+    assert_eq!(ids("eval/relay.toml"), six, "the seed's six test questions");
+    let mut fixture = six.map(str::to_owned).to_vec();
+    fixture.extend(
+        [
+            "bug-call-tracing",
+            "impact",
+            "refactoring",
+            "hot-path",
+            "onboarding",
+            "edge-case",
+            "integration-flow",
+        ]
+        .map(str::to_owned),
+    );
+    assert_eq!(
+        ids("eval/go-fixture.toml"),
+        fixture,
+        "the six test issues, then the seven scenarios"
+    );
+    assert!(
+        suite("eval/go-fixture.toml")
+            .questions
+            .iter()
+            .all(|q| q.tools.codegraph == Some(true) && q.scenario.is_some()),
+        "every fixture question expects the code graph and names what it stands for"
+    );
+}
+
+/// The standard-library suites name files of this machine's Go and Python (the toolchains of
+/// the project's machine kind: a missing one is a failure, not a skip).
+#[test]
+fn the_standard_library_suites_name_files_of_this_machines_stdlibs() {
+    let output = |program: &str, args: &[&str]| {
+        let out = std::process::Command::new(program)
+            .args(args)
+            .output()
+            .unwrap_or_else(|e| panic!("{program} is needed for the stdlib suites: {e}"));
+        String::from_utf8(out.stdout).unwrap().trim().to_owned()
+    };
+    let goroot = format!("{}/src", output("go", &["env", "GOROOT"]));
+    let python = output(
+        "python3",
+        &[
+            "-c",
+            "import sysconfig; print(sysconfig.get_paths()['stdlib'])",
+        ],
+    );
+    for (path, root) in [
+        ("eval/go-std.toml", goroot),
+        ("eval/python-std.toml", python),
+    ] {
+        let suite = suite(path);
+        assert_eq!(suite.questions.len(), 12, "{path}: a dozen questions");
+        for question in &suite.questions {
+            assert!(!question.files.is_empty() && !question.facts.is_empty());
+            assert!(
+                !question.tools.operations.is_empty()
+                    && question.tools.operations.iter().all(|op| {
+                        ["callers", "callees", "implementations", "usages", "search"]
+                            .contains(&op.as_str())
+                    }),
+                "{path}: {} needs the graph's relations",
+                question.id
+            );
+            for file in &question.files {
+                assert!(
+                    std::path::Path::new(&format!("{root}/{file}")).is_file(),
+                    "{path}: {}: {root}/{file} is missing",
+                    question.id
+                );
+            }
+        }
+    }
+}
+
+/// The fixture is what its suite asks about: the code graph indexes it, and the relations the
+/// questions need are there (the Validator's three implementations, Plan's callees).
+#[tokio::test]
+async fn the_go_fixture_is_indexed_with_the_relations_its_suite_asks_about() {
+    use relay_agent::llm::ToolCall;
+    let root = format!("{REPO_ROOT}/eval/fixtures/relaygo");
+    let graph = relay_agent::toolbox::index_in_memory(std::path::Path::new(&root), None)
+        .await
+        .unwrap();
+    let toolbox = relay_agent::toolbox::Toolbox::new(
+        std::path::Path::new(&root),
+        Some(graph),
+        Default::default(),
+    )
+    .unwrap();
+    let ask = |arguments: serde_json::Value| ToolCall {
+        id: "c".into(),
+        name: "codegraph".into(),
+        arguments: arguments.to_string(),
+    };
+    let implementations = toolbox
+        .call(&ask(json!({"operation": "implementations",
+            "qname": "example.com/relaygo/actions.Validator"})))
+        .await
+        .result
+        .content;
+    for validator in ["LengthValidator", "DuplicateGapValidator", "GapIDValidator"] {
+        assert!(implementations.contains(validator), "{implementations}");
+    }
+    let callees = toolbox
+        .call(&ask(json!({"operation": "callees",
+            "qname": "example.com/relaygo/planner.Planner.Plan", "depth": 2})))
+        .await
+        .result
+        .content;
+    for callee in ["buildContext", "Execute", "ValidateBatch"] {
+        assert!(callees.contains(callee), "{callees}");
+    }
+    let callers = toolbox
+        .call(&ask(json!({"operation": "callers",
+            "qname": "example.com/relaygo/gaps.ParseShortID"})))
+        .await
+        .result
+        .content;
+    assert!(
+        callers.contains("GapIDValidator") && callers.contains("apply"),
+        "{callers}"
+    );
+}
+
+/// Each tool-use score reaches 1 and 0 on the fixture's callees-chain question: a perfect
+/// transcript (a qname error refined, search then callees two deep, the right lines and facts)
+/// and a poor one (grep only, a wrong citation, no fact).
+#[tokio::test]
+async fn tool_use_scores_reach_one_and_zero_on_the_fixture() {
+    let root = std::path::PathBuf::from(format!("{REPO_ROOT}/eval/fixtures/relaygo"));
+    let mut suite = suite("eval/go-fixture.toml");
+    suite.questions.retain(|q| q.id == "callees-chain");
+    let question = suite.questions[0].clone();
+    suite.questions.push(question);
+    let plan = "example.com/relaygo/planner.Planner.Plan";
+    let server = ScriptedLlm::start(vec![
+        codegraph(json!({"operation": "callees", "qname": "relaygo.Plan"})),
+        codegraph(json!({"operation": "search", "name": "Plan", "kind": "method"})),
+        codegraph(json!({"operation": "callees", "qname": plan, "depth": 2})),
+        call("read", json!({"path": "planner/planner.go"})),
+        call("read", json!({"path": "actions/executor.go"})),
+        submit(
+            "Plan calls buildContext, the model's Decide and Executor.Execute, which calls ValidateBatch then apply.",
+            json!([
+                {"path": "planner/planner.go", "start_line": 27, "end_line": 32},
+                {"path": "actions/executor.go", "start_line": 30, "end_line": 33}
+            ]),
+            "high",
+        ),
+        call("grep", json!({"pattern": "Plan"})),
+        submit(
+            "Not sure.",
+            json!([{"path": "go.mod", "start_line": 1, "end_line": 1}]),
+            "low",
+        ),
+    ])
+    .await;
+    let agent = agent(&server, &root, ExploreConfig::default()).await;
+    let report = run_suite(&agent, &suite).await.unwrap();
+    let (perfect, poor) = (&report.questions[0], &report.questions[1]);
+    assert_eq!(
+        (perfect.tool_checks, perfect.tool_checks_hit),
+        (5, 5),
+        "{perfect:?}"
+    );
+    assert_eq!(perfect.score, 1.0, "{perfect:?}");
+    assert_eq!(perfect.tools.max_depth, 2);
+    assert!(perfect.tools.chained_search_then_calls);
+    assert_eq!(
+        (perfect.tools.qname_errors, perfect.tools.qname_refinements),
+        (1, 1)
+    );
+    assert_eq!((poor.tool_checks, poor.tool_checks_hit), (5, 0), "{poor:?}");
+    assert_eq!(
+        poor.tool_checks_missed,
+        [
+            "codegraph",
+            "operation search",
+            "operation callees",
+            "depth 2",
+            "chain"
+        ]
+    );
+    assert_eq!(poor.score, 0.0, "{poor:?}");
+    assert_eq!(report.tool_score, 0.5);
+    let text = report.to_text();
+    assert!(text.contains("5/5") && text.contains("0/5"), "{text}");
+    assert!(text.contains("1 qname errors, 1 refined"), "{text}");
 }
 
 const SUITE: &str = r#"

@@ -6,6 +6,7 @@
 mod bounds;
 mod dispatch;
 mod pipeline;
+mod record;
 mod recovery;
 mod routing;
 mod support;

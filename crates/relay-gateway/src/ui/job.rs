@@ -144,6 +144,7 @@ pub fn detail(kind: &str, p: &Value) -> String {
         "stage" => format!("{} {}", s("stage"), s("phase")),
         "decision" => s("decision"),
         "action" => s("action"),
+        "log" => format!("{}: {}", s("about"), s("note")),
         _ => p.to_string(),
     }
 }

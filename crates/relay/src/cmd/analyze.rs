@@ -101,7 +101,7 @@ fn render(report: &ThoroughReport) -> String {
         report.agent_hops,
         report.files_read,
         report.code_tokens,
-        report.elapsed_ms as f64 / 1000.0,
+        report.total_time_ms as f64 / 1000.0,
     );
     if let Some(error) = &report.llm_error {
         let _ = write!(out, " · llm error: {error}");

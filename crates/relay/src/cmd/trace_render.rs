@@ -114,6 +114,7 @@ pub fn summary(kind: &str, p: &Value) -> String {
         }
         "tool_start" => format!("{} {}  [{}]", s("tool"), s("args"), s("call_id")),
         "progress" => format!("{} {}/{}", s("step"), number(p, "done"), number(p, "total")),
+        "log" => format!("{}: {}", s("about"), s("note")),
         "stage" => {
             let rest = others(p, &["stage", "phase"]);
             format!("{} {}{rest}", s("stage"), s("phase"))
@@ -256,6 +257,13 @@ mod tests {
                 &json!({"step": "explore:tools", "done": 2, "total": 3})
             ),
             "explore:tools 2/3"
+        );
+        assert_eq!(
+            summary(
+                "log",
+                &json!({"about": "rationale", "note": "follow the queue"})
+            ),
+            "rationale: follow the queue"
         );
     }
 

@@ -3,6 +3,9 @@
 
 use serde_json::{Value, json};
 
+/// Contradictions shown to the Critic at most.
+const MAX_CONTRADICTIONS_SHOWN: usize = 5;
+
 use super::super::bounds;
 use super::super::contracts::{CriticReply, GoalAssessment, NavigatorReply, SynthesizerReply};
 use super::super::evidence::{first_showing, verified_entities, verify_reply};
@@ -76,6 +79,7 @@ impl Query<'_> {
             "traverser",
             json!({"number": stage, "attempt": attempt, "steps": steps.len()}),
         );
+        crate::trace::log(&self.tracer, "rationale", &plan.rationale);
         let records = traverse(self.toolbox, &steps, &mut self.budget, state, &self.tracer).await;
         let mut record = StageRecord {
             stage,
@@ -159,6 +163,15 @@ impl Query<'_> {
         let mut user = self.context(state);
         user.push_str("\nSteps of this stage:\n");
         user.push_str(&render::step_summaries(&record.steps));
+        if !record.contradictions.is_empty() {
+            // One of the three reasons to ask a human (see the Critic's prompt).
+            user.push_str(
+                "\nContradictions the Synthesizer saw (its words, unverified: CLARIFY if a human must settle one):\n",
+            );
+            for contradiction in record.contradictions.iter().take(MAX_CONTRADICTIONS_SHOWN) {
+                user.push_str(&format!("- {}\n", capped(contradiction)));
+            }
+        }
         let critique = match self
             .ask::<CriticReply>(Stage::Critic, CRITIC_PROMPT.to_owned(), user)
             .await?
@@ -169,6 +182,9 @@ impl Query<'_> {
                 return Ok(Err(reason));
             }
         };
+        if let Some(feedback) = &critique.feedback {
+            crate::trace::log(&self.tracer, "feedback", feedback);
+        }
         let improved = self.assess(&critique.goal_status);
         let applied = apply_updates(&mut self.goals, &critique.goal_updates);
         let rejected = applied.rejected;

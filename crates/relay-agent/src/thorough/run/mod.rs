@@ -84,7 +84,15 @@ pub struct ThoroughReport {
     pub agent_hops: u32,
     pub files_read: usize,
     pub code_tokens: u64,
-    pub elapsed_ms: u64,
+    /// Wall-clock time of the whole query.
+    pub total_time_ms: u64,
+    /// Every goal the query ended with is satisfied (none open, dropped or blocked).
+    pub all_goals_succeeded: bool,
+    /// The files the steps read, first read first (distinct).
+    pub files_examined: Vec<String>,
+    /// A few lines for whoever carries the query on: the intent, what was verified where, what
+    /// is open (at most [`CONTEXT_SUMMARY_CHARS`] characters).
+    pub context_summary: String,
     /// The classified error of the LLM stage that failed, when one did.
     pub llm_error: Option<String>,
     /// Every tool call, in order.
@@ -391,6 +399,25 @@ impl Query<'_> {
             .flat_map(|s| s.recovery_calls.iter().cloned().chain(s.call.clone()))
             .collect();
         let intent = self.intent;
+        let all_goals_succeeded = !self.goals.is_empty()
+            && answer.open_goals.is_empty()
+            && answer.dropped_goals.is_empty()
+            && self.goals.iter().all(|g| g.status == GoalStatus::Satisfied);
+        let mut files_examined: Vec<String> = Vec::new();
+        for step in self.stages.iter().flat_map(|s| &s.steps) {
+            if step.tool == "read"
+                && step.status == super::traverser::StepStatus::Ok
+                && let Some(path) = step.call.as_ref().and_then(|c| read_path(&c.arguments))
+                && !files_examined.contains(&path)
+            {
+                files_examined.push(path);
+            }
+        }
+        let context_summary = context_summary(
+            intent.as_ref().map(|i| i.primary_intent.as_str()),
+            &answer,
+            &files_examined,
+        );
         ThoroughReport {
             question: self.question,
             primary_intent: intent.as_ref().map(|i| i.primary_intent.clone()),
@@ -412,11 +439,62 @@ impl Query<'_> {
             agent_hops: self.budget.agent_hops(),
             files_read: self.budget.files_read(),
             code_tokens: self.budget.code_tokens(),
-            elapsed_ms: u64::try_from(self.started.elapsed().as_millis()).unwrap_or(u64::MAX),
+            total_time_ms: u64::try_from(self.started.elapsed().as_millis()).unwrap_or(u64::MAX),
+            all_goals_succeeded,
+            files_examined,
+            context_summary,
             llm_error: self.llm_error,
             tool_calls,
         }
     }
+}
+
+/// Characters of [`ThoroughReport::context_summary`] at most.
+pub const CONTEXT_SUMMARY_CHARS: usize = 600;
+
+/// The `path` of a recorded `read` call's arguments.
+fn read_path(arguments: &str) -> Option<String> {
+    serde_json::from_str::<Value>(arguments)
+        .ok()?
+        .get("path")?
+        .as_str()
+        .map(str::to_owned)
+}
+
+/// `Intent: …. Verified: N claims in a.go, b.go. Open: goal, goal.`, capped.
+fn context_summary(intent: Option<&str>, answer: &Answer, files: &[String]) -> String {
+    let mut out = String::new();
+    if let Some(intent) = intent.filter(|i| !i.trim().is_empty()) {
+        out.push_str(&format!(
+            "Intent: {}. ",
+            intent.trim().trim_end_matches('.')
+        ));
+    }
+    out.push_str(&format!(
+        "Verified: {} claim{} over {} file{} read",
+        answer.claims.len(),
+        if answer.claims.len() == 1 { "" } else { "s" },
+        files.len(),
+        if files.len() == 1 { "" } else { "s" },
+    ));
+    if !files.is_empty() {
+        let shown: Vec<&str> = files.iter().take(5).map(String::as_str).collect();
+        out.push_str(&format!(" ({})", shown.join(", ")));
+    }
+    out.push('.');
+    if !answer.open_goals.is_empty() {
+        let open: Vec<&str> = answer
+            .open_goals
+            .iter()
+            .map(|g| g.description.as_str())
+            .collect();
+        out.push_str(&format!(" Open: {}.", open.join("; ")));
+    }
+    if out.chars().count() > CONTEXT_SUMMARY_CHARS {
+        out = out.chars().take(CONTEXT_SUMMARY_CHARS - 1).collect();
+        out.push('…');
+    }
+    out
 }
 
 /// The Intent stage's goals with stable ids: an empty or repeated id becomes `gN` (N its place);

@@ -12,7 +12,7 @@
   var source = new EventSource(url);
   // The kinds the worker writes (the SSE event name is the kind).
   var kinds = ["llm_call", "tool_start", "tool_call", "progress", "stage", "decision", "action",
-    "validation_failure", "error", "message"];
+    "validation_failure", "error", "log", "message"];
 
   function str(v) { return typeof v === "string" ? v : ""; }
   // Mirrors `detail` in ui/job.rs.
@@ -24,6 +24,7 @@
       case "stage": return str(p.stage) + " " + str(p.phase);
       case "decision": return str(p.decision);
       case "action": return str(p.action);
+      case "log": return str(p.about) + ": " + str(p.note);
       default: return JSON.stringify(p);
     }
   }

@@ -28,7 +28,7 @@ use super::{JobRun, Orchestrator};
 use crate::handler::JobError;
 use crate::jobs::RepoSpecs;
 use crate::jobs::repo_config::LoadedConfig;
-use crate::tool_graph::{StoreExploreObserver, load_hint, repo_key};
+use crate::tool_graph::{StoreExploreObserver, load_class_hints, load_hint, repo_key};
 
 /// The issue a job serves and what is pending on it, loaded once at the job's start.
 pub struct IssueJob<'a> {
@@ -252,10 +252,13 @@ impl Orchestrator {
         };
         // What earlier explores of this repository learned (tool sequences), as a prompt hint.
         let repo = repo_key(&issue.tracker, &issue.project_path);
-        let hint = if self.agent.tool_hints {
-            load_hint(pool, &repo).await
+        let (hint, class_hints) = if self.agent.tool_hints {
+            (
+                load_hint(pool, &repo).await,
+                load_class_hints(pool, &repo).await,
+            )
         } else {
-            None
+            (None, Default::default())
         };
         let thoroughness = match config.effective.thoroughness {
             Some(RepoThoroughness::Quick) => Thoroughness::Quick,
@@ -273,6 +276,7 @@ impl Orchestrator {
             repo.clone(),
         )))
         .with_hint(hint)
+        .with_class_hints(class_hints)
         .with_guidance(&config.guidance)
         .with_default_thoroughness(thoroughness);
         // Thorough queries start from what earlier jobs on this issue explored.
