@@ -16,6 +16,8 @@
 //! - [`browse`]: read-only listings for the read API; [`status`]: those of the status page.
 //! - [`operator`]: what `relay jobs` and `relay writes` do (retry, discard), recorded and traced.
 //! - [`tool_graph`]: tool-sequence learning (transitions per repository, migration 0008).
+//! - [`explore_runs`]: one row per observed explore (query class, tool sequence, timing, outcome;
+//!   migration 0060), from which hints are chosen by the kind of question.
 //! - [`trace`]: the run trace (runs and their events, migration 0007) and its notifications.
 //! - [`retention`]: `[retention]`'s pruning passes (migration 0016).
 //! - [`traversal`]: thorough mode's traversal state per issue (migration 0010).
