@@ -23,7 +23,7 @@ use crate::index::facts::FileFacts;
 
 /// Values one node can hold before it counts as unknown (a receiver reached by more concrete
 /// types than this is as good as its static type's implementations).
-const MAX_VALUES: usize = 64;
+const MAX_VALUES: usize = 256;
 
 /// What a dynamic call site can reach: the concrete types (interface call) or functions
 /// (function-value call) that flow to its receiver or callee; `None` when unknown.
@@ -97,17 +97,40 @@ impl Set {
                 true
             }
             (Set::Some(mine), Set::Some(theirs)) => {
-                let before = mine.len();
-                for t in theirs {
-                    if let Err(at) = mine.binary_search(t) {
-                        mine.insert(at, *t);
-                    }
+                if theirs.iter().all(|t| mine.binary_search(t).is_ok()) {
+                    return false;
                 }
-                if mine.len() > MAX_VALUES {
+                let mut merged = Vec::with_capacity(mine.len() + theirs.len());
+                let (mut i, mut j) = (0, 0);
+                while i < mine.len() || j < theirs.len() {
+                    let next = match (mine.get(i), theirs.get(j)) {
+                        (Some(a), Some(b)) if a == b => {
+                            i += 1;
+                            j += 1;
+                            *a
+                        }
+                        (Some(a), Some(b)) if a < b => {
+                            i += 1;
+                            *a
+                        }
+                        (Some(a), None) => {
+                            i += 1;
+                            *a
+                        }
+                        (_, Some(b)) => {
+                            j += 1;
+                            *b
+                        }
+                        (None, None) => break,
+                    };
+                    merged.push(next);
+                }
+                if merged.len() > MAX_VALUES {
                     *self = Set::Top;
-                    return true;
+                } else {
+                    *mine = merged;
                 }
-                mine.len() != before
+                true
             }
         }
     }
@@ -321,7 +344,9 @@ impl<'a, 'g> Walker<'a, 'g> {
                     None => Src::Top,
                 },
                 GBind::TypeName => continue,
-                GBind::RangeKey(_) | GBind::RangeValue(_) | GBind::Unknown => Src::Top,
+                GBind::RangeValue(operand) => self.elem_src(*operand, false),
+                GBind::RangeKey(operand) => self.elem_src(*operand, true),
+                GBind::Unknown => Src::Top,
             };
             if matches!(src, Src::Empty) {
                 continue;
@@ -416,17 +441,34 @@ impl<'a, 'g> Walker<'a, 'g> {
                             .collect();
                         targets.into_iter().map(|t| self.graph.global(t)).collect()
                     }
+                    // `append(s, x…)`: the elements of `s`'s type.
+                    Val::Builtin
+                        if *idx > 0
+                            && matches!(body.exprs.get(*callee as usize), Some(GExpr::Free(n)) if n == "append") =>
+                    {
+                        match self.arg(*call, 0).and_then(|s| self.elem_key(s, false)) {
+                            Some(k) => vec![self.graph.global(k)],
+                            None => Vec::new(),
+                        }
+                    }
                     _ => Vec::new(),
                 }
             }
             GSink::Field { ty, name } => {
-                match self.struct_of(&self.index.resolve_type(self.ctx, ty)) {
+                let resolved = self.index.resolve_type(self.ctx, ty);
+                if let Some(k) = self.literal_elem(&resolved) {
+                    return vec![self.graph.global(k)];
+                }
+                match self.struct_of(&resolved) {
                     Some(owner) => vec![self.graph.global(format!("{owner}.{name}"))],
                     None => Vec::new(),
                 }
             }
             GSink::FieldAt { ty, idx } => {
                 let resolved = self.index.resolve_type(self.ctx, ty);
+                if let Some(k) = self.literal_elem(&resolved) {
+                    return vec![self.graph.global(k)];
+                }
                 let Some(owner) = self.struct_of(&resolved) else {
                     return Vec::new();
                 };
@@ -441,6 +483,18 @@ impl<'a, 'g> Walker<'a, 'g> {
                 }
             }
         }
+    }
+
+    /// The element node of a slice or map literal's type.
+    fn literal_elem(&mut self, ty: &TypeR) -> Option<String> {
+        let elem = match self.index.underlying(ty) {
+            TypeR::Slice(v) | TypeR::Map(_, v) => v.as_ref().clone(),
+            _ => return None,
+        };
+        if self.concrete(&elem).is_some() || elem.key().contains('?') {
+            return None;
+        }
+        Some(format!("elem:{}", elem.key()))
     }
 
     /// The declared struct type `ty` names (pointers dereferenced).
@@ -458,8 +512,62 @@ impl<'a, 'g> Walker<'a, 'g> {
         match self.body.exprs.get(e as usize)? {
             GExpr::Local(b) => Some(self.local(*b)),
             GExpr::Free(_) | GExpr::Selector(..) => self.named_place(e),
+            GExpr::Index(container) => match self.elem_key(*container, false) {
+                Some(key) => Some(self.graph.global(key)),
+                None => None,
+            },
             _ => None,
         }
+    }
+
+    /// The node of the elements (or keys) of the container `e` (by the container's type, as
+    /// VTA does: every container of one element type shares it); `None` when the elements are
+    /// concrete or the type is not known.
+    fn elem_key(&mut self, e: u32, key: bool) -> Option<String> {
+        let Val::Value { ty, .. } = self.eval.eval(e, VarUses::Ignore) else {
+            return None;
+        };
+        let elem = match (self.index.underlying(ty.deref()), key) {
+            (TypeR::Slice(v), false) | (TypeR::Map(_, v), false) | (TypeR::Chan(v), _) => v,
+            (TypeR::Map(k, _), true) => k,
+            _ => return None,
+        };
+        let elem = elem.as_ref().clone();
+        if self.concrete(&elem).is_some() || elem.key().contains('?') {
+            return None;
+        }
+        Some(format!("elem:{}", elem.key()))
+    }
+
+    /// A value read from container `e` (an element, or a map key).
+    fn elem_src(&mut self, e: u32, key: bool) -> Src {
+        if let Val::Value { ty, .. } = self.eval.eval(e, VarUses::Ignore) {
+            let elem = match (self.index.underlying(ty.deref()), key) {
+                (TypeR::Slice(v), false) | (TypeR::Map(_, v), false) | (TypeR::Chan(v), _) => {
+                    Some(v.as_ref().clone())
+                }
+                (TypeR::Map(k, _), true) => Some(k.as_ref().clone()),
+                (TypeR::Slice(_), true) => return Src::Empty,
+                _ => None,
+            };
+            if let Some(elem) = elem
+                && let Some(src) = self.concrete(&elem)
+            {
+                return src;
+            }
+        }
+        match self.elem_key(e, key) {
+            Some(k) => Src::Node(self.graph.global(k)),
+            None => Src::Top,
+        }
+    }
+
+    /// The expression of argument `idx` of call `call`.
+    fn arg(&self, call: u32, idx: u32) -> Option<u32> {
+        self.body.flows.iter().find_map(|f| match f.to {
+            GSink::Arg { call: c, idx: i } if c == call && i == idx => Some(f.from),
+            _ => None,
+        })
     }
 
     /// A package-level var or a struct field an expression names.
@@ -507,7 +615,7 @@ impl<'a, 'g> Walker<'a, 'g> {
         };
         match expr {
             GExpr::Nil | GExpr::Literal | GExpr::FuncLit(_) => return Src::Empty,
-            GExpr::Call(callee) => return self.call_src(*callee, idx),
+            GExpr::Call(callee) => return self.call_src(e, *callee, idx),
             _ => {}
         }
         if idx != 0 {
@@ -561,6 +669,12 @@ impl<'a, 'g> Walker<'a, 'g> {
                 Some(n) => Src::Node(n),
                 None => Src::Top,
             },
+            Some(GExpr::Assert(_, operand)) => self.src(*operand, 0),
+            Some(GExpr::Convert(t, operand)) => {
+                let ty = self.index.resolve_type(self.ctx, t);
+                self.converted(&ty, *operand)
+            }
+            Some(GExpr::Index(container)) => self.elem_src(*container, false),
             Some(GExpr::Composite(t)) => {
                 let ty = self.index.resolve_type(self.ctx, t);
                 match ty.deref() {
@@ -581,7 +695,21 @@ impl<'a, 'g> Walker<'a, 'g> {
     }
 
     /// The `idx`th result of a call.
-    fn call_src(&mut self, callee: u32, idx: u32) -> Src {
+    /// `T(x)` where `T` is not concrete: an interface keeps `x`'s values; a named function type
+    /// is that type.
+    fn converted(&mut self, ty: &TypeR, operand: u32) -> Src {
+        if let TypeR::Named(q) = ty.deref() {
+            let q = self.index.canonical(q).to_owned();
+            if let Some(info) = self.index.type_info(&q)
+                && info.kind != GoTypeKind::Interface
+            {
+                return Src::Value(self.graph.value(&q));
+            }
+        }
+        self.src(operand, 0)
+    }
+
+    fn call_src(&mut self, call: u32, callee: u32, idx: u32) -> Src {
         match self.eval.eval(callee, VarUses::Ignore) {
             Val::Func {
                 qname,
@@ -622,7 +750,13 @@ impl<'a, 'g> Walker<'a, 'g> {
                     }
                 }
             }
-            Val::Type(t) if idx == 0 => self.concrete(&t).unwrap_or(Src::Top),
+            Val::Type(t) if idx == 0 => match self.concrete(&t) {
+                Some(src) => src,
+                None => match self.arg(call, 0) {
+                    Some(operand) => self.converted(&t, operand),
+                    None => Src::Top,
+                },
+            },
             _ => Src::Top,
         }
     }

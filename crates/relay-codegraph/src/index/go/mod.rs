@@ -162,7 +162,10 @@ pub(crate) enum GExpr {
     /// A type in expression position.
     Type(GType),
     Index(u32),
-    Assert(GType),
+    /// `x.(T)`: the type and the operand.
+    Assert(GType, u32),
+    /// `T(x)`: the type and the operand.
+    Convert(GType, u32),
     FuncLit(Vec<GType>),
     /// A literal of a basic type (a number, a string, `true`…): no method, no function.
     Literal,
