@@ -151,6 +151,8 @@ struct Graph {
     taken: HashSet<String>,
     /// Dispatch-result nodes already linked to their implementations' results.
     dispatched: HashSet<String>,
+    /// Variadic functions: qname → (position of the variadic parameter, its elements' node).
+    variadic: HashMap<String, (u32, String)>,
 }
 
 impl Graph {
@@ -241,6 +243,28 @@ pub(crate) fn compute_flow(index: &GoIndex, files: &[(&FileFacts, &GoFile)]) -> 
     let mut graph = Graph::default();
     let mut param_counts: HashMap<&str, usize> = HashMap::default();
     let mut pending: Vec<(u32, u32, u32, Src)> = Vec::new();
+    // Arguments passed to a variadic parameter flow to the elements of its slice.
+    for (_, go_file) in files {
+        let ctx = index.file_ctx(go_file);
+        for f in go_file.funcs.iter().filter(|f| f.sig.variadic) {
+            let (Some(last), Some(position)) =
+                (f.sig.params.last(), f.sig.params.len().checked_sub(1))
+            else {
+                continue;
+            };
+            let TypeR::Slice(elem) = index.resolve_type(&ctx, last) else {
+                continue;
+            };
+            let Some(key) = elem_node(index, &elem) else {
+                continue;
+            };
+            let qname = match &f.recv {
+                Some(recv) => format!("{}.{recv}.{}", go_file.pkg_path, f.name),
+                None => format!("{}.{}", go_file.pkg_path, f.name),
+            };
+            graph.variadic.insert(qname, (position as u32, key));
+        }
+    }
     for (fi, (_, go_file)) in files.iter().enumerate() {
         let ctx = index.file_ctx(go_file);
         for value in &go_file.values {
@@ -395,7 +419,12 @@ impl<'a, 'g> Walker<'a, 'g> {
                 Val::Value { .. } | Val::Unknown => {
                     if matches!(
                         body.exprs.get(*callee as usize),
-                        Some(GExpr::Local(_) | GExpr::Selector(..) | GExpr::Free(_))
+                        Some(
+                            GExpr::Local(_)
+                                | GExpr::Selector(..)
+                                | GExpr::Free(_)
+                                | GExpr::Index(_)
+                        )
                     ) {
                         let src = self.shape(*callee);
                         out.push((reference.expr, src));
@@ -426,7 +455,15 @@ impl<'a, 'g> Walker<'a, 'g> {
                         qname,
                         dispatch: None,
                         ..
-                    } if !qname.is_empty() => vec![self.graph.global(format!("{qname}#{idx}"))],
+                    } if !qname.is_empty() => {
+                        if let Some((position, elems)) = self.graph.variadic.get(&qname)
+                            && idx >= position
+                        {
+                            let elems = elems.clone();
+                            return vec![self.graph.global(elems)];
+                        }
+                        vec![self.graph.global(format!("{qname}#{idx}"))]
+                    }
                     Val::Func {
                         dispatch: Some(key),
                         ..
@@ -487,14 +524,10 @@ impl<'a, 'g> Walker<'a, 'g> {
 
     /// The element node of a slice or map literal's type.
     fn literal_elem(&mut self, ty: &TypeR) -> Option<String> {
-        let elem = match self.index.underlying(ty) {
-            TypeR::Slice(v) | TypeR::Map(_, v) => v.as_ref().clone(),
-            _ => return None,
-        };
-        if self.concrete(&elem).is_some() || elem.key().contains('?') {
-            return None;
+        match self.index.underlying(ty) {
+            TypeR::Slice(v) | TypeR::Map(_, v) => elem_node(self.index, v),
+            _ => None,
         }
-        Some(format!("elem:{}", elem.key()))
     }
 
     /// The declared struct type `ty` names (pointers dereferenced).
@@ -532,11 +565,7 @@ impl<'a, 'g> Walker<'a, 'g> {
             (TypeR::Map(k, _), true) => k,
             _ => return None,
         };
-        let elem = elem.as_ref().clone();
-        if self.concrete(&elem).is_some() || elem.key().contains('?') {
-            return None;
-        }
-        Some(format!("elem:{}", elem.key()))
+        elem_node(self.index, elem)
     }
 
     /// A value read from container `e` (an element, or a map key).
@@ -760,4 +789,26 @@ impl<'a, 'g> Walker<'a, 'g> {
             _ => Src::Top,
         }
     }
+}
+
+/// The node of the elements of a container whose elements are of type `elem` (all containers
+/// of one element type share it); `None` when the elements are concrete (their type says what
+/// they are) or the type is not known. Function types are keyed by their results.
+fn elem_node(index: &GoIndex, elem: &TypeR) -> Option<String> {
+    match index.underlying(elem) {
+        TypeR::Func(results) => {
+            let results: Vec<String> = results.iter().map(TypeR::key).collect();
+            return Some(format!("elem:func({})", results.join(",")));
+        }
+        TypeR::Named(q) => {
+            let info = index.type_info(index.canonical(q))?;
+            if info.kind != GoTypeKind::Interface {
+                return None;
+            }
+        }
+        TypeR::Builtin(b) if b == "error" || b == "any" => {}
+        _ => return None,
+    }
+    let key = elem.key();
+    (!key.contains('?')).then(|| format!("elem:{key}"))
 }
