@@ -812,3 +812,27 @@ fn elem_node(index: &GoIndex, elem: &TypeR) -> Option<String> {
     let key = elem.key();
     (!key.contains('?')).then(|| format!("elem:{key}"))
 }
+
+/// Whether two versions of a file give the value flow the same inputs: the same bodies (up to
+/// lines) and initializers. (Declarations are compared by the caller.)
+pub(crate) fn same_flow_inputs(a: &GoFile, b: &GoFile) -> bool {
+    a.bodies.len() == b.bodies.len()
+        && a.bodies.iter().zip(&b.bodies).all(|(x, y)| {
+            x.owner == y.owner
+                && x.exprs == y.exprs
+                && x.bindings == y.bindings
+                && x.params == y.params
+                && x.results == y.results
+                && x.zeroed == y.zeroed
+                && x.flows == y.flows
+                && x.refs.len() == y.refs.len()
+                && x.refs
+                    .iter()
+                    .zip(&y.refs)
+                    .all(|(r, s)| r.kind == s.kind && r.expr == s.expr && r.name == s.name)
+        })
+        && a.values
+            .iter()
+            .map(|v| v.init)
+            .eq(b.values.iter().map(|v| v.init))
+}

@@ -22,7 +22,7 @@ mod symbols;
 mod tables;
 
 pub(crate) use edges::{implements_edges, resolve_file};
-pub(crate) use flow::GoFlow;
+pub(crate) use flow::{GoFlow, same_flow_inputs};
 pub(crate) use frontend::{GoFrontend, resolve_into};
 pub(crate) use symbols::file_symbols;
 pub(crate) use tables::{GoIndex, Implementation, Target};
