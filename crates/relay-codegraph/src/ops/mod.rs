@@ -12,7 +12,7 @@ mod suggest;
 
 pub use args::{CodegraphArgs, Operation, clamp_depth_argument};
 pub use outcome::{
-    CallResult, CallsOutcome, ImplementationsOutcome, OpError, Outcome, RelatedSymbol,
+    CallResult, CallsOutcome, Dispatch, ImplementationsOutcome, OpError, Outcome, RelatedSymbol,
     ResolveOutcome, SearchOutcome, Section, Site, Usage, UsagesOutcome,
 };
 pub use suggest::levenshtein;
@@ -36,7 +36,11 @@ constant or variable is used. Workflow: run `search` first with a `name` (case-i
 optional `kind` and `file` filters) to get the symbol's fully qualified name (qname), then call a \
 relationship operation (`callers`, `callees`, `implementations`, `usages`) with that `qname`. `callers` \
 and `callees` accept `depth` 1-3 (default 1). `resolve` lists the qnames a short name may refer to. \
-Edges through interface dispatch are labelled dynamic. Results carry file:line so you can read the code.",
+Results of `callers`/`callees` list static calls first; a result labelled dynamic is reached only \
+through an interface method call (one of the concrete types whose values flow to the receiver in the \
+indexed code, or every implementation of the receiver's type when that flow is unknown) or through a \
+function value (a function that flows to the called variable or field): the call may reach it at run \
+time, it is not written at the site. Results carry file:line so you can read the code.",
         languages = crate::index::languages_sentence()
     )
 });

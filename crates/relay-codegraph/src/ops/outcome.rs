@@ -85,14 +85,30 @@ pub struct CallResult {
     pub line: Option<u32>,
     pub signature: Option<String>,
     pub depth: u8,
-    /// The strongest confidence among this result's call edges; `dynamic` means every edge is an
-    /// interface dispatch to a known implementation.
+    /// The strongest confidence among this result's call edges; `dynamic` means every edge is a
+    /// dynamic call (through an interface or a function value) that can reach this symbol.
     pub confidence: Confidence,
+    /// For a `dynamic` result: how the call reaches it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub dispatch: Option<Dispatch>,
     /// Call sites (for callers: in the caller's body; for callees: in the calling symbol's body).
     pub sites: Vec<Site>,
     /// The symbols one level closer to the queried symbol that this result connects to
     /// (only interesting at depth > 1).
     pub via: Vec<String>,
+}
+
+/// How a dynamic call reaches its target.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Dispatch {
+    /// A method called through an interface (`x.M()`): the target is the method of a concrete
+    /// type whose values flow to the receiver `x` in the indexed code (every implementation of
+    /// `x`'s static type when that flow cannot be followed).
+    Interface,
+    /// A function value called (`f()`, `s.handler()`): the target is a function or method
+    /// named as a value that flows to the called variable or field.
+    FunctionValue,
 }
 
 /// `implementations`: one or more titled groups of related symbols.

@@ -207,7 +207,7 @@ async fn calls(
     if symbol.is_none() && steps.is_empty() {
         return Err(unknown_symbol(store, snap, qname).await);
     }
-    let mut results = group_steps(&steps);
+    let mut results = group_steps(&steps, direction);
     let total = results.len();
     // Only the results shown need their symbols (a depth-3 walk can reach thousands).
     results.truncate(MAX_CALL_RESULTS);
@@ -240,18 +240,22 @@ async fn calls(
     }))
 }
 
-/// The strongest of two confidences (exact > inferred > dynamic).
-fn strongest(a: Confidence, b: Confidence) -> Confidence {
-    let rank = |c| match c {
+/// How sure an edge is, strongest first.
+fn rank(c: Confidence) -> u8 {
+    match c {
         Confidence::Exact => 0,
         Confidence::Inferred => 1,
         Confidence::Dynamic => 2,
-    };
+    }
+}
+
+/// The strongest of two confidences (exact > inferred > dynamic).
+fn strongest(a: Confidence, b: Confidence) -> Confidence {
     if rank(a) <= rank(b) { a } else { b }
 }
 
 /// One result per reached symbol (or per unresolved name), in walk order.
-fn group_steps(steps: &[CallStep]) -> Vec<CallResult> {
+fn group_steps(steps: &[CallStep], direction: Direction) -> Vec<CallResult> {
     let mut order: Vec<(Option<String>, String)> = Vec::new();
     let mut grouped: BTreeMap<(Option<String>, String), CallResult> = BTreeMap::new();
     for step in steps {
@@ -275,11 +279,30 @@ fn group_steps(steps: &[CallStep]) -> Vec<CallResult> {
                 signature: None,
                 depth: step.depth,
                 confidence: step.confidence,
+                dispatch: None,
                 sites: Vec::new(),
                 via: Vec::new(),
             }
         });
         entry.confidence = strongest(entry.confidence, step.confidence);
+        // The edge's target: the callee reached, or (walking to callers) the symbol called.
+        let target = match direction {
+            Direction::Outgoing => step.node.as_deref(),
+            Direction::Incoming => Some(step.via.as_str()),
+        };
+        entry.dispatch = match (entry.confidence, target) {
+            (Confidence::Dynamic, Some(target)) => {
+                // An interface call is written with the method's own name (`x.Write`).
+                let written = step.to_name.rsplit('.').next().unwrap_or(&step.to_name);
+                let kind = if written == short_name(target) {
+                    Dispatch::Interface
+                } else {
+                    Dispatch::FunctionValue
+                };
+                Some(entry.dispatch.unwrap_or(kind))
+            }
+            _ => None,
+        };
         let site = Site {
             file: step.file.clone(),
             line: step.line,
@@ -296,7 +319,8 @@ fn group_steps(steps: &[CallStep]) -> Vec<CallResult> {
         .into_iter()
         .filter_map(|k| grouped.remove(&k))
         .collect();
-    results.sort_by_key(|r| (r.depth, r.qname.is_none()));
+    // Static calls before dynamic ones, each in walk order.
+    results.sort_by_key(|r| (r.depth, rank(r.confidence), r.qname.is_none()));
     results
 }
 

@@ -125,7 +125,20 @@ fn confidence_label(c: Confidence) -> &'static str {
     match c {
         Confidence::Exact => "",
         Confidence::Inferred => " [inferred]",
-        Confidence::Dynamic => " [dynamic: interface dispatch]",
+        Confidence::Dynamic => " [dynamic]",
+    }
+}
+
+/// A call result's label: static, or how a dynamic call reaches it.
+fn call_label(r: &CallResult) -> &'static str {
+    match (r.confidence, r.dispatch) {
+        (Confidence::Dynamic, Some(Dispatch::Interface)) => {
+            " [dynamic: interface call, a type that flows to the receiver]"
+        }
+        (Confidence::Dynamic, Some(Dispatch::FunctionValue)) => {
+            " [dynamic: function value that flows to the call]"
+        }
+        (c, _) => confidence_label(c),
     }
 }
 
@@ -180,12 +193,7 @@ fn calls(o: &CallsOutcome) -> String {
         } else {
             String::new()
         };
-        let _ = writeln!(
-            out,
-            "  {} ({kind}){depth}{}",
-            r.name,
-            confidence_label(r.confidence)
-        );
+        let _ = writeln!(out, "  {} ({kind}){depth}{}", r.name, call_label(r));
         if let Some(q) = &r.qname {
             let _ = writeln!(out, "    qname: {q}");
         }

@@ -305,15 +305,25 @@ fn incremental_equals_full_after_edits() {
                 && e.to.as_deref() == Some("example.com/app/internal/store.Store.Draft"))
     );
 
-    // 3. A package that sees the interface but not the store; then Store gains `Name()`, so it
-    //    implements Named and the call site gets a new dynamic edge without importing the store.
+    // 3. A package that sees the interface but not the store (the store's value flows there from
+    //    `main`); then Store gains `Name()`, so it implements Named and the call site gets a new
+    //    dynamic edge without importing the store.
     std::fs::create_dir_all(root.join("go/cmd/other")).expect("mkdir");
     std::fs::write(
         root.join("go/cmd/other/other.go"),
-        "package other\n\nimport \"example.com/app/internal/brain\"\n\nfunc name(n brain.Named) string { return n.Name() }\n",
+        "package other\n\nimport \"example.com/app/internal/brain\"\n\nfunc name(n brain.Named) string { return n.Name() }\n\n// Name names it.\nfunc Name(n brain.Named) string { return name(n) }\n",
     )
     .expect("write");
-    step(&mut indexer, root, &["go/cmd/other/other.go"]);
+    std::fs::write(
+        root.join("go/cmd/app/feed.go"),
+        "package main\n\nimport (\n\t\"example.com/app/cmd/other\"\n\t\"example.com/app/cmd/sizer\"\n\t\"example.com/app/internal/store\"\n)\n\nfunc feed() {\n\tother.Name(store.Default)\n\tsizer.Size(store.Default)\n}\n",
+    )
+    .expect("write");
+    step(
+        &mut indexer,
+        root,
+        &["go/cmd/other/other.go", "go/cmd/app/feed.go"],
+    );
     let text = std::fs::read_to_string(&store).expect("read");
     std::fs::write(&store, format!("{text}\nfunc (s *Store) Name() string {{ return \"store\" }}\n\nfunc (s *Store) Plan(ctx string) error {{ return nil }}\n")).expect("write");
     step(&mut indexer, root, &["go/internal/store/store.go"]);
@@ -338,7 +348,7 @@ fn incremental_equals_full_after_edits() {
     .expect("write");
     std::fs::write(
         root.join("go/cmd/sizer/sizer.go"),
-        "package sizer\n\nimport \"example.com/app/internal/iface\"\n\nfunc size(s iface.Sizer) int { return s.Size() }\n",
+        "package sizer\n\nimport \"example.com/app/internal/iface\"\n\nfunc size(s iface.Sizer) int { return s.Size() }\n\n// Size sizes it.\nfunc Size(s iface.Sizer) int { return size(s) }\n",
     )
     .expect("write");
     step(
@@ -813,6 +823,82 @@ fn python_declaration_edits_equal_full_index() {
 
 /// Value-flow edits (arguments, returns, container stores, decorators, lambdas) made in one
 /// module change edges in another: every step equals a full index, and the edges move.
+/// Go value flow across files: what reaches a call through an interface or a function value
+/// changes with edits elsewhere (a body that passes another value, a field set to another
+/// function, a new implementation flowing in); every step equals a full index, and the call
+/// site's file is re-resolved though it did not change.
+#[test]
+fn go_value_flow_edits_equal_full_index() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let root = tmp.path();
+    let fixtures = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures");
+    copy_dir(&fixtures.join("godispatch"), root);
+    let feed = "shapes/feed.go";
+    std::fs::write(
+        root.join(feed),
+        "package shapes\n\nfunc feed() {\n\tDescribe(&Circle{})\n\tj := &Job{run: step}\n\tj.Do()\n}\n",
+    )
+    .expect("write");
+    let mut indexer = Indexer::full(root).expect("full");
+    let pkg = "example.com/shapes/shapes";
+    let reaches = |indexer: &Indexer, from: &str, to: &str| {
+        indexer.graph().edges.iter().any(|e| {
+            e.from == format!("{pkg}.{from}")
+                && e.to.as_deref() == Some(format!("{pkg}.{to}").as_str())
+                && e.confidence == relay_codegraph::model::Confidence::Dynamic
+        })
+    };
+    assert!(reaches(&indexer, "Describe", "Circle.Name"));
+    assert!(!reaches(&indexer, "Describe", "Square.Name"));
+
+    // 1. A body-only edit passes a Square as well: `Describe`'s call reaches `Square.Name`.
+    edit(
+        root,
+        feed,
+        "\tDescribe(&Circle{})\n",
+        "\tDescribe(&Circle{})\n\tDescribe(Square{})\n",
+    );
+    let delta = step(&mut indexer, root, &[feed]);
+    assert!(reaches(&indexer, "Describe", "Square.Name"));
+    assert!(
+        delta.files.contains(&"shapes/shapes.go".to_owned()),
+        "the call site's file is re-resolved: {:?}",
+        delta.files
+    );
+
+    // 2. The field gets another function: `Job.Do` calls it instead.
+    edit(
+        root,
+        feed,
+        "\tj := &Job{run: step}\n",
+        "\tj := &Job{run: other}\n",
+    );
+    std::fs::write(
+        root.join("shapes/other.go"),
+        "package shapes\n\nfunc other() error { return nil }\n",
+    )
+    .expect("write");
+    step(&mut indexer, root, &[feed, "shapes/other.go"]);
+    assert!(reaches(&indexer, "Job.Do", "other"));
+    assert!(reaches(&indexer, "Job.Do", "step"), "Main still sets step");
+
+    // 3. A new type that implements `Named` flows in from a new file.
+    std::fs::write(
+        root.join("shapes/oval.go"),
+        "package shapes\n\ntype Oval struct{}\n\nfunc (Oval) Area() float64 { return 1 }\n\nfunc (Oval) Name() string { return \"oval\" }\n\nfunc ovals() string { return Describe(Oval{}) }\n",
+    )
+    .expect("write");
+    step(&mut indexer, root, &["shapes/oval.go"]);
+    assert!(reaches(&indexer, "Describe", "Oval.Name"));
+
+    // 4. The values stop flowing: the edges go.
+    std::fs::remove_file(root.join("shapes/oval.go")).expect("rm");
+    edit(root, feed, "\tDescribe(Square{})\n", "");
+    step(&mut indexer, root, &["shapes/oval.go", feed]);
+    assert!(!reaches(&indexer, "Describe", "Oval.Name"));
+    assert!(!reaches(&indexer, "Describe", "Square.Name"));
+}
+
 #[test]
 fn python_value_flow_edits_equal_full_index() {
     let tmp = tempfile::tempdir().expect("tempdir");

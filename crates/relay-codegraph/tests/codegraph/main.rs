@@ -2,6 +2,7 @@
 //!
 //! One test binary for the crate (each file a module): two cores link one binary, not one per file.
 
+mod go_dispatch;
 mod index_exclude;
 mod index_golden;
 mod index_hostile;

@@ -174,6 +174,8 @@ async fn json_rendering() {
         ])
     );
     assert_eq!(value["results"][1]["confidence"], "dynamic");
+    assert_eq!(value["results"][1]["dispatch"], "interface");
+    assert!(value["results"][0].get("dispatch").is_none());
     assert_eq!(
         value["results"][1]["via"],
         json!(["example.com/app/brain.LLMPlanner.Plan"])

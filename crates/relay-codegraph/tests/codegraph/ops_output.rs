@@ -108,7 +108,7 @@ async fn callers_depth_three_labels_dynamic_edges() {
     signature: func (p *LLMPlanner) Plan(ctx context.Context) error
     call site: brain/planner.go:32, brain/planner.go:35
 
-  run (function) [depth 2] [dynamic: interface dispatch]
+  run (function) [depth 2] [dynamic: interface call, a type that flows to the receiver]
     qname: example.com/app/cmd.run
     file: cmd/main.go:20
     signature: func run(p brain.Planner) error
@@ -188,7 +188,7 @@ Use read(path, offset) to see the code."#
     );
     assert!(
         deeper.contains(
-            "  Plan (method) [depth 2] [dynamic: interface dispatch]\n    \
+            "  Plan (method) [depth 2] [dynamic: interface call, a type that flows to the receiver]\n    \
              qname: example.com/app/brain.StubPlanner.Plan\n"
         ),
         "{deeper}"

@@ -733,6 +733,16 @@ impl<'s> BodyBuilder<'s> {
                 case_types.push(self.ty(*t));
             }
             if let Some(alias) = &alias {
+                if case_types.len() == 1
+                    && alias != "_"
+                    && let Some(v) = value
+                {
+                    // The case's variable holds the switched value (as the case's type).
+                    let id = self.body.bindings.len() as u32;
+                    self.body.zeroed.push(id);
+                    let local = self.push(GExpr::Local(id));
+                    self.flow(GSink::Place(local), v, 0);
+                }
                 let bind = if case_types.len() == 1 {
                     GBind::Declared(case_types.pop().unwrap_or(GType::Unknown))
                 } else {
@@ -817,9 +827,14 @@ impl<'s> BodyBuilder<'s> {
                 let operand = field!(node, "operand");
                 match (op, operand) {
                     ("&" | "*", Some(inner)) => self.expr(inner, true),
-                    (_, Some(inner)) => {
+                    ("<-", Some(inner)) => {
                         self.expr(inner, true);
                         self.push(GExpr::Unknown)
+                    }
+                    // `-x`, `!x`, `^x`: a number or a boolean.
+                    (_, Some(inner)) => {
+                        self.expr(inner, true);
+                        self.push(GExpr::Literal)
                     }
                     _ => self.push(GExpr::Unknown),
                 }
@@ -866,9 +881,10 @@ impl<'s> BodyBuilder<'s> {
                 }
             }
             "type_assertion_expression" => {
-                if let Some(op) = field!(node, "operand") {
-                    self.expr(op, true);
-                }
+                let operand = match field!(node, "operand") {
+                    Some(op) => self.expr(op, true),
+                    None => self.push(GExpr::Unknown),
+                };
                 let ty = match field!(node, "type") {
                     Some(t) => {
                         self.use_type(t);
@@ -876,7 +892,7 @@ impl<'s> BodyBuilder<'s> {
                     }
                     None => GType::Unknown,
                 };
-                self.push(GExpr::Assert(ty))
+                self.push(GExpr::Assert(ty, operand))
             }
             "type_conversion_expression" => {
                 let ty = match field!(node, "type") {
@@ -886,10 +902,11 @@ impl<'s> BodyBuilder<'s> {
                     }
                     None => GType::Unknown,
                 };
-                if let Some(op) = field!(node, "operand") {
-                    self.expr(op, true);
-                }
-                self.push(GExpr::Composite(ty))
+                let operand = match field!(node, "operand") {
+                    Some(op) => self.expr(op, true),
+                    None => self.push(GExpr::Unknown),
+                };
+                self.push(GExpr::Convert(ty, operand))
             }
             "slice_expression" => {
                 let operand = match field!(node, "operand") {
@@ -907,6 +924,15 @@ impl<'s> BodyBuilder<'s> {
                     self.expr(part, true);
                 }
                 operand
+            }
+            "binary_expression" => {
+                // Arithmetic, comparison or logic: a number, a string or a boolean.
+                let mut c = node.walk();
+                let children: Vec<Node<'_>> = node.named_children(&mut c).collect();
+                for child in children {
+                    self.stmt(child);
+                }
+                self.push(GExpr::Literal)
             }
             "func_literal" => {
                 self.push_scope();
@@ -1016,13 +1042,13 @@ impl<'s> BodyBuilder<'s> {
                     if let Some(key) = field!(element, "key") {
                         let inner = key.named_child(0);
                         if inner.is_none_or(|k| go_kind(k) != "identifier") {
-                            self.literal_element(key);
+                            self.literal_element(key, None);
                         } else if let Some(k) = inner {
                             field_name = Some(text(k, self.src).to_owned());
                         }
                     }
                     if let Some(value) = field!(element, "value") {
-                        let from = self.literal_element(value);
+                        let from = self.literal_element(value, ty);
                         if let (Some(ty), Some(name), Some(from)) = (ty, field_name, from) {
                             let to = GSink::Field {
                                 ty: ty.clone(),
@@ -1033,7 +1059,7 @@ impl<'s> BodyBuilder<'s> {
                     }
                 }
                 "literal_element" => {
-                    let from = self.literal_element(element);
+                    let from = self.literal_element(element, ty);
                     if let (Some(ty), Some(from)) = (ty, from) {
                         let to = GSink::FieldAt {
                             ty: ty.clone(),
@@ -1051,10 +1077,19 @@ impl<'s> BodyBuilder<'s> {
         }
     }
 
-    fn literal_element(&mut self, node: Node<'_>) -> Option<u32> {
+    /// One element of a composite literal of type `ty`: an expression, or a nested literal
+    /// whose type is elided (`[]T{{…}}`, `map[K]*T{k: {…}}`: the element type).
+    fn literal_element(&mut self, node: Node<'_>, ty: Option<&GType>) -> Option<u32> {
         let inner = node.named_child(0)?;
         if go_kind(inner) == "literal_value" {
-            self.literal_value(inner, None);
+            let elem = match ty {
+                Some(GType::Slice(e) | GType::Map(_, e)) => match e.as_ref() {
+                    GType::Pointer(t) => Some(t.as_ref().clone()),
+                    t => Some(t.clone()),
+                },
+                _ => None,
+            };
+            self.literal_value(inner, elem.as_ref());
             None
         } else {
             Some(self.expr(inner, true))

@@ -397,7 +397,7 @@ impl<'a> Eval<'a> {
                 },
                 _ => Val::Unknown,
             },
-            GExpr::Composite(t) | GExpr::Assert(t) => Val::Value {
+            GExpr::Composite(t) | GExpr::Assert(t, _) | GExpr::Convert(t, _) => Val::Value {
                 ty: index.resolve_type(self.ctx, t),
                 inferred: false,
             },

@@ -23,7 +23,7 @@ use crate::index::facts::FileFacts;
 
 /// Values one node can hold before it counts as unknown (a receiver reached by more concrete
 /// types than this is as good as its static type's implementations).
-const MAX_VALUES: usize = 64;
+const MAX_VALUES: usize = 256;
 
 /// What a dynamic call site can reach: the concrete types (interface call) or functions
 /// (function-value call) that flow to its receiver or callee; `None` when unknown.
@@ -97,17 +97,40 @@ impl Set {
                 true
             }
             (Set::Some(mine), Set::Some(theirs)) => {
-                let before = mine.len();
-                for t in theirs {
-                    if let Err(at) = mine.binary_search(t) {
-                        mine.insert(at, *t);
-                    }
+                if theirs.iter().all(|t| mine.binary_search(t).is_ok()) {
+                    return false;
                 }
-                if mine.len() > MAX_VALUES {
+                let mut merged = Vec::with_capacity(mine.len() + theirs.len());
+                let (mut i, mut j) = (0, 0);
+                while i < mine.len() || j < theirs.len() {
+                    let next = match (mine.get(i), theirs.get(j)) {
+                        (Some(a), Some(b)) if a == b => {
+                            i += 1;
+                            j += 1;
+                            *a
+                        }
+                        (Some(a), Some(b)) if a < b => {
+                            i += 1;
+                            *a
+                        }
+                        (Some(a), None) => {
+                            i += 1;
+                            *a
+                        }
+                        (_, Some(b)) => {
+                            j += 1;
+                            *b
+                        }
+                        (None, None) => break,
+                    };
+                    merged.push(next);
+                }
+                if merged.len() > MAX_VALUES {
                     *self = Set::Top;
-                    return true;
+                } else {
+                    *mine = merged;
                 }
-                mine.len() != before
+                true
             }
         }
     }
@@ -128,6 +151,8 @@ struct Graph {
     taken: HashSet<String>,
     /// Dispatch-result nodes already linked to their implementations' results.
     dispatched: HashSet<String>,
+    /// Variadic functions: qname → (position of the variadic parameter, its elements' node).
+    variadic: HashMap<String, (u32, String)>,
 }
 
 impl Graph {
@@ -218,6 +243,28 @@ pub(crate) fn compute_flow(index: &GoIndex, files: &[(&FileFacts, &GoFile)]) -> 
     let mut graph = Graph::default();
     let mut param_counts: HashMap<&str, usize> = HashMap::default();
     let mut pending: Vec<(u32, u32, u32, Src)> = Vec::new();
+    // Arguments passed to a variadic parameter flow to the elements of its slice.
+    for (_, go_file) in files {
+        let ctx = index.file_ctx(go_file);
+        for f in go_file.funcs.iter().filter(|f| f.sig.variadic) {
+            let (Some(last), Some(position)) =
+                (f.sig.params.last(), f.sig.params.len().checked_sub(1))
+            else {
+                continue;
+            };
+            let TypeR::Slice(elem) = index.resolve_type(&ctx, last) else {
+                continue;
+            };
+            let Some(key) = elem_node(index, &elem) else {
+                continue;
+            };
+            let qname = match &f.recv {
+                Some(recv) => format!("{}.{recv}.{}", go_file.pkg_path, f.name),
+                None => format!("{}.{}", go_file.pkg_path, f.name),
+            };
+            graph.variadic.insert(qname, (position as u32, key));
+        }
+    }
     for (fi, (_, go_file)) in files.iter().enumerate() {
         let ctx = index.file_ctx(go_file);
         for value in &go_file.values {
@@ -321,7 +368,9 @@ impl<'a, 'g> Walker<'a, 'g> {
                     None => Src::Top,
                 },
                 GBind::TypeName => continue,
-                GBind::RangeKey(_) | GBind::RangeValue(_) | GBind::Unknown => Src::Top,
+                GBind::RangeValue(operand) => self.elem_src(*operand, false),
+                GBind::RangeKey(operand) => self.elem_src(*operand, true),
+                GBind::Unknown => Src::Top,
             };
             if matches!(src, Src::Empty) {
                 continue;
@@ -370,7 +419,12 @@ impl<'a, 'g> Walker<'a, 'g> {
                 Val::Value { .. } | Val::Unknown => {
                     if matches!(
                         body.exprs.get(*callee as usize),
-                        Some(GExpr::Local(_) | GExpr::Selector(..) | GExpr::Free(_))
+                        Some(
+                            GExpr::Local(_)
+                                | GExpr::Selector(..)
+                                | GExpr::Free(_)
+                                | GExpr::Index(_)
+                        )
                     ) {
                         let src = self.shape(*callee);
                         out.push((reference.expr, src));
@@ -401,7 +455,15 @@ impl<'a, 'g> Walker<'a, 'g> {
                         qname,
                         dispatch: None,
                         ..
-                    } if !qname.is_empty() => vec![self.graph.global(format!("{qname}#{idx}"))],
+                    } if !qname.is_empty() => {
+                        if let Some((position, elems)) = self.graph.variadic.get(&qname)
+                            && idx >= position
+                        {
+                            let elems = elems.clone();
+                            return vec![self.graph.global(elems)];
+                        }
+                        vec![self.graph.global(format!("{qname}#{idx}"))]
+                    }
                     Val::Func {
                         dispatch: Some(key),
                         ..
@@ -416,17 +478,34 @@ impl<'a, 'g> Walker<'a, 'g> {
                             .collect();
                         targets.into_iter().map(|t| self.graph.global(t)).collect()
                     }
+                    // `append(s, x…)`: the elements of `s`'s type.
+                    Val::Builtin
+                        if *idx > 0
+                            && matches!(body.exprs.get(*callee as usize), Some(GExpr::Free(n)) if n == "append") =>
+                    {
+                        match self.arg(*call, 0).and_then(|s| self.elem_key(s, false)) {
+                            Some(k) => vec![self.graph.global(k)],
+                            None => Vec::new(),
+                        }
+                    }
                     _ => Vec::new(),
                 }
             }
             GSink::Field { ty, name } => {
-                match self.struct_of(&self.index.resolve_type(self.ctx, ty)) {
+                let resolved = self.index.resolve_type(self.ctx, ty);
+                if let Some(k) = self.literal_elem(&resolved) {
+                    return vec![self.graph.global(k)];
+                }
+                match self.struct_of(&resolved) {
                     Some(owner) => vec![self.graph.global(format!("{owner}.{name}"))],
                     None => Vec::new(),
                 }
             }
             GSink::FieldAt { ty, idx } => {
                 let resolved = self.index.resolve_type(self.ctx, ty);
+                if let Some(k) = self.literal_elem(&resolved) {
+                    return vec![self.graph.global(k)];
+                }
                 let Some(owner) = self.struct_of(&resolved) else {
                     return Vec::new();
                 };
@@ -440,6 +519,14 @@ impl<'a, 'g> Walker<'a, 'g> {
                     None => Vec::new(),
                 }
             }
+        }
+    }
+
+    /// The element node of a slice or map literal's type.
+    fn literal_elem(&mut self, ty: &TypeR) -> Option<String> {
+        match self.index.underlying(ty) {
+            TypeR::Slice(v) | TypeR::Map(_, v) => elem_node(self.index, v),
+            _ => None,
         }
     }
 
@@ -458,8 +545,58 @@ impl<'a, 'g> Walker<'a, 'g> {
         match self.body.exprs.get(e as usize)? {
             GExpr::Local(b) => Some(self.local(*b)),
             GExpr::Free(_) | GExpr::Selector(..) => self.named_place(e),
+            GExpr::Index(container) => match self.elem_key(*container, false) {
+                Some(key) => Some(self.graph.global(key)),
+                None => None,
+            },
             _ => None,
         }
+    }
+
+    /// The node of the elements (or keys) of the container `e` (by the container's type, as
+    /// VTA does: every container of one element type shares it); `None` when the elements are
+    /// concrete or the type is not known.
+    fn elem_key(&mut self, e: u32, key: bool) -> Option<String> {
+        let Val::Value { ty, .. } = self.eval.eval(e, VarUses::Ignore) else {
+            return None;
+        };
+        let elem = match (self.index.underlying(ty.deref()), key) {
+            (TypeR::Slice(v), false) | (TypeR::Map(_, v), false) | (TypeR::Chan(v), _) => v,
+            (TypeR::Map(k, _), true) => k,
+            _ => return None,
+        };
+        elem_node(self.index, elem)
+    }
+
+    /// A value read from container `e` (an element, or a map key).
+    fn elem_src(&mut self, e: u32, key: bool) -> Src {
+        if let Val::Value { ty, .. } = self.eval.eval(e, VarUses::Ignore) {
+            let elem = match (self.index.underlying(ty.deref()), key) {
+                (TypeR::Slice(v), false) | (TypeR::Map(_, v), false) | (TypeR::Chan(v), _) => {
+                    Some(v.as_ref().clone())
+                }
+                (TypeR::Map(k, _), true) => Some(k.as_ref().clone()),
+                (TypeR::Slice(_), true) => return Src::Empty,
+                _ => None,
+            };
+            if let Some(elem) = elem
+                && let Some(src) = self.concrete(&elem)
+            {
+                return src;
+            }
+        }
+        match self.elem_key(e, key) {
+            Some(k) => Src::Node(self.graph.global(k)),
+            None => Src::Top,
+        }
+    }
+
+    /// The expression of argument `idx` of call `call`.
+    fn arg(&self, call: u32, idx: u32) -> Option<u32> {
+        self.body.flows.iter().find_map(|f| match f.to {
+            GSink::Arg { call: c, idx: i } if c == call && i == idx => Some(f.from),
+            _ => None,
+        })
     }
 
     /// A package-level var or a struct field an expression names.
@@ -507,7 +644,7 @@ impl<'a, 'g> Walker<'a, 'g> {
         };
         match expr {
             GExpr::Nil | GExpr::Literal | GExpr::FuncLit(_) => return Src::Empty,
-            GExpr::Call(callee) => return self.call_src(*callee, idx),
+            GExpr::Call(callee) => return self.call_src(e, *callee, idx),
             _ => {}
         }
         if idx != 0 {
@@ -561,6 +698,12 @@ impl<'a, 'g> Walker<'a, 'g> {
                 Some(n) => Src::Node(n),
                 None => Src::Top,
             },
+            Some(GExpr::Assert(_, operand)) => self.src(*operand, 0),
+            Some(GExpr::Convert(t, operand)) => {
+                let ty = self.index.resolve_type(self.ctx, t);
+                self.converted(&ty, *operand)
+            }
+            Some(GExpr::Index(container)) => self.elem_src(*container, false),
             Some(GExpr::Composite(t)) => {
                 let ty = self.index.resolve_type(self.ctx, t);
                 match ty.deref() {
@@ -581,7 +724,21 @@ impl<'a, 'g> Walker<'a, 'g> {
     }
 
     /// The `idx`th result of a call.
-    fn call_src(&mut self, callee: u32, idx: u32) -> Src {
+    /// `T(x)` where `T` is not concrete: an interface keeps `x`'s values; a named function type
+    /// is that type.
+    fn converted(&mut self, ty: &TypeR, operand: u32) -> Src {
+        if let TypeR::Named(q) = ty.deref() {
+            let q = self.index.canonical(q).to_owned();
+            if let Some(info) = self.index.type_info(&q)
+                && info.kind != GoTypeKind::Interface
+            {
+                return Src::Value(self.graph.value(&q));
+            }
+        }
+        self.src(operand, 0)
+    }
+
+    fn call_src(&mut self, call: u32, callee: u32, idx: u32) -> Src {
         match self.eval.eval(callee, VarUses::Ignore) {
             Val::Func {
                 qname,
@@ -622,8 +779,60 @@ impl<'a, 'g> Walker<'a, 'g> {
                     }
                 }
             }
-            Val::Type(t) if idx == 0 => self.concrete(&t).unwrap_or(Src::Top),
+            Val::Type(t) if idx == 0 => match self.concrete(&t) {
+                Some(src) => src,
+                None => match self.arg(call, 0) {
+                    Some(operand) => self.converted(&t, operand),
+                    None => Src::Top,
+                },
+            },
             _ => Src::Top,
         }
     }
+}
+
+/// The node of the elements of a container whose elements are of type `elem` (all containers
+/// of one element type share it); `None` when the elements are concrete (their type says what
+/// they are) or the type is not known. Function types are keyed by their results.
+fn elem_node(index: &GoIndex, elem: &TypeR) -> Option<String> {
+    match index.underlying(elem) {
+        TypeR::Func(results) => {
+            let results: Vec<String> = results.iter().map(TypeR::key).collect();
+            return Some(format!("elem:func({})", results.join(",")));
+        }
+        TypeR::Named(q) => {
+            let info = index.type_info(index.canonical(q))?;
+            if info.kind != GoTypeKind::Interface {
+                return None;
+            }
+        }
+        TypeR::Builtin(b) if b == "error" || b == "any" => {}
+        _ => return None,
+    }
+    let key = elem.key();
+    (!key.contains('?')).then(|| format!("elem:{key}"))
+}
+
+/// Whether two versions of a file give the value flow the same inputs: the same bodies (up to
+/// lines) and initializers. (Declarations are compared by the caller.)
+pub(crate) fn same_flow_inputs(a: &GoFile, b: &GoFile) -> bool {
+    a.bodies.len() == b.bodies.len()
+        && a.bodies.iter().zip(&b.bodies).all(|(x, y)| {
+            x.owner == y.owner
+                && x.exprs == y.exprs
+                && x.bindings == y.bindings
+                && x.params == y.params
+                && x.results == y.results
+                && x.zeroed == y.zeroed
+                && x.flows == y.flows
+                && x.refs.len() == y.refs.len()
+                && x.refs
+                    .iter()
+                    .zip(&y.refs)
+                    .all(|(r, s)| r.kind == s.kind && r.expr == s.expr && r.name == s.name)
+        })
+        && a.values
+            .iter()
+            .map(|v| v.init)
+            .eq(b.values.iter().map(|v| v.init))
 }

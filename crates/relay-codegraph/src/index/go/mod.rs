@@ -22,7 +22,7 @@ mod symbols;
 mod tables;
 
 pub(crate) use edges::{implements_edges, resolve_file};
-pub(crate) use flow::GoFlow;
+pub(crate) use flow::{GoFlow, same_flow_inputs};
 pub(crate) use frontend::{GoFrontend, resolve_into};
 pub(crate) use symbols::file_symbols;
 pub(crate) use tables::{GoIndex, Implementation, Target};
@@ -162,7 +162,10 @@ pub(crate) enum GExpr {
     /// A type in expression position.
     Type(GType),
     Index(u32),
-    Assert(GType),
+    /// `x.(T)`: the type and the operand.
+    Assert(GType, u32),
+    /// `T(x)`: the type and the operand.
+    Convert(GType, u32),
     FuncLit(Vec<GType>),
     /// A literal of a basic type (a number, a string, `true`…): no method, no function.
     Literal,

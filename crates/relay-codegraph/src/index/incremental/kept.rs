@@ -50,6 +50,16 @@ impl Indexer {
             ..GraphDelta::default()
         };
         let mut changed_files = BTreeSet::new();
+        // Whether a changed Go file's bodies differ beyond lines (else no value flows otherwise).
+        let flow_changed = parsed.iter().flatten().any(|new| {
+            match (self.facts.get(&new.rel).map(|f| &f.lang), &new.lang) {
+                (Some(LangFacts::Go(old)), LangFacts::Go(new)) => {
+                    !crate::index::go::same_flow_inputs(old, new)
+                }
+                (_, LangFacts::Go(_)) => true,
+                _ => false,
+            }
+        });
         for facts in parsed.into_iter().flatten() {
             changed_files.insert(facts.rel.clone());
             self.facts.insert(facts.rel.clone(), facts);
@@ -93,7 +103,7 @@ impl Indexer {
                 self.py_tables = Some(tables.py_tables());
             }
         }
-        self.resolve_go_decls_kept(&go_files, &mut outputs);
+        self.resolve_go_decls_kept(&go_files, flow_changed, &mut outputs);
         // A language other than Go and Python keeps no tables between updates: its tables are
         // rebuilt (what other files read is unchanged) and only its changed files re-resolved.
         if !by_language.is_empty() {
@@ -154,6 +164,7 @@ impl Indexer {
     pub(super) fn resolve_go_decls_kept(
         &mut self,
         files: &BTreeSet<String>,
+        flow_changed: bool,
         outputs: &mut BTreeMap<String, FileOutput>,
     ) {
         if files.is_empty() {
@@ -169,7 +180,9 @@ impl Indexer {
         }
         // A changed body can change what flows to other files' dynamic call sites.
         let mut files = files.clone();
-        files.extend(crate::index::go::patch::update_flow(go, &self.facts));
+        if flow_changed {
+            files.extend(crate::index::go::patch::update_flow(go, &self.facts));
+        }
         self.resolve_go_kept(&files, outputs);
     }
 
