@@ -5,14 +5,14 @@ use std::collections::{BTreeMap, BTreeSet, HashSet};
 use crate::index::facts::{FileFacts, LangFacts};
 use crate::index::go::GoIndex;
 use crate::index::python::changed_names as py_names;
-use crate::index::resolve::{Derived, FileOutput};
+use crate::index::resolve::{Derived, StoredOutput};
 use crate::model::{Confidence, EdgeKind};
 /// Adds the Go files whose derived edges change: types whose `implements` edges differ, and
 /// call sites of interface methods whose implementations differ (their `dynamic` edges).
 pub(super) fn add_derived_changes(
     old: &Derived,
     new: &GoIndex,
-    outputs: &BTreeMap<String, FileOutput>,
+    outputs: &BTreeMap<String, StoredOutput>,
     targets: &mut BTreeSet<String>,
 ) {
     for file in old.implements.keys().chain(new.implements.keys()) {
@@ -20,11 +20,12 @@ pub(super) fn add_derived_changes(
             targets.insert(file.clone());
         }
     }
-    let changed: HashSet<&String> = old
+    let changed: HashSet<&str> = old
         .impls
         .keys()
         .chain(new.impls.keys())
         .filter(|m| old.impls.get(*m) != new.impls.get(*m))
+        .map(String::as_str)
         .collect();
     if changed.is_empty() {
         return;
@@ -33,10 +34,10 @@ pub(super) fn add_derived_changes(
         if targets.contains(rel) || !rel.ends_with(".go") {
             continue;
         }
-        let calls_changed = out.edges.iter().any(|e| {
+        let calls_changed = out.graph.edge_views().any(|e| {
             e.kind == EdgeKind::Calls
                 && e.confidence != Confidence::Dynamic
-                && e.to.as_ref().is_some_and(|t| changed.contains(t))
+                && e.to.is_some_and(|t| changed.contains(t))
         });
         if calls_changed {
             targets.insert(rel.clone());
