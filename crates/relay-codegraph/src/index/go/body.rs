@@ -283,17 +283,17 @@ impl<'s> BodyBuilder<'s> {
             "type_identifier" => {
                 let name = text(node, self.src);
                 if self.lookup(name).is_none() {
-                    let e = self.push(GExpr::Type(GType::Named {
+                    let e = self.push(GExpr::Type(Box::new(GType::Named {
                         pkg: None,
                         name: name.to_owned(),
-                    }));
+                    })));
                     self.add_ref(GRefKind::Use, e, line(node), name);
                 }
             }
             "qualified_type" => {
                 let ty = self.ty(node);
                 let written = text(node, self.src).to_owned();
-                let e = self.push(GExpr::Type(ty));
+                let e = self.push(GExpr::Type(Box::new(ty)));
                 self.add_ref(GRefKind::Use, e, line(node), &written);
             }
             // Array lengths and the like are expressions.
@@ -681,7 +681,7 @@ impl<'s> BodyBuilder<'s> {
                 if let Some(body) = field!(node, "body") {
                     self.literal_value(body);
                 }
-                self.push(GExpr::Composite(ty))
+                self.push(GExpr::Composite(Box::new(ty)))
             }
             "literal_value" => {
                 self.literal_value(node);
@@ -751,7 +751,7 @@ impl<'s> BodyBuilder<'s> {
                     }
                     None => GType::Unknown,
                 };
-                self.push(GExpr::Assert(ty))
+                self.push(GExpr::Assert(Box::new(ty)))
             }
             "type_conversion_expression" => {
                 let ty = match field!(node, "type") {
@@ -764,7 +764,7 @@ impl<'s> BodyBuilder<'s> {
                 if let Some(op) = field!(node, "operand") {
                     self.expr(op, true);
                 }
-                self.push(GExpr::Composite(ty))
+                self.push(GExpr::Composite(Box::new(ty)))
             }
             "slice_expression" => {
                 let operand = match field!(node, "operand") {
@@ -795,7 +795,7 @@ impl<'s> BodyBuilder<'s> {
             kind if is_type_node(kind) => {
                 self.use_type(node);
                 let ty = self.ty(node);
-                self.push(GExpr::Type(ty))
+                self.push(GExpr::Type(Box::new(ty)))
             }
             "interpreted_string_literal"
             | "raw_string_literal"
@@ -840,7 +840,7 @@ impl<'s> BodyBuilder<'s> {
                             self.expr(r, true);
                         }
                     }
-                    return self.push(GExpr::Composite(ty));
+                    return self.push(GExpr::Composite(Box::new(ty)));
                 }
             }
         }
