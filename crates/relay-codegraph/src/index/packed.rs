@@ -47,7 +47,6 @@ pub(crate) struct EdgeView<'a> {
     pub kind: EdgeKind,
     pub confidence: Confidence,
     pub to: Option<&'a str>,
-    pub to_name: &'a str,
 }
 
 /// One file's symbols and edges, packed.
@@ -182,13 +181,12 @@ impl PackedGraph {
         })
     }
 
-    /// The kind, confidence, target and name of each edge, borrowed.
+    /// The kind, confidence and target of each edge, borrowed.
     pub(crate) fn edge_views(&self) -> impl Iterator<Item = EdgeView<'_>> + '_ {
         self.edges.iter().map(|e| EdgeView {
             kind: e.kind,
             confidence: e.confidence,
             to: self.opt(e.to),
-            to_name: self.str(e.to_name),
         })
     }
 }
@@ -239,8 +237,6 @@ mod tests {
         assert_eq!(packed.symbol_count(), 2);
         let views: Vec<Option<&str>> = packed.edge_views().map(|v| v.to).collect();
         assert_eq!(views, vec![Some("m/a.G"), None, Some("ext.get")]);
-        let names: Vec<&str> = packed.edge_views().map(|v| v.to_name).collect();
-        assert_eq!(names, vec!["G", "H", ""]);
         // "m/a.F", "F", "a/b.go", "func F()", "m/a", "m/a.G", "G", "H", "ext.get", "".
         assert_eq!(packed.ends.len(), 10);
         assert_eq!(PackedGraph::pack(&symbols, &edges), packed);
