@@ -8,6 +8,9 @@
 //! `--replace=FROM=>TO` edits CHANGED_FILE (FROM must occur; `\n` and `\t` in FROM/TO are a newline and a tab) and
 //! times the update; `--repeat=N` times N edit/restore pairs (2N updates) and prints the median,
 //! min and max. The file is restored afterwards. **This writes into PATH: use a scratch copy.**
+//!
+//! `--threads=N` (default: every core), `--max-file-bytes=N` and `--parse-memory-mb=N` (`0`: no
+//! budget) set the [`IndexOptions`] of the index.
 
 use std::path::{Path, PathBuf};
 use std::time::Instant;
@@ -31,8 +34,22 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         return Err("usage: bench_index PATH [CHANGED_FILE] [--json]".into());
     };
     let root = Path::new(root.as_str());
+    let number = |name: &str| -> Result<Option<u64>, std::num::ParseIntError> {
+        args.iter()
+            .find_map(|a| a.strip_prefix(name))
+            .map(str::parse)
+            .transpose()
+    };
+    let defaults = IndexOptions::default();
+    let opts = IndexOptions {
+        threads: number("--threads=")?.map_or(0, |n| n as usize),
+        max_file_bytes: number("--max-file-bytes=")?.unwrap_or(defaults.max_file_bytes),
+        parse_memory_bytes: number("--parse-memory-mb=")?
+            .map_or(defaults.parse_memory_bytes, |mb| mb * 1024 * 1024),
+        ..defaults
+    };
     let started = Instant::now();
-    let mut indexer = Indexer::full_with(root, IndexOptions::default())?;
+    let mut indexer = Indexer::full_with(root, opts)?;
     let elapsed = started.elapsed();
     if json {
         println!("{}", serde_json::to_string_pretty(&indexer.graph())?);
@@ -51,6 +68,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     println!("  by confidence: {:?}", stats.edges_by_confidence);
     println!("  unresolved:    {:?}", stats.unresolved_by_kind);
     println!("parse errors: {}", stats.parse_errors);
+    println!("skipped:     {:?}", stats.skipped);
     println!("wall time:   {:.3} s", elapsed.as_secs_f64());
     println!(
         "lines/s:     {:.0}",

@@ -16,12 +16,14 @@
 //! the language-neutral modules (`walk`, `incremental`, `deps`, `resolve`) reach a language only
 //! through the registered frontends. `syntax` holds the tree-sitter helpers the extractors share.
 
+mod budget;
 mod deps;
 mod depth;
 mod facts;
 mod frontend;
 mod go;
 mod incremental;
+mod packed;
 mod parallel;
 mod python;
 mod resolve;
@@ -96,13 +98,25 @@ pub struct Progress {
 /// A progress callback; called from worker threads, so it must be cheap and thread-safe.
 pub type ProgressFn = Arc<dyn Fn(Progress) + Send + Sync>;
 
+/// Default of [`IndexOptions::max_file_bytes`]: 4 MiB.
+pub const DEFAULT_MAX_FILE_BYTES: u64 = 4 * 1024 * 1024;
+
+/// Default of [`IndexOptions::parse_memory_bytes`]: 512 MiB.
+pub const DEFAULT_PARSE_MEMORY_BYTES: u64 = 512 * 1024 * 1024;
+
 /// Options of a full or incremental index.
 #[derive(Clone)]
 pub struct IndexOptions {
     /// Worker threads for parsing and resolution; `0` uses all available cores.
     pub threads: usize,
-    /// Files larger than this are skipped (generated code, data dumps).
+    /// Files larger than this are not parsed (generated code, data dumps): counted as skipped
+    /// `too_large`. Default: [`DEFAULT_MAX_FILE_BYTES`].
     pub max_file_bytes: u64,
+    /// Memory budget of the parses in flight, whatever the number of threads: a parse reserves
+    /// an estimate of its syntax tree and extraction (a multiple of its file's size) and waits
+    /// while the parses running would exceed this; one parse always runs. `0`: no budget.
+    /// Default: [`DEFAULT_PARSE_MEMORY_BYTES`].
+    pub parse_memory_bytes: u64,
     /// Optional progress callback.
     pub progress: Option<ProgressFn>,
     /// Paths the repository's configuration excludes (`.relay.toml` `exclude`): never walked,
@@ -114,7 +128,8 @@ impl Default for IndexOptions {
     fn default() -> Self {
         IndexOptions {
             threads: 0,
-            max_file_bytes: 4 * 1024 * 1024,
+            max_file_bytes: DEFAULT_MAX_FILE_BYTES,
+            parse_memory_bytes: DEFAULT_PARSE_MEMORY_BYTES,
             progress: None,
             exclude: Arc::default(),
         }
@@ -126,6 +141,7 @@ impl fmt::Debug for IndexOptions {
         f.debug_struct("IndexOptions")
             .field("threads", &self.threads)
             .field("max_file_bytes", &self.max_file_bytes)
+            .field("parse_memory_bytes", &self.parse_memory_bytes)
             .field("progress", &self.progress.as_ref().map(|_| "<callback>"))
             .field("exclude", &self.exclude)
             .finish()
@@ -206,6 +222,21 @@ pub fn index_repository(root: &Path, opts: &IndexOptions) -> Result<IndexOutput>
         graph: indexer.graph(),
         stats: indexer.stats().clone(),
     })
+}
+
+/// Resident memory of this process in MiB, and its peak (`/proc/self/status`), for the phase
+/// timings in the debug log; `(0, 0)` where it cannot be read.
+pub(crate) fn rss_mib() -> String {
+    let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
+    let field = |name: &str| {
+        status
+            .lines()
+            .find_map(|l| l.strip_prefix(name))
+            .and_then(|v| v.split_whitespace().next())
+            .and_then(|kb| kb.parse::<u64>().ok())
+            .map_or(0, |kb| kb / 1024)
+    };
+    format!("{} (peak {})", field("VmRSS:"), field("VmHWM:"))
 }
 
 /// Sorts a graph deterministically: symbols by file/line/qname, edges by file/line/kind/from/to.

@@ -9,6 +9,7 @@ use super::facts::{FileFacts, LangFacts};
 use super::frontend;
 pub(crate) use super::frontend::{FileOutput, Tables};
 use super::go::{self as resolve_go, GoIndex, Implementation};
+use super::packed::PackedGraph;
 use super::parallel::par_map;
 use super::python::{FlowState, FlowUpdate, PyIndex, PyTables};
 use super::{IndexOptions, Phase};
@@ -116,7 +117,7 @@ pub(crate) fn resolve_files(
     tables: &Tables<'_>,
     only: Option<&BTreeSet<String>>,
     opts: &IndexOptions,
-) -> BTreeMap<String, FileOutput> {
+) -> BTreeMap<String, StoredOutput> {
     let started = std::time::Instant::now();
     let selected: Vec<&FileFacts> = tables
         .files
@@ -147,14 +148,14 @@ pub(crate) fn resolve_files(
         .collect()
 }
 
-fn resolve_one(tables: &Tables<'_>, facts: &FileFacts) -> FileOutput {
+fn resolve_one(tables: &Tables<'_>, facts: &FileFacts) -> StoredOutput {
     let mut out = FileOutput::default();
     frontend::of(facts).resolve(tables, facts, &mut out);
     finish(out)
 }
 
 /// Resolves one Go file against kept Go tables (`None` for a file of another language).
-pub(crate) fn resolve_go_file(go: &GoIndex, facts: &FileFacts) -> Option<FileOutput> {
+pub(crate) fn resolve_go_file(go: &GoIndex, facts: &FileFacts) -> Option<StoredOutput> {
     let LangFacts::Go(g) = &facts.lang else {
         return None;
     };
@@ -163,14 +164,36 @@ pub(crate) fn resolve_go_file(go: &GoIndex, facts: &FileFacts) -> Option<FileOut
     Some(finish(out))
 }
 
-/// Sorts a file's output deterministically.
-fn finish(mut out: FileOutput) -> FileOutput {
+/// Sorts a file's output deterministically and packs it to be kept.
+fn finish(out: FileOutput) -> StoredOutput {
     let mut graph = crate::model::Graph {
-        symbols: std::mem::take(&mut out.symbols),
-        edges: std::mem::take(&mut out.edges),
+        symbols: out.symbols,
+        edges: out.edges,
     };
     super::sort_graph(&mut graph);
-    out.symbols = graph.symbols;
-    out.edges = graph.edges;
-    out
+    StoredOutput {
+        graph: PackedGraph::pack(&graph.symbols, &graph.edges),
+        py_flow_reads: out.py_flow_reads,
+        py_files_read: out.py_files_read,
+    }
 }
+
+/// One file's resolution as the indexer keeps it: its symbols and edges packed
+/// ([`PackedGraph`]), with what the resolution read (Python).
+#[derive(Debug, Clone, Default)]
+pub(crate) struct StoredOutput {
+    pub graph: PackedGraph,
+    /// Python: the value-flow entries the resolution read ([`FileOutput::py_flow_reads`]).
+    pub py_flow_reads: Option<Arc<super::python::ReadSet>>,
+    /// Python: the files whose facts the resolution read ([`FileOutput::py_files_read`]).
+    pub py_files_read: Option<Arc<super::python::FilesRead>>,
+}
+
+/// Outputs are equal when their symbols and edges are: what a resolution read is bookkeeping.
+impl PartialEq for StoredOutput {
+    fn eq(&self, other: &Self) -> bool {
+        self.graph == other.graph
+    }
+}
+
+impl Eq for StoredOutput {}

@@ -8,6 +8,8 @@ use std::path::Path;
 
 use serde::Serialize;
 
+use super::budget::{ParseBudget, Permit, parse_cost};
+
 /// Why a file that looks like source was not indexed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
 #[serde(rename_all = "snake_case")]
@@ -53,19 +55,35 @@ pub(crate) enum Source {
 ///
 /// The file is checked before it is opened (a FIFO or symlink is never opened), opened without
 /// following symlinks and without blocking (it may have been replaced since), checked again on
-/// the open handle, and read up to one byte past the cap (it may be growing).
-pub(crate) fn read_source(path: &Path, max_bytes: u64) -> Source {
+/// the open handle, and read up to one byte past the cap (it may be growing). The parse's share of
+/// `budget` ([`super::budget::parse_cost`] of the file's size) is reserved before the file is
+/// read, and handed back with the text for the caller to hold until the parse is done.
+pub(crate) fn read_source<'b>(
+    path: &Path,
+    max_bytes: u64,
+    budget: &'b ParseBudget,
+) -> (Source, Option<Permit<'b>>) {
     let metadata = match std::fs::symlink_metadata(path) {
         Ok(metadata) => metadata,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Source::Gone,
-        Err(_) => return Source::Skipped(SkipReason::Unreadable),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return (Source::Gone, None),
+        Err(_) => return (Source::Skipped(SkipReason::Unreadable), None),
     };
     if !metadata.is_file() {
-        return Source::Skipped(SkipReason::NotRegularFile);
+        return (Source::Skipped(SkipReason::NotRegularFile), None);
     }
     if metadata.len() > max_bytes {
-        return Source::Skipped(SkipReason::TooLarge);
+        return (Source::Skipped(SkipReason::TooLarge), None);
     }
+    let permit = budget.acquire(parse_cost(metadata.len()));
+    match read_checked(path, max_bytes) {
+        text @ Source::Text(_) => (text, Some(permit)),
+        other => (other, None),
+    }
+}
+
+/// [`read_source`] after its first checks: open without following symlinks, check the handle,
+/// read up to one byte past the cap, classify.
+fn read_checked(path: &Path, max_bytes: u64) -> Source {
     let file = match OpenOptions::new()
         .read(true)
         .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK)

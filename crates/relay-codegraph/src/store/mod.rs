@@ -31,7 +31,9 @@ use serde::{Deserialize, Serialize};
 
 use crate::model::{Confidence, Edge, EdgeKind, Graph, Symbol, SymbolKind};
 
-pub use settings::{ArangoSettings, CodegraphSettings, ReconnectSettings, StoreBackend};
+pub use settings::{
+    ArangoSettings, CodegraphSettings, IndexLimits, ReconnectSettings, StoreBackend,
+};
 
 /// Errors from a graph store. Backend errors keep their source: "the database is down" and "the
 /// query is wrong" are different failures ([`StoreError::is_unavailable`]).

@@ -30,6 +30,50 @@ pub struct CodegraphSettings {
     /// How a service process keeps its store connected ([`super::supervised`]).
     #[serde(default)]
     pub reconnect: ReconnectSettings,
+    /// What one index may read and hold while parsing.
+    #[serde(default)]
+    pub index: IndexLimits,
+}
+
+/// `[codegraph.index]`: the limits of parsing a repository. A file over `max_file_bytes` is not
+/// parsed (counted as skipped `too_large`); the parses in flight share a budget of
+/// `parse_memory_mb`, whatever the number of cores.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct IndexLimits {
+    /// Largest source file parsed, in bytes. Default: 4 MiB.
+    #[serde(default = "default_max_file_bytes")]
+    pub max_file_bytes: u64,
+    /// Memory budget of the parses in flight, in MiB (`0`: none). Default: 512.
+    #[serde(default = "default_parse_memory_mb")]
+    pub parse_memory_mb: u64,
+}
+
+fn default_max_file_bytes() -> u64 {
+    crate::index::DEFAULT_MAX_FILE_BYTES
+}
+fn default_parse_memory_mb() -> u64 {
+    crate::index::DEFAULT_PARSE_MEMORY_BYTES / (1024 * 1024)
+}
+
+impl Default for IndexLimits {
+    fn default() -> Self {
+        IndexLimits {
+            max_file_bytes: default_max_file_bytes(),
+            parse_memory_mb: default_parse_memory_mb(),
+        }
+    }
+}
+
+impl IndexLimits {
+    /// Index options with these limits (the rest default).
+    pub fn options(&self) -> crate::index::IndexOptions {
+        crate::index::IndexOptions {
+            max_file_bytes: self.max_file_bytes,
+            parse_memory_bytes: self.parse_memory_mb.saturating_mul(1024 * 1024),
+            ..crate::index::IndexOptions::default()
+        }
+    }
 }
 
 /// `[codegraph.reconnect]`: a service process never gives up on its graph store. It connects
@@ -211,6 +255,14 @@ mod tests {
 
         let s: CodegraphSettings = toml_like("{}");
         assert_eq!(s.backend, StoreBackend::Memory);
+        assert_eq!(s.index, IndexLimits::default());
+        assert_eq!(s.index.options().max_file_bytes, 4 * 1024 * 1024);
+        assert_eq!(s.index.options().parse_memory_bytes, 512 * 1024 * 1024);
+        let s: CodegraphSettings =
+            toml_like(r#"{"index":{"max_file_bytes":1000,"parse_memory_mb":64}}"#);
+        assert_eq!(s.index.options().max_file_bytes, 1000);
+        assert_eq!(s.index.options().parse_memory_bytes, 64 * 1024 * 1024);
+        assert!(serde_json::from_str::<CodegraphSettings>(r#"{"index":{"max":1}}"#).is_err());
         assert_eq!(s.arangodb.url, "http://127.0.0.1:8529");
         assert!(serde_json::from_str::<CodegraphSettings>(r#"{"backend":"neo4j"}"#).is_err());
     }

@@ -25,6 +25,7 @@ fn settings(double: &FakeArango) -> CodegraphSettings {
             max_secs: 1,
             probe_secs: 1,
         },
+        ..CodegraphSettings::default()
     }
 }
 

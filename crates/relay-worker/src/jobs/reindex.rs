@@ -10,7 +10,7 @@ use std::sync::Arc;
 use anyhow::Context as _;
 // Indexing runs on its own thread with the indexer's stack size (its recursion is bounded).
 use relay_codegraph::index::{INDEX_STACK_BYTES, IndexOptions, Indexer};
-use relay_codegraph::store::{GraphStore, StoreError};
+use relay_codegraph::store::{GraphStore, IndexLimits, StoreError};
 use relay_core::repo_config::ExcludeSet;
 use relay_repo::{RepoManager, RepoSpec};
 use serde_json::{Value, json};
@@ -23,6 +23,8 @@ pub struct CodegraphIndexing {
     /// Bounded: the least recently used entry is dropped past `max_cached`.
     cache: Mutex<HashMap<String, Cached>>,
     max_cached: usize,
+    /// `[codegraph.index]`: the per-file size cap and the parse memory budget.
+    limits: IndexLimits,
 }
 
 struct Cached {
@@ -39,7 +41,14 @@ impl CodegraphIndexing {
             store,
             cache: Mutex::new(HashMap::new()),
             max_cached: max_cached.max(1),
+            limits: IndexLimits::default(),
         }
+    }
+
+    /// Indexes with `limits` (`[codegraph.index]`) instead of the defaults.
+    pub fn with_limits(mut self, limits: IndexLimits) -> CodegraphIndexing {
+        self.limits = limits;
+        self
     }
 
     /// The store the graphs are kept in.
@@ -145,7 +154,7 @@ impl CodegraphIndexing {
             _ => {
                 let options = IndexOptions {
                     exclude: exclude.clone(),
-                    ..IndexOptions::default()
+                    ..self.limits.options()
                 };
                 let indexer = on_big_stack(move || Indexer::full_with(&root, options))
                     .await?

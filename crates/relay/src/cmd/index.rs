@@ -20,6 +20,12 @@ pub struct IndexArgs {
     /// Parser threads (0 = every core).
     #[arg(long, default_value_t = 0)]
     threads: usize,
+    /// Largest file parsed, in bytes (larger ones are counted as skipped `too_large`).
+    #[arg(long, default_value_t = relay_codegraph::index::DEFAULT_MAX_FILE_BYTES)]
+    max_file_bytes: u64,
+    /// Memory budget of the parses in flight, in MiB, whatever the number of threads (0: none).
+    #[arg(long, default_value_t = relay_codegraph::index::DEFAULT_PARSE_MEMORY_BYTES / (1024 * 1024))]
+    parse_memory_mb: u64,
 }
 
 pub fn run(args: &IndexArgs) -> anyhow::Result<()> {
@@ -49,6 +55,8 @@ pub fn run(args: &IndexArgs) -> anyhow::Result<()> {
     });
     let options = IndexOptions {
         threads: args.threads,
+        max_file_bytes: args.max_file_bytes,
+        parse_memory_bytes: args.parse_memory_mb.saturating_mul(1024 * 1024),
         progress,
         ..IndexOptions::default()
     };

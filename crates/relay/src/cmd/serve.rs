@@ -72,7 +72,8 @@ pub async fn run(config: Option<&Path>, roles: Roles) -> anyhow::Result<()> {
         let graph_store = open_codegraph(&settings, &pool, &degraded, &shutdown).await;
         let codegraph = Some(std::sync::Arc::new(
             // Keep the last index of a few repositories in memory for incremental updates.
-            relay_worker::jobs::reindex::CodegraphIndexing::new(graph_store.clone(), 4),
+            relay_worker::jobs::reindex::CodegraphIndexing::new(graph_store.clone(), 4)
+                .with_limits(settings.codegraph.index),
         ));
         let orchestrator = orchestrator(&settings, codegraph.clone())?;
         let mut worker_settings = settings.worker.clone();

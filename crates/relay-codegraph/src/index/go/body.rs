@@ -346,17 +346,17 @@ impl<'s> BodyBuilder<'s> {
             "type_identifier" => {
                 let name = text(node, self.src);
                 if self.lookup(name).is_none() {
-                    let e = self.push(GExpr::Type(GType::Named {
+                    let e = self.push(GExpr::Type(Box::new(GType::Named {
                         pkg: None,
                         name: name.to_owned(),
-                    }));
+                    })));
                     self.add_ref(GRefKind::Use, e, line(node), name);
                 }
             }
             "qualified_type" => {
                 let ty = self.ty(node);
                 let written = text(node, self.src).to_owned();
-                let e = self.push(GExpr::Type(ty));
+                let e = self.push(GExpr::Type(Box::new(ty)));
                 self.add_ref(GRefKind::Use, e, line(node), &written);
             }
             // Array lengths and the like are expressions.
@@ -816,7 +816,7 @@ impl<'s> BodyBuilder<'s> {
                 if let Some(body) = field!(node, "body") {
                     self.literal_value(body, Some(&ty));
                 }
-                self.push(GExpr::Composite(ty))
+                self.push(GExpr::Composite(Box::new(ty)))
             }
             "literal_value" => {
                 self.literal_value(node, None);
@@ -892,7 +892,7 @@ impl<'s> BodyBuilder<'s> {
                     }
                     None => GType::Unknown,
                 };
-                self.push(GExpr::Assert(ty, operand))
+                self.push(GExpr::Assert(Box::new(ty), operand))
             }
             "type_conversion_expression" => {
                 let ty = match field!(node, "type") {
@@ -906,7 +906,7 @@ impl<'s> BodyBuilder<'s> {
                     Some(op) => self.expr(op, true),
                     None => self.push(GExpr::Unknown),
                 };
-                self.push(GExpr::Convert(ty, operand))
+                self.push(GExpr::Convert(Box::new(ty), operand))
             }
             "slice_expression" => {
                 let operand = match field!(node, "operand") {
@@ -948,7 +948,7 @@ impl<'s> BodyBuilder<'s> {
             kind if is_type_node(kind) => {
                 self.use_type(node);
                 let ty = self.ty(node);
-                self.push(GExpr::Type(ty))
+                self.push(GExpr::Type(Box::new(ty)))
             }
             "interpreted_string_literal"
             | "raw_string_literal"
@@ -992,7 +992,7 @@ impl<'s> BodyBuilder<'s> {
                             self.expr(r, true);
                         }
                     }
-                    return self.push(GExpr::Composite(ty));
+                    return self.push(GExpr::Composite(Box::new(ty)));
                 }
             }
         }

@@ -114,7 +114,7 @@ pub(crate) fn resolve_file(
                             TypeR::Named(q) => push(EdgeKind::Uses, Some(q), Confidence::Exact),
                             TypeR::Builtin(_) => {}
                             _ => {
-                                if !matches!(t, GType::Named { pkg: None, name } if BUILTIN_TYPES.contains(&name.as_str()))
+                                if !matches!(&**t, GType::Named { pkg: None, name } if BUILTIN_TYPES.contains(&name.as_str()))
                                 {
                                     push(EdgeKind::Uses, None, Confidence::Exact);
                                 }

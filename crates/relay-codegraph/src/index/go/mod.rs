@@ -157,15 +157,16 @@ pub(crate) enum GExpr {
     Free(String),
     Selector(u32, String),
     Call(u32),
-    /// A value of a known type (composite literal, conversion, `new(T)`).
-    Composite(GType),
+    /// A value of a known type (composite literal, conversion, `new(T)`). The types are boxed:
+    /// most expressions are names, and the facts keep every expression of every body.
+    Composite(Box<GType>),
     /// A type in expression position.
-    Type(GType),
+    Type(Box<GType>),
     Index(u32),
     /// `x.(T)`: the type and the operand.
-    Assert(GType, u32),
+    Assert(Box<GType>, u32),
     /// `T(x)`: the type and the operand.
-    Convert(GType, u32),
+    Convert(Box<GType>, u32),
     FuncLit(Vec<GType>),
     /// A literal of a basic type (a number, a string, `true`…): no method, no function.
     Literal,
@@ -325,7 +326,25 @@ pub(crate) fn extract(
             _ => {}
         }
     }
+    file.shrink();
     file
+}
+
+impl GoFile {
+    /// Gives back the spare capacity of the facts' vectors (they are kept for the life of the
+    /// index, and a vector grown by pushes holds up to twice what it uses).
+    fn shrink(&mut self) {
+        self.imports.shrink_to_fit();
+        self.types.shrink_to_fit();
+        self.funcs.shrink_to_fit();
+        self.values.shrink_to_fit();
+        self.bodies.shrink_to_fit();
+        for body in &mut self.bodies {
+            body.exprs.shrink_to_fit();
+            body.bindings.shrink_to_fit();
+            body.refs.shrink_to_fit();
+        }
+    }
 }
 
 /// Whether the file's build constraint (before the package clause) contains `ignore`.

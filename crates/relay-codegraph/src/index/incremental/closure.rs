@@ -19,7 +19,7 @@ use crate::index::go::GoIndex;
 use crate::index::go::dependents as go_dependents;
 use crate::index::go::patch as go_patch;
 use crate::index::python::{FlowState, FlowUpdate, PyFlow, PyTables};
-use crate::index::resolve::{Derived, FileOutput, Tables, build_tables_after, resolve_files};
+use crate::index::resolve::{Derived, StoredOutput, Tables, build_tables_after, resolve_files};
 use crate::index::{GraphDelta, Indexer};
 use crate::model::Language;
 
@@ -53,7 +53,7 @@ type PyFlowAfter = (Arc<PyFlow>, Arc<FlowState>);
 
 /// What the closure path resolved, with the rebuilt tables to keep.
 struct Resolved {
-    outputs: BTreeMap<String, FileOutput>,
+    outputs: BTreeMap<String, StoredOutput>,
     /// The Python tables, when Python changed.
     py_tables: Option<Arc<PyTables>>,
     /// The Go tables, when they were rebuilt.

@@ -5,14 +5,14 @@ use std::collections::{BTreeMap, BTreeSet, HashSet};
 use crate::index::facts::{FileFacts, LangFacts};
 use crate::index::go::GoIndex;
 use crate::index::python::changed_names as py_names;
-use crate::index::resolve::{Derived, FileOutput};
+use crate::index::resolve::{Derived, StoredOutput};
 use crate::model::{Confidence, EdgeKind};
 /// Adds the Go files whose derived edges change: types whose `implements` edges differ, and
 /// call sites of interface methods whose implementations differ (their `dynamic` edges).
 pub(super) fn add_derived_changes(
     old: &Derived,
     new: &GoIndex,
-    outputs: &BTreeMap<String, FileOutput>,
+    outputs: &BTreeMap<String, StoredOutput>,
     targets: &mut BTreeSet<String>,
 ) {
     for file in old.implements.keys().chain(new.implements.keys()) {
@@ -38,10 +38,10 @@ pub(super) fn add_derived_changes(
         if targets.contains(rel) || !rel.ends_with(".go") {
             continue;
         }
-        let calls_changed = out.edges.iter().any(|e| {
+        let calls_changed = out.graph.edge_views().any(|e| {
             e.kind == EdgeKind::Calls
                 && e.confidence != Confidence::Dynamic
-                && changed.contains(e.to_name.rsplit('.').next().unwrap_or(&e.to_name))
+                && changed.contains(e.to_name.rsplit('.').next().unwrap_or(e.to_name))
         });
         if calls_changed {
             targets.insert(rel.clone());

@@ -9,7 +9,7 @@ use crate::index::frontend;
 use crate::index::go::same_decls;
 use crate::index::parallel::par_map;
 use crate::index::python::{FlowUpdate, PyFlow};
-use crate::index::resolve::{self, FileOutput, build_tables, resolve_files};
+use crate::index::resolve::{self, StoredOutput, build_tables, resolve_files};
 use crate::index::walk::SourceFile;
 use crate::index::{GraphDelta, Indexer};
 use crate::model::Language;
@@ -75,7 +75,7 @@ impl Indexer {
         }
         let go_files = by_language.remove(&Language::Go).unwrap_or_default();
         let mut py_files = by_language.remove(&Language::Python).unwrap_or_default();
-        let mut outputs: BTreeMap<String, FileOutput> = BTreeMap::new();
+        let mut outputs: BTreeMap<String, StoredOutput> = BTreeMap::new();
         if !py_files.is_empty() {
             // The exports are the same: the modules whose evaluation can differ are the
             // changed ones and those that read their facts (the replay finds them).
@@ -165,7 +165,7 @@ impl Indexer {
         &mut self,
         files: &BTreeSet<String>,
         flow_changed: bool,
-        outputs: &mut BTreeMap<String, FileOutput>,
+        outputs: &mut BTreeMap<String, StoredOutput>,
     ) {
         if files.is_empty() {
             return;
@@ -190,7 +190,7 @@ impl Indexer {
     pub(super) fn resolve_go_kept(
         &self,
         files: &BTreeSet<String>,
-        outputs: &mut BTreeMap<String, FileOutput>,
+        outputs: &mut BTreeMap<String, StoredOutput>,
     ) {
         let Some(go) = self.go_index.as_ref() else {
             return;

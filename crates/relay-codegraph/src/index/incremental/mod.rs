@@ -8,6 +8,8 @@
 //! - `tally`: symbol and edge counts kept up to date per file;
 //! - `parse`: one file to facts, with a parser per thread.
 
+#[cfg(test)]
+mod budget_tests;
 mod closure;
 mod dependents;
 #[cfg(test)]
@@ -25,13 +27,14 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use super::budget::ParseBudget;
 use super::facts::FileFacts;
 use super::frontend;
 use super::go::GoIndex;
 use super::go::modules::GoModules;
 use super::parallel::par_map;
 use super::python::PyTables;
-use super::resolve::{FileOutput, build_tables, resolve_files};
+use super::resolve::{StoredOutput, build_tables, resolve_files};
 use super::source::SkipReason;
 use super::walk;
 use super::{IndexOptions, IndexStats, Phase, Result};
@@ -74,7 +77,7 @@ pub struct Indexer {
     opts: IndexOptions,
     modules: GoModules,
     facts: BTreeMap<String, FileFacts>,
-    outputs: BTreeMap<String, FileOutput>,
+    outputs: BTreeMap<String, StoredOutput>,
     /// The Go tables of the last build, patched by declaration-preserving updates (`None` until
     /// built, or after an update that could not keep them).
     go_index: Option<GoIndex>,
@@ -92,6 +95,9 @@ pub struct Indexer {
     /// Symbol and edge counts of `outputs`, kept up to date by updates.
     tally: Tally,
     stats: IndexStats,
+    /// The most parses the full index ran at once (the parse budget's test hook).
+    #[cfg(test)]
+    parse_peak: usize,
 }
 
 impl Indexer {
@@ -110,15 +116,21 @@ impl Indexer {
         } = walk::discover(root, &opts)?;
         let mut skipped: BTreeMap<String, SkipReason> = skipped.into_iter().collect();
         let total = files.len();
+        let budget = ParseBudget::new(opts.parse_memory_bytes);
         let parsed = par_map(
             &files,
             opts.worker_threads(),
-            |f| parse_file(root, f, &modules, opts.max_file_bytes),
+            |f| parse_file(root, f, &modules, opts.max_file_bytes, &budget),
             |done| {
                 if done % 64 == 0 || done == total {
                     opts.report(Phase::Parsing, done, total);
                 }
             },
+        );
+        tracing::debug!(
+            index.rss_mib = super::rss_mib(),
+            index.parse_ms = started.elapsed().as_millis() as u64,
+            "parsed files"
         );
         let mut facts = BTreeMap::new();
         for (file, item) in files.iter().zip(parsed) {
@@ -134,7 +146,9 @@ impl Indexer {
         }
         let (outputs, go_index, py_tables, py_flow, py_flow_state) = {
             let tables = build_tables(&facts, &Language::ALL);
+            tracing::debug!(index.rss_mib = super::rss_mib(), "built tables");
             let outputs = resolve_files(&tables, None, &opts);
+            tracing::debug!(index.rss_mib = super::rss_mib(), "resolved");
             let py_tables = tables.py_tables();
             let py_flow = tables.py_flow();
             let py_flow_state = tables.py_flow_state();
@@ -157,6 +171,8 @@ impl Indexer {
             skipped,
             tally,
             stats: IndexStats::default(),
+            #[cfg(test)]
+            parse_peak: budget.peak_running(),
         };
         indexer.recount(started.elapsed());
         tracing::debug!(
@@ -190,8 +206,8 @@ impl Indexer {
     pub fn graph(&self) -> Graph {
         let mut graph = Graph::default();
         for out in self.outputs.values() {
-            graph.symbols.extend(out.symbols.iter().cloned());
-            graph.edges.extend(out.edges.iter().cloned());
+            graph.symbols.extend(out.graph.symbols());
+            graph.edges.extend(out.graph.edges());
         }
         super::sort_graph(&mut graph);
         graph
@@ -201,7 +217,7 @@ impl Indexer {
     fn apply_outputs(
         &mut self,
         replaced: BTreeSet<&String>,
-        outputs: &mut BTreeMap<String, FileOutput>,
+        outputs: &mut BTreeMap<String, StoredOutput>,
         delta: &mut GraphDelta,
     ) {
         for rel in replaced {
@@ -212,8 +228,8 @@ impl Indexer {
             delta.files.push(rel.clone());
             match new {
                 Some(new) => {
-                    delta.symbols.extend(new.symbols.iter().cloned());
-                    delta.edges.extend(new.edges.iter().cloned());
+                    delta.symbols.extend(new.graph.symbols());
+                    delta.edges.extend(new.graph.edges());
                     self.tally.add(&new);
                     if let Some(old) = self.outputs.insert(rel.clone(), new) {
                         self.tally.remove(&old);

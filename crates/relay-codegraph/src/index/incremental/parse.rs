@@ -5,6 +5,7 @@ use std::path::Path;
 
 use tree_sitter::Parser;
 
+use crate::index::budget::ParseBudget;
 use crate::index::depth;
 use crate::index::facts::FileFacts;
 use crate::index::frontend::{self, ParsedSource};
@@ -39,16 +40,20 @@ impl Parsed {
     }
 }
 
-/// Parses one file into facts. Never fails: a file that cannot be read, or is not a regular,
-/// UTF-8, NUL-free file within the size cap, is [`Parsed::Skipped`].
+/// Parses one file into facts, within `budget` (its parse waits while others hold it). Never
+/// fails: a file that cannot be read, or is not a regular, UTF-8, NUL-free file within the size
+/// cap, is [`Parsed::Skipped`].
 pub(super) fn parse_file(
     root: &Path,
     file: &SourceFile,
     modules: &GoModules,
     max_bytes: u64,
+    budget: &ParseBudget,
 ) -> Parsed {
     let abs = root.join(&file.rel);
-    let src = match read_source(&abs, max_bytes) {
+    // Held until the syntax tree is dropped at the end of this function.
+    let (source, _permit) = read_source(&abs, max_bytes, budget);
+    let src = match source {
         Source::Text(src) => src,
         Source::Skipped(reason) => {
             tracing::debug!(path = %file.rel, reason = reason.as_str(), "index: file skipped");

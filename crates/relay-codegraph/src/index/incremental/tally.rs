@@ -3,8 +3,9 @@
 use std::collections::BTreeMap;
 
 use crate::index::IndexStats;
-use crate::index::resolve::FileOutput;
-use crate::model::{Edge, EdgeKind};
+use crate::index::packed::EdgeView;
+use crate::index::resolve::StoredOutput;
+use crate::model::EdgeKind;
 /// Edge counts by `(kind, confidence)`, `None` for unresolved edges.
 type TallyKey = (&'static str, Option<&'static str>);
 
@@ -16,25 +17,24 @@ pub(super) struct Tally {
 }
 
 impl Tally {
-    pub(super) fn key(e: &Edge) -> TallyKey {
+    pub(super) fn key(e: &EdgeView<'_>) -> TallyKey {
         (
             e.kind.as_str(),
-            e.to.as_ref()
-                .map(|_| crate::index::confidence_str(e.confidence)),
+            e.to.map(|_| crate::index::confidence_str(e.confidence)),
         )
     }
 
-    pub(super) fn add(&mut self, out: &FileOutput) {
-        self.symbols += out.symbols.len();
-        for e in &out.edges {
-            *self.edges.entry(Self::key(e)).or_default() += 1;
+    pub(super) fn add(&mut self, out: &StoredOutput) {
+        self.symbols += out.graph.symbol_count();
+        for e in out.graph.edge_views() {
+            *self.edges.entry(Self::key(&e)).or_default() += 1;
         }
     }
 
-    pub(super) fn remove(&mut self, out: &FileOutput) {
-        self.symbols = self.symbols.saturating_sub(out.symbols.len());
-        for e in &out.edges {
-            let key = Self::key(e);
+    pub(super) fn remove(&mut self, out: &StoredOutput) {
+        self.symbols = self.symbols.saturating_sub(out.graph.symbol_count());
+        for e in out.graph.edge_views() {
+            let key = Self::key(&e);
             if let Some(n) = self.edges.get_mut(&key) {
                 *n = n.saturating_sub(1);
                 if *n == 0 {

@@ -7,6 +7,7 @@ use std::path::PathBuf;
 use std::time::Instant;
 
 use super::parse::{Parsed, parse_file};
+use crate::index::budget::ParseBudget;
 use crate::index::facts::FileFacts;
 use crate::index::frontend::FRONTENDS;
 use crate::index::parallel::par_map;
@@ -95,6 +96,7 @@ impl Indexer {
         let modules = self.modules.clone();
         let max = self.opts.max_file_bytes;
         let exclude = self.opts.exclude.clone();
+        let budget = ParseBudget::new(self.opts.parse_memory_bytes);
         let parsed = par_map(
             candidates,
             self.opts.worker_threads(),
@@ -102,7 +104,7 @@ impl Indexer {
                 if walk::is_skipped_path(&f.rel) || exclude.is_excluded(&f.rel, false) {
                     Parsed::Gone
                 } else {
-                    parse_file(&root, f, &modules, max)
+                    parse_file(&root, f, &modules, max, &budget)
                 }
             },
             |_| {},
