@@ -5,6 +5,7 @@
 //! - [`deliveries`]: the webhook delivery log (dedupe by delivery identity).
 //! - [`issues`]: the issue mirror, its thread cache and pending issue events.
 //! - [`event_intake`]: the one decide-and-record path of an issue event (webhook or reconciler).
+//! - [`intake`], [`intake_group`]: intake's statements, and the gateway's group commit of them.
 //! - [`reconcile`]: the reconciler's per-project watermarks and its one-at-a-time lock.
 //! - [`queue`]: the job queue: enqueue, claim with leases, heartbeat, complete, retry, dead-letter.
 //! - [`llm_usage`]: the table owned by the LLM layer. (The code graph's tables are read and written by
@@ -30,6 +31,7 @@ pub mod event_intake;
 pub mod findings;
 pub mod gaps;
 pub mod intake;
+pub mod intake_group;
 pub mod issue_controls;
 pub mod issues;
 pub mod learnings;
