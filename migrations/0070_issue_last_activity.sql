@@ -17,8 +17,6 @@ ALTER TABLE issues ADD COLUMN last_activity TIMESTAMPTZ
     GENERATED ALWAYS AS (greatest(updated_at, last_usage_at)) STORED;
 
 CREATE INDEX issues_last_activity_idx ON issues (last_activity DESC, id DESC);
--- The listing's project filter, read as a loose index scan (one probe per project).
-CREATE INDEX issues_tracker_project_path_idx ON issues (tracker, project_path);
 
 CREATE FUNCTION llm_usage_touch_issue() RETURNS trigger LANGUAGE plpgsql AS $$
 BEGIN

@@ -7,7 +7,7 @@
 #   SWEEP_INTERVAL_SECS=1 scripts/bench-intake.sh …   # the workers' outbox sweeper every second
 #   ROLE=gateway scripts/bench-intake.sh …            # the gateway alone (no workers)
 #
-# Group commit (`[server] intake_batch_window_us`, default 1000):
+# Group commit (`[server] intake_batch_window_us`; this script's default 1000):
 #   WINDOWS="0 1000" scripts/bench-intake.sh …        # one gateway per window, one after the
 #                                                     # other in the same run (0 = group commit off)
 #   HOLD_SNAPSHOT_SECS=60 scripts/bench-intake.sh …   # each window measured twice: as is, then

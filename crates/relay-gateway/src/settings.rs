@@ -59,10 +59,10 @@ pub struct ServerSettings {
     pub shutdown_grace_secs: u64,
     /// Group commit of intake: how long (microseconds) a group of deliveries stays open after its
     /// first one; deliveries arriving meanwhile share its transaction, each answered after that
-    /// commit. 0 turns group commit off (one transaction per delivery).
+    /// commit. 0 (the default) turns group commit off: one transaction per delivery.
     #[serde(default = "default_intake_batch_window_us")]
     pub intake_batch_window_us: u64,
-    /// Deliveries per group at most.
+    /// Deliveries per group at most (1 to 64: each is a savepoint).
     #[serde(default = "default_intake_batch_max")]
     pub intake_batch_max: usize,
 }
@@ -122,11 +122,13 @@ fn default_max_connections_per_client() -> usize {
 fn default_shutdown_grace_secs() -> u64 {
     10
 }
+/// Off by default: one committer runs every statement one after another, which a burst of
+/// deliveries on a slow database queues behind (see docs/PERFORMANCE.md, group commit).
 fn default_intake_batch_window_us() -> u64 {
-    1000
+    0
 }
 fn default_intake_batch_max() -> usize {
-    64
+    32
 }
 
 /// One client never holds more than this share of `max_connections` (one part in this many),
@@ -138,7 +140,8 @@ impl ServerSettings {
     pub fn intake_group(&self) -> Option<relay_store::intake_group::GroupSettings> {
         (self.intake_batch_window_us > 0).then(|| relay_store::intake_group::GroupSettings {
             window: Duration::from_micros(self.intake_batch_window_us.min(1_000_000)),
-            max_members: self.intake_batch_max.clamp(1, 1024),
+            // Each delivery is a savepoint: past 64 subtransactions Postgres' cache overflows.
+            max_members: self.intake_batch_max.clamp(1, 64),
         })
     }
 

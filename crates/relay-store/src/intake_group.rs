@@ -6,15 +6,18 @@
 //! commits in the background while the next group starts, and each delivery is answered only
 //! after the commit that holds it: a 2xx always means durable.
 //!
-//! - **Duplicates.** A redelivery's statement fails on the delivery's unique key, which aborts the
-//!   group's transaction: the group is rolled back and each of its deliveries is written again
-//!   alone, as without group commit (the redelivery is then refused as before).
+//! - **Duplicates.** Each delivery's statement runs inside a savepoint: a redelivery's fails on
+//!   the delivery's unique key and is rolled back to its savepoint alone (answered as a duplicate,
+//!   as before); a statement failing otherwise is rolled back the same way and written alone
+//!   after the group, before the next one starts. Savepoints write subtransactions: keep
+//!   `max_members` at most 64 (Postgres caches 64 per transaction).
 //! - **Crashes.** Nothing is answered before the commit, so a process that dies mid-group loses
 //!   only unanswered deliveries, which the tracker sends again (and which, if the commit did land,
 //!   are refused as duplicates then).
-//! - **No deadlocks.** Statements run one at a time, one group after another; a group that is
-//!   committing waits on nothing, so a statement of the next group that needs a row the committing
-//!   group wrote (the same issue or job) waits only for that commit.
+//! - **No deadlocks among themselves.** Statements run one at a time, one group after another
+//!   (a group's deliveries written alone before the next group starts); a group that is
+//!   committing waits on nothing, so a statement of the next group that needs a row the
+//!   committing group wrote (the same issue or job) waits only for that commit.
 //! - **Bounded.** At most `max_members` deliveries per group, at most [`MAX_COMMITTING`] groups
 //!   committing at once, and a queue of [`QUEUE`] deliveries waiting to join (then a delivery
 //!   waits to be queued, and its request's database deadline answers 503).
@@ -185,21 +188,39 @@ async fn run(pool: PgPool, mut queue: mpsc::Receiver<Member>, settings: GroupSet
                 Ok(None) | Err(_) => break,
             }
         }
-        let pool = pool.clone();
-        tokio::spawn(async move {
+        if group.failed() || !group.alone.is_empty() {
+            // Finished here, before the next group starts: a write alone running beside the next
+            // group could wait on its rows while it waits on ours.
             group.finish(&pool).await;
             drop(permit);
-        });
+        } else {
+            let pool = pool.clone();
+            tokio::spawn(async move {
+                group.finish(&pool).await;
+                drop(permit);
+            });
+        }
     }
 }
 
 /// One group: its transaction and the deliveries whose statements ran in it.
 struct Group {
-    /// `Err`: the transaction could not begin (each delivery is then written alone).
-    tx: std::result::Result<Transaction<'static, Postgres>, ()>,
+    /// `None`: the transaction could not begin (each delivery is then written alone).
+    tx: Option<Transaction<'static, Postgres>>,
+    /// A savepoint command failed: the transaction's state is unknown, it is rolled back.
+    broken: bool,
     done: Vec<(Member, Written)>,
-    /// Deliveries to write alone (after a failure aborted the group's transaction).
+    /// Deliveries whose statement failed (rolled back to their savepoint): written alone.
     alone: Vec<Member>,
+}
+
+/// What one delivery's statement did in the group's transaction.
+enum InGroup {
+    Written(Written),
+    /// A redelivery: its statement failed on the delivery's unique key (rolled back to its
+    /// savepoint); answered as a duplicate.
+    Duplicate(Written),
+    Failed,
 }
 
 impl Group {
@@ -208,7 +229,8 @@ impl Group {
             tracing::debug!(error.message = %error, "intake group could not begin; writing alone");
         });
         Group {
-            tx,
+            tx: tx.ok(),
+            broken: false,
             done: Vec::new(),
             alone: Vec::new(),
         }
@@ -218,31 +240,54 @@ impl Group {
         self.done.len() + self.alone.len()
     }
 
+    /// No more deliveries can join: the transaction is gone.
     fn failed(&self) -> bool {
-        self.tx.is_err() || !self.alone.is_empty()
+        self.tx.is_none() || self.broken
     }
 
+    /// Runs the delivery's statement inside a savepoint of the group's transaction, so that a
+    /// redelivery (or any failure) undoes only its own writes.
     async fn add(&mut self, member: Member) {
-        if self.failed() {
-            self.alone.push(member);
-            return;
-        }
-        let Ok(tx) = self.tx.as_mut() else {
+        let Some(tx) = self.tx.as_mut().filter(|_| !self.broken) else {
             self.alone.push(member);
             return;
         };
-        match in_group(tx, &member.write).await {
-            Some(written) => self.done.push((member, written)),
-            // A redelivery or an error aborted the transaction: the whole group goes alone.
-            None => self.alone.push(member),
+        if let Err(error) = sqlx::query("SAVEPOINT delivery").execute(&mut **tx).await {
+            tracing::debug!(error.message = %error, "intake group savepoint failed");
+            self.broken = true;
+            self.alone.push(member);
+            return;
+        }
+        let outcome = in_group(tx, &member.write).await;
+        if !matches!(outcome, InGroup::Written(_)) {
+            let undone = sqlx::query("ROLLBACK TO SAVEPOINT delivery")
+                .execute(&mut **tx)
+                .await;
+            if let Err(error) = undone {
+                tracing::debug!(error.message = %error, "intake group rollback to savepoint failed");
+                self.broken = true;
+                self.alone.push(member);
+                return;
+            }
+        }
+        match outcome {
+            InGroup::Written(written) | InGroup::Duplicate(written) => {
+                self.done.push((member, written))
+            }
+            InGroup::Failed => self.alone.push(member),
         }
     }
 
+    /// Commits (or, broken, rolls back) and answers; then writes alone what must be.
     async fn finish(self, pool: &PgPool) {
-        let Group { tx, done, alone } = self;
-        let mut alone = alone;
+        let Group {
+            tx,
+            broken,
+            done,
+            mut alone,
+        } = self;
         match tx {
-            Ok(tx) if alone.is_empty() => match tx.commit().await {
+            Some(tx) if !broken => match tx.commit().await {
                 Ok(()) => {
                     for (member, written) in done {
                         let _ = member.answer.send(Ok(written));
@@ -259,7 +304,7 @@ impl Group {
                 }
             },
             tx => {
-                if let Ok(tx) = tx
+                if let Some(tx) = tx
                     && let Err(error) = tx.rollback().await
                 {
                     tracing::debug!(error.message = %error, "intake group rollback failed");
@@ -267,23 +312,17 @@ impl Group {
                 alone.extend(done.into_iter().map(|(member, _)| member));
             }
         }
-        // Written alone, concurrently, exactly as without group commit.
-        let mut writes = tokio::task::JoinSet::new();
+        // Written alone, one after another, exactly as without group commit.
         for member in alone {
-            let pool = pool.clone();
-            writes.spawn(async move {
-                let written = alone_write(&pool, &member.write).await;
-                let _ = member.answer.send(written);
-            });
+            let written = alone_write(pool, &member.write).await;
+            let _ = member.answer.send(written);
         }
-        while writes.join_next().await.is_some() {}
     }
 }
 
-/// The statement in the group's transaction; `None` when it failed or refused a redelivery
-/// (either aborts the transaction, except a plain delivery's, which never fails on one).
-async fn in_group(tx: &mut Transaction<'static, Postgres>, write: &Write) -> Option<Written> {
-    let written = match write {
+/// The statement in the group's transaction.
+async fn in_group(tx: &mut Transaction<'static, Postgres>, write: &Write) -> InGroup {
+    match write {
         Write::Issue(d) => {
             let delivery = d.borrowed();
             let mut tries = 0;
@@ -291,18 +330,23 @@ async fn in_group(tx: &mut Transaction<'static, Postgres>, write: &Write) -> Opt
                 tries += 1;
                 match intake::record_issue_delivery_once(&mut **tx, &delivery).await {
                     Err(Error::Database(sqlx::Error::RowNotFound)) if tries < 3 => continue,
-                    Ok(Some(recorded)) => break Written::Issue(Some(recorded)),
-                    _ => return None,
+                    Ok(Some(recorded)) => break InGroup::Written(Written::Issue(Some(recorded))),
+                    Ok(None) => break InGroup::Duplicate(Written::Issue(None)),
+                    Err(_) => break InGroup::Failed,
                 }
             }
         }
         Write::Job(d) => match d.write(&mut **tx).await {
-            Ok(Some(ids)) => Written::Job(Some(ids)),
-            _ => return None,
+            Ok(Some(ids)) => InGroup::Written(Written::Job(Some(ids))),
+            Ok(None) => InGroup::Duplicate(Written::Job(None)),
+            Err(_) => InGroup::Failed,
         },
-        Write::Plain(d) => Written::Plain(d.write(&mut **tx).await.ok()?),
-    };
-    Some(written)
+        // `ON CONFLICT DO NOTHING`: a redelivery is not an error here.
+        Write::Plain(d) => match d.write(&mut **tx).await {
+            Ok(id) => InGroup::Written(Written::Plain(id)),
+            Err(_) => InGroup::Failed,
+        },
+    }
 }
 
 async fn alone_write(pool: &PgPool, write: &Write) -> Result<Written> {

@@ -90,18 +90,7 @@ pub struct ProjectRef {
 /// Projects with issues, for the listing's filter (at most [`MAX_ROWS`]).
 pub async fn projects(pool: &PgPool) -> Result<Vec<ProjectRef>> {
     Ok(sqlx::query_as(
-        // A loose index scan of `issues_tracker_project_path_idx`: one probe per project, not a
-        // pass over every issue.
-        "WITH RECURSIVE p AS (
-             (SELECT tracker, project_path FROM issues ORDER BY tracker, project_path LIMIT 1)
-             UNION ALL
-             SELECT n.tracker, n.project_path FROM p, LATERAL (
-                 SELECT i.tracker, i.project_path FROM issues i
-                 WHERE (i.tracker, i.project_path) > (p.tracker, p.project_path)
-                 ORDER BY i.tracker, i.project_path LIMIT 1
-             ) n
-         )
-         SELECT tracker, project_path FROM p LIMIT $1",
+        "SELECT DISTINCT tracker, project_path FROM issues ORDER BY tracker, project_path LIMIT $1",
     )
     .bind(MAX_ROWS)
     .fetch_all(pool)
