@@ -5,24 +5,49 @@
 #
 #   scripts/bench-intake.sh [--count N] [--rounds R] [--concurrency K] [--issues I]
 #   SWEEP_INTERVAL_SECS=1 scripts/bench-intake.sh …   # the workers' outbox sweeper every second
+#   ROLE=gateway scripts/bench-intake.sh …            # the gateway alone (no workers)
+#
+# Group commit (`[server] intake_batch_window_us`; this script's default 1000):
+#   WINDOWS="0 1000" scripts/bench-intake.sh …        # one gateway per window, one after the
+#                                                     # other in the same run (0 = group commit off)
+#   HOLD_SNAPSHOT_SECS=60 scripts/bench-intake.sh …   # each window measured twice: as is, then
+#                                                     # while a reader of `jobs` holds a snapshot
+#                                                     # open (REPEATABLE READ) for that long
 set -euo pipefail
 cd "$(dirname "$0")/.."
 BASE_URL="${DATABASE_URL:-postgres://postgres@127.0.0.1:5432/postgres}"
 DB_URL="${BASE_URL%/*}/relay_bench_intake"
 PORT="${PORT:-18181}"
 SECRET="bench-secret-$$"
+WINDOWS="${WINDOWS:-${INTAKE_WINDOW_US:-1000}}"
+HOLD="${HOLD_SNAPSHOT_SECS:-0}"
 
 # BIN=path/to/relay benchmarks another build (e.g. to compare two versions in one session).
 if [ -z "${BIN:-}" ]; then
   cargo build --release -p relay >&2
   BIN="${CARGO_TARGET_DIR:-target}/release/relay"
 fi
-psql "$BASE_URL" -qc "DROP DATABASE IF EXISTS relay_bench_intake WITH (FORCE)" >/dev/null
 
 CONFIG="$(mktemp)"
-cat >"$CONFIG" <<TOML
+DATA="$(mktemp -d)"
+PID=""
+READER=""
+cleanup() {
+  [ -n "$PID" ] && kill "$PID" 2>/dev/null || true
+  [ -n "$READER" ] && kill "$READER" 2>/dev/null || true
+  rm -rf "$CONFIG" "$DATA"
+}
+trap cleanup EXIT
+
+# One measured run: a fresh database, a gateway with group-commit window $1 µs, the load.
+# $2: "snapshot" to hold a reader's snapshot open during the run.
+run() {
+  local window="$1" mode="${2:-plain}"
+  psql "$BASE_URL" -qc "DROP DATABASE IF EXISTS relay_bench_intake WITH (FORCE)" >/dev/null
+  cat >"$CONFIG" <<TOML
 [server]
 listen = "127.0.0.1:$PORT"
+intake_batch_window_us = $window
 [database]
 url = "$DB_URL"
 max_connections = 20
@@ -30,7 +55,7 @@ max_connections = 20
 filter = "warn"
 format = "json"
 [repo]
-data_dir = "$(mktemp -d)"
+data_dir = "$DATA"
 [worker]
 # SWEEP_INTERVAL_SECS=0 measures intake without the outbox sweeper (default: its default).
 sweep_interval_secs = ${SWEEP_INTERVAL_SECS:-15}
@@ -42,14 +67,42 @@ token = "unused"
 webhook_secret = "$SECRET"
 bot_username = "relay-bot"
 TOML
+  env -u DATABASE_URL "$BIN" --config "$CONFIG" "${ROLE:-serve}" 2>>/tmp/relay-bench-serve.log &
+  PID=$!
+  for _ in $(seq 1 50); do curl -fs "http://127.0.0.1:$PORT/readyz" >/dev/null && break; sleep 0.2; done
+  if [ "$mode" = snapshot ]; then
+    # A long reader of `jobs`: its snapshot holds back every table's cleanup while it runs.
+    psql "$DB_URL" -qc "BEGIN ISOLATION LEVEL REPEATABLE READ; SELECT count(*) FROM jobs; SELECT pg_sleep($HOLD); COMMIT;" >/dev/null &
+    READER=$!
+    sleep 0.5
+  fi
+  # A gateway without workers never drains the queue: do not wait for it.
+  local drain=()
+  [ "${ROLE:-serve}" = gateway ] && drain=(--drain-timeout-secs 0)
+  echo "== window ${window} us (${mode})"
+  "$BIN" bench-intake "${drain[@]}" --url "http://127.0.0.1:$PORT/webhooks/github" --secret "$SECRET" \
+    --database-url "$DB_URL" --gateway-pid "$PID" "${ARGS[@]}" | tee "$DATA/out"
+  RATE="$(sed -n 's/^gateway: \([0-9]*\) accepted.*/\1/p' "$DATA/out")"
+  if [ -n "$READER" ]; then
+    if ! kill -0 "$READER" 2>/dev/null; then
+      echo "warning: the reader's snapshot ended before the run did (raise HOLD_SNAPSHOT_SECS)"
+    fi
+    kill "$READER" 2>/dev/null || true
+    wait "$READER" 2>/dev/null || true
+    READER=""
+  fi
+  kill "$PID" 2>/dev/null || true
+  wait "$PID" 2>/dev/null || true
+  PID=""
+}
 
-env -u DATABASE_URL "$BIN" --config "$CONFIG" "${ROLE:-serve}" 2>/tmp/relay-bench-serve.log &
-PID=$!
-trap 'kill $PID 2>/dev/null || true; rm -f "$CONFIG"' EXIT
-for _ in $(seq 1 50); do curl -fs "http://127.0.0.1:$PORT/readyz" >/dev/null && break; sleep 0.2; done
-
-# A gateway without workers never drains the queue: do not wait for it.
-drain=()
-[ "${ROLE:-serve}" = gateway ] && drain=(--drain-timeout-secs 0)
-"$BIN" bench-intake "${drain[@]}" --url "http://127.0.0.1:$PORT/webhooks/github" --secret "$SECRET" \
-  --database-url "$DB_URL" --gateway-pid "$PID" "$@"
+ARGS=("$@")
+for window in $WINDOWS; do
+  run "$window"
+  if [ "$HOLD" -gt 0 ]; then
+    plain="$RATE"
+    run "$window" snapshot
+    awk -v a="$plain" -v b="$RATE" -v w="$window" 'BEGIN {
+      printf "window %s us: with a snapshot held open %d/s vs %d/s without: drop %.1f%%\n", w, b, a, (1 - b / a) * 100 }'
+  fi
+done

@@ -38,7 +38,7 @@ async fn run(url: &str, issues: i64, rounds: usize) -> anyhow::Result<()> {
     relay_store::migrate(&pool).await?;
     let (issue, job) = seed(&pool, issues).await?;
 
-    let state = AppState::new(pool, Vec::new(), ServerSettings::default(), 1)
+    let state = AppState::new(pool.clone(), Vec::new(), ServerSettings::default(), 1)
         .with_api(ApiSettings {
             token: Some(TOKEN.to_owned().into()),
         })
@@ -120,6 +120,8 @@ async fn run(url: &str, issues: i64, rounds: usize) -> anyhow::Result<()> {
         p99.as_secs_f64() / api99.as_secs_f64()
     );
 
+    listing_statements(&pool, rounds).await?;
+
     println!("\npage weight (uncompressed HTML bytes; assets are separate, cacheable files):");
     let sign_in = client
         .get(format!("{base}/ui"))
@@ -140,6 +142,55 @@ async fn run(url: &str, issues: i64, rounds: usize) -> anyhow::Result<()> {
         let bytes = ui(format!("/ui/assets/{asset}")).await?;
         println!("  asset {asset:<17} {:>7}", bytes.len());
     }
+    Ok(())
+}
+
+/// The listing's statement before issue #38 (every issue's activity aggregated from the usage
+/// ledger and every issue sorted, per request), kept here as the baseline.
+const LISTING_BEFORE: &str = "WITH usage AS (
+         SELECT issue_id, sum(prompt_tokens + completion_tokens) AS tokens, max(created_at) AS last
+         FROM llm_usage WHERE issue_id IS NOT NULL GROUP BY issue_id
+     ), page AS (
+         SELECT i.id, i.tracker, i.project_path, i.number, i.title, i.state, i.url,
+                coalesce(u.tokens, 0)::BIGINT AS tokens, greatest(i.updated_at, u.last) AS last_activity
+         FROM issues i LEFT JOIN usage u ON u.issue_id = i.id
+         ORDER BY last_activity DESC, i.id DESC OFFSET 0 LIMIT 51
+     )
+     SELECT p.*,
+            (SELECT count(*) FROM gaps g WHERE g.issue_id = p.id AND g.status = 'open') AS open_gaps,
+            (SELECT count(*) FROM findings f WHERE f.issue_id = p.id AND NOT f.removed) AS findings,
+            (SELECT s.status FROM specs s WHERE s.issue_id = p.id ORDER BY s.version DESC LIMIT 1)
+     FROM page p ORDER BY p.last_activity DESC, p.id DESC";
+
+/// The first page's statement before and now (`relay_store::status::issues`), alternating on one
+/// pool, as the database alone sees them (no HTTP, no rendering).
+async fn listing_statements(pool: &PgPool, rounds: usize) -> anyhow::Result<()> {
+    let page = relay_store::status::IssuePage {
+        limit: 51,
+        ..Default::default()
+    };
+    let (mut before, mut now) = (Vec::new(), Vec::new());
+    for _ in 0..rounds.min(200) {
+        let started = Instant::now();
+        sqlx::query(LISTING_BEFORE).fetch_all(pool).await?;
+        before.push(started.elapsed());
+        let started = Instant::now();
+        relay_store::status::issues(pool, &page).await?;
+        now.push(started.elapsed());
+    }
+    let (before50, before99) = p50_p99(&mut before);
+    let (now50, now99) = p50_p99(&mut now);
+    println!(
+        "listing statement, first page, before issue #38 (aggregate + sort every issue): p50 {} p99 {}",
+        ms(before50),
+        ms(before99)
+    );
+    println!(
+        "listing statement, now (the last-activity index):                          p50 {} p99 {} ({:.1}x faster at p50)",
+        ms(now50),
+        ms(now99),
+        before50.as_secs_f64() / now50.as_secs_f64()
+    );
     Ok(())
 }
 

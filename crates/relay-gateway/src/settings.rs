@@ -57,6 +57,14 @@ pub struct ServerSettings {
     /// connections are closed.
     #[serde(default = "default_shutdown_grace_secs")]
     pub shutdown_grace_secs: u64,
+    /// Group commit of intake: how long (microseconds) a group of deliveries stays open after its
+    /// first one; deliveries arriving meanwhile share its transaction, each answered after that
+    /// commit. 0 (the default) turns group commit off: one transaction per delivery.
+    #[serde(default = "default_intake_batch_window_us")]
+    pub intake_batch_window_us: u64,
+    /// Deliveries per group at most (1 to 64: each is a savepoint).
+    #[serde(default = "default_intake_batch_max")]
+    pub intake_batch_max: usize,
 }
 
 impl Default for ServerSettings {
@@ -74,6 +82,8 @@ impl Default for ServerSettings {
             max_connections_per_client: default_max_connections_per_client(),
             trusted_proxies: TrustedProxies::default(),
             shutdown_grace_secs: default_shutdown_grace_secs(),
+            intake_batch_window_us: default_intake_batch_window_us(),
+            intake_batch_max: default_intake_batch_max(),
         }
     }
 }
@@ -112,12 +122,29 @@ fn default_max_connections_per_client() -> usize {
 fn default_shutdown_grace_secs() -> u64 {
     10
 }
+/// Off by default: one committer runs every statement one after another, which a burst of
+/// deliveries on a slow database queues behind (see docs/PERFORMANCE.md, group commit).
+fn default_intake_batch_window_us() -> u64 {
+    0
+}
+fn default_intake_batch_max() -> usize {
+    32
+}
 
 /// One client never holds more than this share of `max_connections` (one part in this many),
 /// whatever `max_connections_per_client` says: a single address must not fill the listener.
 const CLIENT_SHARE_PARTS: usize = 4;
 
 impl ServerSettings {
+    /// Intake's group commit settings; `None` when it is off.
+    pub fn intake_group(&self) -> Option<relay_store::intake_group::GroupSettings> {
+        (self.intake_batch_window_us > 0).then(|| relay_store::intake_group::GroupSettings {
+            window: Duration::from_micros(self.intake_batch_window_us.min(1_000_000)),
+            // Each delivery is a savepoint: past 64 subtransactions Postgres' cache overflows.
+            max_members: self.intake_batch_max.clamp(1, 64),
+        })
+    }
+
     pub(crate) fn request_deadline(&self) -> Duration {
         Duration::from_millis(self.request_deadline_ms)
     }

@@ -16,6 +16,9 @@ pub enum Error {
     Decode(String),
     #[error("database error")]
     Database(#[source] sqlx::Error),
+    /// A concurrent writer changed what this write depended on; retrying reads it again.
+    #[error("write conflict: {0}")]
+    Conflict(String),
 }
 
 pub type Result<T, E = Error> = std::result::Result<T, E>;

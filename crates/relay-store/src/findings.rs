@@ -208,17 +208,26 @@ pub async fn live(conn: &mut PgConnection, issue_id: i64) -> Result<Vec<FindingR
     .fetch_all(&mut *conn)
     .await?;
     let ids: Vec<i64> = heads.iter().map(|h| h.id).collect();
-    let sources: Vec<(i64, SourceRowWithId)> = sqlx::query_as::<_, SourceRowWithId>(
-        "SELECT finding_id, path, start_line, end_line, quote, commit_sha, status,
-                moved_from_path, moved_from_start, moved_from_end
-         FROM finding_sources WHERE finding_id = ANY($1) ORDER BY finding_id, position",
-    )
-    .bind(&ids)
-    .fetch_all(&mut *conn)
-    .await?
-    .into_iter()
-    .map(|s| (s.finding_id, s))
-    .collect();
+    // A source under the project's re-verification watermark stands verified at its commit.
+    let sources: Vec<(i64, SourceRowWithId)> =
+        sqlx::query_as::<_, SourceRowWithId>(sqlx::AssertSqlSafe(format!(
+            "SELECT s.finding_id, s.path, s.start_line, s.end_line, s.quote,
+                    {} AS commit_sha, s.status, s.moved_from_path, s.moved_from_start,
+                    s.moved_from_end
+             FROM finding_sources s
+             LEFT JOIN issues i ON i.id = $2
+             LEFT JOIN reverify_watermarks w
+                 ON w.tracker = i.tracker AND w.project_id = i.project_id
+             WHERE s.finding_id = ANY($1) ORDER BY s.finding_id, s.position",
+            crate::reverify::EFFECTIVE_COMMIT
+        )))
+        .bind(&ids)
+        .bind(issue_id)
+        .fetch_all(&mut *conn)
+        .await?
+        .into_iter()
+        .map(|s| (s.finding_id, s))
+        .collect();
     Ok(heads
         .into_iter()
         .map(|h| {

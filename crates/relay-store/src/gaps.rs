@@ -164,12 +164,17 @@ impl<'a> GapSources<'a> {
 
 /// The evidence sources of the issue's gaps, by gap number and position.
 pub async fn evidence_sources(conn: &mut PgConnection, issue_id: i64) -> Result<Vec<GapEvidence>> {
-    let rows: Vec<GapSourceRow> = sqlx::query_as(
-        "SELECT g.number AS gap_number, s.path, s.start_line, s.end_line, s.commit_sha, s.status,
-                s.moved_from_path, s.moved_from_start, s.moved_from_end
+    // A source under the project's re-verification watermark stands verified at its commit.
+    let rows: Vec<GapSourceRow> = sqlx::query_as(sqlx::AssertSqlSafe(format!(
+        "SELECT g.number AS gap_number, s.path, s.start_line, s.end_line,
+                {} AS commit_sha, s.status, s.moved_from_path, s.moved_from_start,
+                s.moved_from_end
          FROM gaps g JOIN gap_sources s ON s.gap_id = g.id
+         LEFT JOIN issues i ON i.id = $1
+         LEFT JOIN reverify_watermarks w ON w.tracker = i.tracker AND w.project_id = i.project_id
          WHERE g.issue_id = $1 ORDER BY g.number, s.position",
-    )
+        crate::reverify::EFFECTIVE_COMMIT
+    )))
     .bind(issue_id)
     .fetch_all(conn)
     .await?;

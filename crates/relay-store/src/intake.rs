@@ -130,8 +130,11 @@ pub async fn record_issue_delivery(
     }
 }
 
-async fn record_issue_delivery_once(
-    pool: &PgPool,
+/// The intake statement of an issue delivery, on `executor` (the pool: its own transaction; or a
+/// group commit's transaction, see [`crate::intake_group`]). `None`: a redelivery, whose unique
+/// violation aborted the transaction it ran in.
+pub(crate) async fn record_issue_delivery_once<'e>(
+    executor: impl sqlx::PgExecutor<'e>,
     delivery: &IssueDelivery<'_>,
 ) -> Result<Option<Recorded>> {
     let issue = delivery.issue;
@@ -218,7 +221,7 @@ async fn record_issue_delivery_once(
     .bind(issue.visibility.map(|v| v.as_str())) // $32
     .bind(delivery.origin) // $33
     .bind(delivery.event_key) // $34
-    .fetch_one(pool)
+    .fetch_one(executor)
     .await;
     match result {
         Ok((delivery_id, issue_id, job_id)) => Ok(Some(Recorded {
@@ -233,8 +236,8 @@ async fn record_issue_delivery_once(
 
 /// Records a delivery that is not about an issue (or is ignored before we know which issue).
 /// Returns `None` for a redelivery.
-pub async fn record_plain_delivery(
-    pool: &PgPool,
+pub async fn record_plain_delivery<'e>(
+    executor: impl sqlx::PgExecutor<'e>,
     tracker: &str,
     event_type: &str,
     action: Option<&str>,
@@ -254,7 +257,7 @@ pub async fn record_plain_delivery(
     .bind(delivery_key)
     .bind(reason)
     .bind(payload)
-    .fetch_optional(pool)
+    .fetch_optional(executor)
     .await?)
 }
 
@@ -270,8 +273,8 @@ fn is_duplicate_delivery(error: &sqlx::Error) -> bool {
 /// Records a delivery that creates (or joins) one job, atomically. Returns `None` for a
 /// redelivery; then no job was created either.
 #[allow(clippy::too_many_arguments)]
-pub async fn record_job_delivery(
-    pool: &PgPool,
+pub async fn record_job_delivery<'e>(
+    executor: impl sqlx::PgExecutor<'e>,
     tracker: &str,
     event_type: &str,
     action: Option<&str>,
@@ -299,7 +302,7 @@ pub async fn record_job_delivery(
     .bind(job.payload)
     .bind(job.concurrency_key)
     .bind(job.max_attempts.max(1))
-    .fetch_one(pool)
+    .fetch_one(executor)
     .await;
     match result {
         Ok(ids) => Ok(Some(ids)),

@@ -213,7 +213,9 @@ const SNAPSHOT_CANDIDATES: &str = "
           FROM codegraph_snapshots s) c
     WHERE c.rank > $1
       AND NOT EXISTS (SELECT 1 FROM finding_sources fs JOIN findings f ON f.id = fs.finding_id
-                      WHERE NOT f.removed AND fs.commit_sha = c.commit_sha)
+                      WHERE NOT f.removed AND NOT fs.through_watermark
+                        AND fs.commit_sha = c.commit_sha)
+      AND NOT EXISTS (SELECT 1 FROM reverify_watermarks w WHERE w.verified_through = c.commit_sha)
       AND NOT EXISTS (
           SELECT 1 FROM jobs j
           WHERE j.status = 'running'
@@ -434,8 +436,10 @@ pub struct RunningJob {
 /// Reads the [`SnapshotGuards`] of this database.
 pub async fn snapshot_guards(pool: &PgPool) -> Result<SnapshotGuards> {
     let live_commits: Vec<String> = sqlx::query_scalar(
-        "SELECT DISTINCT fs.commit_sha FROM finding_sources fs JOIN findings f ON f.id = fs.finding_id
-         WHERE NOT f.removed AND fs.commit_sha IS NOT NULL",
+        "SELECT fs.commit_sha FROM finding_sources fs JOIN findings f ON f.id = fs.finding_id
+         WHERE NOT f.removed AND NOT fs.through_watermark AND fs.commit_sha IS NOT NULL
+         UNION
+         SELECT verified_through FROM reverify_watermarks",
     )
     .fetch_all(pool)
     .await?;

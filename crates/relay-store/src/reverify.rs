@@ -1,7 +1,13 @@
-//! Re-verification after a push: every cited source of the live findings and of the
-//! open gaps' evidence of one project, read in one statement, and the outcome of checking them at
-//! the pushed commit, written in one statement per kind of owner. The checking itself (git,
-//! files) happens in the worker.
+//! Re-verification after a push: the cited sources of the live findings and of the open gaps'
+//! evidence of one project that a push must read, read in one statement, and the outcome of
+//! checking them at the pushed commit, written in one transaction (one statement per kind of
+//! owner, and the project's watermark). The checking itself (git, files) happens in the worker.
+//!
+//! The watermark (`reverify_watermarks`, `migrations/0071_reverify_watermark.sql`): the commit a
+//! project's sources are verified through. A source `through_watermark` stands verified at that
+//! commit without its row being rewritten on every push; readers show the watermark's commit for
+//! it ([`EFFECTIVE_COMMIT`]). A push that touches none of the project's cited files and finds no
+//! source pending ([`advance_if_untouched`]) moves the watermark and writes nothing else.
 
 use sqlx::PgConnection;
 
@@ -91,32 +97,132 @@ pub struct SourceCheck {
     pub moved_from: Option<Position>,
     /// The text the source stands for (stored for sources without a quote).
     pub anchor_text: Option<String>,
+    /// Verified at the pushed commit, which becomes the project's watermark in the same write:
+    /// later pushes leave the row alone until its file changes. `false`: the next push reads it
+    /// again (stale, or verified at a commit the watermark does not reach).
+    pub through_watermark: bool,
+}
+
+/// The commit a source stands verified at, for a query that names the source `s` and the
+/// project's watermark row `w` (possibly absent: a `LEFT JOIN`).
+pub const EFFECTIVE_COMMIT: &str = "CASE WHEN s.through_watermark THEN coalesce(w.verified_through, s.commit_sha) ELSE s.commit_sha END";
+
+/// The commit the project's sources are verified through, if a push has recorded one.
+pub async fn watermark(
+    conn: &mut PgConnection,
+    tracker: &str,
+    project_id: &str,
+) -> Result<Option<String>> {
+    Ok(sqlx::query_scalar(
+        "SELECT verified_through FROM reverify_watermarks WHERE tracker = $1 AND project_id = $2",
+    )
+    .bind(tracker)
+    .bind(project_id)
+    .fetch_optional(conn)
+    .await?)
+}
+
+/// The quiet push: moves the watermark from `from` to `to` in one statement, if no source of the
+/// project is pending and none under the watermark cites one of `changed` (the paths that changed
+/// between the two commits). `false`: something must be read (or the watermark moved meanwhile).
+pub async fn advance_if_untouched(
+    conn: &mut PgConnection,
+    tracker: &str,
+    project_id: &str,
+    from: &str,
+    to: &str,
+    changed: &[String],
+) -> Result<bool> {
+    let done = sqlx::query(
+        "UPDATE reverify_watermarks w SET verified_through = $4, updated_at = now()
+         WHERE w.tracker = $1 AND w.project_id = $2 AND w.verified_through = $3
+           AND NOT EXISTS (
+               SELECT 1 FROM finding_sources s
+               JOIN findings f ON f.id = s.finding_id AND NOT f.removed
+               JOIN issues i ON i.id = f.issue_id
+               WHERE i.tracker = $1 AND i.project_id = $2
+                 AND (s.recheck OR (s.through_watermark AND s.path = ANY($5))))
+           AND NOT EXISTS (
+               SELECT 1 FROM gap_sources s
+               JOIN gaps g ON g.id = s.gap_id AND g.status = 'open'
+               JOIN issues i ON i.id = g.issue_id
+               WHERE i.tracker = $1 AND i.project_id = $2
+                 AND (s.recheck OR (s.through_watermark AND s.path = ANY($5))))",
+    )
+    .bind(tracker)
+    .bind(project_id)
+    .bind(from)
+    .bind(to)
+    .bind(changed)
+    .execute(conn)
+    .await?;
+    Ok(done.rows_affected() == 1)
+}
+
+/// The sources a push must read: every pending one (`recheck`: new, stale, or verified beyond the
+/// watermark) and those under the watermark whose path is one of `changed`. `commit_sha` is the
+/// commit each stands verified at (the watermark's for those under it). By issue, owner and
+/// position.
+pub async fn sources_to_check(
+    conn: &mut PgConnection,
+    tracker: &str,
+    project_id: &str,
+    changed: &[String],
+) -> Result<Vec<CitedSource>> {
+    Ok(sqlx::query_as(sqlx::AssertSqlSafe(format!(
+        "SELECT f.issue_id, 'finding' AS owner, f.id AS owner_id, f.number AS owner_number,
+                s.position, s.path, s.start_line, s.end_line, s.quote, s.anchor_text,
+                {EFFECTIVE_COMMIT} AS commit_sha, s.status
+         FROM finding_sources s
+         JOIN findings f ON f.id = s.finding_id AND NOT f.removed
+         JOIN issues i ON i.id = f.issue_id
+         LEFT JOIN reverify_watermarks w ON w.tracker = $1 AND w.project_id = $2
+         WHERE i.tracker = $1 AND i.project_id = $2
+           AND (s.recheck OR (s.through_watermark AND s.path = ANY($3)))
+         UNION ALL
+         SELECT g.issue_id, 'gap', g.id, g.number, s.position, s.path, s.start_line, s.end_line,
+                NULL, s.anchor_text, {EFFECTIVE_COMMIT}, s.status
+         FROM gap_sources s
+         JOIN gaps g ON g.id = s.gap_id AND g.status = 'open'
+         JOIN issues i ON i.id = g.issue_id
+         LEFT JOIN reverify_watermarks w ON w.tracker = $1 AND w.project_id = $2
+         WHERE i.tracker = $1 AND i.project_id = $2
+           AND (s.recheck OR (s.through_watermark AND s.path = ANY($3)))
+         ORDER BY 1, 2 DESC, 4, 5"
+    )))
+    .bind(tracker)
+    .bind(project_id)
+    .bind(changed)
+    .fetch_all(conn)
+    .await?)
 }
 
 /// Every source of every live finding and of every open gap's evidence of the project's issues,
-/// by issue, owner and position.
+/// by issue, owner and position (`commit_sha`: the commit each stands verified at).
 pub async fn project_sources(
     conn: &mut PgConnection,
     tracker: &str,
     project_id: &str,
 ) -> Result<Vec<CitedSource>> {
-    Ok(sqlx::query_as(
+    Ok(sqlx::query_as(sqlx::AssertSqlSafe(format!(
         "SELECT f.issue_id, 'finding' AS owner, f.id AS owner_id, f.number AS owner_number,
                 s.position, s.path, s.start_line, s.end_line, s.quote, s.anchor_text,
-                s.commit_sha, s.status
+                {EFFECTIVE_COMMIT} AS commit_sha, s.status
          FROM issues i
          JOIN findings f ON f.issue_id = i.id AND NOT f.removed
          JOIN finding_sources s ON s.finding_id = f.id
+         LEFT JOIN reverify_watermarks w ON w.tracker = $1 AND w.project_id = $2
          WHERE i.tracker = $1 AND i.project_id = $2
          UNION ALL
          SELECT g.issue_id, 'gap', g.id, g.number, s.position, s.path, s.start_line, s.end_line,
-                NULL, s.anchor_text, s.commit_sha, s.status
+                NULL, s.anchor_text, {EFFECTIVE_COMMIT}, s.status
          FROM issues i
          JOIN gaps g ON g.issue_id = i.id AND g.status = 'open'
          JOIN gap_sources s ON s.gap_id = g.id
+         LEFT JOIN reverify_watermarks w ON w.tracker = $1 AND w.project_id = $2
          WHERE i.tracker = $1 AND i.project_id = $2
-         ORDER BY 1, 2 DESC, 4, 5",
-    )
+         ORDER BY 1, 2 DESC, 4, 5"
+    )))
     .bind(tracker)
     .bind(project_id)
     .fetch_all(conn)
@@ -130,6 +236,50 @@ pub async fn record_checks(conn: &mut PgConnection, checks: &[SourceCheck]) -> R
         let mine: Vec<&SourceCheck> = checks.iter().filter(|c| c.owner == owner).collect();
         written += record_owner_checks(conn, owner, &mine).await?;
     }
+    Ok(written)
+}
+
+/// The watermark a push moves: from what it read (`None`: the project had none) to the pushed
+/// commit.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Advance<'a> {
+    pub tracker: &'a str,
+    pub project_id: &'a str,
+    pub from: Option<&'a str>,
+    pub to: &'a str,
+}
+
+/// Writes a push's checks and, when given, moves the project's watermark, in one transaction.
+/// Fails (writing nothing) when the watermark is no longer `advance.from`: another
+/// re-verification of the project moved it meanwhile.
+pub async fn record_push(
+    conn: &mut PgConnection,
+    checks: &[SourceCheck],
+    advance: Option<Advance<'_>>,
+) -> Result<u64> {
+    let mut tx = sqlx::Connection::begin(conn).await?;
+    let written = record_checks(&mut tx, checks).await?;
+    if let Some(advance) = advance {
+        let moved = sqlx::query(
+            "INSERT INTO reverify_watermarks AS w (tracker, project_id, verified_through)
+             VALUES ($1, $2, $4)
+             ON CONFLICT (tracker, project_id) DO UPDATE
+                 SET verified_through = EXCLUDED.verified_through, updated_at = now()
+                 WHERE w.verified_through IS NOT DISTINCT FROM $3",
+        )
+        .bind(advance.tracker)
+        .bind(advance.project_id)
+        .bind(advance.from)
+        .bind(advance.to)
+        .execute(&mut *tx)
+        .await?;
+        if moved.rows_affected() != 1 {
+            return Err(crate::Error::Conflict(
+                "the project's re-verification watermark moved meanwhile".into(),
+            ));
+        }
+    }
+    tx.commit().await?;
     Ok(written)
 }
 
@@ -152,6 +302,7 @@ async fn record_owner_checks(
     let mut moved_starts: Vec<Option<i32>> = Vec::with_capacity(checks.len());
     let mut moved_ends: Vec<Option<i32>> = Vec::with_capacity(checks.len());
     let mut anchors: Vec<Option<String>> = Vec::with_capacity(checks.len());
+    let mut through: Vec<bool> = Vec::with_capacity(checks.len());
     for check in checks {
         owner_ids.push(check.owner_id);
         positions.push(check.position);
@@ -164,6 +315,7 @@ async fn record_owner_checks(
         moved_starts.push(check.moved_from.as_ref().map(|m| m.start_line));
         moved_ends.push(check.moved_from.as_ref().map(|m| m.end_line));
         anchors.push(check.anchor_text.clone());
+        through.push(check.through_watermark);
     }
     let (table, key) = (owner.table(), owner.key());
     let done = sqlx::query(sqlx::AssertSqlSafe(format!(
@@ -173,11 +325,12 @@ async fn record_owner_checks(
              moved_from_path = coalesce(c.moved_path, s.moved_from_path),
              moved_from_start = CASE WHEN c.moved_path IS NULL THEN s.moved_from_start ELSE c.moved_start END,
              moved_from_end = CASE WHEN c.moved_path IS NULL THEN s.moved_from_end ELSE c.moved_end END,
-             anchor_text = coalesce(c.anchor, s.anchor_text)
+             anchor_text = coalesce(c.anchor, s.anchor_text),
+             through_watermark = c.through, recheck = NOT c.through
          FROM unnest($1::bigint[], $2::int[], $3::text[], $4::int[], $5::int[], $6::text[],
-                     $7::text[], $8::text[], $9::int[], $10::int[], $11::text[])
+                     $7::text[], $8::text[], $9::int[], $10::int[], $11::text[], $12::bool[])
               AS c(owner_id, position, path, start_line, end_line, commit_sha, status,
-                   moved_path, moved_start, moved_end, anchor)
+                   moved_path, moved_start, moved_end, anchor, through)
          WHERE s.{key} = c.owner_id AND s.position = c.position"
     )))
     .bind(&owner_ids)
@@ -191,6 +344,7 @@ async fn record_owner_checks(
     .bind(&moved_starts)
     .bind(&moved_ends)
     .bind(&anchors)
+    .bind(&through)
     .execute(conn)
     .await?;
     Ok(done.rows_affected())
@@ -245,6 +399,7 @@ mod tests {
                     end_line: 6,
                 }),
                 anchor_text: Some("x = 1".into()),
+                through_watermark: false,
             },
             SourceCheck {
                 owner: SourceOwner::Finding,
@@ -257,6 +412,7 @@ mod tests {
                 status: SourceStatus::Stale,
                 moved_from: None,
                 anchor_text: None,
+                through_watermark: false,
             },
         ];
         assert_eq!(record_checks(&mut conn, &checks).await.unwrap(), 2);
@@ -352,6 +508,7 @@ mod tests {
             status: SourceStatus::Verified,
             moved_from: Some(place.clone()),
             anchor_text: Some("x = 1".into()),
+            through_watermark: false,
         };
         assert_eq!(record_checks(&mut conn, &[check]).await.unwrap(), 1);
         let evidence = crate::gaps::evidence_sources(&mut conn, issue)

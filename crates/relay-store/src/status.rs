@@ -40,26 +40,36 @@ pub struct IssuePage {
     pub limit: i64,
 }
 
-/// Issues, newest activity first. Activity is computed per issue, so a page costs one pass over
-/// the issues and the usage ledger; the per-row counts run only for the page's rows.
+/// Issues, newest activity first. Activity is stored per issue (`issues.last_activity`, kept by
+/// `migrations/0070_issue_last_activity.sql`) and indexed in the page's order, so a page reads its
+/// own rows (plus the offset's), not every issue; the per-row figures run only for the page's rows.
 pub async fn issues(pool: &PgPool, page: &IssuePage) -> Result<Vec<IssueLine>> {
     let (tracker, project) = page.project.clone().unzip();
-    Ok(sqlx::query_as(
-        "WITH usage AS (
-             SELECT issue_id, sum(prompt_tokens + completion_tokens) AS tokens,
-                    max(created_at) AS last
-             FROM llm_usage WHERE issue_id IS NOT NULL GROUP BY issue_id
-         ), page AS (
+    Ok(sqlx::query_as(ISSUES_PAGE)
+        .bind(tracker)
+        .bind(project)
+        .bind(page.offset.max(0))
+        .bind(page.limit.clamp(1, MAX_ROWS))
+        .fetch_all(pool)
+        .await?)
+}
+
+/// The listing's statement: `$1` tracker, `$2` project path or id, `$3` offset, `$4` limit.
+const ISSUES_PAGE: &str =
+        // Paged through `issues_last_activity_idx` (the page's order): only the page's rows are
+        // read, and their tokens summed through `llm_usage_issue_id_idx`.
+        "WITH page AS (
              SELECT i.id, i.tracker, i.project_path, i.number, i.title, i.state, i.url,
-                    coalesce(u.tokens, 0)::BIGINT AS tokens,
-                    greatest(i.updated_at, u.last) AS last_activity
-             FROM issues i LEFT JOIN usage u ON u.issue_id = i.id
+                    i.last_activity
+             FROM issues i
              WHERE ($1::text IS NULL OR i.tracker = $1)
                AND ($2::text IS NULL OR i.project_path = $2 OR i.project_id = $2)
-             ORDER BY last_activity DESC, i.id DESC
+             ORDER BY i.last_activity DESC, i.id DESC
              OFFSET $3 LIMIT $4
          )
          SELECT p.*,
+                (SELECT coalesce(sum(u.prompt_tokens + u.completion_tokens), 0)::BIGINT
+                 FROM llm_usage u WHERE u.issue_id = p.id) AS tokens,
                 (SELECT count(*) FROM gaps g WHERE g.issue_id = p.id AND g.status = 'open') AS open_gaps,
                 (SELECT count(*) FROM findings f WHERE f.issue_id = p.id AND NOT f.removed) AS findings,
                 (SELECT count(*) FROM findings f
@@ -68,15 +78,7 @@ pub async fn issues(pool: &PgPool, page: &IssuePage) -> Result<Vec<IssueLine>> {
                                 WHERE s.finding_id = f.id AND s.status = 'stale')) AS stale_findings,
                 (SELECT s.status FROM specs s WHERE s.issue_id = p.id ORDER BY s.version DESC LIMIT 1)
                     AS spec_status
-         FROM page p ORDER BY p.last_activity DESC, p.id DESC",
-    )
-    .bind(tracker)
-    .bind(project)
-    .bind(page.offset.max(0))
-    .bind(page.limit.clamp(1, MAX_ROWS))
-    .fetch_all(pool)
-    .await?)
-}
+         FROM page p ORDER BY p.last_activity DESC, p.id DESC";
 
 /// A project Relay knows issues of.
 #[derive(Debug, Clone, PartialEq, Eq, sqlx::FromRow)]
@@ -302,6 +304,76 @@ mod tests {
             versions.iter().map(|s| s.version).collect::<Vec<_>>(),
             vec![2, 1]
         );
+    }
+
+    /// The listing reads a page through the index in its order: no sort of every issue, and no
+    /// pass over the usage ledger (a plan check at 5,000 issues, not a timing).
+    #[sqlx::test(migrator = "crate::MIGRATOR")]
+    async fn issues_page_reads_the_last_activity_index(pool: PgPool) {
+        sqlx::query(
+            "INSERT INTO issues (tracker, project_id, project_path, number, title, state, author, url, updated_at)
+             SELECT 'gh', (n % 7)::text, 'acme/' || (n % 7), n, 't', 'open', 'a', 'u',
+                    now() - n * interval '1 minute'
+             FROM generate_series(1, 5000) AS n",
+        )
+        .execute(&pool)
+        .await
+        .unwrap();
+        sqlx::query(
+            "INSERT INTO llm_usage (issue_id, role, provider, model, latency_ms, attempts, outcome)
+             SELECT id, 'planner', 'openai', 'm', 1, 1, 'ok' FROM issues WHERE number % 10 = 0",
+        )
+        .execute(&pool)
+        .await
+        .unwrap();
+        sqlx::raw_sql("ANALYZE issues; ANALYZE llm_usage")
+            .execute(&pool)
+            .await
+            .unwrap();
+        let plan: serde_json::Value = sqlx::query_scalar(sqlx::AssertSqlSafe(format!(
+            "EXPLAIN (FORMAT JSON) {ISSUES_PAGE}"
+        )))
+        .bind(None::<String>)
+        .bind(None::<String>)
+        .bind(0_i64)
+        .bind(51_i64)
+        .fetch_one(&pool)
+        .await
+        .unwrap();
+        // Every plan node as (type, relation).
+        fn nodes(plan: &serde_json::Value, out: &mut Vec<(String, String)>) {
+            let text = |key: &str| plan[key].as_str().unwrap_or_default().to_owned();
+            out.push((text("Node Type"), text("Relation Name")));
+            for child in plan["Plans"].as_array().into_iter().flatten() {
+                nodes(child, out);
+            }
+        }
+        let mut all = Vec::new();
+        nodes(&plan[0]["Plan"], &mut all);
+        assert!(
+            plan.to_string().contains("issues_last_activity_idx"),
+            "{plan}"
+        );
+        assert!(!all.iter().any(|(kind, _)| kind == "Sort"), "{all:?}");
+        assert!(
+            !all.iter().any(|(kind, relation)| kind == "Seq Scan"
+                && (relation == "issues" || relation == "llm_usage")),
+            "{all:?}"
+        );
+        // Usage written after the issue moves it to the top.
+        let last: i64 = sqlx::query_scalar("SELECT id FROM issues WHERE number = 4999")
+            .fetch_one(&pool)
+            .await
+            .unwrap();
+        crate::llm_usage::insert(&pool, &usage(last, "planner", "m"))
+            .await
+            .unwrap();
+        let page = IssuePage {
+            limit: 2,
+            ..Default::default()
+        };
+        assert_eq!(issues(&pool, &page).await.unwrap()[0].id, last);
+        assert_eq!(projects(&pool).await.unwrap().len(), 7);
     }
 
     #[sqlx::test(migrator = "crate::MIGRATOR")]

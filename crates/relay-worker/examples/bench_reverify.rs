@@ -2,11 +2,15 @@
 //! issues × 20 findings (4,000 cited sources over 200 files), one push, against a full code-graph
 //! index of the same commit (`relay index`'s work, in-memory store) measured in the same run.
 //!
-//! The push inserts three lines at the top of 20 cited files (their sources re-anchor), changes
-//! a cited line in 5 more (those sources go stale) and renames 2 (their sources follow); a second
-//! push touches no cited file. Reported: each push's re-verification time, the statements it ran,
-//! the summaries it queued (= tracker writes per push: at most one per issue whose summary
-//! changed), the full index's time, and one planner cycle's Relay-side time (p50 of 20 cycles:
+//! A first push (a README change) establishes the project's re-verification watermark: with no
+//! watermark yet, every source is read once (as after the upgrade that introduced it). Then the
+//! push measured: three lines at the top of 20 cited files (their sources re-anchor), a cited
+//! line changed in 5 more (those sources go stale) and 2 renamed (their sources follow); it is
+//! pushed, then undone by another push, [`TOUCH_ROUNDS`] times (p50 of those pushes, each
+//! touching 27 cited files); then [`QUIET_PUSHES`] pushes touching no cited file (p50).
+//! Reported: each push's re-verification time, the statements it ran, the summaries it queued
+//! (= tracker writes per push: at most one per issue whose summary changed), the full index's
+//! time, and one planner cycle's Relay-side time (p50 of 20 cycles:
 //! the scripted LLM over local HTTP answers at once, the explorer is a stub, the writes go to the
 //! local GitHub server — what is left is Relay's own work: context, validation, batch
 //! transaction, summary, outbox drain).
@@ -44,6 +48,10 @@ const ISSUES: usize = 200;
 const FINDINGS_PER_ISSUE: usize = 20;
 const FILES: usize = 200;
 const LINES_PER_FILE: usize = 120;
+/// Pushes touching 27 cited files, and the pushes undoing them.
+const TOUCH_ROUNDS: usize = 3;
+/// Pushes touching no cited file.
+const QUIET_PUSHES: usize = 20;
 
 #[tokio::main(flavor = "multi_thread", worker_threads = 2)]
 async fn main() -> anyhow::Result<()> {
@@ -155,39 +163,95 @@ async fn run(url: &str) -> anyhow::Result<()> {
         RepoSpec::new(Provider::GitHub, "https://github.com", "octo/repo").with_local_path(dir);
     repos.sync_to(&spec, Some(&base)).await?;
 
-    // Push 1: 20 files get three lines on top, 5 lose a cited line, 2 are renamed.
-    for file in 0..20 {
-        let text = format!("# a\n# b\n# c\n{}", file_text(file));
-        std::fs::write(dir.join(path_of(file)), text)?;
-    }
-    for file in 20..25 {
-        let text = file_text(file).replace(&format!("def f_{file}_1(x):"), "def changed(x):");
-        std::fs::write(dir.join(path_of(file)), text)?;
-    }
-    for file in 25..27 {
-        git(
-            dir,
-            &["mv", &path_of(file), &format!("pkg/renamed{file}.py")],
-        )?;
-    }
+    // Push 0: the first push ever re-verifies every source (no watermark yet).
+    std::fs::write(dir.join("README.md"), "# readme\n")?;
     git(dir, &["add", "-A"])?;
-    git(dir, &["commit", "-qm", "push 1"])?;
-    let first_push = git(dir, &["rev-parse", "HEAD"])?;
+    git(dir, &["commit", "-qm", "push 0"])?;
+    let first = git(dir, &["rev-parse", "HEAD"])?;
     push(
         &pool,
         &repos,
         &spec,
-        &first_push,
-        "push 1 (27 cited files changed)",
+        &first,
+        "push 0 (first push, no watermark yet: every source read)",
     )
     .await?;
 
+    // Push 1: 20 files get three lines on top, 5 lose a cited line, 2 are renamed; then a push
+    // undoing it (27 cited files again).
+    let mut touching = Vec::new();
+    for round in 0..TOUCH_ROUNDS {
+        for file in 0..20 {
+            let text = format!("# a\n# b\n# c\n{}", file_text(file));
+            std::fs::write(dir.join(path_of(file)), text)?;
+        }
+        for file in 20..25 {
+            let text = file_text(file).replace(&format!("def f_{file}_1(x):"), "def changed(x):");
+            std::fs::write(dir.join(path_of(file)), text)?;
+        }
+        for file in 25..27 {
+            git(
+                dir,
+                &["mv", &path_of(file), &format!("pkg/renamed{file}.py")],
+            )?;
+        }
+        git(dir, &["add", "-A"])?;
+        git(dir, &["commit", "-qm", "push 1"])?;
+        let commit = git(dir, &["rev-parse", "HEAD"])?;
+        touching.push(
+            push(
+                &pool,
+                &repos,
+                &spec,
+                &commit,
+                &format!("push 1.{round} (27 cited files changed)"),
+            )
+            .await?,
+        );
+        for file in 0..25 {
+            std::fs::write(dir.join(path_of(file)), file_text(file))?;
+        }
+        for file in 25..27 {
+            git(
+                dir,
+                &["mv", &format!("pkg/renamed{file}.py"), &path_of(file)],
+            )?;
+        }
+        git(dir, &["add", "-A"])?;
+        git(dir, &["commit", "-qm", "undo push 1"])?;
+        let commit = git(dir, &["rev-parse", "HEAD"])?;
+        touching.push(
+            push(
+                &pool,
+                &repos,
+                &spec,
+                &commit,
+                &format!("push 1.{round} undone (27 cited files changed)"),
+            )
+            .await?,
+        );
+    }
+
     // Push 2: a file nobody cites.
-    std::fs::write(dir.join("README.md"), "# readme\n")?;
-    git(dir, &["add", "-A"])?;
-    git(dir, &["commit", "-qm", "push 2"])?;
-    let second_push = git(dir, &["rev-parse", "HEAD"])?;
-    push(&pool, &repos, &spec, &second_push, "push 2 (no cited file)").await?;
+    let mut quiet = Vec::new();
+    let mut second_push = String::new();
+    for n in 0..QUIET_PUSHES {
+        std::fs::write(dir.join("README.md"), format!("# readme {n}\n"))?;
+        git(dir, &["add", "-A"])?;
+        git(dir, &["commit", "-qm", "push 2"])?;
+        second_push = git(dir, &["rev-parse", "HEAD"])?;
+        let name = format!("push 2.{n} (no cited file)");
+        quiet.push(push(&pool, &repos, &spec, &second_push, &name).await?);
+    }
+    touching.sort();
+    quiet.sort();
+    let touching_p50 = touching[touching.len() / 2];
+    let quiet_p50 = quiet[quiet.len() / 2];
+    println!(
+        "push touching 27 cited files: p50 of {} {touching_p50:?}; push touching none: p50 of {} {quiet_p50:?}",
+        touching.len(),
+        quiet.len()
+    );
 
     // Baseline: a full index of the same commit, as `relay index` does.
     let snapshot = repos.snapshot(&spec, Some(&second_push)).await?;
@@ -208,7 +272,12 @@ async fn run(url: &str) -> anyhow::Result<()> {
         .await?;
     let index = started.elapsed();
     println!("baseline: full code-graph index of the same commit ({FILES} files): {index:?}");
-    planner_cycles(&pool, 20).await?;
+    let cycle = planner_cycles(&pool, 20).await?;
+    println!(
+        "ratios to one planner cycle (p50): push touching 27 cited files {:.2}x, push touching none {:.2}x",
+        touching_p50.as_secs_f64() / cycle.as_secs_f64(),
+        quiet_p50.as_secs_f64() / cycle.as_secs_f64()
+    );
     Ok(())
 }
 
@@ -234,7 +303,7 @@ impl Explorer for StubExplorer {
 
 /// p50 of `cycles` planner cycles (explore, then a batch: a reply, a gap, a finding), each on its
 /// own issue with one pending mention.
-async fn planner_cycles(pool: &PgPool, cycles: usize) -> anyhow::Result<()> {
+async fn planner_cycles(pool: &PgPool, cycles: usize) -> anyhow::Result<std::time::Duration> {
     let github = FakeGitHub::start().await;
     let checkout = tempfile::tempdir()?;
     std::fs::write(
@@ -326,7 +395,7 @@ async fn planner_cycles(pool: &PgPool, cycles: usize) -> anyhow::Result<()> {
         times[0],
         times[cycles - 1]
     );
-    Ok(())
+    Ok(times[cycles / 2])
 }
 
 async fn push(
@@ -335,7 +404,7 @@ async fn push(
     spec: &RepoSpec,
     commit: &str,
     name: &str,
-) -> anyhow::Result<()> {
+) -> anyhow::Result<std::time::Duration> {
     repos.sync_to(spec, Some(commit)).await?;
     let snapshot = repos.snapshot(spec, Some(commit)).await?;
     let before = transactions(pool).await?;
@@ -360,9 +429,14 @@ async fn push(
     let published = publish(pool, 1, commit, channel, 3, &outcome.issues).await?;
     let queued = started.elapsed();
     println!(
-        "{name}: {} sources, {} read, {} verified, {} re-anchored, {} stale; re-verification {reverify:?} \
+        "{name}: {}{} sources loaded, {} read, {} verified, {} re-anchored, {} stale; re-verification {reverify:?} \
          in {statements} database transactions; {} issues changed → {} summaries queued (tracker \
          writes) in {queued:?}",
+        if outcome.untouched {
+            "untouched (watermark moved): "
+        } else {
+            ""
+        },
         outcome.sources,
         outcome.read,
         outcome.verified,
@@ -371,5 +445,5 @@ async fn push(
         outcome.issues.len(),
         published.summaries,
     );
-    Ok(())
+    Ok(reverify)
 }

@@ -62,6 +62,7 @@ pub async fn receive(
         state.db_timeout(),
         intake::record(
             &state.pool,
+            state.intake_group.as_deref(),
             &Delivery {
                 tracker: &tracker,
                 event_type: &delivery.event,

@@ -6,3 +6,4 @@ mod graph_retention;
 mod orchestrator_budget;
 mod orchestrator_cycle;
 mod retention_pass;
+mod reverify_watermark;

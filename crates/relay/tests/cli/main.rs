@@ -7,6 +7,7 @@ mod cli;
 mod db_commands;
 mod eval;
 mod explore;
+mod intake_kill;
 mod plan;
 mod process;
 mod slow_clients;

@@ -2,10 +2,16 @@
 //! source of every live finding, and every code place an open gap's evidence cites, of the
 //! project's issues is checked there.
 //!
-//! Batched: one statement reads the project's sources, one `git diff -M` per distinct commit the
-//! sources were last verified at says which cited files changed (and where renamed files went),
-//! only sources in changed files are read and searched, and one statement writes every outcome.
-//! A source whose file did not change is verified at the new commit without being read.
+//! Watermarked: the project keeps the commit its sources are verified through
+//! (`relay_store::reverify::watermark`). One `git diff -M` from it says which files changed. A
+//! push that touches none of the project's cited files, with no source pending, is one read of the
+//! watermark and one write moving it: no source is read or written. Otherwise one statement reads
+//! the sources to check (those in changed files, and the pending ones: new since the last push,
+//! stale, or verified at a commit the watermark does not reach), one `git diff -M` per other
+//! distinct commit they were verified at says where renamed files went, only sources in changed
+//! files are read and searched, and one transaction writes every outcome and the watermark. A
+//! source whose file did not change stays verified (at the new watermark) without being read or
+//! written.
 //!
 //! - the cited text still stands at the cited lines → verified at the new commit;
 //! - it moved (lines inserted above, the block moved, the file renamed) → re-anchored: new path and
@@ -25,7 +31,7 @@ use anyhow::Context as _;
 use relay_repo::{PathChange, PathChanges, RepoManager, RepoSpec};
 use relay_store::PgPool;
 use relay_store::findings::{Position, SourceStatus};
-use relay_store::reverify::{CitedSource, SourceCheck, SourceOwner};
+use relay_store::reverify::{Advance, CitedSource, SourceCheck, SourceOwner};
 use relay_tools::citation::collapse_whitespace;
 use relay_tools::sandbox::Sandbox;
 
@@ -47,7 +53,11 @@ pub struct PushTarget<'a> {
 /// What a push's re-verification found.
 #[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize)]
 pub struct Reverification {
-    /// Sources of live findings of the project.
+    /// No cited file changed since the watermark and no source was pending: the watermark moved
+    /// to the pushed commit and nothing else was read or written (every count below is 0).
+    pub untouched: bool,
+    /// Sources the push loaded: those in files changed since the watermark, and the pending ones
+    /// (the rest stay verified, at the new watermark, without being read).
     pub sources: usize,
     /// Sources whose file changed, so they were read and searched.
     pub read: usize,
@@ -78,20 +88,79 @@ pub async fn reverify_project(
     target: PushTarget<'_>,
     root: &Path,
 ) -> anyhow::Result<Reverification> {
-    let sources = {
-        let mut conn = pool.acquire().await.context("no database connection")?;
-        relay_store::reverify::project_sources(&mut conn, target.tracker, target.project_id)
-            .await
-            .context("failed to load the project's cited sources")?
+    let mut conn = pool.acquire().await.context("no database connection")?;
+    let through = relay_store::reverify::watermark(&mut conn, target.tracker, target.project_id)
+        .await
+        .context("failed to read the project's re-verification watermark")?;
+    // The files changed since every source under the watermark was verified (`None`: the
+    // project has no watermark yet, or git cannot diff from it: those sources wait).
+    let since = match through.as_deref() {
+        None => None,
+        Some(through) if through == target.commit => Some(PathChanges::default()),
+        Some(through) => match repos.path_changes(spec, through, target.commit).await {
+            Ok(changes) => Some(changes),
+            Err(error) => {
+                tracing::warn!(error.message = %error, repo.commit = %through, "cannot diff against the re-verification watermark");
+                None
+            }
+        },
     };
+    let mut changed_paths: Vec<String> = since
+        .as_ref()
+        .map(|changes| changes.changes.keys().cloned().collect())
+        .unwrap_or_default();
+    changed_paths.sort_unstable();
+    if let (Some(through), Some(_)) = (through.as_deref(), since.as_ref())
+        && relay_store::reverify::advance_if_untouched(
+            &mut conn,
+            target.tracker,
+            target.project_id,
+            through,
+            target.commit,
+            &changed_paths,
+        )
+        .await
+        .context("failed to move the re-verification watermark")?
+    {
+        return Ok(Reverification {
+            untouched: true,
+            ..Reverification::default()
+        });
+    }
+    let sources = relay_store::reverify::sources_to_check(
+        &mut conn,
+        target.tracker,
+        target.project_id,
+        &changed_paths,
+    )
+    .await
+    .context("failed to load the project's cited sources")?;
+    drop(conn);
+    // The watermark moves to the pushed commit when every source under it was checked against
+    // it: the diff from it worked (or there was none yet).
+    let advance = (through.is_none() || since.is_some()).then_some(Advance {
+        tracker: target.tracker,
+        project_id: target.project_id,
+        from: through.as_deref(),
+        to: target.commit,
+    });
     let mut outcome = Reverification {
         sources: sources.len(),
         ..Reverification::default()
     };
     if sources.is_empty() {
+        let mut conn = pool.acquire().await.context("no database connection")?;
+        relay_store::reverify::record_push(&mut conn, &[], advance)
+            .await
+            .context("failed to record the re-verification")?;
         return Ok(outcome);
     }
     let mut bases: HashMap<&str, Option<PathChanges>> = HashMap::new();
+    if let (Some(through), Some(since)) = (through.as_deref(), since)
+        && through != target.commit
+    {
+        bases.insert(through, Some(since));
+    }
     for source in &sources {
         let base = source.commit_sha.as_str();
         if base == target.commit || bases.contains_key(base) || bases.len() >= MAX_BASE_COMMITS {
@@ -134,7 +203,7 @@ pub async fn reverify_project(
             }
             continue;
         };
-        let check = check_source(
+        let mut check = check_source(
             source,
             changes.get(&source.path),
             target.commit,
@@ -142,6 +211,9 @@ pub async fn reverify_project(
             &mut outcome,
         )
         .await;
+        check.through_watermark = advance.is_some()
+            && check.status == SourceStatus::Verified
+            && check.commit_sha == target.commit;
         if check.status == SourceStatus::Stale {
             stale_after.insert(owner);
         }
@@ -156,7 +228,7 @@ pub async fn reverify_project(
     }
     {
         let mut conn = pool.acquire().await.context("no database connection")?;
-        relay_store::reverify::record_checks(&mut conn, &checks)
+        relay_store::reverify::record_push(&mut conn, &checks, advance)
             .await
             .context("failed to record the re-verification")?;
     }
@@ -280,6 +352,7 @@ async fn check_source(
         status: SourceStatus::Verified,
         moved_from: None,
         anchor_text: None,
+        through_watermark: false,
     };
     let stale = |anchor_text: Option<String>| SourceCheck {
         commit_sha: source.commit_sha.clone(),

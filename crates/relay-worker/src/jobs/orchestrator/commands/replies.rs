@@ -125,10 +125,16 @@ pub async fn refresh(
             {
                 tracing::warn!(error.message = %error, "summary refresh after a refresh command failed");
             }
-            format!(
-                "Refreshed at commit {short}: re-checked {} cited places ({} verified, {} moved, {} stale). Planning again.",
-                outcome.sources, outcome.verified, outcome.reanchored, outcome.stale
-            )
+            if outcome.untouched {
+                format!(
+                    "Refreshed at commit {short}: no cited file changed since the findings were last checked. Planning again."
+                )
+            } else {
+                format!(
+                    "Refreshed at commit {short}: re-checked {} cited places ({} verified, {} moved, {} stale). Planning again.",
+                    outcome.sources, outcome.verified, outcome.reanchored, outcome.stale
+                )
+            }
         }
         Err(error) => {
             tracing::warn!(error.message = %error, error.cause_chain = %format!("{error:#}"), "refresh: re-verification failed");
