@@ -54,7 +54,6 @@ fn starts_with_slash(line: &str) -> bool {
     line.trim_start().starts_with('/')
 }
 
-
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -9,6 +9,6 @@ mod github;
 mod github_app;
 mod gitlab;
 mod gitlab_members;
-mod quick_action_search;
 mod hostile_server;
+mod quick_action_search;
 mod registry;
