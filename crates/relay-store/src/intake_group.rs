@@ -18,8 +18,8 @@
 //!   (a group's deliveries written alone before the next group starts); a group that is
 //!   committing waits on nothing, so a statement of the next group that needs a row the
 //!   committing group wrote (the same issue or job) waits only for that commit.
-//! - **Bounded.** At most `max_members` deliveries per group, at most [`MAX_COMMITTING`] groups
-//!   committing at once, and a queue of [`QUEUE`] deliveries waiting to join (then a delivery
+//! - **Bounded.** At most `max_members` deliveries per group, at most `MAX_COMMITTING` groups
+//!   committing at once, and a queue of `QUEUE` deliveries waiting to join (then a delivery
 //!   waits to be queued, and its request's database deadline answers 503).
 
 use std::sync::Arc;

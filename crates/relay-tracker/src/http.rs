@@ -25,7 +25,7 @@ const MAX_ERROR_BODY_BYTES: usize = 64 * 1024;
 const MAX_REDIRECTS: usize = 5;
 
 /// A `reqwest::Client` for tracker clients: our `User-Agent`, a connect timeout, no proxy
-/// surprises, redirects followed only within the same origin ([`same_origin_redirects`]). Share
+/// surprises, redirects followed only within the same origin (`same_origin_redirects`). Share
 /// one across trackers (`Trackers` does); request timeouts are per tracker.
 pub fn http_client() -> Result<reqwest::Client> {
     reqwest::Client::builder()

@@ -91,7 +91,7 @@ pub struct ThoroughReport {
     /// The files the steps read, first read first (distinct).
     pub files_examined: Vec<String>,
     /// A few lines for whoever carries the query on: the intent, what was verified where, what
-    /// is open (at most [`CONTEXT_SUMMARY_CHARS`] characters).
+    /// is open (at most `CONTEXT_SUMMARY_CHARS`, 600 characters).
     pub context_summary: String,
     /// The classified error of the LLM stage that failed, when one did.
     pub llm_error: Option<String>,
