@@ -11,21 +11,11 @@ use relay_store::outbox::{NewWrite, WriteKind};
 use relay_store::{PgConnection, PgPool};
 use relay_tracker::{CommentTarget, IssueTracker};
 
-use crate::keys;
+use crate::keys::{self, BatchId};
 use crate::retry::RetryPolicy;
 use crate::validate::{ValidatedAction, ValidatedBatch};
 use crate::validated::GapToOpen;
 use crate::{Error, Result};
-
-/// Which planner decision a batch is: the job and the planner cycle within it. Together with the
-/// issue and action index it determines every idempotency key of the batch.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub struct BatchId {
-    /// `jobs.id`.
-    pub job_id: i64,
-    /// The planner turn within the job (0 for the first).
-    pub cycle: i32,
-}
 
 /// The job's pending-event watermark, raised in the batch's transaction.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -44,7 +44,8 @@ pub use context::{
 };
 pub use drain::{DrainReport, SentWrite};
 pub use error::{Error, Result};
-pub use execute::{Applied, BatchId, Executor, Lease, WatermarkRaise};
+pub use execute::{Applied, Executor, Lease, WatermarkRaise};
+pub use keys::BatchId;
 pub use report::{Failure, Retry, ValidationReport};
 pub use retry::{Jitter, RetryPolicy, Wait};
 pub use validate::{ValidatedAction, ValidatedBatch, validate};
