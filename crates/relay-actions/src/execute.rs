@@ -7,11 +7,11 @@
 use std::sync::Arc;
 
 use relay_core::action::{MAX_FINDINGS_PER_ISSUE, ReadyForSpecGeneration, SpecVerdict};
-use relay_store::outbox::{NewWrite, WriteKind};
 use relay_store::{PgConnection, PgPool};
-use relay_tracker::{CommentTarget, IssueTracker};
+use relay_tracker::{CommentTarget, IssueTracker, TrackerWrite};
 
 use crate::keys::{self, BatchId};
+use crate::outbox::Queued;
 use crate::retry::RetryPolicy;
 use crate::validate::{ValidatedAction, ValidatedBatch};
 use crate::validated::GapToOpen;
@@ -151,25 +151,17 @@ pub async fn apply(
         match action {
             ValidatedAction::PostComment { content, target } => {
                 let key = keys::action_key(issue_id, id, index, 0);
-                let body = keys::with_marker(content, &key);
-                let (kind, note, discussion) = match target {
-                    CommentTarget::NewThread => (WriteKind::Comment, None, None),
-                    CommentTarget::Reply(n) => (
-                        WriteKind::Reply,
-                        Some(n.note_id.as_str()),
-                        n.discussion_id.as_deref(),
-                    ),
+                let write = TrackerWrite::Comment {
+                    target: target.clone(),
+                    body: keys::with_marker(content, &key),
                 };
-                relay_store::outbox::enqueue(
+                crate::outbox::enqueue(
                     conn,
-                    &NewWrite {
-                        idempotency_key: &key,
+                    Queued {
+                        key: &key,
                         issue_id,
                         job_id: Some(id.job_id),
-                        kind,
-                        body: &body,
-                        target_note_id: note,
-                        target_discussion_id: discussion,
+                        write: &write,
                     },
                 )
                 .await?;
@@ -333,16 +325,17 @@ pub async fn enqueue_spec(
         .enumerate()
     {
         let key = keys::spec_key(spec.issue_id, id, spec.version, part);
-        relay_store::outbox::enqueue(
+        let write = TrackerWrite::Comment {
+            target: CommentTarget::NewThread,
+            body: keys::with_marker(body, &key),
+        };
+        crate::outbox::enqueue(
             conn,
-            &NewWrite {
-                idempotency_key: &key,
+            Queued {
+                key: &key,
                 issue_id: spec.issue_id,
                 job_id: Some(id.job_id),
-                kind: WriteKind::Comment,
-                body: &keys::with_marker(body, &key),
-                target_note_id: None,
-                target_discussion_id: None,
+                write: &write,
             },
         )
         .await?;

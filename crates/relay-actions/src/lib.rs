@@ -16,7 +16,8 @@
 //!    back as [`DrainReport::reschedule_after`] for the job queue; nothing sleeps that long.
 //!
 //! Layout: [`authority`], [`context`], [`validate`](mod@validate), [`report`], [`execute`](mod@execute),
-//! [`validated`], [`drain`], [`retry`], [`keys`] (every outbox key format), [`notices`] (Relay's
+//! [`validated`], [`drain`], [`retry`], [`keys`] (every outbox key format), [`outbox`] (a
+//! [`relay_tracker::TrackerWrite`] as an outbox row and back), [`notices`] (Relay's
 //! own notices: acknowledgement, budget note, status comments), [`spec`], [`summary`] (the living
 //! summary comment per issue), [`error`].
 //!
@@ -30,6 +31,7 @@ pub mod error;
 pub mod execute;
 pub mod keys;
 pub mod notices;
+pub mod outbox;
 pub mod report;
 pub mod retry;
 pub mod spec;

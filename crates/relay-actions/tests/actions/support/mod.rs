@@ -12,7 +12,7 @@ use relay_core::{IssueSnapshot, Provider};
 use relay_store::PgPool;
 use relay_tracker::{
     AuthorRole, CommentTarget, IssueRef, NoteRef, PostedComment, Reaction, ReactionTarget, Result,
-    ThreadNote, TrackerError,
+    ThreadNote, TrackerError, TrackerWrite, WriteAck,
 };
 
 /// A comment as the double's "tracker" stores it.
@@ -86,24 +86,8 @@ fn unsupported(what: &str) -> TrackerError {
     TrackerError::Protocol(format!("{what} is not supported by the test double"))
 }
 
-#[async_trait::async_trait]
-impl relay_tracker::IssueTracker for MemoryTracker {
-    fn provider(&self) -> Provider {
-        Provider::GitLab
-    }
-
-    fn bot_username(&self) -> &str {
-        "relay-bot"
-    }
-
-    async fn get_issue(&self, _issue: &IssueRef) -> Result<IssueSnapshot> {
-        Err(unsupported("get_issue"))
-    }
-
-    async fn list_thread(&self, _issue: &IssueRef) -> Result<Vec<ThreadNote>> {
-        Err(unsupported("list_thread"))
-    }
-
+/// The writes, as a tracker's client has them.
+impl MemoryTracker {
     async fn post_comment(
         &self,
         issue: &IssueRef,
@@ -161,6 +145,41 @@ impl relay_tracker::IssueTracker for MemoryTracker {
             .unwrap()
             .push((issue.number, note, reaction));
         Ok(())
+    }
+}
+
+#[async_trait::async_trait]
+impl relay_tracker::IssueTracker for MemoryTracker {
+    fn provider(&self) -> Provider {
+        Provider::GitLab
+    }
+
+    fn bot_username(&self) -> &str {
+        "relay-bot"
+    }
+
+    async fn get_issue(&self, _issue: &IssueRef) -> Result<IssueSnapshot> {
+        Err(unsupported("get_issue"))
+    }
+
+    async fn list_thread(&self, _issue: &IssueRef) -> Result<Vec<ThreadNote>> {
+        Err(unsupported("list_thread"))
+    }
+
+    async fn write(&self, issue: &IssueRef, write: &TrackerWrite) -> Result<WriteAck> {
+        Ok(match write {
+            TrackerWrite::Comment { target, body } => {
+                WriteAck::Posted(self.post_comment(issue, body, target).await?)
+            }
+            TrackerWrite::Edit { note, body } => {
+                self.edit_comment(issue, note, body).await?;
+                WriteAck::Done
+            }
+            TrackerWrite::React { target, reaction } => {
+                self.add_reaction(issue, target, *reaction).await?;
+                WriteAck::Done
+            }
+        })
     }
 
     async fn find_marked_comment(
