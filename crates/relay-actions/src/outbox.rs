@@ -1,5 +1,5 @@
 //! The outbox as this crate sees it: a [`TrackerWrite`] stored as an outbox row
-//! ([`enqueue`]), and a row read back as the write it stands for ([`write_of`]). Both directions
+//! (`enqueue`), and a row read back as the write it stands for (`write_of`). Both directions
 //! match every kind, so a new [`TrackerWrite`] or [`WriteKind`] is pointed at here by the compiler.
 
 use relay_store::PgConnection;
