@@ -88,7 +88,7 @@ fn unsupported(what: &str) -> TrackerError {
 
 /// The writes, as a tracker's client has them.
 impl MemoryTracker {
-    async fn post_comment(
+    fn post_comment(
         &self,
         issue: &IssueRef,
         body: &str,
@@ -120,7 +120,7 @@ impl MemoryTracker {
         })
     }
 
-    async fn edit_comment(&self, _issue: &IssueRef, note: &NoteRef, body: &str) -> Result<()> {
+    fn edit_comment(&self, _issue: &IssueRef, note: &NoteRef, body: &str) -> Result<()> {
         self.take_failure()?;
         self.edits
             .lock()
@@ -129,7 +129,7 @@ impl MemoryTracker {
         Ok(())
     }
 
-    async fn add_reaction(
+    fn add_reaction(
         &self,
         issue: &IssueRef,
         target: &ReactionTarget,
@@ -169,14 +169,14 @@ impl relay_tracker::IssueTracker for MemoryTracker {
     async fn write(&self, issue: &IssueRef, write: &TrackerWrite) -> Result<WriteAck> {
         Ok(match write {
             TrackerWrite::Comment { target, body } => {
-                WriteAck::Posted(self.post_comment(issue, body, target).await?)
+                WriteAck::Posted(self.post_comment(issue, body, target)?)
             }
             TrackerWrite::Edit { note, body } => {
-                self.edit_comment(issue, note, body).await?;
+                self.edit_comment(issue, note, body)?;
                 WriteAck::Done
             }
             TrackerWrite::React { target, reaction } => {
-                self.add_reaction(issue, target, *reaction).await?;
+                self.add_reaction(issue, target, *reaction)?;
                 WriteAck::Done
             }
         })
