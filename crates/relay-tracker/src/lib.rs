@@ -2,7 +2,7 @@
 //!
 //! Layout:
 //! - [`types`]: provider-neutral requests and answers ([`IssueRef`], [`CommentTarget`], …).
-//! - [`write`]: [`TrackerWrite`], every change Relay makes on a tracker, and its [`WriteAck`].
+//! - [`write`](mod@write): [`TrackerWrite`], every change Relay makes on a tracker, and its [`WriteAck`].
 //! - [`error`]: [`TrackerError`], classified once at the client boundary.
 //! - the [`IssueTracker`] trait (this file).
 //! - [`GitHubClient`] ([`github`]) and [`GitLabClient`] ([`gitlab`]): the implementations.
