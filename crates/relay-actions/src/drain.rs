@@ -3,14 +3,14 @@
 //! Writes go out in the order they were recorded. Before each attempt, `start_attempt` commits
 //! "this may reach the tracker"; a write in that state is first looked up by its marker
 //! (`find_marked_comment`), so a crash between the tracker's acceptance and `mark_sent` never
-//! posts twice. Edits and reactions are idempotent on the tracker and are simply repeated.
+//! posts twice. Writes that repeat safely ([`TrackerWrite::repeats_safely`]: edits, reactions)
+//! are simply repeated. Each row is read back as its [`TrackerWrite`] ([`crate::outbox`]) and
+//! sent with [`relay_tracker::IssueTracker::write`].
 
 use std::time::Duration;
 
 use relay_store::outbox::{OutboxRow, WriteKind};
-use relay_tracker::{
-    CommentTarget, IssueRef, NoteRef, PostedComment, Reaction, ReactionTarget, TrackerError,
-};
+use relay_tracker::{IssueRef, PostedComment, TrackerError, TrackerWrite, WriteAck};
 
 use relay_telemetry::metrics::TRACKER_WRITES_TOTAL;
 
@@ -39,10 +39,6 @@ pub struct DrainReport {
     /// this delay (never sleeps it with the lease held).
     pub reschedule_after: Option<Duration>,
 }
-
-/// Reaction names as stored in an outbox row's body.
-pub const REACTION_EYES: &str = "eyes";
-pub const REACTION_THUMBS_UP: &str = "thumbs_up";
 
 /// How a write came to be on the tracker.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -103,10 +99,25 @@ impl Executor {
             self.fail(row, "unknown write kind", report).await?;
             return Ok(true);
         };
+        let write = match crate::outbox::write_of(row, kind) {
+            Ok(write) => write,
+            Err(refused) => {
+                // Refused as the tracker would refuse it: one attempt, failed for good.
+                let mut conn = self
+                    .pool
+                    .acquire()
+                    .await
+                    .map_err(relay_store::Error::from)?;
+                relay_store::outbox::start_attempt(&mut conn, row.id).await?;
+                drop(conn);
+                self.fail(row, &refused.to_string(), report).await?;
+                return Ok(true);
+            }
+        };
         let mut maybe_sent = row.maybe_sent;
         let mut failures = 0;
         loop {
-            let outcome = self.attempt(row, kind, issue, maybe_sent).await?;
+            let outcome = self.attempt(row, &write, issue, maybe_sent).await?;
             maybe_sent = true;
             let error = match outcome {
                 Outcome::Sent {
@@ -169,12 +180,11 @@ impl Executor {
     async fn attempt(
         &self,
         row: &OutboxRow,
-        kind: WriteKind,
+        write: &TrackerWrite,
         issue: &IssueRef,
         maybe_sent: bool,
     ) -> Result<Outcome> {
-        let is_comment = matches!(kind, WriteKind::Comment | WriteKind::Reply);
-        if is_comment && maybe_sent {
+        if !write.repeats_safely() && maybe_sent {
             let marker = keys::marker(&row.idempotency_key);
             match self.tracker.find_marked_comment(issue, &marker).await {
                 Ok(Some(found)) => {
@@ -197,44 +207,12 @@ impl Executor {
                 .map_err(relay_store::Error::from)?;
             relay_store::outbox::start_attempt(&mut conn, row.id).await?;
         }
-        let target_note = row.target_note_id.as_ref().map(|note_id| NoteRef {
-            note_id: note_id.clone(),
-            discussion_id: row.target_discussion_id.clone(),
-        });
-        let result = match (kind, target_note) {
-            (WriteKind::Comment, _) => self
-                .tracker
-                .post_comment(issue, &row.body, &CommentTarget::NewThread)
-                .await
-                .map(Some),
-            (WriteKind::Reply, Some(note)) => self
-                .tracker
-                .post_comment(issue, &row.body, &CommentTarget::Reply(note))
-                .await
-                .map(Some),
-            (WriteKind::Edit, Some(note)) => self
-                .tracker
-                .edit_comment(issue, &note, &row.body)
-                .await
-                .map(|()| None),
-            (WriteKind::Reaction, note) => {
-                let reaction = match row.body.as_str() {
-                    REACTION_THUMBS_UP => Reaction::ThumbsUp,
-                    _ => Reaction::Eyes,
-                };
-                let target = note.map_or(ReactionTarget::Issue, ReactionTarget::Note);
-                self.tracker
-                    .add_reaction(issue, &target, reaction)
-                    .await
-                    .map(|()| None)
-            }
-            (WriteKind::Reply | WriteKind::Edit, None) => Err(TrackerError::Validation(
-                "the write has no target note".into(),
-            )),
-        };
-        Ok(match result {
-            Ok(comment) => Outcome::Sent {
-                comment,
+        Ok(match self.tracker.write(issue, write).await {
+            Ok(ack) => Outcome::Sent {
+                comment: match ack {
+                    WriteAck::Posted(comment) => Some(comment),
+                    WriteAck::Done => None,
+                },
                 delivery: Delivery::Posted,
             },
             Err(error) => Outcome::Failed(error),

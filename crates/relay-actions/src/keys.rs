@@ -6,7 +6,15 @@
 //! turns the replay into a no-op and the tracker lookup finds what an interrupted attempt already
 //! posted. Relay's own notices are keyed by what they answer, so each is said once.
 
-use crate::execute::BatchId;
+/// Which planner decision a batch is: the job and the planner cycle within it. Together with the
+/// issue and action index it determines every idempotency key of the batch.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct BatchId {
+    /// `jobs.id`.
+    pub job_id: i64,
+    /// The planner turn within the job (0 for the first).
+    pub cycle: i32,
+}
 
 /// The marker prefix. The validator refuses planner content containing it, so a model cannot
 /// pre-empt (and so suppress) a later write by posting its marker.

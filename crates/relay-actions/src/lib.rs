@@ -15,14 +15,17 @@
 //!    its marker before it is tried again. Waits longer than [`RetryPolicy::max_inline_wait`] come
 //!    back as [`DrainReport::reschedule_after`] for the job queue; nothing sleeps that long.
 //!
-//! Layout: [`authority`], [`context`], [`validate`](mod@validate), [`report`], [`execute`](mod@execute),
-//! [`validated`], [`drain`], [`retry`], [`keys`] (every outbox key format), [`notices`] (Relay's
+//! Layout: [`action`] (one file per planner action: its validated form, rules and application),
+//! [`authority`], [`context`], [`validate`](mod@validate) (the batch walk), [`report`], [`execute`](mod@execute),
+//! [`validated`], [`drain`], [`retry`], [`keys`] (every outbox key format), [`outbox`] (a
+//! [`relay_tracker::TrackerWrite`] as an outbox row and back), [`notices`] (Relay's
 //! own notices: acknowledgement, budget note, status comments), [`spec`], [`summary`] (the living
 //! summary comment per issue), [`error`].
 //!
 //! Only this crate enqueues outbox rows: a batch's writes ([`Executor::apply`]), the summary's and
 //! the [`notices`].
 
+pub mod action;
 pub mod authority;
 pub mod context;
 pub mod drain;
@@ -30,6 +33,7 @@ pub mod error;
 pub mod execute;
 pub mod keys;
 pub mod notices;
+pub mod outbox;
 pub mod report;
 pub mod retry;
 pub mod spec;
@@ -37,6 +41,10 @@ pub mod summary;
 pub mod validate;
 pub mod validated;
 
+pub use action::{
+    CommentToPost, FindingChanges, GapChanges, GapToOpen, LearningsToPropose, SpecVerdictToSet,
+    ValidatedAction,
+};
 pub use authority::{Authority, PendingNote};
 pub use context::{
     Existing, GapState, IssueRows, KnownFinding, KnownGap, LearningProvenance, Snapshot, SpecState,
@@ -44,8 +52,9 @@ pub use context::{
 };
 pub use drain::{DrainReport, SentWrite};
 pub use error::{Error, Result};
-pub use execute::{Applied, BatchId, Executor, Lease, WatermarkRaise};
+pub use execute::{Applied, Executor, Lease, WatermarkRaise};
+pub use keys::BatchId;
 pub use report::{Failure, Retry, ValidationReport};
 pub use retry::{Jitter, RetryPolicy, Wait};
-pub use validate::{ValidatedAction, ValidatedBatch, validate};
-pub use validated::GapToOpen;
+pub use validate::validate;
+pub use validated::ValidatedBatch;

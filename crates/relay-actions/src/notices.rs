@@ -7,10 +7,11 @@
 //! notice already queued).
 
 use relay_store::PgConnection;
-use relay_store::outbox::{NewWrite, WriteKind};
+use relay_tracker::{CommentTarget, NoteRef, Reaction, ReactionTarget, TrackerWrite};
 
 use crate::Result;
 use crate::keys::{self, BudgetNoteKey};
+use crate::outbox::Queued;
 
 /// Where a comment notice goes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -33,19 +34,27 @@ pub async fn enqueue_acknowledgement(
     note_id: Option<&str>,
 ) -> Result<bool> {
     let key = keys::acknowledgement_key(issue_id);
-    Ok(relay_store::outbox::enqueue(
+    let target = match note_id {
+        None => ReactionTarget::Issue,
+        Some(note_id) => ReactionTarget::Note(NoteRef {
+            note_id: note_id.to_owned(),
+            discussion_id: None,
+        }),
+    };
+    let write = TrackerWrite::React {
+        target,
+        reaction: Reaction::Eyes,
+    };
+    crate::outbox::enqueue(
         conn,
-        &NewWrite {
-            idempotency_key: &key,
+        Queued {
+            key: &key,
             issue_id,
             job_id: Some(job_id),
-            kind: WriteKind::Reaction,
-            body: crate::drain::REACTION_EYES,
-            target_note_id: note_id,
-            target_discussion_id: None,
+            write: &write,
         },
     )
-    .await?)
+    .await
 }
 
 /// The note that closes budget epoch `note.epoch` (the caller consumes the events through
@@ -121,24 +130,28 @@ async fn enqueue_comment(
     body: &str,
     place: NoticePlace<'_>,
 ) -> Result<bool> {
-    let (kind, target_note_id, target_discussion_id) = match place {
-        NoticePlace::Issue => (WriteKind::Comment, None, None),
+    let target = match place {
+        NoticePlace::Issue => CommentTarget::NewThread,
         NoticePlace::Reply {
             note_id,
             discussion_id,
-        } => (WriteKind::Reply, Some(note_id), discussion_id),
+        } => CommentTarget::Reply(NoteRef {
+            note_id: note_id.to_owned(),
+            discussion_id: discussion_id.map(str::to_owned),
+        }),
     };
-    Ok(relay_store::outbox::enqueue(
+    let write = TrackerWrite::Comment {
+        target,
+        body: keys::with_marker(body, key),
+    };
+    crate::outbox::enqueue(
         conn,
-        &NewWrite {
-            idempotency_key: key,
+        Queued {
+            key,
             issue_id,
             job_id: Some(job_id),
-            kind,
-            body: &keys::with_marker(body, key),
-            target_note_id,
-            target_discussion_id,
+            write: &write,
         },
     )
-    .await?)
+    .await
 }

@@ -85,32 +85,8 @@ pub async fn spend_by_role(pool: &PgPool, issue_id: i64) -> Result<Vec<RoleSpend
     .await?)
 }
 
-/// A tracker write refused for good, as the read API lists it (no body: it can be long; the key
-/// finds it in `outbox`).
-#[derive(Debug, Clone, PartialEq, Eq, sqlx::FromRow, serde::Serialize)]
-pub struct FailedWrite {
-    pub idempotency_key: String,
-    pub kind: String,
-    pub attempts: i32,
-    pub last_error: Option<String>,
-    pub created_at: chrono::DateTime<chrono::Utc>,
-    pub failed_at: chrono::DateTime<chrono::Utc>,
-}
-
 /// Most refused writes the read API lists per issue (the newest).
 pub const MAX_FAILED_WRITES_LISTED: i64 = 50;
-
-/// The issue's refused writes, newest first.
-pub async fn failed_writes(pool: &PgPool, issue_id: i64) -> Result<Vec<FailedWrite>> {
-    Ok(sqlx::query_as(
-        "SELECT idempotency_key, kind, attempts, last_error, created_at, updated_at AS failed_at
-         FROM outbox WHERE issue_id = $1 AND status = 'failed' ORDER BY id DESC LIMIT $2",
-    )
-    .bind(issue_id)
-    .bind(MAX_FAILED_WRITES_LISTED)
-    .fetch_all(pool)
-    .await?)
-}
 
 /// A job as the read API shows it.
 #[derive(Debug, Clone, PartialEq, sqlx::FromRow, serde::Serialize)]

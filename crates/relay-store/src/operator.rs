@@ -173,30 +173,6 @@ pub async fn discard_job(pool: &PgPool, job_id: i64, actor: &str) -> Result<Acti
     Ok(outcome)
 }
 
-/// A tracker write refused for good, as `relay writes list` shows it.
-#[derive(Debug, Clone, PartialEq, Eq, sqlx::FromRow)]
-pub struct FailedWrite {
-    pub id: i64,
-    pub issue_id: i64,
-    pub job_id: Option<i64>,
-    pub kind: String,
-    pub idempotency_key: String,
-    pub attempts: i32,
-    pub last_error: Option<String>,
-    pub updated_at: DateTime<Utc>,
-}
-
-/// Writes refused for good, newest first, at most `limit`.
-pub async fn list_failed_writes(pool: &PgPool, limit: i64) -> Result<Vec<FailedWrite>> {
-    Ok(sqlx::query_as(
-        "SELECT id, issue_id, job_id, kind, idempotency_key, attempts, last_error, updated_at
-         FROM outbox WHERE status = 'failed' ORDER BY id DESC LIMIT $1",
-    )
-    .bind(limit.clamp(1, 1000))
-    .fetch_all(pool)
-    .await?)
-}
-
 /// Makes a failed write pending again (due now, attempts from zero) and queues the issue's job
 /// that drains it (as the outbox sweeper would; none when one is already queued or running). The
 /// write keeps its idempotency key, so it is still sent at most once.

@@ -12,30 +12,43 @@ use sqlx::PgConnection;
 
 use crate::Result;
 
-/// What an outbox row asks the tracker to do.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
-#[serde(rename_all = "snake_case")]
-pub enum WriteKind {
+/// Declares [`WriteKind`] from one list: each variant with its `outbox.kind` spelling. `ALL`,
+/// `as_str`, `parse` and the serialised form all come from it, so no second list can drift (the
+/// migration's `CHECK (kind IN …)` is compared with `ALL` by the repository's tidy test).
+macro_rules! write_kinds {
+    ($($(#[$doc:meta])* $variant:ident => $text:literal,)+) => {
+        /// What an outbox row asks the tracker to do.
+        #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+        pub enum WriteKind {
+            $($(#[$doc])* $variant,)+
+        }
+
+        impl WriteKind {
+            /// Every kind, in declaration order.
+            pub const ALL: &'static [WriteKind] = &[$(WriteKind::$variant),+];
+
+            /// The `outbox.kind` spelling.
+            pub fn as_str(self) -> &'static str {
+                match self {
+                    $(WriteKind::$variant => $text,)+
+                }
+            }
+        }
+    };
+}
+
+write_kinds! {
     /// A new top-level comment / discussion.
-    Comment,
+    Comment => "comment",
     /// A reply in an existing thread (target note / discussion set).
-    Reply,
+    Reply => "reply",
     /// Replace the body of the target note.
-    Edit,
+    Edit => "edit",
     /// A reaction on the target note, or on the issue when there is no target.
-    Reaction,
+    Reaction => "reaction",
 }
 
 impl WriteKind {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            WriteKind::Comment => "comment",
-            WriteKind::Reply => "reply",
-            WriteKind::Edit => "edit",
-            WriteKind::Reaction => "reaction",
-        }
-    }
-
     /// The tracker action a write performs, as failure lines and metrics name it (a comment and a
     /// reply are both `post_comment`).
     pub fn action_name(self) -> &'static str {
@@ -47,16 +60,31 @@ impl WriteKind {
     }
 
     pub fn parse(s: &str) -> Option<WriteKind> {
-        [
-            WriteKind::Comment,
-            WriteKind::Reply,
-            WriteKind::Edit,
-            WriteKind::Reaction,
-        ]
-        .into_iter()
-        .find(|k| k.as_str() == s)
+        WriteKind::ALL.iter().copied().find(|k| k.as_str() == s)
     }
 }
+
+impl std::str::FromStr for WriteKind {
+    type Err = UnknownWriteKind;
+
+    fn from_str(s: &str) -> std::result::Result<WriteKind, UnknownWriteKind> {
+        WriteKind::parse(s).ok_or_else(|| UnknownWriteKind(s.to_owned()))
+    }
+}
+
+impl serde::Serialize for WriteKind {
+    fn serialize<S: serde::Serializer>(
+        &self,
+        serializer: S,
+    ) -> std::result::Result<S::Ok, S::Error> {
+        serializer.serialize_str(self.as_str())
+    }
+}
+
+/// An `outbox.kind` no [`WriteKind`] spells.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("unknown write kind {0:?}")]
+pub struct UnknownWriteKind(pub String);
 
 /// A write to record.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -364,6 +392,62 @@ pub async fn mark_failures_shown(conn: &mut PgConnection, ids: &[i64]) -> Result
         .execute(conn)
         .await?;
     Ok(())
+}
+
+/// A tracker write refused for good, as the read API (`/api/issues/{id}`), the status page's
+/// operations view and `relay writes list` show it: no body (it can be long; the key finds it).
+#[derive(Debug, Clone, PartialEq, Eq, sqlx::FromRow, serde::Serialize)]
+pub struct FailedWrite {
+    /// `outbox.id` (what `relay writes retry` takes).
+    pub id: i64,
+    pub idempotency_key: String,
+    pub issue_id: i64,
+    pub job_id: Option<i64>,
+    /// The issue's tracker, project and number, for a listing across issues.
+    pub tracker: String,
+    pub project_path: String,
+    pub number: i64,
+    pub kind: String,
+    pub attempts: i32,
+    pub last_error: Option<String>,
+    pub created_at: DateTime<Utc>,
+    /// When it was refused (the row's last update).
+    pub failed_at: DateTime<Utc>,
+}
+
+/// Whose refused writes to list.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FailedWrites {
+    /// Every issue's.
+    All,
+    /// One issue's.
+    OfIssue(i64),
+}
+
+/// Most refused writes one listing returns.
+pub const MAX_FAILED_WRITES: i64 = 1_000;
+
+/// Refused writes, newest first, at most `limit` (clamped to 1..=[`MAX_FAILED_WRITES`]).
+pub async fn failed_writes(
+    pool: &sqlx::PgPool,
+    of: FailedWrites,
+    limit: i64,
+) -> Result<Vec<FailedWrite>> {
+    let issue = match of {
+        FailedWrites::All => None,
+        FailedWrites::OfIssue(issue_id) => Some(issue_id),
+    };
+    Ok(sqlx::query_as(
+        "SELECT o.id, o.idempotency_key, o.issue_id, o.job_id, i.tracker, i.project_path, i.number,
+                o.kind, o.attempts, o.last_error, o.created_at, o.updated_at AS failed_at
+         FROM outbox o JOIN issues i ON i.id = o.issue_id
+         WHERE o.status = 'failed' AND ($1::bigint IS NULL OR o.issue_id = $1)
+         ORDER BY o.id DESC LIMIT $2",
+    )
+    .bind(issue)
+    .bind(limit.clamp(1, MAX_FAILED_WRITES))
+    .fetch_all(pool)
+    .await?)
 }
 
 #[cfg(test)]

@@ -157,33 +157,6 @@ pub async fn dead_jobs(pool: &PgPool, limit: i64) -> Result<Vec<DeadJob>> {
     .await?)
 }
 
-/// A tracker write that failed for good.
-#[derive(Debug, Clone, PartialEq, Eq, sqlx::FromRow)]
-pub struct FailedWrite {
-    pub id: i64,
-    pub issue_id: i64,
-    pub tracker: String,
-    pub project_path: String,
-    pub number: i64,
-    pub kind: String,
-    pub attempts: i32,
-    pub last_error: Option<String>,
-    pub created_at: DateTime<Utc>,
-}
-
-/// The latest failed outbox writes, newest first.
-pub async fn failed_writes(pool: &PgPool, limit: i64) -> Result<Vec<FailedWrite>> {
-    Ok(sqlx::query_as(
-        "SELECT o.id, o.issue_id, i.tracker, i.project_path, i.number, o.kind, o.attempts,
-                o.last_error, o.created_at
-         FROM outbox o JOIN issues i ON i.id = o.issue_id
-         WHERE o.status = 'failed' ORDER BY o.id DESC LIMIT $1",
-    )
-    .bind(limit.clamp(1, MAX_ROWS))
-    .fetch_all(pool)
-    .await?)
-}
-
 /// A webhook delivery and what Relay decided.
 #[derive(Debug, Clone, PartialEq, Eq, sqlx::FromRow)]
 pub struct DeliveryLine {
@@ -413,7 +386,9 @@ mod tests {
         .execute(&pool)
         .await
         .unwrap();
-        let failed = failed_writes(&pool, 10).await.unwrap();
+        let failed = crate::outbox::failed_writes(&pool, crate::outbox::FailedWrites::All, 10)
+            .await
+            .unwrap();
         assert_eq!(failed[0].last_error.as_deref(), Some("403 forbidden"));
 
         sqlx::query(

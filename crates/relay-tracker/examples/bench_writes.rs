@@ -12,7 +12,7 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use relay_tracker::fake::FakeGitHub;
-use relay_tracker::{CommentTarget, GitHubClient, IssueRef, IssueTracker, http_client};
+use relay_tracker::{CommentTarget, GitHubClient, IssueRef, http_client};
 
 const REPO: &str = "bench/repo";
 

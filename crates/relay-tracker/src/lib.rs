@@ -2,6 +2,7 @@
 //!
 //! Layout:
 //! - [`types`]: provider-neutral requests and answers ([`IssueRef`], [`CommentTarget`], …).
+//! - [`write`](mod@write): [`TrackerWrite`], every change Relay makes on a tracker, and its [`WriteAck`].
 //! - [`error`]: [`TrackerError`], classified once at the client boundary.
 //! - the [`IssueTracker`] trait (this file).
 //! - [`GitHubClient`] ([`github`]) and [`GitLabClient`] ([`gitlab`]): the implementations.
@@ -20,6 +21,7 @@ pub mod pacing;
 pub mod pagination;
 pub mod registry;
 pub mod types;
+pub mod write;
 
 #[cfg(feature = "test-support")]
 pub mod fake;
@@ -35,11 +37,16 @@ pub use types::{
     AuthorRole, BotIdentity, ChangedIssue, ChangedNote, CommentTarget, IssueRef, NoteRef,
     PostedComment, ProjectChanges, ProjectRef, Reaction, ReactionTarget, ThreadNote,
 };
+pub use write::{TrackerWrite, WriteAck};
 
 use relay_core::{IssueSnapshot, Provider};
 
 /// Everything Relay reads from and writes to an issue tracker. Every method is scoped to one
 /// issue ([`IssueRef`]): a caller cannot address another issue through a comment id.
+///
+/// Each client (GitHub, GitLab) has an inherent method of the same name for every method here,
+/// in the file of its concern; the trait impl only forwards (a trait impl cannot be split across
+/// files).
 #[async_trait::async_trait]
 pub trait IssueTracker: Send + Sync {
     /// GitHub or GitLab.
@@ -54,27 +61,8 @@ pub trait IssueTracker: Send + Sync {
     /// The whole thread, oldest first, every page; GitLab system notes are skipped.
     async fn list_thread(&self, issue: &IssueRef) -> Result<Vec<ThreadNote>>;
 
-    /// Posts a comment: a new thread, or a reply (GitLab: in the discussion; GitHub, which has no
-    /// threads: a new comment that quotes and links the one it answers). `body` is posted as is;
-    /// callers add their idempotency marker.
-    async fn post_comment(
-        &self,
-        issue: &IssueRef,
-        body: &str,
-        target: &CommentTarget,
-    ) -> Result<PostedComment>;
-
-    /// Replaces the body of one of this issue's comments.
-    async fn edit_comment(&self, issue: &IssueRef, note: &NoteRef, body: &str) -> Result<()>;
-
-    /// Adds a reaction (GitHub) / award emoji (GitLab) to the issue or one of its comments.
-    /// Adding one that is already there succeeds.
-    async fn add_reaction(
-        &self,
-        issue: &IssueRef,
-        target: &ReactionTarget,
-        reaction: Reaction,
-    ) -> Result<()>;
+    /// Makes one change on the issue: a comment, an edit, a reaction ([`TrackerWrite`]).
+    async fn write(&self, issue: &IssueRef, write: &TrackerWrite) -> Result<WriteAck>;
 
     /// The bot's own comment on this issue whose body contains `marker`, if any. Comments by
     /// anyone else are never returned, whatever they contain.

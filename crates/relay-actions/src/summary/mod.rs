@@ -11,11 +11,12 @@
 
 pub mod render;
 
-use relay_store::outbox::{NewWrite, WriteKind};
 use relay_store::{PgConnection, PgPool};
+use relay_tracker::{CommentTarget, NoteRef, TrackerWrite};
 
 use crate::Result;
 use crate::keys;
+use crate::outbox::Queued;
 
 pub use render::{SummaryInput, render};
 
@@ -52,16 +53,17 @@ pub async fn enqueue_summary(
     let key = keys::summary_key(issue_id);
     let body = keys::with_marker(content, &key);
     let Some(last) = relay_store::summaries::get_for_update(conn, issue_id).await? else {
-        let posted = relay_store::outbox::enqueue(
+        let write = TrackerWrite::Comment {
+            target: CommentTarget::NewThread,
+            body: body.clone(),
+        };
+        let posted = crate::outbox::enqueue(
             conn,
-            &NewWrite {
-                idempotency_key: &key,
+            Queued {
+                key: &key,
                 issue_id,
                 job_id,
-                kind: WriteKind::Comment,
-                body: &body,
-                target_note_id: None,
-                target_discussion_id: None,
+                write: &write,
             },
         )
         .await?;
@@ -104,16 +106,20 @@ pub async fn enqueue_summary(
         return Ok(SummaryWrite::Deferred);
     };
     let revision = last.revision + 1;
-    relay_store::outbox::enqueue(
+    let write = TrackerWrite::Edit {
+        note: NoteRef {
+            note_id: note_id.to_owned(),
+            discussion_id: comment.discussion_id.clone(),
+        },
+        body: body.clone(),
+    };
+    crate::outbox::enqueue(
         conn,
-        &NewWrite {
-            idempotency_key: &keys::summary_edit_key(issue_id, revision),
+        Queued {
+            key: &keys::summary_edit_key(issue_id, revision),
             issue_id,
             job_id,
-            kind: WriteKind::Edit,
-            body: &body,
-            target_note_id: Some(note_id),
-            target_discussion_id: comment.discussion_id.as_deref(),
+            write: &write,
         },
     )
     .await?;
@@ -177,20 +183,20 @@ pub async fn enqueue_stale_notice(
         if findings.len() == 1 { "it" } else { "they" },
         if findings.len() == 1 { "it" } else { "them" },
     );
-    let body = keys::with_marker(&content, &key);
-    Ok(relay_store::outbox::enqueue(
+    let write = TrackerWrite::Comment {
+        target: CommentTarget::NewThread,
+        body: keys::with_marker(&content, &key),
+    };
+    crate::outbox::enqueue(
         conn,
-        &NewWrite {
-            idempotency_key: &key,
+        Queued {
+            key: &key,
             issue_id,
             job_id,
-            kind: WriteKind::Comment,
-            body: &body,
-            target_note_id: None,
-            target_discussion_id: None,
+            write: &write,
         },
     )
-    .await?)
+    .await
 }
 
 #[cfg(test)]

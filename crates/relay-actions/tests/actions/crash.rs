@@ -13,8 +13,7 @@ use relay_actions::{BatchId, Executor, RetryPolicy, ValidationContext, validate}
 use relay_store::PgPool;
 use relay_tracker::fake::FakeGitHub;
 use relay_tracker::{
-    AuthorRole, CommentTarget, IssueRef, IssueTracker, NoteRef, PostedComment, Reaction,
-    ReactionTarget, ThreadNote,
+    AuthorRole, IssueRef, IssueTracker, PostedComment, ThreadNote, TrackerWrite, WriteAck,
 };
 use serde_json::json;
 
@@ -59,31 +58,17 @@ impl IssueTracker for StallAfterPost {
     async fn list_thread(&self, issue: &IssueRef) -> relay_tracker::Result<Vec<ThreadNote>> {
         self.0.list_thread(issue).await
     }
-    async fn post_comment(
+    async fn write(
         &self,
         issue: &IssueRef,
-        body: &str,
-        target: &CommentTarget,
-    ) -> relay_tracker::Result<PostedComment> {
-        self.0.post_comment(issue, body, target).await?;
-        eprintln!("child: the tracker accepted the comment; stalling until killed");
-        std::future::pending().await
-    }
-    async fn edit_comment(
-        &self,
-        issue: &IssueRef,
-        note: &NoteRef,
-        body: &str,
-    ) -> relay_tracker::Result<()> {
-        self.0.edit_comment(issue, note, body).await
-    }
-    async fn add_reaction(
-        &self,
-        issue: &IssueRef,
-        target: &ReactionTarget,
-        reaction: Reaction,
-    ) -> relay_tracker::Result<()> {
-        self.0.add_reaction(issue, target, reaction).await
+        write: &TrackerWrite,
+    ) -> relay_tracker::Result<WriteAck> {
+        let ack = self.0.write(issue, write).await?;
+        if matches!(write, TrackerWrite::Comment { .. }) {
+            eprintln!("child: the tracker accepted the comment; stalling until killed");
+            std::future::pending::<()>().await;
+        }
+        Ok(ack)
     }
     async fn find_marked_comment(
         &self,

@@ -2,7 +2,8 @@
 
 use crate::support::{batch, checkout};
 use relay_actions::{
-    GapState, PendingNote, SpecState, ThreadRef, ValidatedAction, ValidationContext, validate,
+    CommentToPost, GapState, PendingNote, SpecState, SpecVerdictToSet, ThreadRef, ValidatedAction,
+    ValidationContext, validate,
 };
 use relay_core::action::Severity;
 use relay_tracker::{CommentTarget, NoteRef};
@@ -376,7 +377,7 @@ fn spec_verdicts_need_a_posted_spec() {
     let ok = validate(&posted, &verdict).unwrap();
     assert!(matches!(
         ok.actions()[0],
-        ValidatedAction::SetSpecStatus { spec_id: 5, .. }
+        ValidatedAction::SetSpecStatus(SpecVerdictToSet { spec_id: 5, .. })
     ));
 }
 
@@ -394,7 +395,7 @@ fn reply_targets_resolve_to_this_threads_notes() {
         .actions()
         .iter()
         .map(|a| match a {
-            ValidatedAction::PostComment { target, .. } => target.clone(),
+            ValidatedAction::PostComment(CommentToPost { target, .. }) => target.clone(),
             other => panic!("{other:?}"),
         })
         .collect();
@@ -425,10 +426,10 @@ fn no_action_can_name_a_target() {
     assert_eq!(ok.issue_id(), 1);
     assert!(matches!(
         &ok.actions()[0],
-        ValidatedAction::PostComment {
+        ValidatedAction::PostComment(CommentToPost {
             target: CommentTarget::NewThread,
             ..
-        }
+        })
     ));
 
     let base: Vec<serde_json::Value> = vec![
@@ -720,10 +721,10 @@ fn a_comment_without_reply_to_goes_to_the_default_reply_when_there_is_one() {
     let new_thread = validate(&context(None), &comment).unwrap();
     assert!(matches!(
         &new_thread.actions()[0],
-        ValidatedAction::PostComment {
+        ValidatedAction::PostComment(CommentToPost {
             target: CommentTarget::NewThread,
             ..
-        }
+        })
     ));
     // Triggered by note 502 in discussion dB: the answer goes there.
     let in_discussion = ValidationContext {
@@ -734,7 +735,7 @@ fn a_comment_without_reply_to_goes_to_the_default_reply_when_there_is_one() {
         ..context(None)
     };
     let replied = validate(&in_discussion, &comment).unwrap();
-    let ValidatedAction::PostComment { target, .. } = &replied.actions()[0] else {
+    let ValidatedAction::PostComment(CommentToPost { target, .. }) = &replied.actions()[0] else {
         panic!("a comment")
     };
     assert_eq!(
@@ -748,7 +749,7 @@ fn a_comment_without_reply_to_goes_to_the_default_reply_when_there_is_one() {
     let explicit =
         batch(json!({"actions": [{"type": "post_comment", "content": "hi", "reply_to": "501"}]}));
     let explicit = validate(&in_discussion, &explicit).unwrap();
-    let ValidatedAction::PostComment { target, .. } = &explicit.actions()[0] else {
+    let ValidatedAction::PostComment(CommentToPost { target, .. }) = &explicit.actions()[0] else {
         panic!("a comment")
     };
     assert!(matches!(target, CommentTarget::Reply(n) if n.note_id == "501"));

@@ -26,7 +26,12 @@ pub async fn show(State(state): State<AppState>, headers: HeaderMap) -> Result<R
         Ok((
             relay_store::queue::depth(&state.pool).await?,
             relay_store::status::dead_jobs(&state.pool, ROWS).await?,
-            relay_store::status::failed_writes(&state.pool, ROWS).await?,
+            relay_store::outbox::failed_writes(
+                &state.pool,
+                relay_store::outbox::FailedWrites::All,
+                ROWS,
+            )
+            .await?,
             relay_store::status::recent_deliveries(&state.pool, ROWS).await?,
         ))
     })

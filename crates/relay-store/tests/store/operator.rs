@@ -4,9 +4,9 @@
 
 use relay_store::PgPool;
 use relay_store::operator::{
-    self, ActionOutcome, JobFilter, discard_job, list_failed_writes, list_jobs, retry_job,
-    retry_write,
+    self, ActionOutcome, JobFilter, discard_job, list_jobs, retry_job, retry_write,
 };
+use relay_store::outbox::{FailedWrites, failed_writes};
 
 async fn exec(pool: &PgPool, sql: &'static str) {
     sqlx::query(sql).execute(pool).await.unwrap();
@@ -154,7 +154,7 @@ async fn retrying_a_failed_write_makes_it_pending_and_queues_its_drain_once(pool
          (2, 'w2', 7, 1001, 'comment', 'sent one', 'sent', 1, NULL)",
     )
     .await;
-    let failed = list_failed_writes(&pool, 50).await.unwrap();
+    let failed = failed_writes(&pool, FailedWrites::All, 50).await.unwrap();
     assert_eq!(failed.len(), 1);
     assert_eq!(
         failed[0].last_error.as_deref(),

@@ -15,7 +15,7 @@ use crate::pagination::PER_PAGE;
 use crate::{ChangedIssue, ChangedNote, IssueRef, ProjectChanges, ProjectRef, Result};
 
 impl GitHubClient {
-    pub(crate) async fn changes(
+    pub async fn changes_since(
         &self,
         project: &ProjectRef,
         since: DateTime<Utc>,

@@ -68,7 +68,7 @@ impl GitHubClient {
         )))
     }
 
-    pub(crate) async fn thread(&self, issue: &IssueRef) -> Result<Vec<ThreadNote>> {
+    pub async fn list_thread(&self, issue: &IssueRef) -> Result<Vec<ThreadNote>> {
         let comments = self.comments(issue).await?;
         Ok(comments
             .into_iter()
@@ -122,7 +122,7 @@ impl GitHubClient {
         Ok(comment)
     }
 
-    pub(crate) async fn create_comment(
+    pub async fn post_comment(
         &self,
         issue: &IssueRef,
         body: &str,
@@ -150,12 +150,7 @@ impl GitHubClient {
         })
     }
 
-    pub(crate) async fn update_comment(
-        &self,
-        issue: &IssueRef,
-        note: &NoteRef,
-        body: &str,
-    ) -> Result<()> {
+    pub async fn edit_comment(&self, issue: &IssueRef, note: &NoteRef, body: &str) -> Result<()> {
         check_length(body)?;
         let comment = self.issue_comment(issue, &note.note_id).await?;
         let repo = repo_path(&issue.project_path)?;
@@ -165,7 +160,7 @@ impl GitHubClient {
         Ok(())
     }
 
-    pub(crate) async fn marked_comment(
+    pub async fn find_marked_comment(
         &self,
         issue: &IssueRef,
         marker: &str,

@@ -9,7 +9,7 @@ use crate::http::json;
 use crate::{AuthorRole, IssueRef, Result, TrackerError};
 
 impl GitHubClient {
-    pub(crate) async fn fetch_issue(&self, issue: &IssueRef) -> Result<IssueSnapshot> {
+    pub async fn get_issue(&self, issue: &IssueRef) -> Result<IssueSnapshot> {
         let path = format!(
             "/repos/{}/issues/{}",
             repo_path(&issue.project_path)?,
@@ -37,7 +37,7 @@ impl GitHubClient {
 
     /// The collaborator permission of `username`; not a collaborator (404) is
     /// [`AuthorRole::None`].
-    pub(crate) async fn role_of(&self, issue: &IssueRef, username: &str) -> Result<AuthorRole> {
+    pub async fn author_role(&self, issue: &IssueRef, username: &str) -> Result<AuthorRole> {
         let valid = !username.is_empty()
             && username
                 .bytes()

@@ -1,7 +1,8 @@
 //! [`GitHubClient`]: GitHub REST (github.com or GitHub Enterprise `…/api/v3`), with token or
 //! GitHub App auth. One file per concern: `auth` (token, App JWT, installation tokens),
 //! `comments` (thread, post, reply, edit, marker search), `issues` (issue, author role),
-//! `reactions`, `rate_limit` (failure classification), `model` (the JSON read).
+//! `write` (each [`crate::TrackerWrite`] to its method; reactions), `changes` (the reconciler's
+//! poll), `rate_limit` (failure classification), `model` (the JSON read).
 
 mod auth;
 mod changes;
@@ -9,7 +10,7 @@ mod comments;
 mod issues;
 mod model;
 mod rate_limit;
-mod reactions;
+mod write;
 
 use std::time::Duration;
 
@@ -24,8 +25,8 @@ use auth::{AppAuth, Auth};
 use crate::http::{Http, json};
 use crate::pacing::WritePacing;
 use crate::{
-    AuthorRole, BotIdentity, CommentTarget, IssueRef, IssueTracker, NoteRef, PostedComment,
-    Reaction, ReactionTarget, Result, ThreadNote, TrackerError,
+    AuthorRole, BotIdentity, IssueRef, IssueTracker, PostedComment, Result, ThreadNote,
+    TrackerError, TrackerWrite, WriteAck,
 };
 
 /// GitHub's media type; the default one changes over time, this one does not.
@@ -119,7 +120,7 @@ impl GitHubClient {
     }
 
     /// Who the configured credential is: the token's user, or the App's bot account.
-    pub async fn identity(&self) -> Result<BotIdentity> {
+    pub async fn whoami(&self) -> Result<BotIdentity> {
         if let Some(jwt) = self.app_jwt()? {
             let what = "GET /app";
             let app: model::App = json(
@@ -193,33 +194,15 @@ impl IssueTracker for GitHubClient {
     }
 
     async fn get_issue(&self, issue: &IssueRef) -> Result<IssueSnapshot> {
-        self.fetch_issue(issue).await
+        GitHubClient::get_issue(self, issue).await
     }
 
     async fn list_thread(&self, issue: &IssueRef) -> Result<Vec<ThreadNote>> {
-        self.thread(issue).await
+        GitHubClient::list_thread(self, issue).await
     }
 
-    async fn post_comment(
-        &self,
-        issue: &IssueRef,
-        body: &str,
-        target: &CommentTarget,
-    ) -> Result<PostedComment> {
-        self.create_comment(issue, body, target).await
-    }
-
-    async fn edit_comment(&self, issue: &IssueRef, note: &NoteRef, body: &str) -> Result<()> {
-        self.update_comment(issue, note, body).await
-    }
-
-    async fn add_reaction(
-        &self,
-        issue: &IssueRef,
-        target: &ReactionTarget,
-        reaction: Reaction,
-    ) -> Result<()> {
-        self.react(issue, target, reaction).await
+    async fn write(&self, issue: &IssueRef, write: &TrackerWrite) -> Result<WriteAck> {
+        GitHubClient::write(self, issue, write).await
     }
 
     async fn find_marked_comment(
@@ -227,11 +210,11 @@ impl IssueTracker for GitHubClient {
         issue: &IssueRef,
         marker: &str,
     ) -> Result<Option<PostedComment>> {
-        self.marked_comment(issue, marker).await
+        GitHubClient::find_marked_comment(self, issue, marker).await
     }
 
     async fn author_role(&self, issue: &IssueRef, username: &str) -> Result<AuthorRole> {
-        self.role_of(issue, username).await
+        GitHubClient::author_role(self, issue, username).await
     }
 
     async fn clone_credential(&self, issue: &IssueRef) -> Result<Option<SecretString>> {
@@ -240,7 +223,7 @@ impl IssueTracker for GitHubClient {
     }
 
     async fn whoami(&self) -> Result<BotIdentity> {
-        self.identity().await
+        GitHubClient::whoami(self).await
     }
 
     async fn changes_since(
@@ -248,7 +231,7 @@ impl IssueTracker for GitHubClient {
         project: &crate::ProjectRef,
         since: chrono::DateTime<chrono::Utc>,
     ) -> Result<crate::ProjectChanges> {
-        self.changes(project, since).await
+        GitHubClient::changes_since(self, project, since).await
     }
 }
 

@@ -11,7 +11,7 @@ use crate::pagination::PER_PAGE;
 use crate::{ChangedIssue, ChangedNote, IssueRef, ProjectChanges, ProjectRef, Result};
 
 impl GitLabClient {
-    pub(crate) async fn changes(
+    pub async fn changes_since(
         &self,
         target: &ProjectRef,
         since: DateTime<Utc>,

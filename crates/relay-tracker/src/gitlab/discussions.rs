@@ -98,7 +98,7 @@ impl GitLabClient {
         )))
     }
 
-    pub(crate) async fn thread(&self, issue: &IssueRef) -> Result<Vec<ThreadNote>> {
+    pub async fn list_thread(&self, issue: &IssueRef) -> Result<Vec<ThreadNote>> {
         let mut notes: Vec<ThreadNote> = self
             .discussions(issue)
             .await?
@@ -133,7 +133,7 @@ impl GitLabClient {
         Ok(notes)
     }
 
-    pub(crate) async fn create_note(
+    pub async fn post_comment(
         &self,
         issue: &IssueRef,
         body: &str,
@@ -182,12 +182,7 @@ impl GitLabClient {
             .ok_or_else(|| TrackerError::NotFound(format!("note {id} is not a note of this issue")))
     }
 
-    pub(crate) async fn update_note(
-        &self,
-        issue: &IssueRef,
-        note: &NoteRef,
-        body: &str,
-    ) -> Result<()> {
+    pub async fn edit_comment(&self, issue: &IssueRef, note: &NoteRef, body: &str) -> Result<()> {
         let id = note_id(&note.note_id)?;
         let base = self.issue_base(issue)?;
         let path = match &note.discussion_id {
@@ -199,7 +194,7 @@ impl GitLabClient {
         Ok(())
     }
 
-    pub(crate) async fn marked_note(
+    pub async fn find_marked_comment(
         &self,
         issue: &IssueRef,
         marker: &str,

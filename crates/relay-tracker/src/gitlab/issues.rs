@@ -9,7 +9,7 @@ use crate::http::json;
 use crate::{AuthorRole, IssueRef, Result, TrackerError};
 
 impl GitLabClient {
-    pub(crate) async fn fetch_issue(&self, issue: &IssueRef) -> Result<IssueSnapshot> {
+    pub async fn get_issue(&self, issue: &IssueRef) -> Result<IssueSnapshot> {
         let path = format!("/projects/{}/issues/{}", project(issue)?, issue.number);
         let got: Issue = json(
             self.call(Method::GET, &path, None).await?,
@@ -39,11 +39,16 @@ impl GitLabClient {
         })
     }
 
+    /// [`GitLabClient::author_role_by_id`] without the user's id (by username only).
+    pub async fn author_role(&self, issue: &IssueRef, username: &str) -> Result<AuthorRole> {
+        self.author_role_by_id(issue, username, None).await
+    }
+
     /// The user's access level on the project, inherited memberships included. By id when the
     /// webhook gave one (`GET /projects/:id/members/all/:user_id`, exact); otherwise, or when the
     /// id names nobody (or someone else) there, `GET /projects/:id/members/all?query=USERNAME`
     /// over every page, matching the username exactly (`query` is a fuzzy search).
-    pub(crate) async fn member_role(
+    pub async fn author_role_by_id(
         &self,
         issue: &IssueRef,
         username: &str,

@@ -1,12 +1,13 @@
 //! [`GitLabClient`]: GitLab REST v4. Self-managed instances under a path prefix are first-class:
 //! `https://host/gitlab` → `https://host/gitlab/api/v4/…`. One file per concern: `discussions`
-//! (thread, post, reply, edit, marker search), `issues` (issue, member role), `emoji`, `model`.
+//! (thread, post, reply, edit, marker search), `issues` (issue, member role), `write` (each
+//! [`crate::TrackerWrite`] to its method; award emoji), `changes` (the reconciler's poll), `model`.
 
 mod changes;
 mod discussions;
-mod emoji;
 mod issues;
 mod model;
+mod write;
 
 use std::time::Duration;
 
@@ -19,8 +20,8 @@ use crate::classify::{self, DEFAULT_RATE_LIMIT_WAIT, Failure};
 use crate::http::{Http, json};
 use crate::pacing::{PaceKey, WritePacing};
 use crate::{
-    AuthorRole, BotIdentity, CommentTarget, IssueRef, IssueTracker, NoteRef, PostedComment,
-    Reaction, ReactionTarget, Result, ThreadNote, TrackerError,
+    AuthorRole, BotIdentity, IssueRef, IssueTracker, PostedComment, Result, ThreadNote,
+    TrackerError, TrackerWrite, WriteAck,
 };
 
 /// GitLab's note body limit (characters).
@@ -89,7 +90,7 @@ impl GitLabClient {
     }
 
     /// Who the token belongs to (`GET /user`).
-    pub async fn identity(&self) -> Result<BotIdentity> {
+    pub async fn whoami(&self) -> Result<BotIdentity> {
         let user: model::User =
             json(self.call(Method::GET, "/user", None).await?, "GET /user").await?;
         Ok(BotIdentity {
@@ -159,33 +160,15 @@ impl IssueTracker for GitLabClient {
     }
 
     async fn get_issue(&self, issue: &IssueRef) -> Result<IssueSnapshot> {
-        self.fetch_issue(issue).await
+        GitLabClient::get_issue(self, issue).await
     }
 
     async fn list_thread(&self, issue: &IssueRef) -> Result<Vec<ThreadNote>> {
-        self.thread(issue).await
+        GitLabClient::list_thread(self, issue).await
     }
 
-    async fn post_comment(
-        &self,
-        issue: &IssueRef,
-        body: &str,
-        target: &CommentTarget,
-    ) -> Result<PostedComment> {
-        self.create_note(issue, body, target).await
-    }
-
-    async fn edit_comment(&self, issue: &IssueRef, note: &NoteRef, body: &str) -> Result<()> {
-        self.update_note(issue, note, body).await
-    }
-
-    async fn add_reaction(
-        &self,
-        issue: &IssueRef,
-        target: &ReactionTarget,
-        reaction: Reaction,
-    ) -> Result<()> {
-        self.award(issue, target, reaction).await
+    async fn write(&self, issue: &IssueRef, write: &TrackerWrite) -> Result<WriteAck> {
+        GitLabClient::write(self, issue, write).await
     }
 
     async fn find_marked_comment(
@@ -193,11 +176,11 @@ impl IssueTracker for GitLabClient {
         issue: &IssueRef,
         marker: &str,
     ) -> Result<Option<PostedComment>> {
-        self.marked_note(issue, marker).await
+        GitLabClient::find_marked_comment(self, issue, marker).await
     }
 
     async fn author_role(&self, issue: &IssueRef, username: &str) -> Result<AuthorRole> {
-        self.member_role(issue, username, None).await
+        GitLabClient::author_role(self, issue, username).await
     }
 
     async fn author_role_by_id(
@@ -206,7 +189,7 @@ impl IssueTracker for GitLabClient {
         username: &str,
         user_id: Option<i64>,
     ) -> Result<AuthorRole> {
-        self.member_role(issue, username, user_id).await
+        GitLabClient::author_role_by_id(self, issue, username, user_id).await
     }
 
     async fn clone_credential(&self, _issue: &IssueRef) -> Result<Option<SecretString>> {
@@ -214,7 +197,7 @@ impl IssueTracker for GitLabClient {
     }
 
     async fn whoami(&self) -> Result<BotIdentity> {
-        self.identity().await
+        GitLabClient::whoami(self).await
     }
 
     async fn changes_since(
@@ -222,7 +205,7 @@ impl IssueTracker for GitLabClient {
         project: &crate::ProjectRef,
         since: chrono::DateTime<chrono::Utc>,
     ) -> Result<crate::ProjectChanges> {
-        self.changes(project, since).await
+        GitLabClient::changes_since(self, project, since).await
     }
 }
 

@@ -3,8 +3,8 @@
 
 use relay_tracker::fake::FakeGitLab;
 use relay_tracker::{
-    CommentTarget, GitLabClient, IssueRef, IssueTracker, NoteRef, ProjectRef, Reaction,
-    ReactionTarget, http_client,
+    CommentTarget, GitLabClient, IssueRef, NoteRef, ProjectRef, Reaction, ReactionTarget,
+    http_client,
 };
 
 use crate::contract::{GitLabContract, assert_kept};

@@ -4,8 +4,8 @@ use std::time::Duration;
 
 use relay_tracker::fake::{Failure, FakeGitHub};
 use relay_tracker::{
-    AuthorRole, CommentTarget, GitHubClient, IssueRef, IssueTracker, NoteRef, Reaction,
-    ReactionTarget, TrackerError, http_client,
+    AuthorRole, CommentTarget, GitHubClient, IssueRef, NoteRef, Reaction, ReactionTarget,
+    TrackerError, http_client,
 };
 
 const REPO: &str = "octo-org/hello";

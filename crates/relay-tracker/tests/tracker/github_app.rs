@@ -4,9 +4,7 @@
 use std::time::Duration;
 
 use relay_tracker::fake::{FakeGitHub, TEST_APP_PUBLIC_KEY_PEM};
-use relay_tracker::{
-    CommentTarget, GitHubClient, IssueRef, IssueTracker, TrackerError, http_client,
-};
+use relay_tracker::{CommentTarget, GitHubClient, IssueRef, TrackerError, http_client};
 
 const REPO: &str = "octo-org/hello";
 const APP_ID: u64 = 4242;

@@ -5,8 +5,8 @@ use std::time::Duration;
 use relay_core::TokenAuth;
 use relay_tracker::fake::{Failure, FakeGitLab};
 use relay_tracker::{
-    AuthorRole, CommentTarget, GitLabClient, IssueRef, IssueTracker, NoteRef, Reaction,
-    ReactionTarget, TrackerError, http_client,
+    AuthorRole, CommentTarget, GitLabClient, IssueRef, NoteRef, Reaction, ReactionTarget,
+    TrackerError, http_client,
 };
 
 const PROJECT: i64 = 42;

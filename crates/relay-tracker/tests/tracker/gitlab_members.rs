@@ -2,7 +2,7 @@
 //! back to the fuzzy, paginated `members/all?query=` search read over every page.
 
 use relay_tracker::fake::FakeGitLab;
-use relay_tracker::{AuthorRole, GitLabClient, IssueRef, IssueTracker, http_client};
+use relay_tracker::{AuthorRole, GitLabClient, IssueRef, http_client};
 
 const PROJECT: i64 = 42;
 const PATH: &str = "group/project";

@@ -4,7 +4,7 @@
 
 use std::sync::{Arc, Mutex};
 
-use relay_tracker::{GitLabClient, IssueRef, IssueTracker, http_client};
+use relay_tracker::{GitLabClient, IssueRef, http_client};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpListener;
 

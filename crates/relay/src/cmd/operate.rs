@@ -9,6 +9,7 @@ use std::path::Path;
 
 use anyhow::Context as _;
 use relay_store::operator::{self, ActionOutcome, JobFilter};
+use relay_store::outbox::{self, FailedWrite, FailedWrites};
 
 /// Rows a list prints unless told otherwise.
 const DEFAULT_LIST_LIMIT: i64 = 50;
@@ -115,7 +116,7 @@ pub async fn writes(config: Option<&Path>, command: &WritesCommand) -> anyhow::R
     let result = async {
         match command {
             WritesCommand::List { limit } => {
-                let writes = operator::list_failed_writes(&pool, *limit)
+                let writes = outbox::failed_writes(&pool, FailedWrites::All, *limit)
                     .await
                     .context("failed to list tracker writes")?;
                 print!("{}", render_writes(&writes));
@@ -195,7 +196,7 @@ pub fn render_jobs(jobs: &[operator::FinishedJob]) -> String {
     out
 }
 
-pub fn render_writes(writes: &[operator::FailedWrite]) -> String {
+pub fn render_writes(writes: &[FailedWrite]) -> String {
     if writes.is_empty() {
         return "no tracker writes refused for good\n".to_owned();
     }

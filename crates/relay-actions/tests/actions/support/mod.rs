@@ -12,7 +12,7 @@ use relay_core::{IssueSnapshot, Provider};
 use relay_store::PgPool;
 use relay_tracker::{
     AuthorRole, CommentTarget, IssueRef, NoteRef, PostedComment, Reaction, ReactionTarget, Result,
-    ThreadNote, TrackerError,
+    ThreadNote, TrackerError, TrackerWrite, WriteAck,
 };
 
 /// A comment as the double's "tracker" stores it.
@@ -86,25 +86,9 @@ fn unsupported(what: &str) -> TrackerError {
     TrackerError::Protocol(format!("{what} is not supported by the test double"))
 }
 
-#[async_trait::async_trait]
-impl relay_tracker::IssueTracker for MemoryTracker {
-    fn provider(&self) -> Provider {
-        Provider::GitLab
-    }
-
-    fn bot_username(&self) -> &str {
-        "relay-bot"
-    }
-
-    async fn get_issue(&self, _issue: &IssueRef) -> Result<IssueSnapshot> {
-        Err(unsupported("get_issue"))
-    }
-
-    async fn list_thread(&self, _issue: &IssueRef) -> Result<Vec<ThreadNote>> {
-        Err(unsupported("list_thread"))
-    }
-
-    async fn post_comment(
+/// The writes, as a tracker's client has them.
+impl MemoryTracker {
+    fn post_comment(
         &self,
         issue: &IssueRef,
         body: &str,
@@ -136,7 +120,7 @@ impl relay_tracker::IssueTracker for MemoryTracker {
         })
     }
 
-    async fn edit_comment(&self, _issue: &IssueRef, note: &NoteRef, body: &str) -> Result<()> {
+    fn edit_comment(&self, _issue: &IssueRef, note: &NoteRef, body: &str) -> Result<()> {
         self.take_failure()?;
         self.edits
             .lock()
@@ -145,7 +129,7 @@ impl relay_tracker::IssueTracker for MemoryTracker {
         Ok(())
     }
 
-    async fn add_reaction(
+    fn add_reaction(
         &self,
         issue: &IssueRef,
         target: &ReactionTarget,
@@ -161,6 +145,41 @@ impl relay_tracker::IssueTracker for MemoryTracker {
             .unwrap()
             .push((issue.number, note, reaction));
         Ok(())
+    }
+}
+
+#[async_trait::async_trait]
+impl relay_tracker::IssueTracker for MemoryTracker {
+    fn provider(&self) -> Provider {
+        Provider::GitLab
+    }
+
+    fn bot_username(&self) -> &str {
+        "relay-bot"
+    }
+
+    async fn get_issue(&self, _issue: &IssueRef) -> Result<IssueSnapshot> {
+        Err(unsupported("get_issue"))
+    }
+
+    async fn list_thread(&self, _issue: &IssueRef) -> Result<Vec<ThreadNote>> {
+        Err(unsupported("list_thread"))
+    }
+
+    async fn write(&self, issue: &IssueRef, write: &TrackerWrite) -> Result<WriteAck> {
+        Ok(match write {
+            TrackerWrite::Comment { target, body } => {
+                WriteAck::Posted(self.post_comment(issue, body, target)?)
+            }
+            TrackerWrite::Edit { note, body } => {
+                self.edit_comment(issue, note, body)?;
+                WriteAck::Done
+            }
+            TrackerWrite::React { target, reaction } => {
+                self.add_reaction(issue, target, *reaction)?;
+                WriteAck::Done
+            }
+        })
     }
 
     async fn find_marked_comment(

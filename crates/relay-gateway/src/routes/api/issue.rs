@@ -35,7 +35,12 @@ pub async fn show(
         drop(conn);
         let spend = relay_store::browse::spend_by_role(&state.pool, id).await?;
         let jobs = relay_store::browse::jobs_of_issue(&state.pool, id).await?;
-        let failed_writes = relay_store::browse::failed_writes(&state.pool, id).await?;
+        let failed_writes = relay_store::outbox::failed_writes(
+            &state.pool,
+            relay_store::outbox::FailedWrites::OfIssue(id),
+            relay_store::browse::MAX_FAILED_WRITES_LISTED,
+        )
+        .await?;
         let budget =
             crate::projects::issue_budget(&state.pool, id, &issue.tracker, &issue.project_id)
                 .await?;

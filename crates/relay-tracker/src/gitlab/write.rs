@@ -1,14 +1,33 @@
-//! Award emoji on the issue or one of its notes. Awarding one that is already there succeeds:
-//! GitLab answers it with 404, 409 or 400 depending on the version, always saying "already".
+//! Writes: [`GitLabClient::write`] sends each kind of [`TrackerWrite`] to its method (notes and
+//! edits are in `discussions`), and award emoji on the issue or one of its notes, here. Awarding
+//! one that is already there succeeds: GitLab answers it with 404, 409 or 400 depending on the
+//! version, always saying "already".
 
 use reqwest::Method;
 use serde_json::json;
 
 use super::{GitLabClient, project};
-use crate::{IssueRef, Reaction, ReactionTarget, Result, TrackerError};
+use crate::{IssueRef, Reaction, ReactionTarget, Result, TrackerError, TrackerWrite, WriteAck};
 
 impl GitLabClient {
-    pub(crate) async fn award(
+    /// [`IssueTracker::write`](crate::IssueTracker::write): each kind of write to its method.
+    pub async fn write(&self, issue: &IssueRef, write: &TrackerWrite) -> Result<WriteAck> {
+        Ok(match write {
+            TrackerWrite::Comment { target, body } => {
+                WriteAck::Posted(self.post_comment(issue, body, target).await?)
+            }
+            TrackerWrite::Edit { note, body } => {
+                self.edit_comment(issue, note, body).await?;
+                WriteAck::Done
+            }
+            TrackerWrite::React { target, reaction } => {
+                self.add_reaction(issue, target, *reaction).await?;
+                WriteAck::Done
+            }
+        })
+    }
+
+    pub async fn add_reaction(
         &self,
         issue: &IssueRef,
         target: &ReactionTarget,
