@@ -24,9 +24,9 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use rustc_hash::FxHashMap as HashMap;
 
+use super::facts::{GExpr, GoFile, go, importers};
 use super::tables::{GoIndex, Implementation, Member, PackageHome, Target, TypeInfo, TypeR};
-use super::{GExpr, GoFile};
-use crate::index::facts::{FileFacts, LangFacts};
+use crate::index::facts::FileFacts;
 
 /// Names whose lookups may give other results after a patch.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -294,13 +294,6 @@ pub(crate) fn update_flow(index: &mut GoIndex, facts: &BTreeMap<String, FileFact
     changed
 }
 
-pub(crate) fn go(facts: &FileFacts) -> Option<&GoFile> {
-    match &facts.lang {
-        LangFacts::Go(g) => Some(g),
-        LangFacts::Python(_) => None,
-    }
-}
-
 /// Every qname a file declares (types, their fields and interface methods, functions,
 /// methods, consts and vars).
 fn declared_keys(go_file: &GoFile, out: &mut BTreeSet<String>) {
@@ -414,7 +407,7 @@ fn var_types_kept(
     let Names::Some(set) = names else {
         return false;
     };
-    for rel in super::dependents::importers(facts, packages) {
+    for rel in importers(facts, packages) {
         let Some(g) = facts.get(&rel).and_then(go) else {
             continue;
         };
