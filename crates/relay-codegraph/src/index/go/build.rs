@@ -12,6 +12,19 @@ use super::tables::{
 };
 use crate::index::facts::FileFacts;
 
+/// Rounds of var type inference over all files (a var initialized from another var declared
+/// later in path order needs the second).
+const VAR_INFERENCE_ROUNDS: usize = 2;
+
+/// Whether [`GoIndex::add_files`] infers the types of package-level vars.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum VarTypes {
+    /// From their initializers (a full build).
+    Infer,
+    /// Left to the caller, who restores them (a patch).
+    Restored,
+}
+
 /// The Go files among `files`, with their facts.
 fn go_files<'a>(files: &[&'a FileFacts]) -> Vec<(&'a FileFacts, &'a GoFile)> {
     files
@@ -28,17 +41,18 @@ impl GoIndex {
     pub(crate) fn build(files: &[&FileFacts]) -> GoIndex {
         let gos = go_files(files);
         let mut index = GoIndex::default();
-        index.add_files(&gos, true);
+        index.add_files(&gos, VarTypes::Infer);
         compute_implements(&mut index);
         index.flow = compute_flow(&index, &gos);
         index
     }
 
     /// Adds the entries of `gos` (sorted by path) to the tables: everything but `implements`
-    /// and `impls`. The incremental update adds whole packages this way after removing their
-    /// old entries; it passes `infer_vars: false` and restores the vars' types itself (they
-    /// are inferred in one pass over all files, in path order).
-    pub(crate) fn add_files(&mut self, files: &[(&FileFacts, &GoFile)], infer_vars: bool) {
+    /// and `impls`: declare (package names and homes, owners, members, types), then infer
+    /// the vars' types. The incremental update adds whole packages this way after removing
+    /// their old entries; it passes [`VarTypes::Restored`] and restores the vars' types itself
+    /// (they are inferred in one pass over all files, in path order).
+    pub(crate) fn add_files(&mut self, files: &[(&FileFacts, &GoFile)], vars: VarTypes) {
         let files = files.to_vec();
         let index = self;
         // Package names and homes.
@@ -211,10 +225,16 @@ impl GoIndex {
                 }
             }
         }
-        // Types of package-level vars from their initializers (two rounds for chains).
-        let rounds = if infer_vars { 2 } else { 0 };
-        for _ in 0..rounds {
-            for ((_, go_file), ctx) in files.iter().zip(&ctxs) {
+        if vars == VarTypes::Infer {
+            index.infer_var_types(&files, &ctxs);
+        }
+    }
+
+    /// Infers the types of package-level vars declared without one from their initializers.
+    fn infer_var_types(&mut self, files: &[(&FileFacts, &GoFile)], ctxs: &[FileCtx]) {
+        let index = self;
+        for _ in 0..VAR_INFERENCE_ROUNDS {
+            for ((_, go_file), ctx) in files.iter().zip(ctxs) {
                 for value in &go_file.values {
                     let decl_qname = format!("{}.{}", go_file.pkg_path, value.name);
                     if index.var_types.contains_key(&decl_qname) {

@@ -24,6 +24,7 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use rustc_hash::FxHashMap as HashMap;
 
+use super::build::VarTypes;
 use super::facts::{GExpr, GoFile, go, importers};
 use super::tables::{GoIndex, Implementation, Member, PackageHome, Target, TypeInfo, TypeR};
 use crate::index::facts::FileFacts;
@@ -196,7 +197,7 @@ pub(crate) fn patch(
         }
     }
 
-    index.add_files(&new_files, false);
+    index.add_files(&new_files, VarTypes::Restored);
     // The var declarations are the same; their types change only if an initializer mentions a
     // changed name (checked below), so the previous ones are restored.
     for (key, ty) in old_vars {
