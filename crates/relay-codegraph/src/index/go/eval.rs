@@ -1,8 +1,10 @@
 //! Go expression evaluation: what each expression of a body denotes (a package, a type, a
 //! value of some type, a function) against the [`GoIndex`] tables.
 
-use super::tables::{BUILTIN_FUNCS, BUILTIN_TYPES, FileCtx, Found, GoIndex, Member, TypeR};
-use super::{GBind, GExpr, GoBody, GoFile};
+use super::facts::{GBind, GExpr, GoBody, GoFile, GoValueDecl};
+use super::tables::{
+    BUILTIN_FUNCS, BUILTIN_TYPES, ERROR_DISPATCH, FileCtx, Found, GoIndex, Member, TypeR,
+};
 
 /// Nesting depth of one expression's evaluation (calls in arguments in selectors …). Bounds the
 /// recursion on generated or adversarial code so the indexer's stack cannot overflow; deeper
@@ -12,7 +14,7 @@ const MAX_EXPRESSION_DEPTH: u32 = 24;
 impl GoIndex {
     /// The type of package-level var `v` of `g` inferred from its initializer against the
     /// current tables (`Unknown` if it has none).
-    pub(crate) fn infer_var_type(&self, go_file: &GoFile, value: &super::GoValueDecl) -> TypeR {
+    pub(crate) fn infer_var_type(&self, go_file: &GoFile, value: &GoValueDecl) -> TypeR {
         let Some((body, expr, idx)) = value.init else {
             return TypeR::Unknown;
         };
@@ -70,9 +72,6 @@ impl GoIndex {
         false
     }
 }
-
-/// The [`GoIndex::impls`] key of a call of `Error` on a value of the predeclared `error`.
-pub(super) const ERROR_DISPATCH: &str = "error.Error";
 
 /// Whether `t` is the predeclared `error`.
 fn is_error(t: &TypeR) -> bool {

@@ -12,51 +12,16 @@
 //! one here calls) holds nothing, as in VTA: its calls get no dynamic edges. The sets are
 //! bounded ([`MAX_VALUES`]) and the propagation terminates (sets only grow).
 
-use std::collections::BTreeMap;
-
 use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
 
 use super::eval::{Eval, Val, VarUses};
-use super::tables::{FileCtx, Found, GoIndex, Member, TypeR};
-use super::{GBind, GExpr, GRefKind, GSink, GoFile, GoTypeKind};
+use super::facts::{GBind, GExpr, GRefKind, GSink, GoBody, GoFile, GoTypeKind};
+use super::tables::{FileCtx, Found, GoFlow, GoIndex, Member, SiteValues, TypeR};
 use crate::index::facts::FileFacts;
 
 /// Values one node can hold before it counts as unknown (a receiver reached by more concrete
 /// types than this is as good as its static type's implementations).
 const MAX_VALUES: usize = 256;
-
-/// What a dynamic call site can reach: the concrete types (interface call) or functions
-/// (function-value call) that flow to its receiver or callee; `None` when unknown.
-pub(crate) type SiteValues = Option<Vec<String>>;
-
-/// The solved flow: per file, per `(body, call expression)`, what flows to the call's
-/// receiver (or called value).
-#[derive(Debug, Default, Clone, PartialEq, Eq)]
-pub(crate) struct GoFlow {
-    pub sites: HashMap<String, BTreeMap<(u32, u32), SiteValues>>,
-}
-
-impl GoFlow {
-    pub(crate) fn site(&self, file: &str, body: u32, call: u32) -> Option<&SiteValues> {
-        self.sites.get(file)?.get(&(body, call))
-    }
-
-    /// Files whose sites differ between `self` and `new`.
-    pub(crate) fn changed_files(&self, new: &GoFlow) -> Vec<String> {
-        let mut out: Vec<String> = Vec::new();
-        for (file, sites) in &self.sites {
-            if new.sites.get(file) != Some(sites) {
-                out.push(file.clone());
-            }
-        }
-        for file in new.sites.keys() {
-            if !self.sites.contains_key(file) {
-                out.push(file.clone());
-            }
-        }
-        out
-    }
-}
 
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 enum Key {
@@ -315,7 +280,7 @@ pub(crate) fn compute_flow(index: &GoIndex, files: &[(&FileFacts, &GoFile)]) -> 
 struct Walker<'a, 'g> {
     index: &'a GoIndex,
     ctx: &'a FileCtx,
-    body: &'a super::GoBody,
+    body: &'a GoBody,
     eval: Eval<'a>,
     file: u32,
     body_id: u32,
@@ -326,7 +291,7 @@ impl<'a, 'g> Walker<'a, 'g> {
     fn new(
         index: &'a GoIndex,
         ctx: &'a FileCtx,
-        body: &'a super::GoBody,
+        body: &'a GoBody,
         file: u32,
         body_id: u32,
         graph: &'g mut Graph,

@@ -46,7 +46,7 @@ impl Frontend for GoFrontend {
             .rsplit('/')
             .next()
             .and_then(|name| name.strip_suffix(".go"));
-        LangFacts::Go(super::extract(
+        LangFacts::Go(super::facts::extract(
             source.root,
             source.src,
             pkg_path.as_deref(),

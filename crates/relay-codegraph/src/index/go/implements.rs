@@ -3,9 +3,10 @@
 
 use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
 
-use super::GoTypeKind;
-use super::eval::ERROR_DISPATCH;
-use super::tables::{GoIndex, Implementation, MethodInfo, SignatureKeys, Target, TypeR};
+use super::facts::GoTypeKind;
+use super::tables::{
+    ERROR_DISPATCH, GoIndex, Implementation, MethodInfo, SignatureKeys, Target, TypeR,
+};
 use crate::model::Confidence;
 
 /// Levels of embedded fields whose methods a concrete type's method set takes in (the same

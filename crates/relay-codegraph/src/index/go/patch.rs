@@ -24,9 +24,10 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use rustc_hash::FxHashMap as HashMap;
 
+use super::build::VarTypes;
+use super::facts::{GExpr, GoFile, go, importers};
 use super::tables::{GoIndex, Implementation, Member, PackageHome, Target, TypeInfo, TypeR};
-use super::{GExpr, GoFile};
-use crate::index::facts::{FileFacts, LangFacts};
+use crate::index::facts::FileFacts;
 
 /// Names whose lookups may give other results after a patch.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -196,7 +197,7 @@ pub(crate) fn patch(
         }
     }
 
-    index.add_files(&new_files, false);
+    index.add_files(&new_files, VarTypes::Restored);
     // The var declarations are the same; their types change only if an initializer mentions a
     // changed name (checked below), so the previous ones are restored.
     for (key, ty) in old_vars {
@@ -292,13 +293,6 @@ pub(crate) fn update_flow(index: &mut GoIndex, facts: &BTreeMap<String, FileFact
     let changed = index.flow.changed_files(&new);
     index.flow = new;
     changed
-}
-
-pub(crate) fn go(facts: &FileFacts) -> Option<&GoFile> {
-    match &facts.lang {
-        LangFacts::Go(g) => Some(g),
-        LangFacts::Python(_) => None,
-    }
 }
 
 /// Every qname a file declares (types, their fields and interface methods, functions,
@@ -414,7 +408,7 @@ fn var_types_kept(
     let Names::Some(set) = names else {
         return false;
     };
-    for rel in super::dependents::importers(facts, packages) {
+    for rel in importers(facts, packages) {
         let Some(g) = facts.get(&rel).and_then(go) else {
             continue;
         };

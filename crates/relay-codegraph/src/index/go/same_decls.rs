@@ -9,7 +9,8 @@
 
 use std::collections::HashSet;
 
-use super::{GoFile, GoIndex, GoTypeDecl, GoValueDecl};
+use super::GoIndex;
+use super::facts::{GoFile, GoTypeDecl, GoValueDecl};
 
 /// Whether `a` and `b` contribute the same entries to [`GoIndex::build`] up to line numbers.
 ///

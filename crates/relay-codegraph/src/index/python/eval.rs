@@ -7,13 +7,12 @@ mod order;
 use rustc_hash::FxHashMap as HashMap;
 
 use super::builtins::BUILTINS;
-use super::flow::{PyFlow, ReadSet, digest, digest_stored};
-use super::tables::PyIndex;
+use super::tables::{
+    FilesRead, PyFlow, PyIndex, ReadSet, SUBCLASS_RECEIVERS, Val, Vals, digest, digest_stored,
+    join, one, unknown,
+};
 use super::{PArg, PBind, PExpr, ParamKind, PyFile, ScopeKind};
 
-/// At most this many values are tracked for one expression; a larger set becomes unknown
-/// (precision first: a call through it produces an unresolved edge, not a guess).
-pub(crate) const MAX_VALUES: usize = 12;
 /// A container literal with more items than this is opaque to a lookup of any item (big
 /// data tables: evaluating every entry for each lookup would cost more than it can find).
 const MAX_LITERAL_ITEMS: usize = 64;
@@ -26,93 +25,10 @@ const MAX_SELF_SUBCLASSES: usize = 4;
 /// Evaluation depth limit (nested lookups through bindings, attributes and calls).
 const MAX_DEPTH: u32 = 16;
 
-/// What an expression denotes.
-#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub(crate) enum Val {
-    Module(String),
-    /// A class (`true`: inferred, not declared).
-    Class(String, bool),
-    Instance(String, bool),
-    Func(String, bool),
-    /// A method bound to an instance (or a classmethod to its class): its first parameter is
-    /// taken.
-    Bound(String, bool),
-    Super(String),
-    Builtin(String),
-    /// A name of a module that is not in the repository (`requests.get`).
-    External(String),
-    /// A container literal or comprehension: (file, expression).
-    Container(u32, u32),
-    /// The `*args` tuple / `**kwargs` dict of a function.
-    Args(String),
-    Kwargs(String),
-    /// The generator a generator function returns.
-    Gen(String),
-    /// `d.values()` of a container: iterating yields its items.
-    Values(Box<Val>),
-    /// `d.items()` of a container: iterating yields [`Val::Entry`] pairs.
-    Entries(Box<Val>),
-    /// A `(key, value)` pair of a container: item 1 is any of its items.
-    Entry(Box<Val>),
-    /// `xs[start:end]` of a sequence (`end` `None`: to the end), also what a starred target
-    /// binds (`first, *rest = xs` binds `rest` to `xs[1:]`).
-    Slice(Box<Val>, i64, Option<i64>),
-    /// An instance of a class outside the repository (`requests.Session()`): a capitalised
-    /// external name called.
-    ExternalInstance(String),
-    /// An attribute of an external class reached through an instance or a subclass
-    /// (`self.start()` in a `threading.Thread` subclass): calling it calls the external name;
-    /// nothing is known of its own attributes or result.
-    ExternalMethod(String),
-    /// In a parameter's entry of the flow table: a call left the argument out (its default
-    /// applies). Never the value of an expression.
-    Omitted,
-    Unknown,
-}
-
 pub(crate) use containers::{LiteralEntry, is_mapping, literal_entries};
-
-/// The files an evaluation read (indexes into [`PyIndex`]'s files).
-pub(crate) type FilesRead = rustc_hash::FxHashSet<u32>;
-
-/// A sorted, deduplicated set of values.
-pub(crate) type Vals = Vec<Val>;
 
 /// The items of one container literal by constant key (`None`: any), as looked up so far.
 type ItemsByKey = Vec<(Option<String>, Vals)>;
-
-impl Val {
-    pub(crate) fn inferred(self) -> Val {
-        match self {
-            Val::Class(c, _) => Val::Class(c, true),
-            Val::Instance(c, _) => Val::Instance(c, true),
-            Val::Func(f, _) => Val::Func(f, true),
-            Val::Bound(f, _) => Val::Bound(f, true),
-            other => other,
-        }
-    }
-}
-
-/// Adds `more` to `into` (bounded by [`MAX_VALUES`]).
-pub(crate) fn join(into: &mut Vals, more: Vals) {
-    if more.is_empty() {
-        return;
-    }
-    into.extend(more);
-    into.sort();
-    into.dedup();
-    if into.len() > MAX_VALUES {
-        *into = vec![Val::Unknown];
-    }
-}
-
-fn one(v: Val) -> Vals {
-    vec![v]
-}
-
-fn unknown() -> Vals {
-    vec![Val::Unknown]
-}
 
 /// Evaluates expressions across modules.
 pub(crate) struct Eval<'i, 'a> {
@@ -850,7 +766,7 @@ impl<'i, 'a> Eval<'i, 'a> {
                 // instances of subclasses its methods are called on (their MRO answers
                 // `self.x`: an override, an attribute a subclass sets).
                 let mut v = one(Val::Instance(c.clone(), false));
-                let subclasses = self.read_param(c, super::flow::SUBCLASS_RECEIVERS);
+                let subclasses = self.read_param(c, SUBCLASS_RECEIVERS);
                 // Past a few subclasses (a widely extended base class), each attribute of
                 // `self` would be looked up in every one: the class alone, as declared.
                 if subclasses.len() <= MAX_SELF_SUBCLASSES && !subclasses.contains(&Val::Unknown) {

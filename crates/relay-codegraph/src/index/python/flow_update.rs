@@ -21,10 +21,10 @@ use std::sync::Arc;
 
 use rustc_hash::FxHashSet as HashSet;
 
-use super::flow::{
-    FlowKey, FlowRecord, FlowState, MAX_FLOW_ROUNDS, PyFlow, ReadSet, evaluate, intersects,
+use super::flow::evaluate;
+use super::tables::{
+    FlowKey, FlowRecord, FlowState, MAX_FLOW_ROUNDS, PyFlow, PyIndex, PyTables, ReadSet, intersects,
 };
-use super::tables::{PyIndex, PyTables};
 
 /// At most this many entries are recomputed one by one in a round (each against every
 /// module's contribution); more take the semi-naive step of the full computation.

@@ -1,24 +1,29 @@
-//! Python extraction: one module into [`PyFile`] facts (definitions, scopes, references).
+//! Python: one module into [`PyFile`] facts (definitions, scopes, references), the tables built
+//! from all of them, and what each file emits.
+//!
+//! The modules read one way, each importing only those before it: the facts (this module's
+//! types and [`body`], which builds them) → [`tables`] (modules, classes, functions, MRO, the
+//! value-flow table and the values it holds: data and lookups only) → [`eval`] (what an
+//! expression denotes) → [`flow`] (the fixpoint that fills the flow table) and
+//! [`flow_update`] (its replay on an update) → [`build`] (declare, MRO, flow: the tables from
+//! all files) → [`resolve`] (the edges and symbols one file emits).
 
 pub(crate) mod body;
+mod build;
 mod builtins;
 pub(crate) mod changed_names;
-mod edges;
 mod eval;
 mod flow;
 pub(crate) mod flow_update;
 mod frontend;
+mod resolve;
 pub(crate) mod same_exports;
-mod symbols;
 mod tables;
 
-pub(crate) use edges::resolve_file;
-pub(crate) use eval::FilesRead;
-pub(crate) use flow::{FlowKey, FlowState, PyFlow, ReadSet};
 pub(crate) use flow_update::FlowUpdate;
 pub(crate) use frontend::PythonFrontend;
-pub(crate) use symbols::file_symbols;
-pub(crate) use tables::{PyIndex, PyTables};
+pub(crate) use resolve::{file_symbols, resolve_file};
+pub(crate) use tables::{FilesRead, FlowKey, FlowState, PyFlow, PyIndex, PyTables, ReadSet};
 
 use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
 

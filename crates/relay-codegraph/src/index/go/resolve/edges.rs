@@ -1,10 +1,10 @@
 //! Go edge emission: each body's references resolved into [`Edge`]s, and the `implements`
 //! edges of the types a file declares.
 
-use super::eval::{Eval, Val, VarUses};
-use super::tables::{BUILTIN_TYPES, GoIndex, TypeR};
-use super::{GExpr, GRefKind, GType, GoFile};
 use crate::index::facts::FileFacts;
+use crate::index::go::eval::{Eval, Val, VarUses};
+use crate::index::go::facts::{GExpr, GRefKind, GType, GoFile};
+use crate::index::go::tables::{BUILTIN_TYPES, GoIndex, TypeR};
 use crate::model::{Confidence, Edge, EdgeKind};
 
 /// Resolves the references of one Go file into edges.

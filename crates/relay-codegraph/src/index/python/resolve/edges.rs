@@ -1,11 +1,9 @@
 //! Edge emission: each module's imports and references resolved into [`Edge`]s.
 
-use super::PArg;
-use super::eval::{Eval, FilesRead, Val, Vals};
-use super::flow::ReadSet;
-use super::tables::PyIndex;
-use super::{PExpr, PRefKind, PyFile};
 use crate::index::facts::FileFacts;
+use crate::index::python::eval::Eval;
+use crate::index::python::tables::{FilesRead, PyIndex, ReadSet, Val, Vals};
+use crate::index::python::{PArg, PExpr, PRefKind, PyFile};
 use crate::model::{Confidence, Edge, EdgeKind};
 
 fn conf(inferred: bool) -> Confidence {

@@ -1,9 +1,9 @@
 //! Go symbol emission: the packages, types, fields, methods, functions, vars and consts one file
 //! declares (first declaration of a qname wins across files).
 
-use super::tables::GoIndex;
-use super::{GoFile, GoTypeKind};
 use crate::index::facts::FileFacts;
+use crate::index::go::facts::{GoFile, GoTypeKind};
+use crate::index::go::tables::GoIndex;
 use crate::model::{Language, Symbol, SymbolKind};
 
 /// Symbols declared in one Go file (first declaration of a qname wins across files).

@@ -2,9 +2,9 @@
 
 use rustc_hash::FxHashSet as HashSet;
 
-use super::tables::PyIndex;
-use super::{DefKind, PyFile};
 use crate::index::facts::FileFacts;
+use crate::index::python::tables::PyIndex;
+use crate::index::python::{DefKind, PyFile};
 use crate::model::{Language, Symbol, SymbolKind};
 
 /// Symbols defined in one module.
