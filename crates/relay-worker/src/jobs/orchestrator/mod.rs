@@ -58,8 +58,7 @@ use serde_json::{Value, json};
 
 use self::admit::Roles;
 use self::checkout::{Head, Repos};
-use self::commands::CommandEnv;
-use self::cycle::CycleEnd;
+use self::cycle::{CycleEnd, stopped};
 use self::gates::{Limits, Moment};
 use self::job::{Job, Step};
 use self::prepare::Setup;
@@ -117,28 +116,12 @@ impl Orchestrator {
         run: &JobRun,
         job: &mut Job,
     ) -> Step<Value> {
-        let roles = Roles {
-            cache: &self.roles,
-            policy: &self.agent.engage_roles,
-        };
-        let from = Repos {
-            repos,
-            specs,
-            agent: &self.agent,
-        };
+        let (roles, from, prices) = (self.roles(), self.repos(repos, specs), &self.prices);
         start::start(pool, run, job).await?;
         admit::engage(roles, pool, run, job).await?;
         let mut checkout = checkout::checkout(from, pool, run, job, Head::Current).await?;
-        let config = &checkout.config.effective;
-        admit::narrow(pool, run, job, config).await?;
-        let prices = &self.prices;
-        let commands = CommandEnv {
-            pool,
-            run,
-            repos: from,
-            prices,
-        };
-        commands::answer(&commands, job, &mut checkout).await?;
+        admit::narrow(pool, run, job, &checkout.config.effective).await?;
+        commands::answer(pool, run, from, prices, job, &mut checkout).await?;
         let limits = Limits::of(&checkout, &self.agent, prices);
         gates::check(pool, run, job, &limits, Moment::BeforeFirstCycle).await?;
         let env = prepare::prepare(self.setup(), pool, repos, run, job, &checkout).await?;
@@ -156,21 +139,13 @@ impl Orchestrator {
                     break;
                 }
             }
-            let n = i32::try_from(n).unwrap_or(i32::MAX);
-            let ended = match cycle::run(&env, job, n).await {
-                Ok(ended) => ended,
-                Err(error) => return Err(pre_cycle::fail(pool, run, job, error).await.into()),
-            };
-            match ended {
-                CycleEnd::NothingPending => break,
-                CycleEnd::Applied { .. } => cycles += 1,
-                CycleEnd::Stopped {
+            match cycle::run(&env, job, n).await {
+                Ok(CycleEnd::NothingPending) => break,
+                Ok(CycleEnd::Applied { .. }) => cycles += 1,
+                Ok(CycleEnd::Stopped {
                     outcome, through, ..
-                } => {
-                    return Ok(
-                        cycle::stopped::end_job(pool, run, &outcome, through, n, cycles).await?,
-                    );
-                }
+                }) => return Ok(stopped::end_job(pool, run, &outcome, through, n, cycles).await?),
+                Err(error) => return Err(pre_cycle::fail(pool, run, job, error).await.into()),
             }
             // The commands this job answered were shown with the first cycle's events.
             job.answered.clear();
@@ -179,6 +154,23 @@ impl Orchestrator {
         // for their commands) get the next job.
         let follow_up = after_job::follow_up(pool, run, &job.pending).await?;
         Ok(json!({ "cycles": cycles, "follow_up_job": follow_up }))
+    }
+
+    /// Who decides whether an author may engage.
+    fn roles(&self) -> Roles<'_> {
+        Roles {
+            cache: &self.roles,
+            policy: &self.agent.engage_roles,
+        }
+    }
+
+    /// Where the job's checkouts come from.
+    fn repos<'a>(&'a self, repos: &'a RepoManager, specs: &'a RepoSpecs) -> Repos<'a> {
+        Repos {
+            repos,
+            specs,
+            agent: &self.agent,
+        }
     }
 
     /// The settings the cycles are built from.

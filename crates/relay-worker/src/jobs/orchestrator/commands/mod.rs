@@ -34,19 +34,31 @@ use crate::handler::JobError;
 /// Where the commands run: the job's run and database, what a `refresh` checks out, and the
 /// prices a `status` or `budget` answer counts the spend in.
 #[derive(Clone, Copy)]
-pub struct CommandEnv<'a> {
-    pub pool: &'a PgPool,
-    pub run: &'a JobRun,
-    pub repos: Repos<'a>,
-    pub prices: &'a Prices,
+struct CommandEnv<'a> {
+    pool: &'a PgPool,
+    run: &'a JobRun,
+    repos: Repos<'a>,
+    prices: &'a Prices,
 }
 
 /// Answers the admitted authors' pending commands (each answer queued: it goes out with the
 /// first cycle's drain, or the job's last), then decides whether anything is left to plan; ends
 /// the job, its events consumed, when nothing is. `checkout` is replaced by the remote head's
 /// when a `refresh` was asked.
-pub async fn answer(env: &CommandEnv<'_>, job: &mut Job, checkout: &mut Checkout) -> Step {
-    let (pool, run) = (env.pool, env.run);
+pub async fn answer(
+    pool: &PgPool,
+    run: &JobRun,
+    repos: Repos<'_>,
+    prices: &Prices,
+    job: &mut Job,
+    checkout: &mut Checkout,
+) -> Step {
+    let env = &CommandEnv {
+        pool,
+        run,
+        repos,
+        prices,
+    };
     let mut answered = Vec::new();
     // Events that go on to the planner besides ordinary mentions: a refresh, a raise.
     let mut to_plan = 0usize;

@@ -8,11 +8,11 @@
 //!    [`stopped`]: one status comment queued, the events left pending;
 //! 4. [`after`]: the cycle's one drain, and what is pending read again for the next cycle.
 //!
-//! Every cycle runs with the job's [`CycleEnv`] ([`env`]); what changes between cycles lives in
+//! Every cycle runs with the job's [`CycleEnv`] ([`mod@env`]); what changes between cycles lives in
 //! the job. A go-ahead left pending by an earlier job is retried before the first cycle, as a
 //! cycle of its own ([`retry_spec`]).
 //!
-//! Layout: [`env`], [`load`], [`plan`], [`apply`], [`stopped`], [`spec`], [`after`].
+//! Layout: [`mod@env`], [`load`], [`plan`], [`apply`], [`stopped`], [`spec`], [`after`].
 
 pub mod after;
 pub mod apply;
@@ -69,7 +69,8 @@ impl CycleEnd {
 }
 
 /// Runs cycle `n` of the job, traced as the `cycle` stage.
-pub async fn run(env: &CycleEnv, job: &mut Job, n: i32) -> anyhow::Result<CycleEnd> {
+pub async fn run(env: &CycleEnv, job: &mut Job, n: u32) -> anyhow::Result<CycleEnd> {
+    let n = i32::try_from(n).unwrap_or(i32::MAX);
     let tracer = env.run.tracer.for_agent("orchestrator");
     tracer.event(
         TraceKind::Stage,

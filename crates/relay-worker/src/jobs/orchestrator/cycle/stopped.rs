@@ -57,7 +57,7 @@ pub async fn end_job(
     run: &JobRun,
     outcome: &PlanOutcome,
     through: i64,
-    cycle: i32,
+    cycle: u32,
     cycles: u32,
 ) -> Result<Value, JobError> {
     let reason = match &outcome.result {
