@@ -23,21 +23,21 @@ use relay_tracker::{IssueRef, IssueTracker, TrackerError};
 use serde_json::json;
 
 use super::admission::Admission;
-use super::job::{Attempt, Job, JobEnd, JobRun, Step};
+use super::job::{Attempt, Job, JobEnd, JobRun, JobStep};
 use super::role_cache::{RoleCache, RoleKey};
 use crate::handler::JobError;
 
 /// Who decides whether an author may engage: the server's `[agent.engage_roles]`, with the
 /// roles looked up recently.
 #[derive(Clone, Copy)]
-pub struct Roles<'a> {
+pub struct RoleLookup<'a> {
     pub cache: &'a RoleCache,
     pub policy: &'a EngageRoles,
 }
 
 /// Admits the pending events' authors by the server's roles; ends the job (the events consumed
 /// as ignored) when nobody pending may engage.
-pub async fn engage(roles: Roles<'_>, pool: &PgPool, run: &JobRun, job: &mut Job) -> Step {
+pub async fn engage(roles: RoleLookup<'_>, pool: &PgPool, run: &JobRun, job: &mut Job) -> JobStep {
     let events = &job.pending.events;
     let admission = admission_of(roles, run, job, events).await?;
     let plan = events.is_empty() || admission.any_admitted(events);
@@ -51,7 +51,12 @@ pub async fn engage(roles: Roles<'_>, pool: &PgPool, run: &JobRun, job: &mut Job
 /// Narrows the admission by the repository's configuration at the checkout: its `engage` roles,
 /// and its trigger labels (an event engaged only by a label the repository does not keep is
 /// context only). Nobody left: the events are consumed as ignored.
-pub async fn narrow(pool: &PgPool, run: &JobRun, job: &mut Job, config: &EffectiveConfig) -> Step {
+pub async fn narrow(
+    pool: &PgPool,
+    run: &JobRun,
+    job: &mut Job,
+    config: &EffectiveConfig,
+) -> JobStep {
     let private = engage_visibility(&job.issue) == Visibility::Private;
     job.admission = std::mem::take(&mut job.admission).narrowed(config.engage_roles(private));
     let label_triggers = job.issue.labels.iter().any(|l| config.triggers_on(l));
@@ -69,7 +74,7 @@ pub async fn narrow(pool: &PgPool, run: &JobRun, job: &mut Job, config: &Effecti
 /// Admits the authors of what is pending now (events that arrived during the job) like the
 /// first: the server's roles narrowed by the repository's.
 pub async fn readmit(
-    roles: Roles<'_>,
+    roles: RoleLookup<'_>,
     run: &JobRun,
     job: &mut Job,
     config: &EffectiveConfig,
@@ -82,7 +87,7 @@ pub async fn readmit(
 }
 
 async fn admission_of(
-    roles: Roles<'_>,
+    roles: RoleLookup<'_>,
     run: &JobRun,
     job: &Job,
     events: &[IssueEventRow],
@@ -94,7 +99,7 @@ async fn admission_of(
 
 /// Decides, per author of `events`, whether their events may make Relay act.
 pub async fn admit(
-    roles: Roles<'_>,
+    roles: RoleLookup<'_>,
     tracker: &Arc<dyn IssueTracker>,
     issue: &IssueRow,
     issue_ref: &IssueRef,
@@ -212,7 +217,7 @@ const TRIGGER_LABEL: &str = "trigger_label";
 
 /// Consumes the pending events as ignored (nobody who may make Relay act), with the reasons, and
 /// ends the job — unless a go-ahead left pending by an earlier job is still to be retried.
-async fn ignore_all(pool: &PgPool, run: &JobRun, job: &Job, why: &str) -> Step {
+async fn ignore_all(pool: &PgPool, run: &JobRun, job: &Job, why: &str) -> JobStep {
     let reasons = job.admission.ignored.clone();
     let last = job.pending.last_event().unwrap_or(0);
     let mut conn = pool.acquire().await.context("no database connection")?;

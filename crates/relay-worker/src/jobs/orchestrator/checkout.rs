@@ -21,7 +21,7 @@ use crate::jobs::repo_config::LoadedConfig;
 
 /// The snapshot a job explores and the repository's configuration at its commit; the snapshot is
 /// leased until the checkout is dropped (the job's end).
-pub struct Checkout {
+pub struct CheckedOut {
     pub spec: RepoSpec,
     pub snapshot: SnapshotGuard,
     pub config: LoadedConfig,
@@ -54,7 +54,7 @@ pub async fn checkout(
     run: &JobRun,
     job: &Job,
     head: Head,
-) -> Result<Checkout, JobError> {
+) -> Result<CheckedOut, JobError> {
     let issue = &job.issue;
     let spec = from
         .specs
@@ -88,7 +88,7 @@ pub async fn checkout(
         &config,
     )
     .await;
-    Ok(Checkout {
+    Ok(CheckedOut {
         spec,
         snapshot,
         config,

@@ -4,7 +4,7 @@
 //! - [`Job`]: the issue and its tracker, and what the stages change on the way — what is
 //!   pending, who is admitted, the commands answered, thorough mode's traversal state. What
 //!   stays the same for every cycle is the cycles' `CycleEnv`.
-//! - [`JobEnd`] and [`Step`]: a stage either goes on or ends the job (done with its result, or
+//! - [`JobEnd`] and [`JobStep`]: a stage either goes on or ends the job (done with its result, or
 //!   failed), so the job reads top to bottom with `?`.
 
 use std::sync::Arc;
@@ -151,7 +151,7 @@ pub enum JobEnd {
 }
 
 /// What a stage returns: go on with `T`, or the job ends here.
-pub type Step<T = ()> = Result<T, JobEnd>;
+pub type JobStep<T = ()> = Result<T, JobEnd>;
 
 impl From<JobError> for JobEnd {
     fn from(error: JobError) -> Self {

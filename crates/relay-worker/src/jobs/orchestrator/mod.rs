@@ -1,6 +1,6 @@
 //! The Orchestrator that `process_issue` becomes: one job on one issue as a pipeline of stages,
 //! free functions over explicit values ([`Orchestrator::orchestrate`] reads top to bottom). A
-//! stage either goes on or ends the job with its result ([`job::Step`]); the cycles run with one
+//! stage either goes on or ends the job with its result ([`job::JobStep`]); the cycles run with one
 //! [`cycle::CycleEnv`] that never changes, and what changes between them lives in the
 //! [`job::Job`]. Notices and command answers are only queued: the job drains at its start, once
 //! per cycle, and once at its end when something is left.
@@ -56,11 +56,11 @@ use relay_store::PgPool;
 use relay_tracker::Trackers;
 use serde_json::{Value, json};
 
-use self::admit::Roles;
+use self::admit::RoleLookup;
 use self::checkout::{Head, Repos};
 use self::cycle::{CycleEnd, stopped};
 use self::gates::{Limits, Moment};
-use self::job::{Job, Step};
+use self::job::{Job, JobStep};
 use self::prepare::Setup;
 use self::role_cache::RoleCache;
 use crate::handler::JobError;
@@ -115,7 +115,7 @@ impl Orchestrator {
         specs: &RepoSpecs,
         run: &JobRun,
         job: &mut Job,
-    ) -> Step<Value> {
+    ) -> JobStep<Value> {
         let (roles, from, prices) = (self.roles(), self.repos(repos, specs), &self.prices);
         start::start(pool, run, job).await?;
         admit::engage(roles, pool, run, job).await?;
@@ -157,8 +157,8 @@ impl Orchestrator {
     }
 
     /// Who decides whether an author may engage.
-    fn roles(&self) -> Roles<'_> {
-        Roles {
+    fn roles(&self) -> RoleLookup<'_> {
+        RoleLookup {
             cache: &self.roles,
             policy: &self.agent.engage_roles,
         }

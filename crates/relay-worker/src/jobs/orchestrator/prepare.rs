@@ -17,7 +17,7 @@ use relay_core::repo_config::Thoroughness as RepoThoroughness;
 use relay_repo::RepoManager;
 use relay_store::PgPool;
 
-use super::checkout::Checkout;
+use super::checkout::CheckedOut;
 use super::cycle::CycleEnv;
 use super::job::{Job, JobRun};
 use crate::handler::JobError;
@@ -44,7 +44,7 @@ pub async fn prepare(
     repos: &RepoManager,
     run: &JobRun,
     job: &mut Job,
-    checkout: &Checkout,
+    checkout: &CheckedOut,
 ) -> Result<CycleEnv, JobError> {
     let (issue, config) = (&job.issue, &checkout.config);
     let graph = match setup.codegraph {
@@ -140,7 +140,7 @@ pub async fn prepare(
 async fn graph(
     indexing: &CodegraphIndexing,
     repos: &RepoManager,
-    checkout: &Checkout,
+    checkout: &CheckedOut,
     tracker: &str,
     project_path: &str,
 ) -> Option<GraphAccess> {

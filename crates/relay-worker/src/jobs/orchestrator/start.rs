@@ -12,7 +12,7 @@ use relay_store::PgPool;
 use relay_tracker::{IssueTracker, Trackers};
 use serde_json::json;
 
-use super::job::{Job, JobEnd, JobRun, Step, trace_drain};
+use super::job::{Job, JobEnd, JobRun, JobStep, trace_drain};
 use super::pending::Pending;
 use crate::handler::JobError;
 
@@ -44,7 +44,7 @@ pub async fn open(
 }
 
 /// Drains the issue's due writes, then reads what is pending; ends the job when nothing is.
-pub async fn start(pool: &PgPool, run: &JobRun, job: &mut Job) -> Step {
+pub async fn start(pool: &PgPool, run: &JobRun, job: &mut Job) -> JobStep {
     let drain = job
         .drain(pool)
         .await

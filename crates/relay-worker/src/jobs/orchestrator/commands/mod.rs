@@ -26,8 +26,8 @@ use relay_core::prices::Prices;
 use relay_store::PgPool;
 use serde_json::json;
 
-use super::checkout::{Checkout, Head, Repos};
-use super::job::{Job, JobEnd, JobRun, Step};
+use super::checkout::{CheckedOut, Head, Repos};
+use super::job::{Job, JobEnd, JobRun, JobStep};
 use super::pending::{AnsweredCommand, PendingCommand};
 use crate::handler::JobError;
 
@@ -51,8 +51,8 @@ pub async fn answer(
     repos: Repos<'_>,
     prices: &Prices,
     job: &mut Job,
-    checkout: &mut Checkout,
-) -> Step {
+    checkout: &mut CheckedOut,
+) -> JobStep {
     let env = &CommandEnv {
         pool,
         run,
@@ -121,7 +121,7 @@ pub async fn answer(
 async fn answer_one(
     env: &CommandEnv<'_>,
     job: &Job,
-    checkout: &mut Checkout,
+    checkout: &mut CheckedOut,
     command: &PendingCommand,
 ) -> Result<Outcome, JobError> {
     let (pool, run) = (env.pool, env.run);

@@ -7,7 +7,7 @@ use relay_repo::RepoManager;
 use relay_store::PgPool;
 use relay_store::learnings::Forgotten;
 
-use super::super::checkout::Checkout;
+use super::super::checkout::CheckedOut;
 use super::super::gates::budget::{self, BudgetGate, IssueCap};
 use super::super::job::{Job, JobRun};
 use super::super::pending::PendingCommand;
@@ -18,7 +18,7 @@ pub async fn status(
     pool: &PgPool,
     run: &JobRun,
     prices: &Prices,
-    checkout: &Checkout,
+    checkout: &CheckedOut,
 ) -> Result<String, JobError> {
     if checkout.config.effective.summary_comment {
         relay_actions::summary::refresh_summary(pool, run.issue_id, Some(run.job_id), prices)
@@ -77,7 +77,7 @@ pub async fn refresh(
     run: &JobRun,
     prices: &Prices,
     job: &Job,
-    checkout: &Checkout,
+    checkout: &CheckedOut,
 ) -> String {
     let commit = checkout.snapshot.commit().to_owned();
     let short: String = commit.chars().take(12).collect();
@@ -159,7 +159,7 @@ pub fn forgotten(id: i64, forgotten: &Forgotten) -> String {
 }
 
 /// A budget command's effect.
-pub struct Raise {
+pub struct RaiseAnswer {
     pub applied: bool,
     pub body: String,
 }
@@ -169,13 +169,13 @@ pub async fn budget(
     pool: &PgPool,
     issue_id: i64,
     prices: &Prices,
-    checkout: &Checkout,
+    checkout: &CheckedOut,
     job: &Job,
     command: &PendingCommand,
     amount: BudgetAmount,
-) -> Result<Raise, JobError> {
+) -> Result<RaiseAnswer, JobError> {
     let refused = |body: String| {
-        Ok(Raise {
+        Ok(RaiseAnswer {
             applied: false,
             body,
         })
@@ -225,7 +225,7 @@ pub async fn budget(
         }
         BudgetGate::Paused { .. } => "more than before".into(),
     };
-    Ok(Raise {
+    Ok(RaiseAnswer {
         applied: true,
         body: format!(
             "Raised this issue's cap by {amount}: it now allows {allowance}. Continuing."

@@ -12,7 +12,7 @@ use serde_json::json;
 use super::super::job::Job;
 use super::super::validator::ActionsValidator;
 use super::env::CycleEnv;
-use super::load::Loaded;
+use super::load::CycleView;
 use super::spec::{self, SpecStep};
 
 /// What a cycle queued that its drain finishes.
@@ -29,7 +29,7 @@ pub struct Queued {
 pub async fn apply(
     env: &CycleEnv,
     job: &Job,
-    loaded: &Loaded,
+    loaded: &CycleView,
     validator: &ActionsValidator,
     batch: &ActionBatch,
     batch_id: BatchId,

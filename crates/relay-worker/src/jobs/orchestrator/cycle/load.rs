@@ -14,7 +14,7 @@ use super::super::pre_cycle::{PreCycleFailure, PreCycleStep};
 use super::env::CycleEnv;
 
 /// What a cycle plans from.
-pub struct Loaded {
+pub struct CycleView {
     pub input: PlanningInput,
     /// The thread as the tracker listed it now.
     pub thread: Vec<Note>,
@@ -29,7 +29,7 @@ pub struct Loaded {
 }
 
 /// Loads the cycle's view of the issue; `None` when no event is pending.
-pub async fn load(env: &CycleEnv, job: &Job) -> anyhow::Result<Option<Loaded>> {
+pub async fn load(env: &CycleEnv, job: &Job) -> anyhow::Result<Option<CycleView>> {
     let Some(last_event) = job.pending.last_event() else {
         return Ok(None);
     };
@@ -68,7 +68,7 @@ pub async fn load(env: &CycleEnv, job: &Job) -> anyhow::Result<Option<Loaded>> {
     planning_input::count_shown_learnings(&mut conn, &input, context.learnings_shown).await;
     drop(conn);
     let validation = validation(env, job, &input, &thread);
-    Ok(Some(Loaded {
+    Ok(Some(CycleView {
         input,
         thread,
         context,

@@ -7,11 +7,11 @@ use relay_agent::planner::{PlanOutcome, Planner, PlannerLimits};
 
 use super::super::validator::ActionsValidator;
 use super::env::CycleEnv;
-use super::load::Loaded;
+use super::load::CycleView;
 
 /// What the planner decided, and the validator that judged it (it holds the accepted batch's
 /// typed form for the executor).
-pub async fn plan(env: &CycleEnv, loaded: &Loaded) -> (PlanOutcome, Arc<ActionsValidator>) {
+pub async fn plan(env: &CycleEnv, loaded: &CycleView) -> (PlanOutcome, Arc<ActionsValidator>) {
     let validator = Arc::new(ActionsValidator::new(loaded.validation.clone()));
     let planner = Planner::new(
         env.planner.clone(),

@@ -15,7 +15,7 @@ use serde_json::{Value, json};
 use super::super::job::{Attempt, Job, JobRun};
 use super::super::planning_input::status_reply_to;
 use super::env::CycleEnv;
-use super::load::Loaded;
+use super::load::CycleView;
 use crate::handler::JobError;
 
 /// Queues the stopped cycle's status comment, in the triggering note's discussion when there is
@@ -24,7 +24,7 @@ use crate::handler::JobError;
 pub async fn say(
     env: &CycleEnv,
     job: &Job,
-    loaded: &Loaded,
+    loaded: &CycleView,
     outcome: &PlanOutcome,
     reason: &StopReason,
     batch: BatchId,

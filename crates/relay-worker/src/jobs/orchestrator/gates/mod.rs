@@ -15,8 +15,8 @@ use relay_store::PgPool;
 use serde_json::json;
 
 use self::budget::IssueCap;
-use super::checkout::Checkout;
-use super::job::{Job, JobEnd, JobRun, Step};
+use super::checkout::CheckedOut;
+use super::job::{Job, JobEnd, JobRun, JobStep};
 
 /// When the spend gates are checked.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -41,7 +41,7 @@ pub struct Limits<'a> {
 
 impl Limits<'_> {
     /// The limits under the checkout's configuration.
-    pub fn of<'a>(checkout: &Checkout, agent: &AgentSettings, prices: &'a Prices) -> Limits<'a> {
+    pub fn of<'a>(checkout: &CheckedOut, agent: &AgentSettings, prices: &'a Prices) -> Limits<'a> {
         Limits {
             cap: IssueCap::of(&checkout.config.effective),
             daily_tokens: agent.daily_token_budget,
@@ -59,7 +59,7 @@ pub async fn check(
     job: &Job,
     limits: &Limits<'_>,
     moment: Moment,
-) -> Step {
+) -> JobStep {
     let daily = || {
         daily_budget::stop(
             pool,
