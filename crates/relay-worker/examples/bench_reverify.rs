@@ -33,9 +33,11 @@ use relay_agent::trace::Tracer;
 use relay_core::Citation;
 use relay_repo::{Provider, RepoManager, RepoSettings, RepoSpec};
 use relay_store::findings::SourceRow;
-use relay_tracker::IssueRef;
 use relay_tracker::fake::FakeGitHub;
-use relay_worker::jobs::orchestrator::cycle::{Attempt, CycleDeps, CycleEnd, run_cycle};
+use relay_worker::jobs::orchestrator::JobRun;
+use relay_worker::jobs::orchestrator::admission::Admission;
+use relay_worker::jobs::orchestrator::cycle::{self, CycleEnd, CycleEnv};
+use relay_worker::jobs::orchestrator::start;
 use relay_worker::jobs::reindex::CodegraphIndexing;
 use relay_worker::jobs::reverify::publish::{Channel, publish};
 use relay_worker::jobs::reverify::{PushTarget, reverify_project};
@@ -352,36 +354,32 @@ async fn planner_cycles(pool: &PgPool, cycles: usize) -> anyhow::Result<std::tim
             llm.base_url()
         ))?;
         let tracker = github.settings("ghs_bench", "relay-bot");
-        let deps = CycleDeps {
+        let trackers = relay_tracker::Trackers::from_settings(std::slice::from_ref(&tracker))?;
+        let run_of = JobRun::new(n as i64 + 1, 3, issue);
+        let mut job = start::open(&trackers, std::slice::from_ref(&tracker), pool, &run_of).await?;
+        start::start(pool, &run_of, &mut job)
+            .await
+            .map_err(|end| anyhow::anyhow!("the job ended at its start: {end:?}"))?;
+        job.admission = Admission::of(["alice"]);
+        let env = CycleEnv {
             pool: pool.clone(),
-            tracker: relay_tracker::registry::build(&tracker)?,
-            issue_ref: IssueRef {
-                project_id: "42".into(),
-                project_path: "acme/app".into(),
-                number,
-                installation_id: None,
-            },
+            run: run_of.with_tracer(Tracer::noop()),
             planner: LlmClient::from_settings(&llm_settings, Role::Planner)?,
             spec: LlmClient::from_settings(&llm_settings, Role::Spec)?,
             explorer: Arc::new(StubExplorer),
+            traversal: None,
             snapshot: Some(Snapshot {
                 sandbox: relay_tools::sandbox::Sandbox::new(checkout.path())
                     .context("failed to sandbox the checkout")?,
                 commit_sha: "c0ffee".into(),
             }),
             settings: AgentSettings::default(),
-            bot_username: "relay-bot".into(),
             redactions: vec![SecretString::from("ghs_bench".to_owned())],
-            tracer: Tracer::noop(),
-            attempt: Attempt::Last,
-            admission: relay_worker::jobs::orchestrator::admission::Admission::of(["alice"]),
-            lease: None,
             prices: Default::default(),
             guidance: Default::default(),
-            answered_commands: Vec::new(),
         };
         let started = Instant::now();
-        let end = run_cycle(&deps, issue, n as i64 + 1, 0).await?;
+        let end = cycle::run(&env, &mut job, 0).await?;
         times.push(started.elapsed());
         anyhow::ensure!(
             matches!(end, CycleEnd::Applied { .. }),

@@ -213,7 +213,7 @@ impl UpdateCheckoutJob {
         };
         // A credential that cannot be had now (the tracker down, the App not installed yet) is
         // retried with the job's backoff; its last attempt leaves the reason in the dead job.
-        super::orchestrator::pre_cycle::clone_spec(spec, &tracker, &repository)
+        super::orchestrator::checkout::clone_spec(spec, &tracker, &repository)
             .await
             .map_err(|failure| JobError::Retryable(anyhow::Error::new(failure)))
     }

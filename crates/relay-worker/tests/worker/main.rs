@@ -4,6 +4,7 @@
 
 mod graph_retention;
 mod orchestrator_budget;
+mod orchestrator_counts;
 mod orchestrator_cycle;
 mod retention_pass;
 mod reverify_watermark;

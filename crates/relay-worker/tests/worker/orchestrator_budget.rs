@@ -435,7 +435,7 @@ async fn past_the_daily_budget_issues_wait_for_the_reset(pool: PgPool) {
     );
 
     // 600 of 1,000 today: within.
-    let within = relay_worker::jobs::orchestrator::daily_budget::gate(
+    let within = relay_worker::jobs::orchestrator::gates::daily_budget::gate(
         &pool,
         "github",
         1_000,
@@ -445,7 +445,7 @@ async fn past_the_daily_budget_issues_wait_for_the_reset(pool: PgPool) {
     .unwrap();
     assert_eq!(
         within,
-        relay_worker::jobs::orchestrator::daily_budget::DailyGate::Within
+        relay_worker::jobs::orchestrator::gates::daily_budget::DailyGate::Within
     );
 
     // 1,100 today: the mention is recorded, its job held until midnight UTC, no LLM call.

@@ -11,9 +11,12 @@ use relay_agent::planner::{ExploreFailure, ExploreOutcome, ExploreRequest, Explo
 use relay_agent::trace::{MemoryTraceSink, TraceKind, Tracer};
 use relay_core::Citation;
 use relay_store::PgPool;
-use relay_tracker::IssueRef;
 use relay_tracker::fake::FakeGitHub;
-use relay_worker::jobs::orchestrator::cycle::{Attempt, CycleDeps, CycleEnd, run_cycle};
+use relay_worker::jobs::orchestrator::JobRun;
+use relay_worker::jobs::orchestrator::admission::Admission;
+use relay_worker::jobs::orchestrator::cycle::{CycleEnd, CycleEnv, run};
+use relay_worker::jobs::orchestrator::job::Job;
+use relay_worker::jobs::orchestrator::start;
 use secrecy::SecretString;
 use serde_json::json;
 
@@ -93,36 +96,42 @@ async fn seed(pool: &PgPool, github: &FakeGitHub) -> i64 {
     issue
 }
 
-fn deps(pool: &PgPool, github: &FakeGitHub, llm: &ScriptedLlm, snapshot: Snapshot) -> CycleDeps {
+/// The cycles' environment for job `job_id`, and the job on `issue` as the pipeline leaves it
+/// before its first cycle (what is pending read, alice admitted).
+async fn deps(
+    pool: &PgPool,
+    github: &FakeGitHub,
+    llm: &ScriptedLlm,
+    snapshot: Snapshot,
+    issue: i64,
+    job_id: i64,
+) -> (CycleEnv, Job) {
     let settings = github.settings(TOKEN, BOT);
-    CycleDeps {
+    let trackers = relay_tracker::Trackers::from_settings(std::slice::from_ref(&settings)).unwrap();
+    let run = JobRun::new(job_id, 3, issue);
+    let mut job = start::open(&trackers, &[settings], pool, &run)
+        .await
+        .unwrap();
+    start::start(pool, &run, &mut job).await.unwrap();
+    job.admission = Admission::of(["alice"]);
+    let env = CycleEnv {
         pool: pool.clone(),
-        tracker: relay_tracker::registry::build(&settings).unwrap(),
-        issue_ref: IssueRef {
-            project_id: "42".into(),
-            project_path: REPO.into(),
-            number: NUMBER,
-            installation_id: None,
-        },
+        run,
         planner: client(&llm.base_url(), Role::Planner),
         spec: client(&llm.base_url(), Role::Spec),
         explorer: Arc::new(Grep),
+        traversal: None,
         snapshot: Some(snapshot),
         // These tests count the planner's own comments; the summary has its own tests.
         settings: AgentSettings {
             summary_comment: false,
             ..AgentSettings::default()
         },
-        bot_username: BOT.into(),
         redactions: vec![SecretString::from(TOKEN.to_owned())],
-        tracer: Tracer::noop(),
-        attempt: Attempt::Last,
-        admission: relay_worker::jobs::orchestrator::admission::Admission::of(["alice"]),
-        lease: None,
         prices: Default::default(),
         guidance: Default::default(),
-        answered_commands: Vec::new(),
-    }
+    };
+    (env, job)
 }
 
 fn checkout() -> (tempfile::TempDir, Snapshot) {
@@ -163,11 +172,9 @@ async fn a_mention_becomes_one_comment_a_gap_a_finding_and_a_raised_watermark(po
     .await;
     let (_dir, snapshot) = checkout();
     let trace = MemoryTraceSink::new();
-    let deps = CycleDeps {
-        tracer: Tracer::new(trace.clone()),
-        ..deps(&pool, &github, &llm, snapshot)
-    };
-    let end = run_cycle(&deps, issue, 1, 0).await.unwrap();
+    let (mut env, mut job) = deps(&pool, &github, &llm, snapshot, issue, 1).await;
+    env.run.tracer = Tracer::new(trace.clone());
+    let end = run(&env, &mut job, 0).await.unwrap();
     let CycleEnd::Applied { outcome, drain, .. } = end else {
         panic!("{end:?}");
     };
@@ -239,7 +246,7 @@ async fn a_mention_becomes_one_comment_a_gap_a_finding_and_a_raised_watermark(po
     );
 
     // Nothing above the watermark: the next cycle does nothing and calls no LLM.
-    let again = run_cycle(&deps, issue, 1, 1).await.unwrap();
+    let again = run(&env, &mut job, 1).await.unwrap();
     assert!(matches!(again, CycleEnd::NothingPending));
     assert_eq!(llm.requests().len(), 2);
 }
@@ -250,12 +257,12 @@ async fn a_dead_llm_leaves_the_events_pending_and_posts_one_status_comment(pool:
     let issue = seed(&pool, &github).await;
     let llm = ScriptedLlm::start(vec![ScriptedReply::error(500); 8]).await;
     let (_dir, snapshot) = checkout();
-    let deps = deps(&pool, &github, &llm, snapshot);
-    let end = run_cycle(&deps, issue, 5, 0).await.unwrap();
+    let (env, mut job) = deps(&pool, &github, &llm, snapshot, issue, 5).await;
+    let end = run(&env, &mut job, 0).await.unwrap();
     assert!(matches!(end, CycleEnd::Stopped { .. }), "{end:?}");
     // The retried job (same job, same cycle) must not post the status again.
     llm.push(vec![ScriptedReply::error(500); 8]);
-    let again = run_cycle(&deps, issue, 5, 0).await.unwrap();
+    let again = run(&env, &mut job, 0).await.unwrap();
     assert!(matches!(again, CycleEnd::Stopped { .. }), "{again:?}");
 
     let bot_comments: Vec<_> = github
@@ -310,8 +317,8 @@ async fn go_ahead_writes_stores_and_posts_the_spec(pool: PgPool) {
     ])
     .await;
     let (_dir, snapshot) = checkout();
-    let deps = deps(&pool, &github, &llm, snapshot);
-    let end = run_cycle(&deps, issue, 9, 0).await.unwrap();
+    let (env, mut job) = deps(&pool, &github, &llm, snapshot, issue, 9).await;
+    let end = run(&env, &mut job, 0).await.unwrap();
     let CycleEnd::Applied {
         spec_version,
         drain,
@@ -412,9 +419,9 @@ async fn the_explorer_queries_the_code_graph_from_the_postgres_store(pool: PgPoo
         Arc::new(toolbox),
         AgentSettings::default().explore,
     );
-    let mut deps = deps(&pool, &github, &llm, snapshot);
-    deps.explorer = Arc::new(explorer);
-    let end = run_cycle(&deps, issue, 3, 0).await.unwrap();
+    let (mut env, mut job) = deps(&pool, &github, &llm, snapshot, issue, 3).await;
+    env.explorer = Arc::new(explorer);
+    let end = run(&env, &mut job, 0).await.unwrap();
     assert!(matches!(end, CycleEnd::Applied { .. }), "{end:?}");
 
     // The explorer's second request carries the codegraph result, read from Postgres.
@@ -491,10 +498,10 @@ async fn a_cycle_records_its_tokens_against_the_issue_by_role(pool: PgPool) {
         Arc::new(toolbox),
         AgentSettings::default().explore,
     );
-    let mut deps = deps(&pool, &github, &llm, snapshot);
-    deps.planner = metered_client(&settings, Role::Planner, &pool, usage).unwrap();
-    deps.explorer = Arc::new(explorer);
-    let end = run_cycle(&deps, issue, job_id, 0).await.unwrap();
+    let (mut env, mut job) = deps(&pool, &github, &llm, snapshot, issue, job_id).await;
+    env.planner = metered_client(&settings, Role::Planner, &pool, usage).unwrap();
+    env.explorer = Arc::new(explorer);
+    let end = run(&env, &mut job, 0).await.unwrap();
     assert!(matches!(end, CycleEnd::Applied { .. }), "{end:?}");
 
     // What the issue view (`/api/issues/{id}`) shows as `spend_by_role`.

@@ -1,21 +1,13 @@
-//! What a job needs before its first cycle, and what it says when that fails.
-//!
-//! - [`clone_spec`]: the repository spec with the tracker's clone credential (in GitHub App mode
-//!   an installation access token for the issue's installation, minted and refreshed by the
-//!   tracker client; passed to git only through the environment by `relay-repo`).
-//! - [`PreCycleFailure`] and [`say_pre_cycle_failure`]: a failure before the planner could run
-//!   (the clone, the thread fetch, the snapshot) ends, on the job's last attempt, in one status
-//!   comment that says what failed. Never silence; never one per retry.
+//! What a job says when a step before the planner fails: a failure before the planner could run
+//! (the clone credential, the clone, the thread fetch) ends, on the job's last attempt, in one
+//! status comment that says what failed ([`PreCycleFailure`], [`say`]). Never silence; never one
+//! per retry.
 
-use std::sync::Arc;
-
-use relay_actions::Executor;
 use relay_actions::notices::NoticePlace;
-use relay_repo::RepoSpec;
 use relay_store::PgPool;
-use relay_tracker::{IssueRef, IssueTracker};
 
-use super::cycle::Attempt;
+use super::job::{Attempt, Job, JobRun};
+use crate::handler::JobError;
 
 /// Longest reason quoted in the status comment (the error's first line), in characters.
 const MAX_REASON_CHARS: usize = 300;
@@ -60,22 +52,6 @@ impl PreCycleFailure {
     }
 }
 
-/// `spec` with the tracker's clone credential, unless it is served from a local path.
-pub async fn clone_spec(
-    spec: RepoSpec,
-    tracker: &Arc<dyn IssueTracker>,
-    issue: &IssueRef,
-) -> Result<RepoSpec, PreCycleFailure> {
-    if spec.local_path.is_some() {
-        return Ok(spec);
-    }
-    match tracker.clone_credential(issue).await {
-        Ok(Some(token)) => Ok(spec.with_token(token)),
-        Ok(None) => Ok(spec),
-        Err(error) => Err(PreCycleFailure::new(PreCycleStep::CloneCredential, &error)),
-    }
-}
-
 /// The status comment's body.
 pub fn status_body(failure: &PreCycleFailure, bot_username: &str) -> String {
     format!(
@@ -86,46 +62,41 @@ pub fn status_body(failure: &PreCycleFailure, bot_username: &str) -> String {
     )
 }
 
-/// Where the job is when a pre-cycle step fails.
-pub struct FailedJob<'a> {
-    pub pool: &'a PgPool,
-    pub tracker: &'a Arc<dyn IssueTracker>,
-    pub issue_ref: &'a IssueRef,
-    pub issue_id: i64,
-    pub job_id: i64,
-    pub attempt: Attempt,
-    pub bot_username: &'a str,
-    /// The newest triggering note: the comment answers in its discussion when it has one
-    /// (GitLab), like every status comment.
-    pub trigger_note: Option<&'a str>,
+/// Says `failure` (on the last attempt) and returns the job's retryable error.
+pub async fn say(pool: &PgPool, run: &JobRun, job: &Job, failure: PreCycleFailure) -> JobError {
+    say_pre_cycle_failure(pool, run, job, &failure).await;
+    JobError::Retryable(anyhow::Error::new(failure))
 }
 
-impl FailedJob<'_> {
-    /// Says `failure` (on the last attempt) and returns the job's retryable error.
-    pub async fn say(&self, failure: PreCycleFailure) -> crate::handler::JobError {
-        say_pre_cycle_failure(self, &failure).await;
-        crate::handler::JobError::Retryable(anyhow::Error::new(failure))
+/// `error` as the job's: a [`PreCycleFailure`] is said first (see [`say`]).
+pub async fn fail(pool: &PgPool, run: &JobRun, job: &Job, error: anyhow::Error) -> JobError {
+    match error.downcast::<PreCycleFailure>() {
+        Ok(failure) => say(pool, run, job, failure).await,
+        Err(error) => error.into(),
     }
 }
 
-/// On the last attempt, queues and sends the one status comment that says what failed (keyed by
-/// the job, so a replay never posts it twice). Earlier attempts stay silent: the retry may work.
-/// Errors while saying it are logged; the job's own failure is what it returns.
-pub async fn say_pre_cycle_failure(job: &FailedJob<'_>, failure: &PreCycleFailure) {
+/// On the last attempt, queues the one status comment that says what failed (keyed by the job,
+/// so a replay never posts it twice; the job's last drain sends it). Earlier attempts stay
+/// silent: the retry may work. Errors while queueing it are logged; the job's own failure is
+/// what it returns.
+async fn say_pre_cycle_failure(pool: &PgPool, run: &JobRun, job: &Job, failure: &PreCycleFailure) {
     tracing::warn!(
-        issue.id = job.issue_id,
-        job.id = job.job_id,
+        issue.id = run.issue_id,
+        job.id = run.job_id,
         error.message = %failure,
         "the job failed before its first cycle"
     );
-    if job.attempt != Attempt::Last {
+    if run.attempt != Attempt::Last {
         return;
     }
-    let body = status_body(failure, job.bot_username);
+    let body = status_body(failure, job.bot());
     let enqueued = async {
-        let mut conn = job.pool.acquire().await?;
-        let discussion_of_trigger = match job.trigger_note {
-            Some(note) => relay_store::issues::notes(&mut conn, job.issue_id)
+        let mut conn = pool.acquire().await?;
+        // The comment answers in the newest triggering note's discussion when it has one
+        // (GitLab), like every status comment.
+        let discussion_of_trigger = match job.pending.trigger_note() {
+            Some(note) => relay_store::issues::notes(&mut conn, run.issue_id)
                 .await?
                 .into_iter()
                 .find(|n| n.note_id == note && n.discussion_id.is_some()),
@@ -140,23 +111,19 @@ pub async fn say_pre_cycle_failure(job: &FailedJob<'_>, failure: &PreCycleFailur
         };
         relay_actions::notices::enqueue_pre_cycle_status(
             &mut conn,
-            job.issue_id,
-            job.job_id,
+            run.issue_id,
+            run.job_id,
             &body,
             place,
         )
         .await?;
-        drop(conn);
-        Executor::new(job.pool.clone(), job.tracker.clone())
-            .drain_outbox(job.issue_id, job.issue_ref)
-            .await?;
         anyhow::Ok(())
     };
     if let Err(error) = enqueued.await {
         tracing::error!(
-            issue.id = job.issue_id,
+            issue.id = run.issue_id,
             error.message = %format!("{error:#}"),
-            "could not post the status comment of a failure before the first cycle"
+            "could not queue the status comment of a failure before the first cycle"
         );
     }
 }

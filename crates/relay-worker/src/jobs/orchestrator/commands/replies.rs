@@ -2,46 +2,28 @@
 
 use anyhow::Context as _;
 use relay_core::command::BudgetAmount;
+use relay_core::prices::Prices;
 use relay_repo::RepoManager;
 use relay_store::PgPool;
-use relay_store::issues::IssueEventRow;
 use relay_store::learnings::Forgotten;
 
-use super::super::admission::Admission;
-use super::super::budget::{self, BudgetGate, IssueCap};
-use super::super::setup::{Checkout, IssueJob};
-use super::super::{JobRun, Orchestrator};
+use super::super::checkout::CheckedOut;
+use super::super::gates::budget::{self, BudgetGate, IssueCap};
+use super::super::job::{Job, JobRun};
+use super::super::pending::PendingCommand;
 use crate::handler::JobError;
-
-/// The issue's cap under the checkout's configuration.
-pub fn cap_of(checkout: &Checkout) -> IssueCap {
-    let config = &checkout.config.effective;
-    IssueCap {
-        tokens: config.issue_token_budget,
-        usd: config.issue_cost_budget_usd,
-        from_repository: config.keys.iter().any(|k| {
-            k.key.starts_with("budget.") && k.origin == relay_core::repo_config::Origin::Repository
-        }),
-    }
-}
 
 /// `status`: the living summary refreshed now, or (summary off) a short status reply.
 pub async fn status(
-    orchestrator: &Orchestrator,
     pool: &PgPool,
-    job: &IssueJob<'_>,
-    checkout: &Checkout,
     run: &JobRun,
+    prices: &Prices,
+    checkout: &CheckedOut,
 ) -> Result<String, JobError> {
     if checkout.config.effective.summary_comment {
-        relay_actions::summary::refresh_summary(
-            pool,
-            run.issue_id,
-            Some(run.job_id),
-            &orchestrator.prices,
-        )
-        .await
-        .context("failed to refresh the summary")?;
+        relay_actions::summary::refresh_summary(pool, run.issue_id, Some(run.job_id), prices)
+            .await
+            .context("failed to refresh the summary")?;
         return Ok("The summary comment of this issue is up to date (refreshed now).".into());
     }
     let mut conn = pool.acquire().await.context("no database connection")?;
@@ -65,7 +47,8 @@ pub async fn status(
         || "no spec yet".to_owned(),
         |s| format!("spec v{} {}", s.version, s.status),
     );
-    let gate = budget::gate(pool, run.issue_id, cap_of(checkout), &orchestrator.prices).await?;
+    let cap = IssueCap::of(&checkout.config.effective);
+    let gate = budget::gate(pool, run.issue_id, cap, prices).await?;
     let spent = match gate {
         BudgetGate::Within { spend, allowance } => format!(
             "{} tokens spent (allowed: {})",
@@ -80,7 +63,6 @@ pub async fn status(
         Some(stopped) => format!("stopped by {}", stopped.stopped_by),
         None => "active".to_owned(),
     };
-    let _ = job;
     Ok(format!(
         "Status: {} open questions ({blocking} blocking), {} findings ({stale} stale), {spec}; {spent}; Relay is {state} on this issue.",
         open.len(),
@@ -90,12 +72,12 @@ pub async fn status(
 
 /// `refresh`: the findings re-checked at the remote head the checkout now stands at.
 pub async fn refresh(
-    orchestrator: &Orchestrator,
     pool: &PgPool,
     repos: &RepoManager,
-    job: &IssueJob<'_>,
-    checkout: &Checkout,
     run: &JobRun,
+    prices: &Prices,
+    job: &Job,
+    checkout: &CheckedOut,
 ) -> String {
     let commit = checkout.snapshot.commit().to_owned();
     let short: String = commit.chars().take(12).collect();
@@ -119,7 +101,7 @@ pub async fn refresh(
                     pool,
                     run.issue_id,
                     Some(run.job_id),
-                    &orchestrator.prices,
+                    prices,
                 )
                 .await
             {
@@ -177,34 +159,34 @@ pub fn forgotten(id: i64, forgotten: &Forgotten) -> String {
 }
 
 /// A budget command's effect.
-pub struct Raise {
+pub struct RaiseAnswer {
     pub applied: bool,
     pub body: String,
 }
 
 /// `budget <amount>`: a maintainer raises this issue's cap once.
 pub async fn budget(
-    orchestrator: &Orchestrator,
     pool: &PgPool,
     issue_id: i64,
-    checkout: &Checkout,
-    admission: &Admission,
-    event: &IssueEventRow,
+    prices: &Prices,
+    checkout: &CheckedOut,
+    job: &Job,
+    command: &PendingCommand,
     amount: BudgetAmount,
-) -> Result<Raise, JobError> {
+) -> Result<RaiseAnswer, JobError> {
     let refused = |body: String| {
-        Ok(Raise {
+        Ok(RaiseAnswer {
             applied: false,
             body,
         })
     };
-    if !relay_core::roles::is_maintainer(admission.role(&event.actor)) {
+    if !relay_core::roles::is_maintainer(job.admission.role(&command.actor)) {
         return refused(
             "Only a maintainer (GitHub: the owner; GitLab: an owner or maintainer) can raise this issue's budget."
                 .into(),
         );
     }
-    let cap = cap_of(checkout);
+    let cap = IssueCap::of(&checkout.config.effective);
     let raise = match amount {
         BudgetAmount::Tokens(tokens) if cap.tokens > 0 => {
             relay_store::issue_controls::Raise { tokens, usd: 0.0 }
@@ -230,20 +212,20 @@ pub async fn budget(
     relay_store::issue_controls::raise_budget(
         &mut conn,
         issue_id,
-        event.id,
-        &format!("@{}", event.actor),
+        command.event_id,
+        &format!("@{}", command.actor),
         raise,
     )
     .await
     .context("failed to record the raise")?;
     drop(conn);
-    let allowance = match budget::gate(pool, issue_id, cap, &orchestrator.prices).await? {
+    let allowance = match budget::gate(pool, issue_id, cap, prices).await? {
         BudgetGate::Within { allowance, .. } | BudgetGate::Exceeded { allowance, .. } => {
             allowance.describe()
         }
         BudgetGate::Paused { .. } => "more than before".into(),
     };
-    Ok(Raise {
+    Ok(RaiseAnswer {
         applied: true,
         body: format!(
             "Raised this issue's cap by {amount}: it now allows {allowance}. Continuing."

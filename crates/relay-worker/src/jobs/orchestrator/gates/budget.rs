@@ -13,17 +13,14 @@
 //! posted and `through` the last delivery it consumed: one note per allowance, whatever retries
 //! happen; after a raise, reaching the new allowance posts the next one.
 
-use std::sync::Arc;
-
 use anyhow::Context as _;
-use relay_actions::Executor;
+use relay_actions::keys::{BudgetNoteKey, parse_budget_note_key};
 use relay_core::prices::{Cost, Prices};
+use relay_core::repo_config::{EffectiveConfig, Origin};
 use relay_store::PgPool;
-use relay_tracker::{IssueRef, IssueTracker};
 use serde_json::{Value, json};
 
-use super::Orchestrator;
-use relay_actions::keys::{BudgetNoteKey, parse_budget_note_key};
+use super::super::job::{Job, JobRun};
 
 /// An issue's cap (0: none), from the server narrowed by the repository.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -35,6 +32,18 @@ pub struct IssueCap {
 }
 
 impl IssueCap {
+    /// The cap under the repository's configuration (the server's, narrowed by it).
+    pub fn of(config: &EffectiveConfig) -> IssueCap {
+        IssueCap {
+            tokens: config.issue_token_budget,
+            usd: config.issue_cost_budget_usd,
+            from_repository: config
+                .keys
+                .iter()
+                .any(|k| k.key.starts_with("budget.") && k.origin == Origin::Repository),
+        }
+    }
+
     fn is_none(&self) -> bool {
         self.tokens == 0 && self.usd <= 0.0
     }
@@ -207,73 +216,60 @@ pub fn note_body(spend: &Spend, allowance: &Allowance, cap: &IssueCap, bot: &str
     )
 }
 
-impl Orchestrator {
-    /// Checks the issue's cap before a cycle. `Some` (the job's result) when the job must stop:
-    /// the note was queued and sent (first time past this allowance), or the issue is paused
-    /// (the pending events are consumed without an LLM call). `None` when nothing is pending or
-    /// the cap allows another cycle.
-    #[expect(clippy::too_many_arguments, reason = "the job's parts, each used once")]
-    pub(crate) async fn budget_stop(
-        &self,
-        pool: &PgPool,
-        tracker: &Arc<dyn IssueTracker>,
-        issue_ref: &IssueRef,
-        issue_id: i64,
-        job_id: i64,
-        bot_username: &str,
-        cap: IssueCap,
-    ) -> anyhow::Result<Option<Value>> {
-        let mut conn = pool.acquire().await.context("no database connection")?;
-        let events = relay_store::issues::pending_events(&mut conn, issue_id)
-            .await
-            .context("failed to load pending events")?;
-        let Some(through) = events.last().map(|e| e.id) else {
-            return Ok(None);
-        };
-        match gate(pool, issue_id, cap, &self.prices).await? {
-            BudgetGate::Within { .. } => Ok(None),
-            BudgetGate::Paused { spend } => {
-                relay_store::issues::mark_events_handled(&mut conn, issue_id, through)
-                    .await
-                    .context("failed to consume the events")?;
-                tracing::info!(
-                    issue.id = issue_id,
-                    spent = spend.tokens,
-                    "issue paused on its budget"
-                );
-                Ok(Some(
-                    json!({ "cycles": 0, "paused": "issue budget", "spent": spend.tokens }),
-                ))
-            }
-            BudgetGate::Exceeded {
-                spend,
-                allowance,
+/// Checks the issue's cap before a cycle. `Some` (the job's result) when the job must stop:
+/// the note was queued (first time past this allowance; the job's last drain sends it), or the
+/// issue is paused (the pending events are consumed without an LLM call). `None` when nothing is
+/// pending or the cap allows another cycle.
+pub async fn stop(
+    pool: &PgPool,
+    run: &JobRun,
+    job: &Job,
+    cap: IssueCap,
+    prices: &Prices,
+) -> anyhow::Result<Option<Value>> {
+    let issue_id = run.issue_id;
+    let Some(through) = job.pending.last_event() else {
+        return Ok(None);
+    };
+    match gate(pool, issue_id, cap, prices).await? {
+        BudgetGate::Within { .. } => Ok(None),
+        BudgetGate::Paused { spend } => {
+            let mut conn = pool.acquire().await.context("no database connection")?;
+            relay_store::issues::mark_events_handled(&mut conn, issue_id, through)
+                .await
+                .context("failed to consume the events")?;
+            tracing::info!(
+                issue.id = issue_id,
+                spent = spend.tokens,
+                "issue paused on its budget"
+            );
+            Ok(Some(
+                json!({ "cycles": 0, "paused": "issue budget", "spent": spend.tokens }),
+            ))
+        }
+        BudgetGate::Exceeded {
+            spend,
+            allowance,
+            epoch,
+        } => {
+            let body = note_body(&spend, &allowance, &cap, job.bot());
+            enqueue_note(pool, issue_id, run.job_id, epoch, through, &body).await?;
+            tracing::warn!(
+                issue.id = issue_id,
+                spent = spend.tokens,
+                allowance = %allowance.describe(),
                 epoch,
-            } => {
-                drop(conn);
-                let body = note_body(&spend, &allowance, &cap, bot_username);
-                enqueue_note(pool, issue_id, job_id, epoch, through, &body).await?;
-                let drain = Executor::new(pool.clone(), tracker.clone())
-                    .drain_outbox(issue_id, issue_ref)
-                    .await?;
-                tracing::warn!(
-                    issue.id = issue_id,
-                    spent = spend.tokens,
-                    allowance = %allowance.describe(),
-                    epoch,
-                    "issue budget reached"
-                );
-                Ok(Some(json!({
-                    "cycles": 0,
-                    "budget_reached": {
-                        "spent": spend.tokens,
-                        "cost_usd": spend.cost.usd,
-                        "allowance": allowance.describe(),
-                        "epoch": epoch,
-                    },
-                    "drain_failures": drain.failures.len(),
-                })))
-            }
+                "issue budget reached"
+            );
+            Ok(Some(json!({
+                "cycles": 0,
+                "budget_reached": {
+                    "spent": spend.tokens,
+                    "cost_usd": spend.cost.usd,
+                    "allowance": allowance.describe(),
+                    "epoch": epoch,
+                },
+            })))
         }
     }
 }

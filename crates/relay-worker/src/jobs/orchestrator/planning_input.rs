@@ -1,4 +1,6 @@
-//! The ContextBuilder's input for one issue, from the store and the tracker's thread.
+//! What a cycle plans from: the issue's rows as the store holds them with the pending events
+//! ([`PlanningInput`]), the thread's notes ([`Note`]), and the ContextBuilder's input built from
+//! both ([`build`]).
 
 use relay_agent::context::{
     ClosedGapView, FindingView, IssueContext, LearningView, OpenGapView, SpecView, ThreadNoteView,
@@ -14,9 +16,13 @@ use relay_store::learnings::LearningRow;
 use relay_store::specs::SpecRow;
 use relay_tracker::{AuthorRole, ThreadNote};
 
-/// Everything the context is made of, as the store and tracker return it.
+use super::pending::AnsweredCommand;
+
+/// Everything the planner's context and the validator's are made of, as the store returns it:
+/// the issue's state (`relay_store::issue_state`), the learnings it may see and the pending
+/// events the cycle answers.
 #[derive(Debug, Clone)]
-pub struct IssueState {
+pub struct PlanningInput {
     pub issue: IssueRow,
     pub gaps: Vec<GapRow>,
     pub findings: Vec<FindingRow>,
@@ -70,9 +76,14 @@ impl Note {
     }
 }
 
-/// Loads the issue's state (one connection, no transaction needed: the planner reads a
-/// consistent-enough view, and the Validator re-checks everything before a write).
-pub async fn load(conn: &mut PgConnection, issue_id: i64) -> anyhow::Result<Option<IssueState>> {
+/// Loads the issue's state with `events`, the pending events the job read (one connection, no
+/// transaction needed: the planner reads a consistent-enough view, and the Validator re-checks
+/// everything before a write).
+pub async fn load(
+    conn: &mut PgConnection,
+    issue_id: i64,
+    events: &[IssueEventRow],
+) -> anyhow::Result<Option<PlanningInput>> {
     let Some(relay_store::issue_state::IssueState {
         issue,
         gaps,
@@ -92,20 +103,19 @@ pub async fn load(conn: &mut PgConnection, issue_id: i64) -> anyhow::Result<Opti
         issue_id,
     )
     .await?;
-    let events = relay_store::issues::pending_events(conn, issue_id).await?;
-    Ok(Some(IssueState {
+    Ok(Some(PlanningInput {
         issue,
         gaps,
         findings,
         learnings,
         spec,
-        events,
+        events: events.to_vec(),
     }))
 }
 
 /// The ContextBuilder's input. Rows with values outside the schema's CHECKs cannot exist; they
 /// are skipped rather than trusted if they ever do.
-pub fn build(state: &IssueState, thread: &[Note]) -> IssueContext {
+pub fn build(state: &PlanningInput, thread: &[Note]) -> IssueContext {
     let issue = &state.issue;
     let mut open_gaps = Vec::new();
     let mut closed_gaps = Vec::new();
@@ -218,8 +228,8 @@ pub fn build(state: &IssueState, thread: &[Note]) -> IssueContext {
 /// planner never takes one for a question, an approval or an answer.
 pub fn mark_answered_commands(
     input: &mut IssueContext,
-    state: &IssueState,
-    answered: &[super::commands::AnsweredCommand],
+    state: &PlanningInput,
+    answered: &[AnsweredCommand],
 ) {
     // `build` makes one trigger per pending event, in order.
     for (event, trigger) in state.events.iter().zip(input.triggers.iter_mut()) {
@@ -234,7 +244,7 @@ pub fn mark_answered_commands(
 
 /// Counts one prompt use of the first `shown` learnings (those the context showed; forgotten
 /// ones are never loaded). A failure is a warning: counting never stops a cycle.
-pub async fn count_shown_learnings(conn: &mut PgConnection, state: &IssueState, shown: usize) {
+pub async fn count_shown_learnings(conn: &mut PgConnection, state: &PlanningInput, shown: usize) {
     let ids: Vec<i64> = state
         .learnings
         .iter()
@@ -245,6 +255,18 @@ pub async fn count_shown_learnings(conn: &mut PgConnection, state: &IssueState, 
     if let Err(error) = relay_store::learnings::mark_used(conn, &ids).await {
         tracing::warn!(error.message = %error, "failed to count the learnings' use");
     }
+}
+
+/// Where Relay answers (a status comment, or a comment without `reply_to`): a reply to the newest pending event's note when that note sits
+/// in a thread discussion (GitLab), so the status lands where the asker looks (the planner would
+/// reply there too); `None` (a new comment) otherwise. GitHub notes have no discussion, and an
+/// issue comment there cannot be threaded, so GitHub keeps a plain comment.
+pub fn status_reply_to(events: &[IssueEventRow], thread: &[Note]) -> Option<String> {
+    let note_id = events.iter().rev().find_map(|e| e.note_id.as_deref())?;
+    thread
+        .iter()
+        .find(|n| n.note_id == note_id && n.discussion_id.is_some())
+        .map(|n| n.note_id.clone())
 }
 
 /// The role as shown to the model.
@@ -291,7 +313,7 @@ mod tests {
 
     #[test]
     fn store_rows_and_thread_become_the_context_input() {
-        let state = IssueState {
+        let state = PlanningInput {
             issue: IssueRow {
                 id: 1,
                 tracker: "github".into(),
@@ -372,5 +394,43 @@ mod tests {
         assert!(context.thread[0].by_bot);
         assert_eq!(context.thread[1].author_role.as_deref(), Some("member"));
         assert_eq!(context.triggers[0].note_id.as_deref(), Some("5"));
+    }
+
+    fn event(id: i64, note_id: Option<&str>) -> IssueEventRow {
+        IssueEventRow {
+            id,
+            kind: "mention".into(),
+            actor: "alice".into(),
+            actor_id: None,
+            note_id: note_id.map(str::to_owned),
+            created_at: chrono::Utc::now(),
+        }
+    }
+
+    fn note(note_id: &str, discussion_id: Option<&str>) -> Note {
+        Note {
+            note_id: note_id.into(),
+            discussion_id: discussion_id.map(str::to_owned),
+            author: "alice".into(),
+            author_role: None,
+            by_bot: false,
+            body: "@relay-bot hi".into(),
+            internal: false,
+            created_at: chrono::Utc::now(),
+        }
+    }
+
+    #[test]
+    fn the_status_replies_to_the_newest_triggering_note_in_its_discussion() {
+        let thread = [note("1", Some("d1")), note("2", Some("d2"))];
+        let events = [event(10, Some("1")), event(11, Some("2")), event(12, None)];
+        assert_eq!(status_reply_to(&events, &thread).as_deref(), Some("2"));
+        // GitHub: no discussions, a plain comment.
+        let github = [note("1", None)];
+        assert_eq!(status_reply_to(&events[..1], &github), None);
+        // A note no longer in the thread (deleted): a plain comment.
+        assert_eq!(status_reply_to(&[event(13, Some("9"))], &thread), None);
+        // A label or assignment event names no note.
+        assert_eq!(status_reply_to(&[event(14, None)], &thread), None);
     }
 }

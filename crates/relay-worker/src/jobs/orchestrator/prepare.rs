@@ -1,0 +1,184 @@
+//! What the cycles run with, once the job is going to plan ([`prepare`] → `CycleEnv`): the code
+//! graph of the checkout, the toolbox, the explorers and the metered LLM clients, all under the
+//! repository's configuration (exclusions, guidance, thoroughness, summary), and thorough mode's
+//! traversal state of the issue.
+
+use std::sync::Arc;
+
+use anyhow::Context as _;
+use relay_actions::Snapshot;
+use relay_agent::agent_settings::AgentSettings;
+use relay_agent::explore::{ExploreAgent, Thoroughness};
+use relay_agent::llm::{LlmClient, LlmError, LlmSettings, Role, UsageContext};
+use relay_agent::toolbox::{GraphAccess, Toolbox};
+use relay_core::TrackerSettings;
+use relay_core::prices::Prices;
+use relay_core::repo_config::Thoroughness as RepoThoroughness;
+use relay_repo::RepoManager;
+use relay_store::PgPool;
+
+use super::checkout::CheckedOut;
+use super::cycle::CycleEnv;
+use super::job::{Job, JobRun};
+use crate::handler::JobError;
+use crate::jobs::reindex::CodegraphIndexing;
+use crate::tool_graph::{StoreExploreObserver, load_class_hints, load_hint, repo_key};
+
+/// The server's settings the cycles are built from.
+#[derive(Clone, Copy)]
+pub struct Setup<'a> {
+    pub llm: &'a LlmSettings,
+    pub agent: &'a AgentSettings,
+    pub tools: &'a relay_tools::ToolLimits,
+    /// The code-graph store and indexer (`None`: explorers get no `codegraph` tool).
+    pub codegraph: Option<&'a CodegraphIndexing>,
+    /// Every tracker's settings: their tokens never reach a prompt.
+    pub trackers: &'a [TrackerSettings],
+    pub prices: &'a Arc<Prices>,
+}
+
+/// The cycles' environment over `checkout`; loads the issue's traversal state into `job`.
+pub async fn prepare(
+    setup: Setup<'_>,
+    pool: &PgPool,
+    repos: &RepoManager,
+    run: &JobRun,
+    job: &mut Job,
+    checkout: &CheckedOut,
+) -> Result<CycleEnv, JobError> {
+    let (issue, config) = (&job.issue, &checkout.config);
+    let graph = match setup.codegraph {
+        Some(indexing) => {
+            graph(
+                indexing,
+                repos,
+                checkout,
+                &issue.tracker,
+                &issue.project_path,
+            )
+            .await
+        }
+        None => None,
+    };
+    let snapshot = &checkout.snapshot;
+    let toolbox = Toolbox::with_excludes(
+        snapshot.path(),
+        graph,
+        setup.tools.clone(),
+        config.excludes.clone(),
+    )
+    .context("failed to build the toolbox over the snapshot")?;
+    // Every call of the job is recorded against the issue and the job (the role is the
+    // client's), so the issue's spend per role and its budget read from `llm_usage`.
+    let usage = UsageContext {
+        job_id: Some(run.job_id),
+        issue_id: Some(run.issue_id),
+    };
+    let client = |role: Role| -> Result<LlmClient, JobError> {
+        Ok(metered_client(setup.llm, role, pool, usage)
+            .map_err(|e| JobError::Permanent(e.into()))?
+            .with_tracer(&run.tracer))
+    };
+    // What earlier explores of this repository learned (tool sequences), as a prompt hint.
+    let repo = repo_key(&issue.tracker, &issue.project_path);
+    let (hint, class_hints) = if setup.agent.tool_hints {
+        (
+            load_hint(pool, &repo).await,
+            load_class_hints(pool, &repo).await,
+        )
+    } else {
+        (None, Default::default())
+    };
+    let thoroughness = match config.effective.thoroughness {
+        Some(RepoThoroughness::Quick) => Thoroughness::Quick,
+        Some(RepoThoroughness::Thorough) => Thoroughness::Thorough,
+        Some(RepoThoroughness::Medium) | None => Thoroughness::Medium,
+    };
+    let explorer = ExploreAgent::new(
+        client(Role::Explore)?,
+        Arc::new(toolbox),
+        setup.agent.explore.clone(),
+    )
+    .with_tracer(&run.tracer)
+    .with_observer(Arc::new(StoreExploreObserver::new(
+        pool.clone(),
+        repo.clone(),
+    )))
+    .with_hint(hint)
+    .with_class_hints(class_hints)
+    .with_guidance(&config.guidance)
+    .with_default_thoroughness(thoroughness);
+    // Thorough queries start from what earlier jobs on this issue explored.
+    job.traversal = super::traversal::load(pool, run.issue_id).await;
+    let explorer = Arc::new(explorer.with_traversal_state(job.traversal.clone()));
+    // The validator's citation checks see the checkout as the tools do.
+    let sandbox = relay_tools::sandbox::Sandbox::new(snapshot.path())
+        .context("failed to sandbox the snapshot for the validator")?
+        .with_excludes(config.excludes.clone());
+    let mut settings = setup.agent.clone();
+    settings.summary_comment = config.effective.summary_comment;
+    Ok(CycleEnv {
+        pool: pool.clone(),
+        run: run.clone(),
+        planner: client(Role::Planner)?,
+        spec: client(Role::Spec)?,
+        explorer: explorer.clone(),
+        traversal: Some(explorer),
+        snapshot: Some(Snapshot {
+            sandbox,
+            commit_sha: snapshot.commit().to_owned(),
+        }),
+        settings,
+        redactions: super::secrets::prompt_redactions(setup.trackers),
+        prices: setup.prices.clone(),
+        guidance: config.guidance.clone(),
+    })
+}
+
+/// The code graph of the checkout's commit; `None` (logged) when it cannot be had: exploring
+/// without the graph (grep and read) beats not answering at all.
+async fn graph(
+    indexing: &CodegraphIndexing,
+    repos: &RepoManager,
+    checkout: &CheckedOut,
+    tracker: &str,
+    project_path: &str,
+) -> Option<GraphAccess> {
+    let repo = super::graph::graph_repo_key(tracker, project_path);
+    let snapshot = &checkout.snapshot;
+    let access = super::graph::ensure_graph(
+        indexing,
+        repos,
+        &checkout.spec,
+        &repo,
+        snapshot.commit(),
+        snapshot.path(),
+        checkout.config.excludes.clone(),
+    )
+    .await;
+    match access {
+        Ok(access) => Some(access),
+        Err(error) => {
+            tracing::warn!(
+                error.message = %error,
+                error.cause_chain = %format!("{error:#}"),
+                "code graph unavailable: explorers fall back to the code tools"
+            );
+            None
+        }
+    }
+}
+
+/// The client for `role`, recording each call's tokens in `llm_usage` under `context`.
+pub fn metered_client(
+    llm: &LlmSettings,
+    role: Role,
+    pool: &PgPool,
+    context: UsageContext,
+) -> Result<LlmClient, LlmError> {
+    Ok(LlmClient::from_settings(llm, role)?
+        .with_usage_sink(Arc::new(crate::llm_usage::StoreUsageSink::new(
+            pool.clone(),
+        )))
+        .with_context(context))
+}
