@@ -6,20 +6,15 @@
 #   scripts/bench-intake.sh [--count N] [--rounds R] [--concurrency K] [--issues I]
 #   SWEEP_INTERVAL_SECS=1 scripts/bench-intake.sh …   # the workers' outbox sweeper every second
 #   ROLE=gateway scripts/bench-intake.sh …            # the gateway alone (no workers)
-#
-# Group commit (`[server] intake_batch_window_us`; this script's default 1000):
-#   WINDOWS="0 1000" scripts/bench-intake.sh …        # one gateway per window, one after the
-#                                                     # other in the same run (0 = group commit off)
-#   HOLD_SNAPSHOT_SECS=60 scripts/bench-intake.sh …   # each window measured twice: as is, then
-#                                                     # while a reader of `jobs` holds a snapshot
-#                                                     # open (REPEATABLE READ) for that long
+#   HOLD_SNAPSHOT_SECS=60 scripts/bench-intake.sh …   # measured twice: as is, then while a
+#                                                     # reader of `jobs` holds a snapshot open
+#                                                     # (REPEATABLE READ) for that long
 set -euo pipefail
 cd "$(dirname "$0")/.."
 BASE_URL="${DATABASE_URL:-postgres://postgres@127.0.0.1:5432/postgres}"
 DB_URL="${BASE_URL%/*}/relay_bench_intake"
 PORT="${PORT:-18181}"
 SECRET="bench-secret-$$"
-WINDOWS="${WINDOWS:-${INTAKE_WINDOW_US:-1000}}"
 HOLD="${HOLD_SNAPSHOT_SECS:-0}"
 
 # BIN=path/to/relay benchmarks another build (e.g. to compare two versions in one session).
@@ -39,15 +34,14 @@ cleanup() {
 }
 trap cleanup EXIT
 
-# One measured run: a fresh database, a gateway with group-commit window $1 µs, the load.
-# $2: "snapshot" to hold a reader's snapshot open during the run.
+# One measured run: a fresh database, a gateway, the load.
+# $1: "snapshot" to hold a reader's snapshot open during the run.
 run() {
-  local window="$1" mode="${2:-plain}"
+  local mode="${1:-plain}"
   psql "$BASE_URL" -qc "DROP DATABASE IF EXISTS relay_bench_intake WITH (FORCE)" >/dev/null
   cat >"$CONFIG" <<TOML
 [server]
 listen = "127.0.0.1:$PORT"
-intake_batch_window_us = $window
 [database]
 url = "$DB_URL"
 max_connections = 20
@@ -79,7 +73,7 @@ TOML
   # A gateway without workers never drains the queue: do not wait for it.
   local drain=()
   [ "${ROLE:-serve}" = gateway ] && drain=(--drain-timeout-secs 0)
-  echo "== window ${window} us (${mode})"
+  echo "== ${mode}"
   "$BIN" bench-intake "${drain[@]}" --url "http://127.0.0.1:$PORT/webhooks/github" --secret "$SECRET" \
     --database-url "$DB_URL" --gateway-pid "$PID" "${ARGS[@]}" | tee "$DATA/out"
   RATE="$(sed -n 's/^gateway: \([0-9]*\) accepted.*/\1/p' "$DATA/out")"
@@ -97,12 +91,10 @@ TOML
 }
 
 ARGS=("$@")
-for window in $WINDOWS; do
-  run "$window"
-  if [ "$HOLD" -gt 0 ]; then
-    plain="$RATE"
-    run "$window" snapshot
-    awk -v a="$plain" -v b="$RATE" -v w="$window" 'BEGIN {
-      printf "window %s us: with a snapshot held open %d/s vs %d/s without: drop %.1f%%\n", w, b, a, (1 - b / a) * 100 }'
-  fi
-done
+run
+if [ "$HOLD" -gt 0 ]; then
+  plain="$RATE"
+  run snapshot
+  awk -v a="$plain" -v b="$RATE" 'BEGIN {
+    printf "with a snapshot held open %d/s vs %d/s without: drop %.1f%%\n", b, a, (1 - b / a) * 100 }'
+fi

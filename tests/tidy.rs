@@ -4,18 +4,32 @@
 //!
 //! - every module is named in its crate's Layout doc (and in the Layout of a module that has one);
 //! - every repository path, `relay` command and configuration key that README.md,
-//!   ARCHITECTURE.md and AGENTS.md name exists, and none points outside the repository;
+//!   ARCHITECTURE.md, AGENTS.md and each crate's README.md name exists, and none points outside
+//!   the repository;
 //! - every action type is in the planner's prompt;
 //! - every key of the configuration's types is in `config/relay.toml`;
 //! - no library crate depends on `anyhow` (AGENTS.md's error rule), except the job bodies of
-//!   `relay-worker`, and no error is flattened into its text (`anyhow!("{e}")`).
+//!   `relay-worker`, and no error is flattened into its text (`anyhow!("{e}")`);
+//! - no production source file is longer than [`MAX_FILE_LINES`] unless [`LONG_FILES`] says why.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::fs;
 use std::path::{Path, PathBuf};
 
-/// The docs whose names are checked.
-const DOCS: [&str; 3] = ["README.md", "ARCHITECTURE.md", "AGENTS.md"];
+/// The top-level docs whose names are checked (with every crate's README: [`docs`]).
+const TOP_DOCS: [&str; 3] = ["README.md", "ARCHITECTURE.md", "AGENTS.md"];
+
+/// The docs whose names are checked: [`TOP_DOCS`] and `crates/*/README.md`.
+fn docs() -> Vec<String> {
+    let mut out: Vec<String> = TOP_DOCS.iter().map(|d| (*d).to_owned()).collect();
+    out.extend(files().into_iter().filter(|f| {
+        f.strip_prefix("crates/")
+            .and_then(|f| f.strip_suffix("/README.md"))
+            .is_some_and(|krate| !krate.contains('/'))
+    }));
+    assert!(out.len() > TOP_DOCS.len(), "crate READMEs found: {out:?}");
+    out
+}
 
 /// Directories the walk never enters.
 const SKIPPED_DIRS: [&str; 3] = ["target", ".git", "node_modules"];
@@ -189,8 +203,18 @@ fn every_path_the_docs_name_exists_in_the_repository() {
             .any(|f| f.ends_with(&format!("/{path}")))
     };
     let mut stale = Vec::new();
-    for doc in DOCS {
-        for code in code_spans(&read(doc)) {
+    for doc in docs() {
+        // A crate's README names paths from its crate's directory (`tests/…`, `src/…`) too.
+        let crate_dir = doc
+            .strip_suffix("README.md")
+            .filter(|dir| !dir.is_empty())
+            .map(str::to_owned);
+        let in_crate = |code: &str| {
+            crate_dir
+                .as_ref()
+                .is_some_and(|dir| exists(&format!("{dir}{code}")))
+        };
+        for code in code_spans(&read(&doc)) {
             if code.starts_with("../") || code.contains(" ../") {
                 stale.push(format!("{doc}: `{code}` points outside the repository"));
                 continue;
@@ -203,9 +227,14 @@ fn every_path_the_docs_name_exists_in_the_repository() {
                 continue;
             }
             let first = code.split('/').next().unwrap_or_default();
+            if in_crate(code) {
+                continue;
+            }
             if top.contains(first) {
-                // A path from the repository's root.
-                if !exists(code) {
+                // A path from the repository's root (or, in a crate's README, a source file
+                // named from inside the crate: `eval/containers.rs`).
+                let inside = crate_dir.is_some() && code.ends_with(".rs") && ends_like(code);
+                if !exists(code) && !inside {
                     stale.push(format!("{doc}: `{code}`"));
                 }
             } else if code.ends_with(".rs") && !ends_like(code) {
@@ -259,8 +288,8 @@ fn every_command_the_docs_name_exists() {
         "{commands:?}"
     );
     let mut unknown = Vec::new();
-    for doc in DOCS {
-        for code in code_spans(&read(doc)) {
+    for doc in docs() {
+        for code in code_spans(&read(&doc)) {
             let Some(rest) = code.strip_prefix("relay ") else {
                 continue;
             };
@@ -340,8 +369,8 @@ fn every_config_key_the_docs_name_exists() {
         .filter(|t| !t.is_empty())
         .collect();
     let mut unknown = Vec::new();
-    for doc in DOCS {
-        for code in code_spans(&read(doc)) {
+    for doc in docs() {
+        for code in code_spans(&read(&doc)) {
             if let Some(table) = code
                 .strip_prefix("[[")
                 .and_then(|c| c.strip_suffix("]]"))
@@ -350,11 +379,12 @@ fn every_config_key_the_docs_name_exists() {
                 let plain = table
                     .chars()
                     .all(|c| c.is_ascii_lowercase() || c == '_' || c == '.');
-                // `[workspace.dependencies]` is Cargo's; `[bot]` is GitHub's login suffix.
+                // `[workspace.dependencies]` is Cargo's; `[bot]` is GitHub's login suffix;
+                // `[inferred]` is how the codegraph tool labels an inferred edge.
                 let known = tables.contains_key(table)
                     || tables.keys().any(|t| t.starts_with(&format!("{table}.")))
                     || sections.contains(table)
-                    || ["workspace.dependencies", "bot"].contains(&table)
+                    || ["workspace.dependencies", "bot", "inferred"].contains(&table)
                     || table.contains('<');
                 if plain && !table.is_empty() && !known {
                     unknown.push(format!("{doc}: `{code}`"));
@@ -616,5 +646,87 @@ fn library_crates_keep_anyhow_out() {
     assert!(
         offenders.is_empty(),
         "library crates with anyhow in [dependencies] (AGENTS.md: thiserror errors): {offenders:?}"
+    );
+}
+
+/// Longest production source file (lines before its `#[cfg(test)] mod tests`): past it a file
+/// holds more than one job (AGENTS.md: split past ~400 lines; this is the hard stop).
+const MAX_FILE_LINES: usize = 800;
+
+/// Production files allowed past [`MAX_FILE_LINES`], each with why and until when. Remove a row
+/// when its file is split; a new row needs a reason a reviewer accepts.
+const LONG_FILES: [(&str, &str); 6] = [
+    (
+        "crates/relay-codegraph/src/index/python/body.rs",
+        "one `impl PyBuilder` over every statement and expression; split into body/{stmt,expr,call,assign,order}.rs by issue 43 §0",
+    ),
+    (
+        "crates/relay-codegraph/src/index/python/eval.rs",
+        "the Python expression evaluator; reshaped with the one-direction indexer of issue 43 §0",
+    ),
+    (
+        "crates/relay-codegraph/src/index/python/flow.rs",
+        "Python value flow, imported back by the tables; reshaped by issue 43 §0",
+    ),
+    (
+        "crates/relay-codegraph/src/index/go/body.rs",
+        "Go body facts as one builder; split into facts/ modules of free functions by issue 43 §0",
+    ),
+    (
+        "crates/relay-codegraph/src/index/go/mod.rs",
+        "`GoIndex::build` and its tables in one file; split into build.rs and tables.rs by issue 43 §0",
+    ),
+    (
+        "crates/relay-codegraph/src/index/go/flow.rs",
+        "Go value flow; reshaped with the one-direction indexer of issue 43 §0",
+    ),
+];
+
+/// A production file's length: its lines before a trailing `#[cfg(test)] mod tests`.
+fn production_lines(text: &str) -> usize {
+    let lines: Vec<&str> = text.lines().collect();
+    lines
+        .windows(2)
+        .position(|w| w[0].trim() == "#[cfg(test)]" && w[1].trim_start().starts_with("mod tests"))
+        .unwrap_or(lines.len())
+}
+
+#[test]
+fn no_production_file_is_too_long() {
+    let mut long = Vec::new();
+    let mut listed_fits = Vec::new();
+    for file in files() {
+        let production = file.starts_with("crates/")
+            && file.contains("/src/")
+            && file.ends_with(".rs")
+            && !file.ends_with("/tests.rs")
+            && !file.contains("/tests/");
+        if !production {
+            continue;
+        }
+        let lines = production_lines(&read(&file));
+        let listed = LONG_FILES.iter().any(|(f, _)| *f == file);
+        if lines > MAX_FILE_LINES && !listed {
+            long.push(format!("{file}: {lines} lines"));
+        }
+        if lines <= MAX_FILE_LINES && listed {
+            listed_fits.push(format!("{file}: {lines} lines"));
+        }
+    }
+    for (file, _) in LONG_FILES {
+        assert!(
+            root().join(file).exists(),
+            "{file} is listed in LONG_FILES but does not exist: remove its row"
+        );
+    }
+    assert!(
+        long.is_empty(),
+        "production files over {MAX_FILE_LINES} lines (split them, or list one in LONG_FILES with why):\n{}",
+        long.join("\n")
+    );
+    assert!(
+        listed_fits.is_empty(),
+        "files in LONG_FILES that now fit (remove their rows):\n{}",
+        listed_fits.join("\n")
     );
 }

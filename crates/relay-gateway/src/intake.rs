@@ -1,16 +1,12 @@
 //! Durable intake: the delivery, the issue and its thread, the pending event and the job are written
 //! in one atomic statement (see `relay_store::intake`). The HTTP answer is sent only after it commits.
 //! Issue events go through `relay_store::event_intake`, the path the reconciler's finds take too.
-//! With group commit on (`[server] intake_batch_window_us`), statements of deliveries arriving
-//! within the window share one transaction (`relay_store::intake_group`); each is still answered
-//! only after the commit that holds it.
 
 use relay_core::engage::{Decision, Origin};
 use relay_core::{JobKind, TrackerSettings, UpdateCheckout};
 use relay_store::PgPool;
-use relay_store::event_intake::{EventIntake, record_issue_event_via};
+use relay_store::event_intake::{EventIntake, record_issue_event};
 use relay_store::intake as store;
-use relay_store::intake_group::GroupCommit;
 use relay_telemetry::metrics::RECONCILE_EVENTS_TOTAL;
 use serde_json::Value;
 
@@ -65,11 +61,7 @@ pub enum IntakeError {
     JobMissing { delivery_id: i64 },
 }
 
-pub async fn record(
-    pool: &PgPool,
-    group: Option<&GroupCommit>,
-    delivery: &Delivery<'_>,
-) -> Result<Recorded, IntakeError> {
+pub async fn record(pool: &PgPool, delivery: &Delivery<'_>) -> Result<Recorded, IntakeError> {
     let tracker = delivery.tracker.name.as_str();
     let action = delivery.action;
     let (reason, ping) = match delivery.parsed {
@@ -89,42 +81,22 @@ pub async fn record(
             };
             let key = job.concurrency_key();
             let job_payload = serde_json::to_value(&job).expect("job payloads serialize");
-            let job = relay_store::queue::NewJob {
-                kind: JobKind::UpdateCheckout.as_str(),
-                payload: &job_payload,
-                concurrency_key: Some(&key),
-                max_attempts: delivery.max_attempts,
-            };
-            let (event_type, key) = (delivery.event_type, delivery.delivery_key);
-            let reason = "default_branch_push";
-            let recorded = match group {
-                Some(group) => {
-                    group
-                        .record_job_delivery(
-                            tracker,
-                            event_type,
-                            action,
-                            key,
-                            reason,
-                            delivery.payload,
-                            &job,
-                        )
-                        .await?
-                }
-                None => {
-                    store::record_job_delivery(
-                        pool,
-                        tracker,
-                        event_type,
-                        action,
-                        key,
-                        reason,
-                        delivery.payload,
-                        &job,
-                    )
-                    .await?
-                }
-            };
+            let recorded = store::record_job_delivery(
+                pool,
+                tracker,
+                delivery.event_type,
+                action,
+                delivery.delivery_key,
+                "default_branch_push",
+                delivery.payload,
+                &relay_store::queue::NewJob {
+                    kind: JobKind::UpdateCheckout.as_str(),
+                    payload: &job_payload,
+                    concurrency_key: Some(&key),
+                    max_attempts: delivery.max_attempts,
+                },
+            )
+            .await?;
             return Ok(match recorded {
                 None => Recorded::Duplicate,
                 Some((delivery_id, job_id)) => Recorded::Accepted {
@@ -145,9 +117,8 @@ pub async fn record(
             (PROJECT_NOT_ALLOWED, false)
         }
         ParsedEvent::Issue(event) => {
-            let outcome = record_issue_event_via(
+            let outcome = record_issue_event(
                 pool,
-                group,
                 &EventIntake {
                     tracker: delivery.tracker,
                     event,
@@ -182,26 +153,16 @@ pub async fn record(
             });
         }
     };
-    let (event_type, key) = (delivery.event_type, delivery.delivery_key);
-    let recorded = match group {
-        Some(group) => {
-            group
-                .record_plain_delivery(tracker, event_type, action, key, reason, delivery.payload)
-                .await?
-        }
-        None => {
-            store::record_plain_delivery(
-                pool,
-                tracker,
-                event_type,
-                action,
-                key,
-                reason,
-                delivery.payload,
-            )
-            .await?
-        }
-    };
+    let recorded = store::record_plain_delivery(
+        pool,
+        tracker,
+        delivery.event_type,
+        action,
+        delivery.delivery_key,
+        reason,
+        delivery.payload,
+    )
+    .await?;
     Ok(match recorded {
         None => Recorded::Duplicate,
         Some(delivery_id) => Recorded::Ignored {

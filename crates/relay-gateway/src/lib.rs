@@ -62,9 +62,6 @@ pub struct AppState {
     pub metrics: PrometheusHandle,
     /// `max_attempts` given to the jobs webhooks create.
     pub job_max_attempts: i32,
-    /// Intake's group commit (`[server] intake_batch_window_us`; `None`: one transaction per
-    /// delivery).
-    pub(crate) intake_group: Option<Arc<relay_store::intake_group::GroupCommit>>,
     /// Wakes workers after a job was committed (coalesced; see [`spawn_notifier`]).
     pub(crate) wake_workers: tokio::sync::mpsc::Sender<()>,
     /// Wakes the trace event streams (one LISTEN connection, started with the first stream).
@@ -131,14 +128,7 @@ impl AppState {
         let wake_workers = spawn_notifier(pool.clone());
         let trace_feed = trace_feed::TraceFeed::new(pool.clone());
         let ui = settings::UiSettings::default();
-        let intake_group = settings.intake_group().map(|group| {
-            Arc::new(relay_store::intake_group::GroupCommit::start(
-                pool.clone(),
-                group,
-            ))
-        });
         AppState {
-            intake_group,
             budget: limits::budget::BodyBudget::new(settings.body_budget_bytes),
             clients: limits::client::ClientCounts::new(settings.client_cap()),
             throttle: Arc::new(throttle(&ui)),

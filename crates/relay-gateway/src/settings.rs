@@ -57,14 +57,24 @@ pub struct ServerSettings {
     /// connections are closed.
     #[serde(default = "default_shutdown_grace_secs")]
     pub shutdown_grace_secs: u64,
-    /// Group commit of intake: how long (microseconds) a group of deliveries stays open after its
-    /// first one; deliveries arriving meanwhile share its transaction, each answered after that
-    /// commit. 0 (the default) turns group commit off: one transaction per delivery.
-    #[serde(default = "default_intake_batch_window_us")]
-    pub intake_batch_window_us: u64,
-    /// Deliveries per group at most (1 to 64: each is a savepoint).
-    #[serde(default = "default_intake_batch_max")]
-    pub intake_batch_max: usize,
+    /// Removed with intake's group commit (it measured slower than one transaction per
+    /// delivery): still accepted so that an older configuration starts, and ignored; the binary
+    /// warns once ([`ServerSettings::removed_keys`]).
+    #[serde(default)]
+    pub intake_batch_window_us: Option<Removed>,
+    /// Removed with `intake_batch_window_us`.
+    #[serde(default)]
+    pub intake_batch_max: Option<Removed>,
+}
+
+/// A configuration key that was removed: any value is accepted and ignored.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Removed;
+
+impl<'de> Deserialize<'de> for Removed {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        serde::de::IgnoredAny::deserialize(deserializer).map(|_| Removed)
+    }
 }
 
 impl Default for ServerSettings {
@@ -82,8 +92,8 @@ impl Default for ServerSettings {
             max_connections_per_client: default_max_connections_per_client(),
             trusted_proxies: TrustedProxies::default(),
             shutdown_grace_secs: default_shutdown_grace_secs(),
-            intake_batch_window_us: default_intake_batch_window_us(),
-            intake_batch_max: default_intake_batch_max(),
+            intake_batch_window_us: None,
+            intake_batch_max: None,
         }
     }
 }
@@ -122,27 +132,22 @@ fn default_max_connections_per_client() -> usize {
 fn default_shutdown_grace_secs() -> u64 {
     10
 }
-/// Off by default: one committer runs every statement one after another, which a burst of
-/// deliveries on a slow database queues behind (see docs/PERFORMANCE.md, group commit).
-fn default_intake_batch_window_us() -> u64 {
-    0
-}
-fn default_intake_batch_max() -> usize {
-    32
-}
 
 /// One client never holds more than this share of `max_connections` (one part in this many),
 /// whatever `max_connections_per_client` says: a single address must not fill the listener.
 const CLIENT_SHARE_PARTS: usize = 4;
 
 impl ServerSettings {
-    /// Intake's group commit settings; `None` when it is off.
-    pub fn intake_group(&self) -> Option<relay_store::intake_group::GroupSettings> {
-        (self.intake_batch_window_us > 0).then(|| relay_store::intake_group::GroupSettings {
-            window: Duration::from_micros(self.intake_batch_window_us.min(1_000_000)),
-            // Each delivery is a savepoint: past 64 subtransactions Postgres' cache overflows.
-            max_members: self.intake_batch_max.clamp(1, 64),
-        })
+    /// The removed keys this configuration still sets (`[server] intake_batch_window_us` and
+    /// `intake_batch_max`, group commit's): ignored, named so that the binary can warn.
+    pub fn removed_keys(&self) -> Vec<&'static str> {
+        [
+            ("intake_batch_window_us", self.intake_batch_window_us),
+            ("intake_batch_max", self.intake_batch_max),
+        ]
+        .into_iter()
+        .filter_map(|(key, set)| set.map(|_| key))
+        .collect()
     }
 
     pub(crate) fn request_deadline(&self) -> Duration {
@@ -279,5 +284,22 @@ mod tests {
         assert_eq!(cap(8, 32), 2);
         assert_eq!(cap(2, 32), 1);
         assert_eq!(cap(1024, 0), 1);
+    }
+
+    /// Group commit was removed; a configuration that still sets its keys starts, and they are
+    /// named for the warning.
+    #[test]
+    fn the_removed_group_commit_keys_are_accepted_and_named() {
+        let settings: ServerSettings = serde_json::from_value(serde_json::json!({
+            "intake_batch_window_us": 1000,
+            "intake_batch_max": 32,
+        }))
+        .unwrap();
+        assert_eq!(
+            settings.removed_keys(),
+            ["intake_batch_window_us", "intake_batch_max"]
+        );
+        let settings: ServerSettings = serde_json::from_value(serde_json::json!({})).unwrap();
+        assert!(settings.removed_keys().is_empty());
     }
 }

@@ -11,7 +11,6 @@ use sqlx::PgPool;
 
 use crate::Result;
 use crate::intake::{self, Engagement, IssueDelivery, Recorded};
-use crate::intake_group::GroupCommit;
 
 /// One issue event to decide on and record.
 #[derive(Debug, Clone, Copy)]
@@ -63,16 +62,6 @@ pub async fn decide_issue_event(
 
 /// Decides on `intake.event` and records it (see the module docs).
 pub async fn record_issue_event(pool: &PgPool, intake: &EventIntake<'_>) -> Result<EventOutcome> {
-    record_issue_event_via(pool, None, intake).await
-}
-
-/// [`record_issue_event`], the write going through `group` when given (the gateway's group
-/// commit: [`crate::intake_group`]).
-pub async fn record_issue_event_via(
-    pool: &PgPool,
-    group: Option<&GroupCommit>,
-    intake: &EventIntake<'_>,
-) -> Result<EventOutcome> {
     let event = intake.event;
     let tracker = intake.tracker;
     let note = event.note.as_ref().map(|n| &n.note);
@@ -90,23 +79,23 @@ pub async fn record_issue_event_via(
         Decision::Ignore(reason) => (None, Some(reason)),
     };
     let event_key = engage::event_key(tracker.name.as_str(), event, intake.action);
-    let delivery = IssueDelivery {
-        tracker: tracker.name.as_str(),
-        event_type: intake.event_type,
-        action: intake.action,
-        delivery_key: intake.delivery_key,
-        payload: intake.payload,
-        issue: &event.issue,
-        installation_id: event.installation_id,
-        note,
-        engage: engagement,
-        ignore_reason,
-        origin: intake.origin.as_str(),
-        event_key: Some(&event_key),
-    };
-    let recorded = match group {
-        Some(group) => group.record_issue_delivery(&delivery).await?,
-        None => intake::record_issue_delivery(pool, &delivery).await?,
-    };
+    let recorded = intake::record_issue_delivery(
+        pool,
+        &IssueDelivery {
+            tracker: tracker.name.as_str(),
+            event_type: intake.event_type,
+            action: intake.action,
+            delivery_key: intake.delivery_key,
+            payload: intake.payload,
+            issue: &event.issue,
+            installation_id: event.installation_id,
+            note,
+            engage: engagement,
+            ignore_reason,
+            origin: intake.origin.as_str(),
+            event_key: Some(&event_key),
+        },
+    )
+    .await?;
     Ok(EventOutcome { decision, recorded })
 }

@@ -130,11 +130,8 @@ pub async fn record_issue_delivery(
     }
 }
 
-/// The intake statement of an issue delivery, on `executor` (the pool: its own transaction; or a
-/// group commit's transaction, see [`crate::intake_group`]). `None`: a redelivery, whose unique
-/// violation aborted the transaction it ran in.
-pub(crate) async fn record_issue_delivery_once<'e>(
-    executor: impl sqlx::PgExecutor<'e>,
+async fn record_issue_delivery_once(
+    pool: &PgPool,
     delivery: &IssueDelivery<'_>,
 ) -> Result<Option<Recorded>> {
     let issue = delivery.issue;
@@ -221,7 +218,7 @@ pub(crate) async fn record_issue_delivery_once<'e>(
     .bind(issue.visibility.map(|v| v.as_str())) // $32
     .bind(delivery.origin) // $33
     .bind(delivery.event_key) // $34
-    .fetch_one(executor)
+    .fetch_one(pool)
     .await;
     match result {
         Ok((delivery_id, issue_id, job_id)) => Ok(Some(Recorded {
@@ -236,8 +233,8 @@ pub(crate) async fn record_issue_delivery_once<'e>(
 
 /// Records a delivery that is not about an issue (or is ignored before we know which issue).
 /// Returns `None` for a redelivery.
-pub async fn record_plain_delivery<'e>(
-    executor: impl sqlx::PgExecutor<'e>,
+pub async fn record_plain_delivery(
+    pool: &PgPool,
     tracker: &str,
     event_type: &str,
     action: Option<&str>,
@@ -257,7 +254,7 @@ pub async fn record_plain_delivery<'e>(
     .bind(delivery_key)
     .bind(reason)
     .bind(payload)
-    .fetch_optional(executor)
+    .fetch_optional(pool)
     .await?)
 }
 
@@ -273,8 +270,8 @@ fn is_duplicate_delivery(error: &sqlx::Error) -> bool {
 /// Records a delivery that creates (or joins) one job, atomically. Returns `None` for a
 /// redelivery; then no job was created either.
 #[allow(clippy::too_many_arguments)]
-pub async fn record_job_delivery<'e>(
-    executor: impl sqlx::PgExecutor<'e>,
+pub async fn record_job_delivery(
+    pool: &PgPool,
     tracker: &str,
     event_type: &str,
     action: Option<&str>,
@@ -302,7 +299,7 @@ pub async fn record_job_delivery<'e>(
     .bind(job.payload)
     .bind(job.concurrency_key)
     .bind(job.max_attempts.max(1))
-    .fetch_one(executor)
+    .fetch_one(pool)
     .await;
     match result {
         Ok(ids) => Ok(Some(ids)),

@@ -7,7 +7,7 @@
 //! - [`issue_state`]: an issue's Relay state (gaps, findings, spec) loaded in one place.
 //! - [`event_intake`]: the one decide-and-record path of an issue event (webhook or reconciler).
 //! - [`intake`]: the gateway's writes in as few round trips as possible (delivery, issue, thread,
-//!   job in one statement); [`intake_group`]: the gateway's group commit of them.
+//!   job in one statement).
 //! - [`reconcile`]: the reconciler's per-project watermarks and its one-at-a-time lock.
 //! - [`queue`]: the job queue: enqueue, claim with leases, heartbeat, complete, retry, dead-letter.
 //! - [`llm_usage`]: the table owned by the LLM layer. (The code graph's tables are read and written by
@@ -38,7 +38,6 @@ pub mod explore_runs;
 pub mod findings;
 pub mod gaps;
 pub mod intake;
-pub mod intake_group;
 pub mod issue_controls;
 pub mod issue_state;
 pub mod issues;

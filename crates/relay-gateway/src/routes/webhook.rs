@@ -62,7 +62,6 @@ pub async fn receive(
         state.db_timeout(),
         intake::record(
             &state.pool,
-            state.intake_group.as_deref(),
             &Delivery {
                 tracker: &tracker,
                 event_type: &delivery.event,

@@ -32,6 +32,15 @@ use crate::settings::{self, Loaded};
 pub fn load(config: Option<&Path>) -> anyhow::Result<Loaded> {
     let loaded = settings::load(config)?;
     relay_telemetry::init(&loaded.settings.log).map_err(anyhow::Error::msg)?;
+    let removed = loaded.settings.server.removed_keys();
+    if !removed.is_empty() {
+        // Group commit was removed (it measured slower than direct intake); its keys still parse
+        // so that an older configuration starts.
+        tracing::warn!(
+            config.keys = %removed.join(", "),
+            "[server] keys ignored: intake group commit was removed; delete them from the configuration"
+        );
+    }
     Ok(loaded)
 }
 
