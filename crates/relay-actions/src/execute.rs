@@ -4,6 +4,7 @@
 //! (a transaction), so together with the job's watermark raise they commit or vanish as one.
 //! Nothing here calls a tracker: that is [`Executor::drain_outbox`], after the commit.
 
+use relay_core::{IssueId, JobId, SpecId};
 use std::sync::Arc;
 
 use relay_core::action::{MAX_FINDINGS_PER_ISSUE, ReadyForSpecGeneration, SpecVerdict};
@@ -22,7 +23,7 @@ use crate::{Error, Result};
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub struct BatchId {
     /// `jobs.id`.
-    pub job_id: i64,
+    pub job_id: JobId,
     /// The planner turn within the job (0 for the first).
     pub cycle: i32,
 }
@@ -30,7 +31,7 @@ pub struct BatchId {
 /// The job's pending-event watermark, raised in the batch's transaction.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct WatermarkRaise {
-    pub issue_id: i64,
+    pub issue_id: IssueId,
     /// The last delivery the job handled (`issues.handled_delivery_id`).
     pub through_delivery: i64,
 }
@@ -62,7 +63,7 @@ pub struct Applied {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Lease {
     /// `jobs.id`.
-    pub job_id: i64,
+    pub job_id: JobId,
     /// The claim's `jobs.lease_token`.
     pub token: uuid::Uuid,
 }
@@ -365,7 +366,7 @@ pub async fn enqueue_spec(
 /// `false` (and changes nothing) while a part is not sent yet.
 pub async fn record_spec_posted(
     conn: &mut PgConnection,
-    spec_id: i64,
+    spec_id: SpecId,
     keys: &[String],
 ) -> Result<bool> {
     let mut note_ids = Vec::with_capacity(keys.len());

@@ -5,13 +5,14 @@ use relay_core::Citation;
 use relay_core::action::{
     CloseReason, GapNumber, NewGap, ProposedLearning, ReadyForSpecGeneration, SpecVerdict,
 };
+use relay_core::{IssueId, SpecId};
 use relay_tracker::CommentTarget;
 
 /// A batch that passed every rule, resolved against the issue: only [`validate()`](crate::validate()) builds one, so
 /// the executor cannot be handed an unchecked batch.
 #[derive(Debug, Clone)]
 pub struct ValidatedBatch {
-    pub(crate) issue_id: i64,
+    pub(crate) issue_id: IssueId,
     pub(crate) tracker: String,
     pub(crate) project_id: String,
     pub(crate) commit_sha: Option<String>,
@@ -25,7 +26,7 @@ pub struct ValidatedBatch {
 }
 
 impl ValidatedBatch {
-    pub fn issue_id(&self) -> i64 {
+    pub fn issue_id(&self) -> IssueId {
         self.issue_id
     }
 
@@ -64,7 +65,7 @@ pub enum ValidatedAction {
     },
     ReadyForSpecGeneration(ReadyForSpecGeneration),
     SetSpecStatus {
-        spec_id: i64,
+        spec_id: SpecId,
         status: SpecVerdict,
         note: Option<String>,
     },

@@ -138,7 +138,7 @@ async fn run(url: &str) -> anyhow::Result<()> {
             let line = 2 * ((i + f) % (LINES_PER_FILE / 2)) + 1;
             relay_store::findings::insert(
                 &mut conn,
-                *issue,
+                relay_core::IssueId(*issue),
                 &format!("finding {f} of issue {i}"),
                 None,
                 &[SourceRow {
@@ -381,7 +381,13 @@ async fn planner_cycles(pool: &PgPool, cycles: usize) -> anyhow::Result<std::tim
             answered_commands: Vec::new(),
         };
         let started = Instant::now();
-        let end = run_cycle(&deps, issue, n as i64 + 1, 0).await?;
+        let end = run_cycle(
+            &deps,
+            relay_core::IssueId(issue),
+            relay_core::JobId(n as i64 + 1),
+            0,
+        )
+        .await?;
         times.push(started.elapsed());
         anyhow::ensure!(
             matches!(end, CycleEnd::Applied { .. }),
@@ -426,7 +432,15 @@ async fn push(
     let started = Instant::now();
     let prices = relay_core::prices::Prices::new();
     let channel = Channel::Summary { prices: &prices };
-    let published = publish(pool, 1, commit, channel, 3, &outcome.issues).await?;
+    let published = publish(
+        pool,
+        relay_core::JobId(1),
+        commit,
+        channel,
+        3,
+        &outcome.issues,
+    )
+    .await?;
     let queued = started.elapsed();
     println!(
         "{name}: {}{} sources loaded, {} read, {} verified, {} re-anchored, {} stale; re-verification {reverify:?} \

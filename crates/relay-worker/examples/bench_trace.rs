@@ -73,7 +73,7 @@ async fn per_event(pool: &PgPool) -> anyhow::Result<()> {
     let run = TraceRun::start(
         pool,
         &NewRun {
-            job_id: -1,
+            job_id: relay_core::JobId(-1),
             issue_id: None,
             attempt: 1,
             worker: "bench",
@@ -92,7 +92,7 @@ async fn per_event(pool: &PgPool) -> anyhow::Result<()> {
     let run = TraceRun::start(
         pool,
         &NewRun {
-            job_id: -2,
+            job_id: relay_core::JobId(-2),
             issue_id: None,
             attempt: 1,
             worker: "bench",

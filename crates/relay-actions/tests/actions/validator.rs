@@ -11,7 +11,7 @@ use serde_json::json;
 fn context(snapshot: Option<relay_actions::Snapshot>) -> ValidationContext {
     ValidationContext {
         authority: relay_actions::Authority::Unrestricted,
-        issue_id: 1,
+        issue_id: relay_core::IssueId(1),
         tracker: "gl".into(),
         project_id: "42".into(),
         gaps: vec![
@@ -358,7 +358,7 @@ fn spec_verdicts_need_a_posted_spec() {
     );
     let draft = ValidationContext {
         spec: Some(SpecState {
-            id: 5,
+            id: relay_core::SpecId(5),
             version: 1,
             status: "draft".into(),
         }),
@@ -367,7 +367,7 @@ fn spec_verdicts_need_a_posted_spec() {
     assert!(validate(&draft, &verdict).is_err());
     let posted = ValidationContext {
         spec: Some(SpecState {
-            id: 5,
+            id: relay_core::SpecId(5),
             version: 1,
             status: "posted".into(),
         }),
@@ -376,7 +376,10 @@ fn spec_verdicts_need_a_posted_spec() {
     let ok = validate(&posted, &verdict).unwrap();
     assert!(matches!(
         ok.actions()[0],
-        ValidatedAction::SetSpecStatus { spec_id: 5, .. }
+        ValidatedAction::SetSpecStatus {
+            spec_id: relay_core::SpecId(5),
+            ..
+        }
     ));
 }
 
@@ -497,13 +500,13 @@ async fn context_loads_this_issues_state(pool: relay_store::PgPool) {
         evidence: None,
         run: None,
     };
-    relay_store::gaps::open(&mut conn, issue, &gap("a?"))
+    relay_store::gaps::open(&mut conn, relay_core::IssueId(issue), &gap("a?"))
         .await
         .unwrap();
-    relay_store::gaps::open(&mut conn, issue, &gap("b?"))
+    relay_store::gaps::open(&mut conn, relay_core::IssueId(issue), &gap("b?"))
         .await
         .unwrap();
-    relay_store::gaps::open(&mut conn, other, &gap("c?"))
+    relay_store::gaps::open(&mut conn, relay_core::IssueId(other), &gap("c?"))
         .await
         .unwrap();
     let closure = relay_store::gaps::GapClosure {
@@ -511,14 +514,14 @@ async fn context_loads_this_issues_state(pool: relay_store::PgPool) {
         note: "x",
         run: None,
     };
-    relay_store::gaps::close(&mut conn, issue, 2, &closure)
+    relay_store::gaps::close(&mut conn, relay_core::IssueId(issue), 2, &closure)
         .await
         .unwrap();
-    relay_store::specs::insert_draft(&mut conn, issue, "spec", None)
+    relay_store::specs::insert_draft(&mut conn, relay_core::IssueId(issue), "spec", None)
         .await
         .unwrap();
 
-    let ctx = ValidationContext::load(&mut conn, issue, None)
+    let ctx = ValidationContext::load(&mut conn, relay_core::IssueId(issue), None)
         .await
         .unwrap();
     assert_eq!(
@@ -566,7 +569,7 @@ async fn context_loads_this_issues_state(pool: relay_store::PgPool) {
             .contains("\"n9\" is not a note of this issue's thread")
     );
     assert!(
-        ValidationContext::load(&mut conn, 9999, None)
+        ValidationContext::load(&mut conn, relay_core::IssueId(9999), None)
             .await
             .is_err()
     );
@@ -582,7 +585,7 @@ fn authority_context() -> ValidationContext {
             severity: Severity::Low,
         }],
         spec: Some(SpecState {
-            id: 5,
+            id: relay_core::SpecId(5),
             version: 1,
             status: "posted".into(),
         }),

@@ -81,7 +81,7 @@ pub struct EventReport {
     pub actor: String,
     pub decision: Decision,
     /// Recorded (`Some(job)` when it engaged), or `None`: a duplicate, or a dry run.
-    pub recorded: Option<Option<i64>>,
+    pub recorded: Option<Option<relay_core::JobId>>,
 }
 
 impl Reconciler {

@@ -1,6 +1,7 @@
 //! One orchestrator cycle end to end below the job queue: real Postgres, the local GitHub server,
 //! the scripted LLM over HTTP, the write-back Validator and Executor.
 
+use relay_core::{IssueId, JobId};
 use std::sync::Arc;
 
 use relay_actions::Snapshot;
@@ -167,7 +168,9 @@ async fn a_mention_becomes_one_comment_a_gap_a_finding_and_a_raised_watermark(po
         tracer: Tracer::new(trace.clone()),
         ..deps(&pool, &github, &llm, snapshot)
     };
-    let end = run_cycle(&deps, issue, 1, 0).await.unwrap();
+    let end = run_cycle(&deps, relay_core::IssueId(issue), relay_core::JobId(1), 0)
+        .await
+        .unwrap();
     let CycleEnd::Applied { outcome, drain, .. } = end else {
         panic!("{end:?}");
     };
@@ -213,13 +216,17 @@ async fn a_mention_becomes_one_comment_a_gap_a_finding_and_a_raised_watermark(po
     assert!(bot_comments[0].body.contains("<!-- relay:write:"));
 
     let mut conn = pool.acquire().await.unwrap();
-    let gaps = relay_store::gaps::list(&mut conn, issue).await.unwrap();
+    let gaps = relay_store::gaps::list(&mut conn, IssueId(issue))
+        .await
+        .unwrap();
     assert_eq!(gaps.len(), 1);
     assert_eq!(gaps[0].severity, "blocking");
-    let findings = relay_store::findings::live(&mut conn, issue).await.unwrap();
+    let findings = relay_store::findings::live(&mut conn, IssueId(issue))
+        .await
+        .unwrap();
     assert_eq!(findings[0].sources[0].commit_sha, "c0ffee");
     assert!(
-        relay_store::issues::pending_events(&mut conn, issue)
+        relay_store::issues::pending_events(&mut conn, IssueId(issue))
             .await
             .unwrap()
             .is_empty()
@@ -239,7 +246,9 @@ async fn a_mention_becomes_one_comment_a_gap_a_finding_and_a_raised_watermark(po
     );
 
     // Nothing above the watermark: the next cycle does nothing and calls no LLM.
-    let again = run_cycle(&deps, issue, 1, 1).await.unwrap();
+    let again = run_cycle(&deps, relay_core::IssueId(issue), relay_core::JobId(1), 1)
+        .await
+        .unwrap();
     assert!(matches!(again, CycleEnd::NothingPending));
     assert_eq!(llm.requests().len(), 2);
 }
@@ -251,11 +260,15 @@ async fn a_dead_llm_leaves_the_events_pending_and_posts_one_status_comment(pool:
     let llm = ScriptedLlm::start(vec![ScriptedReply::error(500); 8]).await;
     let (_dir, snapshot) = checkout();
     let deps = deps(&pool, &github, &llm, snapshot);
-    let end = run_cycle(&deps, issue, 5, 0).await.unwrap();
+    let end = run_cycle(&deps, relay_core::IssueId(issue), relay_core::JobId(5), 0)
+        .await
+        .unwrap();
     assert!(matches!(end, CycleEnd::Stopped { .. }), "{end:?}");
     // The retried job (same job, same cycle) must not post the status again.
     llm.push(vec![ScriptedReply::error(500); 8]);
-    let again = run_cycle(&deps, issue, 5, 0).await.unwrap();
+    let again = run_cycle(&deps, relay_core::IssueId(issue), relay_core::JobId(5), 0)
+        .await
+        .unwrap();
     assert!(matches!(again, CycleEnd::Stopped { .. }), "{again:?}");
 
     let bot_comments: Vec<_> = github
@@ -276,7 +289,7 @@ async fn a_dead_llm_leaves_the_events_pending_and_posts_one_status_comment(pool:
     );
     let mut conn = pool.acquire().await.unwrap();
     assert_eq!(
-        relay_store::issues::pending_events(&mut conn, issue)
+        relay_store::issues::pending_events(&mut conn, IssueId(issue))
             .await
             .unwrap()
             .len(),
@@ -311,7 +324,9 @@ async fn go_ahead_writes_stores_and_posts_the_spec(pool: PgPool) {
     .await;
     let (_dir, snapshot) = checkout();
     let deps = deps(&pool, &github, &llm, snapshot);
-    let end = run_cycle(&deps, issue, 9, 0).await.unwrap();
+    let end = run_cycle(&deps, relay_core::IssueId(issue), relay_core::JobId(9), 0)
+        .await
+        .unwrap();
     let CycleEnd::Applied {
         spec_version,
         drain,
@@ -323,7 +338,7 @@ async fn go_ahead_writes_stores_and_posts_the_spec(pool: PgPool) {
     assert_eq!(spec_version, Some(1));
     assert!(drain.failures.is_empty(), "{:?}", drain.failures);
     let mut conn = pool.acquire().await.unwrap();
-    let spec = relay_store::specs::current(&mut conn, issue)
+    let spec = relay_store::specs::current(&mut conn, IssueId(issue))
         .await
         .unwrap()
         .unwrap();
@@ -414,7 +429,9 @@ async fn the_explorer_queries_the_code_graph_from_the_postgres_store(pool: PgPoo
     );
     let mut deps = deps(&pool, &github, &llm, snapshot);
     deps.explorer = Arc::new(explorer);
-    let end = run_cycle(&deps, issue, 3, 0).await.unwrap();
+    let end = run_cycle(&deps, relay_core::IssueId(issue), relay_core::JobId(3), 0)
+        .await
+        .unwrap();
     assert!(matches!(end, CycleEnd::Applied { .. }), "{end:?}");
 
     // The explorer's second request carries the codegraph result, read from Postgres.
@@ -481,8 +498,8 @@ async fn a_cycle_records_its_tokens_against_the_issue_by_role(pool: PgPool) {
     .unwrap();
     let job_id = 11;
     let usage = UsageContext {
-        job_id: Some(job_id),
-        issue_id: Some(issue),
+        job_id: Some(JobId(job_id)),
+        issue_id: Some(IssueId(issue)),
     };
     let (dir, snapshot) = checkout();
     let toolbox = Toolbox::new(dir.path(), None, relay_tools::ToolLimits::default()).unwrap();
@@ -494,11 +511,18 @@ async fn a_cycle_records_its_tokens_against_the_issue_by_role(pool: PgPool) {
     let mut deps = deps(&pool, &github, &llm, snapshot);
     deps.planner = metered_client(&settings, Role::Planner, &pool, usage).unwrap();
     deps.explorer = Arc::new(explorer);
-    let end = run_cycle(&deps, issue, job_id, 0).await.unwrap();
+    let end = run_cycle(
+        &deps,
+        relay_core::IssueId(issue),
+        relay_core::JobId(job_id),
+        0,
+    )
+    .await
+    .unwrap();
     assert!(matches!(end, CycleEnd::Applied { .. }), "{end:?}");
 
     // What the issue view (`/api/issues/{id}`) shows as `spend_by_role`.
-    let spend = relay_store::browse::spend_by_role(&pool, issue)
+    let spend = relay_store::browse::spend_by_role(&pool, IssueId(issue))
         .await
         .unwrap();
     let roles: Vec<(&str, i64, i64)> = spend
@@ -512,7 +536,7 @@ async fn a_cycle_records_its_tokens_against_the_issue_by_role(pool: PgPool) {
         })
         .collect();
     assert_eq!(roles, [("explore", 1, 15), ("planner", 2, 30)]);
-    let rows = relay_store::llm_usage::for_job(&pool, job_id)
+    let rows = relay_store::llm_usage::for_job(&pool, JobId(job_id))
         .await
         .unwrap();
     assert_eq!(rows.len(), 3);

@@ -131,14 +131,14 @@ impl RoleLookupFailed {
         );
         if last {
             tracing::error!(
-                issue.id = run.issue_id,
+                issue.id = run.issue_id.get(),
                 actor = %self.actor,
                 error.message = %self.error,
                 "could not look up who mentioned Relay on the job's last attempt; the events stay pending"
             );
         } else {
             tracing::warn!(
-                issue.id = run.issue_id,
+                issue.id = run.issue_id.get(),
                 actor = %self.actor,
                 error.message = %self.error,
                 "role lookup failed; the job backs off and tries again"

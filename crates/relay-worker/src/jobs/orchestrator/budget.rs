@@ -13,6 +13,7 @@
 //! posted and `through` the last delivery it consumed: one note per allowance, whatever retries
 //! happen; after a raise, reaching the new allowance posts the next one.
 
+use relay_core::{IssueId, JobId};
 use std::sync::Arc;
 
 use anyhow::Context as _;
@@ -88,7 +89,7 @@ pub enum BudgetGate {
 }
 
 /// The issue's spend, tokens and priced cost.
-pub async fn spend(pool: &PgPool, issue_id: i64, prices: &Prices) -> anyhow::Result<Spend> {
+pub async fn spend(pool: &PgPool, issue_id: IssueId, prices: &Prices) -> anyhow::Result<Spend> {
     let rows = relay_store::status::spend_by_role_and_model(pool, issue_id)
         .await
         .context("failed to sum the issue's spend")?;
@@ -113,7 +114,7 @@ pub async fn spend(pool: &PgPool, issue_id: i64, prices: &Prices) -> anyhow::Res
 /// Evaluates the issue's cap.
 pub async fn gate(
     pool: &PgPool,
-    issue_id: i64,
+    issue_id: IssueId,
     cap: IssueCap,
     prices: &Prices,
 ) -> anyhow::Result<BudgetGate> {
@@ -159,8 +160,8 @@ pub async fn gate(
 /// transaction. Returns whether the note is new.
 pub async fn enqueue_note(
     pool: &PgPool,
-    issue_id: i64,
-    job_id: i64,
+    issue_id: IssueId,
+    job_id: JobId,
     epoch: u32,
     through: i64,
     body: &str,
@@ -218,8 +219,8 @@ impl Orchestrator {
         pool: &PgPool,
         tracker: &Arc<dyn IssueTracker>,
         issue_ref: &IssueRef,
-        issue_id: i64,
-        job_id: i64,
+        issue_id: IssueId,
+        job_id: JobId,
         bot_username: &str,
         cap: IssueCap,
     ) -> anyhow::Result<Option<Value>> {
@@ -237,7 +238,7 @@ impl Orchestrator {
                     .await
                     .context("failed to consume the events")?;
                 tracing::info!(
-                    issue.id = issue_id,
+                    issue.id = issue_id.get(),
                     spent = spend.tokens,
                     "issue paused on its budget"
                 );
@@ -257,7 +258,7 @@ impl Orchestrator {
                     .drain_outbox(issue_id, issue_ref)
                     .await?;
                 tracing::warn!(
-                    issue.id = issue_id,
+                    issue.id = issue_id.get(),
                     spent = spend.tokens,
                     allowance = %allowance.describe(),
                     epoch,
@@ -284,7 +285,18 @@ mod tests {
 
     #[sqlx::test(migrator = "relay_store::MIGRATOR")]
     async fn the_budget_note_carries_its_idempotency_marker(pool: PgPool) {
-        assert!(enqueue_note(&pool, 7, 3, 1, 0, "stopped").await.unwrap());
+        assert!(
+            enqueue_note(
+                &pool,
+                relay_core::IssueId(7),
+                relay_core::JobId(3),
+                1,
+                0,
+                "stopped"
+            )
+            .await
+            .unwrap()
+        );
         let mut conn = pool.acquire().await.unwrap();
         let row = relay_store::outbox::get(&mut conn, "budget:7:1:0")
             .await

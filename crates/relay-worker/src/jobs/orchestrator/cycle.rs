@@ -4,6 +4,7 @@
 //! A cycle that stops without a decision posts one status comment (keyed by job and cycle, so a
 //! retried job never posts it twice) and leaves its events pending.
 
+use relay_core::{IssueId, JobId};
 use std::sync::Arc;
 
 use super::validator::ActionsValidator;
@@ -96,8 +97,8 @@ pub enum CycleEnd {
 /// Runs cycle `cycle` of job `job_id` on `issue_id`.
 pub async fn run_cycle(
     deps: &CycleDeps,
-    issue_id: i64,
-    job_id: i64,
+    issue_id: IssueId,
+    job_id: JobId,
     cycle: i32,
 ) -> anyhow::Result<CycleEnd> {
     let tracer = deps.tracer.for_agent("orchestrator");
@@ -159,8 +160,8 @@ pub(crate) fn trace_drain(tracer: &Tracer, drain: &DrainReport) {
 
 async fn run_cycle_inner(
     deps: &CycleDeps,
-    issue_id: i64,
-    job_id: i64,
+    issue_id: IssueId,
+    job_id: JobId,
     cycle: i32,
 ) -> anyhow::Result<CycleEnd> {
     let mut conn = deps
@@ -266,7 +267,7 @@ async fn run_cycle_inner(
     let batch = match &outcome.result {
         PlanResult::Submitted(batch) => batch.clone(),
         PlanResult::Stopped(reason) => {
-            tracing::warn!(issue.id = issue_id, reason = %reason, "planning cycle stopped");
+            tracing::warn!(issue.id = issue_id.get(), reason = %reason, "planning cycle stopped");
             // An unavailable LLM may be back for the retry: stay silent until the last attempt
             // (the queue backs off meanwhile). Other stops would recur, so they are said at once.
             if matches!(reason, StopReason::Llm(_)) && deps.attempt == Attempt::Retryable {
@@ -320,7 +321,7 @@ async fn run_cycle_inner(
     }
 
     if !refused.is_empty() {
-        let shown: Vec<i64> = refused.iter().map(|row| row.id).collect();
+        let shown: Vec<relay_core::OutboxId> = refused.iter().map(|row| row.id).collect();
         let mut conn = deps.pool.acquire().await?;
         relay_store::outbox::mark_failures_shown(&mut conn, &shown).await?;
     }
@@ -404,8 +405,8 @@ fn changed_state(applied: &relay_actions::Applied, spec_version: Option<i32>) ->
 /// issue): keyed per issue, so it is sent once whatever happens to the job.
 pub async fn enqueue_acknowledgement(
     pool: &PgPool,
-    issue_id: i64,
-    job_id: i64,
+    issue_id: IssueId,
+    job_id: JobId,
     note_id: Option<&str>,
 ) -> anyhow::Result<()> {
     let mut conn = pool.acquire().await?;

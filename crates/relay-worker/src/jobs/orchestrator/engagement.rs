@@ -116,7 +116,7 @@ async fn ignore_all(
     relay_store::issues::mark_events_handled(&mut conn, run.issue_id, last)
         .await
         .context("failed to mark ignored events handled")?;
-    tracing::info!(issue.id = run.issue_id, reasons = ?reasons, "mention ignored");
+    tracing::info!(issue.id = run.issue_id.get(), reasons = ?reasons, "mention ignored");
     run.tracer.for_agent("orchestrator").event(
         TraceKind::Decision,
         json!({ "decision": "ignored", "reason": why, "actors": reasons }),

@@ -4,6 +4,7 @@
 //! never doubled), which runs after this one (one job per issue at a time).
 
 use anyhow::Context as _;
+use relay_core::IssueId;
 use relay_core::ProcessIssue;
 use relay_store::PgPool;
 use relay_store::queue::{Enqueued, Job as _};
@@ -11,7 +12,7 @@ use relay_store::queue::{Enqueued, Job as _};
 /// Queues (or joins) the issue's follow-up `process_issue` job when events are still pending.
 pub async fn ensure_follow_up(
     pool: &PgPool,
-    issue_id: i64,
+    issue_id: IssueId,
     max_attempts: i32,
 ) -> anyhow::Result<Option<Enqueued>> {
     let mut conn = pool.acquire().await.context("no database connection")?;
@@ -30,9 +31,9 @@ pub async fn ensure_follow_up(
         .await
         .context("failed to wake the workers")?;
     tracing::info!(
-        issue.id = issue_id,
+        issue.id = issue_id.get(),
         pending = pending.len(),
-        job.id = enqueued.job_id(),
+        job.id = enqueued.job_id().get(),
         "follow-up job queued"
     );
     Ok(Some(enqueued))
@@ -43,7 +44,7 @@ pub async fn ensure_follow_up(
 /// is moved up to that time, never delayed. Nothing sleeps with a lease held.
 pub async fn follow_up_for_outbox(
     pool: &PgPool,
-    issue_id: i64,
+    issue_id: IssueId,
     max_attempts: i32,
 ) -> anyhow::Result<Option<Enqueued>> {
     let mut conn = pool.acquire().await.context("no database connection")?;
@@ -67,8 +68,8 @@ pub async fn follow_up_for_outbox(
             .context("failed to wake the workers")?;
     }
     tracing::info!(
-        issue.id = issue_id,
-        job.id = enqueued.job_id(),
+        issue.id = issue_id.get(),
+        job.id = enqueued.job_id().get(),
         delay_secs = delay.as_secs(),
         "a tracker write is pending: the issue's next job is queued for when it is due"
     );

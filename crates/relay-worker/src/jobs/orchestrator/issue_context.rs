@@ -5,6 +5,7 @@ use relay_agent::context::{
     TriggerView,
 };
 use relay_core::Citation;
+use relay_core::IssueId;
 use relay_core::action::{CloseReason, LearningKind, Respondent, Severity};
 use relay_store::PgConnection;
 use relay_store::findings::FindingRow;
@@ -72,7 +73,10 @@ impl Note {
 
 /// Loads the issue's state (one connection, no transaction needed: the planner reads a
 /// consistent-enough view, and the Validator re-checks everything before a write).
-pub async fn load(conn: &mut PgConnection, issue_id: i64) -> anyhow::Result<Option<IssueState>> {
+pub async fn load(
+    conn: &mut PgConnection,
+    issue_id: IssueId,
+) -> anyhow::Result<Option<IssueState>> {
     let Some(relay_store::issue_state::IssueState {
         issue,
         gaps,
@@ -273,7 +277,7 @@ mod tests {
     fn gap(number: i32, status: &str, reason: Option<&str>) -> GapRow {
         GapRow {
             id: i64::from(number),
-            issue_id: 1,
+            issue_id: IssueId(1),
             number,
             question: format!("q{number}?"),
             severity: "blocking".into(),
@@ -293,7 +297,7 @@ mod tests {
     fn store_rows_and_thread_become_the_context_input() {
         let state = IssueState {
             issue: IssueRow {
-                id: 1,
+                id: IssueId(1),
                 tracker: "github".into(),
                 project_id: "42".into(),
                 project_path: "acme/app".into(),
@@ -313,7 +317,7 @@ mod tests {
             gaps: vec![gap(1, "closed", Some("answered")), gap(2, "open", None)],
             findings: vec![FindingRow {
                 id: 1,
-                issue_id: 1,
+                issue_id: IssueId(1),
                 number: 3,
                 synthesis: "s".into(),
                 created_by_run: None,

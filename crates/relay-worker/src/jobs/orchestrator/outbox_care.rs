@@ -4,6 +4,7 @@
 //! counted in `/metrics` (`relay_tracker_writes_total{outcome="failed"}`) and listed in
 //! `/api/issues/{id}` (`failed_writes`).
 
+use relay_core::IssueId;
 use std::sync::Arc;
 
 use relay_actions::Executor;
@@ -17,7 +18,7 @@ use crate::handler::JobError;
 
 /// Where an issue's writes go.
 pub struct WriteTarget {
-    pub issue_id: i64,
+    pub issue_id: IssueId,
     pub tracker: Arc<dyn IssueTracker>,
     pub issue_ref: IssueRef,
     pub bot_username: String,
@@ -46,7 +47,7 @@ pub(super) async fn after_job(
             super::follow_up::follow_up_for_outbox(pool, run.issue_id, run.max_attempts).await
     {
         tracing::warn!(
-            issue.id = run.issue_id,
+            issue.id = run.issue_id.get(),
             error.message = %format!("{error:#}"),
             "failed to schedule the outbox follow-up; the sweeper will pick the writes up"
         );
@@ -55,7 +56,11 @@ pub(super) async fn after_job(
 
 impl Orchestrator {
     /// The issue's tracker client and reference (`None` when the issue or its tracker is gone).
-    pub(crate) async fn write_target(&self, pool: &PgPool, issue_id: i64) -> Option<WriteTarget> {
+    pub(crate) async fn write_target(
+        &self,
+        pool: &PgPool,
+        issue_id: IssueId,
+    ) -> Option<WriteTarget> {
         let mut conn = pool.acquire().await.ok()?;
         let issue = relay_store::issues::get(&mut conn, issue_id).await.ok()??;
         let settings = self
@@ -82,7 +87,7 @@ impl Orchestrator {
 pub async fn report_refused_replies(pool: &PgPool, target: &WriteTarget, run: &JobRun) {
     if let Err(error) = report(pool, target, run).await {
         tracing::warn!(
-            issue.id = target.issue_id,
+            issue.id = target.issue_id.get(),
             error.message = %format!("{error:#}"),
             "failed to post the status comment about a refused reply"
         );
@@ -142,9 +147,9 @@ mod tests {
 
     fn row(key: &str, kind: &str) -> OutboxRow {
         OutboxRow {
-            id: 1,
+            id: relay_core::OutboxId(1),
             idempotency_key: key.into(),
-            issue_id: 1,
+            issue_id: IssueId(1),
             job_id: None,
             kind: kind.into(),
             body: String::new(),

@@ -7,6 +7,7 @@
 //!   (the clone, the thread fetch, the snapshot) ends, on the job's last attempt, in one status
 //!   comment that says what failed. Never silence; never one per retry.
 
+use relay_core::{IssueId, JobId};
 use std::sync::Arc;
 
 use relay_actions::Executor;
@@ -91,8 +92,8 @@ pub struct FailedJob<'a> {
     pub pool: &'a PgPool,
     pub tracker: &'a Arc<dyn IssueTracker>,
     pub issue_ref: &'a IssueRef,
-    pub issue_id: i64,
-    pub job_id: i64,
+    pub issue_id: IssueId,
+    pub job_id: JobId,
     pub attempt: Attempt,
     pub bot_username: &'a str,
     /// The newest triggering note: the comment answers in its discussion when it has one
@@ -113,8 +114,8 @@ impl FailedJob<'_> {
 /// Errors while saying it are logged; the job's own failure is what it returns.
 pub async fn say_pre_cycle_failure(job: &FailedJob<'_>, failure: &PreCycleFailure) {
     tracing::warn!(
-        issue.id = job.issue_id,
-        job.id = job.job_id,
+        issue.id = job.issue_id.get(),
+        job.id = job.job_id.get(),
         error.message = %failure,
         "the job failed before its first cycle"
     );
@@ -154,7 +155,7 @@ pub async fn say_pre_cycle_failure(job: &FailedJob<'_>, failure: &PreCycleFailur
     };
     if let Err(error) = enqueued.await {
         tracing::error!(
-            issue.id = job.issue_id,
+            issue.id = job.issue_id.get(),
             error.message = %format!("{error:#}"),
             "could not post the status comment of a failure before the first cycle"
         );

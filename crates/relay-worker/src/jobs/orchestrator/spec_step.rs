@@ -13,6 +13,7 @@ use relay_agent::context::{BuiltContext, ContextBuilder};
 use relay_agent::spec::{SpecError, SpecWriter};
 use relay_agent::trace::{TraceKind, capped};
 use relay_core::action::ReadyForSpecGeneration;
+use relay_core::{IssueId, JobId, SpecId};
 use relay_store::specs::{SpecRequestOutcome, SpecRequestRow};
 use serde_json::json;
 
@@ -24,7 +25,7 @@ use super::issue_context::{self, Note};
 pub enum SpecStep {
     /// Stored as `version`; its parts are queued under `keys`.
     Written {
-        spec_id: i64,
+        spec_id: SpecId,
         version: i32,
         keys: Vec<String>,
     },
@@ -37,7 +38,7 @@ pub async fn run(
     deps: &CycleDeps,
     context: &BuiltContext,
     handover: &ReadyForSpecGeneration,
-    issue_id: i64,
+    issue_id: IssueId,
     batch_id: BatchId,
     request_id: i64,
 ) -> anyhow::Result<SpecStep> {
@@ -90,8 +91,8 @@ pub async fn run(
 /// it is now, the spec written, the outbox drained.
 pub async fn retry_request(
     deps: &CycleDeps,
-    issue_id: i64,
-    job_id: i64,
+    issue_id: IssueId,
+    job_id: JobId,
     request: &SpecRequestRow,
 ) -> anyhow::Result<()> {
     let handover: ReadyForSpecGeneration = serde_json::from_value(request.handover.clone())
@@ -134,7 +135,7 @@ const RETRY_CYCLE: i32 = -1;
 /// Closes the request as failed and queues the one status comment that says so.
 async fn give_up(
     deps: &CycleDeps,
-    issue_id: i64,
+    issue_id: IssueId,
     batch_id: BatchId,
     request_id: i64,
     error: &SpecError,
@@ -168,7 +169,7 @@ async fn give_up(
     .await?;
     tx.commit().await?;
     tracing::error!(
-        issue.id = issue_id,
+        issue.id = issue_id.get(),
         request = request_id,
         error.message = %error,
         "the spec writer failed on the job's last attempt; the go-ahead is closed as failed"

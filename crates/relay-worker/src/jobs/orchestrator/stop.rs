@@ -102,8 +102,8 @@ pub async fn stopped_cycle(
         .await
         .context("failed to consume the answered events")?;
     tracing::warn!(
-        issue.id = run.issue_id,
-        job.id = run.job_id,
+        issue.id = run.issue_id.get(),
+        job.id = run.job_id.get(),
         reason = %reason,
         "planning stopped for a reason a retry would repeat: job ended"
     );

@@ -13,6 +13,8 @@
 
 pub mod replies;
 
+use relay_core::DeliveryId;
+use relay_core::IssueId;
 use std::collections::HashMap;
 
 use anyhow::Context as _;
@@ -151,7 +153,7 @@ impl Orchestrator {
                 .await
                 .context("failed to consume the events")?;
         }
-        tracing::info!(issue.id = run.issue_id, reason = %reason, "nothing to plan after the commands");
+        tracing::info!(issue.id = run.issue_id.get(), reason = %reason, "nothing to plan after the commands");
         Ok(Commands::Done(json!({
             "cycles": 0,
             "commands": answered.iter().map(|c| c.name).collect::<Vec<_>>(),
@@ -198,7 +200,7 @@ impl Orchestrator {
                 relay_store::issue_controls::set_stopped(
                     &mut conn,
                     run.issue_id,
-                    event.id,
+                    DeliveryId(event.id),
                     &actor,
                     true,
                 )
@@ -211,7 +213,7 @@ impl Orchestrator {
                 relay_store::issue_controls::set_stopped(
                     &mut conn,
                     run.issue_id,
-                    event.id,
+                    DeliveryId(event.id),
                     &actor,
                     false,
                 )
@@ -255,7 +257,7 @@ impl Orchestrator {
             &mut conn,
             run.issue_id,
             run.job_id,
-            event.id,
+            DeliveryId(event.id),
             &body,
             place,
         )
@@ -277,7 +279,7 @@ struct Outcome {
 /// hands them to a follow-up job, which answers commands before planning.
 pub async fn commands_pending(
     pool: &PgPool,
-    issue_id: i64,
+    issue_id: IssueId,
     bot: &str,
     admission: &Admission,
 ) -> anyhow::Result<bool> {

@@ -1,6 +1,8 @@
 //! What each command does beyond its bookkeeping, and the words of its answer.
 
 use anyhow::Context as _;
+use relay_core::DeliveryId;
+use relay_core::IssueId;
 use relay_core::command::BudgetAmount;
 use relay_repo::RepoManager;
 use relay_store::PgPool;
@@ -186,7 +188,7 @@ pub struct Raise {
 pub async fn budget(
     orchestrator: &Orchestrator,
     pool: &PgPool,
-    issue_id: i64,
+    issue_id: IssueId,
     checkout: &Checkout,
     admission: &Admission,
     event: &IssueEventRow,
@@ -230,7 +232,7 @@ pub async fn budget(
     relay_store::issue_controls::raise_budget(
         &mut conn,
         issue_id,
-        event.id,
+        DeliveryId(event.id),
         &format!("@{}", event.actor),
         raise,
     )
