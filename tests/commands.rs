@@ -3,6 +3,7 @@
 //! from a non-member (ignored), `forget` keeping a learning out of every later prompt, and the
 //! per-issue cap ending in exactly one status comment.
 
+use relay_core::IssueId;
 use serde_json::json;
 use sqlx::PgPool;
 
@@ -143,7 +144,7 @@ async fn seed_learning(h: &Harness, content: &str) -> i64 {
             project_id: &project,
             kind: "code",
             content,
-            issue_id: Some(h.issue_id().await),
+            issue_id: Some(IssueId(h.issue_id().await)),
             run: None,
             restricted: false,
             note_id: None,
@@ -251,7 +252,7 @@ async fn the_cap_ends_in_exactly_one_status_comment(pool: PgPool) {
         &pool,
         &relay_store::llm_usage::NewLlmUsage {
             job_id: None,
-            issue_id: Some(h.issue_id().await),
+            issue_id: Some(IssueId(h.issue_id().await)),
             role: "planner",
             provider: "openai",
             model: "m",

@@ -4,6 +4,7 @@
 //! planted in a learning leads to no write.
 
 use relay_agent::llm::scripted::ScriptedReply;
+use relay_core::{IssueId, JobId};
 use relay_worker::Outcome;
 use serde_json::json;
 use sqlx::PgPool;
@@ -39,7 +40,7 @@ async fn learning(pool: &PgPool, issue: Option<i64>, content: &str, restricted: 
             project_id: &PROJECT.to_string(),
             kind: "code",
             content,
-            issue_id: issue,
+            issue_id: issue.map(relay_core::IssueId),
             run: None,
             restricted,
             note_id: None,
@@ -70,7 +71,10 @@ async fn learnings_are_fenced_data_and_private_ones_stay_in_their_issue(pool: Pg
     let answer = h.deliver(REPORTER, BODY, note, &discussion, "gl-p1").await;
     assert_eq!(answer.outcome(), "accepted", "{:?}", answer.body);
     let job = answer.body["job"].as_i64().unwrap();
-    assert_eq!(h.drain().await, vec![Outcome::Succeeded { job_id: job }]);
+    assert_eq!(
+        h.drain().await,
+        vec![Outcome::Succeeded { job_id: JobId(job) }]
+    );
 
     let requests = h.llm.requests();
     let first = requests[0].body.to_string();
@@ -121,7 +125,10 @@ async fn a_learning_drawn_with_an_internal_note_in_context_is_kept_to_its_issue(
     let answer = h.deliver(REPORTER, BODY, note, &discussion, "gl-p2").await;
     assert_eq!(answer.outcome(), "accepted", "{:?}", answer.body);
     let job = answer.body["job"].as_i64().unwrap();
-    assert_eq!(h.drain().await, vec![Outcome::Succeeded { job_id: job }]);
+    assert_eq!(
+        h.drain().await,
+        vec![Outcome::Succeeded { job_id: JobId(job) }]
+    );
     // The planner was told the note is internal.
     let first = h.llm.requests()[0].body.to_string();
     assert!(
@@ -137,15 +144,23 @@ async fn a_learning_drawn_with_an_internal_note_in_context_is_kept_to_its_issue(
         .unwrap();
     assert_eq!(all.len(), 1);
     assert!(all[0].restricted, "drawn with an internal note in context");
-    let here =
-        relay_store::learnings::for_issue_context(&mut conn, "gitlab", &PROJECT.to_string(), this)
-            .await
-            .unwrap();
+    let here = relay_store::learnings::for_issue_context(
+        &mut conn,
+        "gitlab",
+        &PROJECT.to_string(),
+        IssueId(this),
+    )
+    .await
+    .unwrap();
     assert_eq!(here.len(), 1, "its own issue still sees it");
-    let elsewhere =
-        relay_store::learnings::for_issue_context(&mut conn, "gitlab", &PROJECT.to_string(), other)
-            .await
-            .unwrap();
+    let elsewhere = relay_store::learnings::for_issue_context(
+        &mut conn,
+        "gitlab",
+        &PROJECT.to_string(),
+        IssueId(other),
+    )
+    .await
+    .unwrap();
     assert!(elsewhere.is_empty(), "another issue never does");
 }
 
@@ -182,7 +197,9 @@ async fn an_internal_note_keeps_its_flag_when_an_edit_omits_it(pool: PgPool) {
         .await
         .unwrap();
     let mut conn = pool.acquire().await.unwrap();
-    let notes = relay_store::issues::notes(&mut conn, issue).await.unwrap();
+    let notes = relay_store::issues::notes(&mut conn, IssueId(issue))
+        .await
+        .unwrap();
     assert_eq!(notes.len(), 1);
     assert_eq!(notes[0].body, "edited text", "the edit was applied");
     assert!(notes[0].internal, "the note is still internal");
@@ -214,7 +231,10 @@ async fn what_a_cycle_draws_from_an_internal_note_stays_out_of_the_public_summar
     let answer = h.deliver(REPORTER, BODY, note, &discussion, "gl-p3").await;
     assert_eq!(answer.outcome(), "accepted", "{:?}", answer.body);
     let job = answer.body["job"].as_i64().unwrap();
-    assert_eq!(h.drain().await, vec![Outcome::Succeeded { job_id: job }]);
+    assert_eq!(
+        h.drain().await,
+        vec![Outcome::Succeeded { job_id: JobId(job) }]
+    );
 
     let bot = h.bot_notes();
     let summary = bot

@@ -2,6 +2,7 @@
 //! re-verifying every cited source at the pushed commit, the read API showing each source's
 //! status, and the living summary comment on the local GitHub and GitLab servers.
 
+use relay_core::IssueId;
 use std::path::Path;
 use std::sync::Arc;
 
@@ -175,7 +176,7 @@ impl World {
         let mut conn = pool.acquire().await.unwrap();
         relay_store::findings::insert(
             &mut conn,
-            issue,
+            IssueId(issue),
             "Requests give up after TIMEOUT seconds (30).",
             None,
             &[SourceRow {
@@ -246,9 +247,14 @@ impl World {
         world.push(&first).await;
         if summary == Summary::On {
             // The summary as the last planning cycle left it.
-            relay_actions::summary::refresh_summary(&world.pool, issue, None, &Default::default())
-                .await
-                .unwrap();
+            relay_actions::summary::refresh_summary(
+                &world.pool,
+                IssueId(issue),
+                None,
+                &Default::default(),
+            )
+            .await
+            .unwrap();
             world.run_issue_job().await;
             assert_eq!(world.fake.bot_comments().len(), 1, "the summary is posted");
         }
@@ -332,7 +338,7 @@ impl World {
 
     async fn run_issue_job(&self) {
         let job = ProcessIssue {
-            issue_id: self.issue,
+            issue_id: IssueId(self.issue),
         };
         let mut conn = self.pool.acquire().await.unwrap();
         relay_store::queue::enqueue(
@@ -487,7 +493,7 @@ async fn a_gaps_evidence_follows_the_code_and_goes_stale_with_it(pool: PgPool) {
     let mut conn = world.pool.acquire().await.unwrap();
     let gap = relay_store::gaps::open(
         &mut conn,
-        world.issue,
+        IssueId(world.issue),
         &relay_store::gaps::NewGapRow {
             question: "Should RETRIES be configurable?",
             severity: "high",

@@ -3,6 +3,7 @@
 //! outbox → the local GitLab, which runs quick actions exactly like GitLab does.
 
 use relay_agent::llm::scripted::ScriptedReply;
+use relay_core::JobId;
 use relay_worker::Outcome;
 use serde_json::json;
 use sqlx::PgPool;
@@ -42,7 +43,10 @@ async fn planted_quick_actions_and_secrets_echoed_by_the_model_never_act(pool: P
     let answer = h.deliver(REPORTER, BODY, note, &discussion, "gl-h1").await;
     assert_eq!(answer.outcome(), "accepted", "{:?}", answer.body);
     let job = answer.body["job"].as_i64().unwrap();
-    assert_eq!(h.drain().await, vec![Outcome::Succeeded { job_id: job }]);
+    assert_eq!(
+        h.drain().await,
+        vec![Outcome::Succeeded { job_id: JobId(job) }]
+    );
 
     assert_eq!(h.gitlab.quick_actions(), [], "no quick action ran");
     assert_eq!(h.gitlab.issue_state(PROJECT, ISSUE).unwrap(), before);
@@ -107,7 +111,10 @@ async fn a_comment_without_reply_to_answers_in_the_triggering_discussion(pool: P
     let answer = h.deliver(REPORTER, BODY, note, &discussion, "gl-h2").await;
     assert_eq!(answer.outcome(), "accepted", "{:?}", answer.body);
     let job = answer.body["job"].as_i64().unwrap();
-    assert_eq!(h.drain().await, vec![Outcome::Succeeded { job_id: job }]);
+    assert_eq!(
+        h.drain().await,
+        vec![Outcome::Succeeded { job_id: JobId(job) }]
+    );
 
     let bot = h.bot_notes();
     assert_eq!(bot.len(), 1, "{bot:?}");

@@ -1,6 +1,7 @@
 //! The GitHub App installation from a webhook is stored with its issue (migration 0005) and kept
 //! when a later delivery does not carry one; the write-back reads it from `issues::get`.
 
+use relay_core::IssueId;
 use sqlx::PgPool;
 
 use crate::helpers::*;
@@ -27,7 +28,7 @@ async fn the_webhooks_installation_is_stored_with_the_issue(pool: PgPool) {
     .unwrap();
     assert_eq!(installation, Some(35217443));
     let mut conn = pool.acquire().await.unwrap();
-    let row = relay_store::issues::get(&mut conn, issue_id)
+    let row = relay_store::issues::get(&mut conn, IssueId(issue_id))
         .await
         .unwrap()
         .unwrap();
@@ -49,7 +50,7 @@ async fn the_webhooks_installation_is_stored_with_the_issue(pool: PgPool) {
     )
     .await;
     assert!(answer.status.is_success(), "{:?}", answer.body);
-    let row = relay_store::issues::get(&mut conn, issue_id)
+    let row = relay_store::issues::get(&mut conn, IssueId(issue_id))
         .await
         .unwrap()
         .unwrap();

@@ -1,6 +1,7 @@
 //! LLM usage rows: the worker's `StoreUsageSink` writes one row per call (through the agent's
 //! `UsageSink` seam) against the scripted LLM server over real HTTP.
 
+use relay_core::{IssueId, JobId};
 use std::sync::Arc;
 
 use relay_agent::llm::scripted::{ScriptedLlm, ScriptedReply, ScriptedUsage};
@@ -54,14 +55,16 @@ async fn every_call_is_recorded_in_postgres(pool: PgPool) {
     let client = client(&server.base_url())
         .with_usage_sink(Arc::new(StoreUsageSink::new(pool.clone())))
         .with_context(UsageContext {
-            job_id: Some(41),
-            issue_id: Some(9),
+            job_id: Some(JobId(41)),
+            issue_id: Some(IssueId(9)),
         });
     let request = ChatRequest::new(vec![Message::user("hi")]);
     client.complete(&request).await.unwrap();
     client.complete(&request).await.unwrap_err();
 
-    let rows = relay_store::llm_usage::for_job(&pool, 41).await.unwrap();
+    let rows = relay_store::llm_usage::for_job(&pool, JobId(41))
+        .await
+        .unwrap();
     assert_eq!(rows.len(), 2);
     let ok = &rows[0];
     assert_eq!(
@@ -74,7 +77,7 @@ async fn every_call_is_recorded_in_postgres(pool: PgPool) {
     );
     assert_eq!(ok.attempts, 2);
     assert_eq!(ok.outcome, "ok");
-    assert_eq!(ok.issue_id, Some(9));
+    assert_eq!(ok.issue_id, Some(relay_core::IssueId(9)));
     let failed = &rows[1];
     assert_eq!(failed.outcome, "error");
     assert_eq!(failed.error_kind.as_deref(), Some("authentication"));
@@ -100,8 +103,8 @@ async fn a_response_without_usage_is_estimated_not_zero(pool: PgPool) {
     let client = client(&server.base_url())
         .with_usage_sink(Arc::new(StoreUsageSink::new(pool.clone())))
         .with_context(UsageContext {
-            job_id: Some(1),
-            issue_id: Some(2),
+            job_id: Some(JobId(1)),
+            issue_id: Some(IssueId(2)),
         });
     let prompt = "x".repeat(4000);
     let request = ChatRequest::new(vec![Message::user(prompt)]);
@@ -113,7 +116,9 @@ async fn a_response_without_usage_is_estimated_not_zero(pool: PgPool) {
     let reported = client.complete(&request).await.unwrap();
     assert!(!reported.usage.estimated);
 
-    let rows = relay_store::llm_usage::for_job(&pool, 1).await.unwrap();
+    let rows = relay_store::llm_usage::for_job(&pool, JobId(1))
+        .await
+        .unwrap();
     assert_eq!(rows.len(), 2);
     assert!(rows[0].estimated);
     assert_eq!(rows[0].prompt_tokens, reply.usage.prompt_tokens as i64);

@@ -2,6 +2,7 @@
 //! explores → explorer greps, reports with a citation → planner submits `post_comment` +
 //! `update_gaps` → one comment on the local GitHub server, the gap stored, the watermark raised.
 
+use relay_core::{IssueId, JobId};
 use std::sync::Arc;
 
 use relay_agent::agent_settings::AgentSettings;
@@ -38,7 +39,9 @@ impl Mention {
     pub async fn run(&self) {
         assert_eq!(
             self.worker.drain().await.unwrap(),
-            vec![Outcome::Succeeded { job_id: self.job }]
+            vec![Outcome::Succeeded {
+                job_id: JobId(self.job)
+            }]
         );
     }
 }
@@ -217,10 +220,12 @@ async fn a_mention_is_explored_asked_and_recorded(pool: PgPool) {
         .await
         .unwrap();
     let mut conn = pool.acquire().await.unwrap();
-    let gaps = relay_store::gaps::list(&mut conn, issue_id).await.unwrap();
+    let gaps = relay_store::gaps::list(&mut conn, IssueId(issue_id))
+        .await
+        .unwrap();
     assert_eq!(gaps.len(), 1);
     assert!(
-        relay_store::issues::pending_events(&mut conn, issue_id)
+        relay_store::issues::pending_events(&mut conn, IssueId(issue_id))
             .await
             .unwrap()
             .is_empty(),

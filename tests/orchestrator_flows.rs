@@ -2,6 +2,7 @@
 //! bot's own note, a spec approval, prompt injection, LLM rate limits.
 
 use relay_agent::llm::scripted::ScriptedReply;
+use relay_core::{IssueId, JobId};
 use relay_worker::Outcome;
 use serde_json::json;
 use sqlx::PgPool;
@@ -56,9 +57,14 @@ async fn the_bots_own_note_does_nothing_and_approved_sets_the_spec_status(pool: 
     // A spec was posted (spec generation is not this test's subject).
     let issue = h.issue_id().await;
     let mut conn = h.pool.acquire().await.unwrap();
-    let spec = relay_store::specs::insert_draft(&mut conn, issue, "## Goal\nRetry uploads.", None)
-        .await
-        .unwrap();
+    let spec = relay_store::specs::insert_draft(
+        &mut conn,
+        IssueId(issue),
+        "## Goal\nRetry uploads.",
+        None,
+    )
+    .await
+    .unwrap();
     assert!(
         relay_store::specs::mark_posted(&mut conn, spec.id, &["999".to_owned()])
             .await
@@ -113,7 +119,10 @@ async fn prompt_injection_writes_nothing_outside_the_issue(pool: PgPool) {
         .await;
     assert_eq!(answer.outcome(), "accepted", "{:?}", answer.body);
     let job = answer.body["job"].as_i64().unwrap();
-    assert_eq!(h.drain().await, vec![Outcome::Succeeded { job_id: job }]);
+    assert_eq!(
+        h.drain().await,
+        vec![Outcome::Succeeded { job_id: JobId(job) }]
+    );
 
     // The injected text reached the planner only as untrusted data.
     assert!(
@@ -179,7 +188,7 @@ async fn an_llm_outage_backs_the_job_off_then_one_status_comment(pool: PgPool) {
     assert_eq!(answer.outcome(), "accepted", "{:?}", answer.body);
     let job = answer.body["job"].as_i64().unwrap();
     // The gateway's jobs get this many attempts.
-    let attempts = relay_store::queue::get(&h.pool, job)
+    let attempts = relay_store::queue::get(&h.pool, JobId(job))
         .await
         .unwrap()
         .unwrap()
@@ -192,10 +201,10 @@ async fn an_llm_outage_backs_the_job_off_then_one_status_comment(pool: PgPool) {
         if attempt < attempts {
             assert_eq!(
                 outcomes,
-                vec![Outcome::Retried { job_id: job }],
+                vec![Outcome::Retried { job_id: JobId(job) }],
                 "attempt {attempt}"
             );
-            let row = relay_store::queue::get(&h.pool, job)
+            let row = relay_store::queue::get(&h.pool, JobId(job))
                 .await
                 .unwrap()
                 .unwrap();
@@ -212,7 +221,7 @@ async fn an_llm_outage_backs_the_job_off_then_one_status_comment(pool: PgPool) {
                 .await
                 .unwrap();
         } else {
-            assert_eq!(outcomes, vec![Outcome::Dead { job_id: job }]);
+            assert_eq!(outcomes, vec![Outcome::Dead { job_id: JobId(job) }]);
         }
     }
     assert_eq!(
@@ -260,7 +269,10 @@ async fn an_edit_that_adds_a_mention_engages_once(pool: PgPool) {
         .await;
     assert_eq!(answer.outcome(), "accepted", "{:?}", answer.body);
     let job = answer.body["job"].as_i64().unwrap();
-    assert_eq!(h.drain().await, vec![Outcome::Succeeded { job_id: job }]);
+    assert_eq!(
+        h.drain().await,
+        vec![Outcome::Succeeded { job_id: JobId(job) }]
+    );
     assert_eq!(h.bot_notes().len(), 1);
     let llm_calls = h.llm.requests().len();
 
@@ -297,10 +309,13 @@ async fn a_stop_that_would_recur_ends_the_job_without_retries(pool: PgPool) {
         .await;
     let job = answer.body["job"].as_i64().unwrap();
 
-    assert_eq!(h.drain().await, vec![Outcome::Succeeded { job_id: job }]);
+    assert_eq!(
+        h.drain().await,
+        vec![Outcome::Succeeded { job_id: JobId(job) }]
+    );
     let spent = h.llm.requests().len();
     assert!(spent > 0);
-    let row = relay_store::queue::get(&h.pool, job)
+    let row = relay_store::queue::get(&h.pool, JobId(job))
         .await
         .unwrap()
         .unwrap();

@@ -2,6 +2,7 @@
 //! LLM over HTTP) → the reply in the triggering discussion on the local GitLab server, the gap
 //! stored, the watermark raised; then the reporter's answer closes the gap in the next cycle.
 
+use relay_core::{IssueId, JobId};
 use std::sync::Arc;
 
 use relay_agent::agent_settings::AgentSettings;
@@ -250,13 +251,15 @@ impl GitLabHarness {
     pub async fn gaps(&self) -> Vec<relay_store::gaps::GapRow> {
         let issue = self.issue_id().await;
         let mut conn = self.pool.acquire().await.unwrap();
-        relay_store::gaps::list(&mut conn, issue).await.unwrap()
+        relay_store::gaps::list(&mut conn, IssueId(issue))
+            .await
+            .unwrap()
     }
 
     pub async fn pending_events(&self) -> usize {
         let issue = self.issue_id().await;
         let mut conn = self.pool.acquire().await.unwrap();
-        relay_store::issues::pending_events(&mut conn, issue)
+        relay_store::issues::pending_events(&mut conn, IssueId(issue))
             .await
             .unwrap()
             .len()
@@ -284,11 +287,11 @@ impl GitLabHarness {
         let job = answer.body["job"].as_i64().unwrap();
         assert_eq!(
             self.drain().await,
-            vec![relay_worker::Outcome::Succeeded { job_id: job }]
+            vec![relay_worker::Outcome::Succeeded { job_id: JobId(job) }]
         );
         let issue = self.issue_id().await;
         let mut conn = self.pool.acquire().await.unwrap();
-        relay_store::specs::current(&mut conn, issue)
+        relay_store::specs::current(&mut conn, IssueId(issue))
             .await
             .unwrap()
             .expect("a spec")
@@ -360,7 +363,10 @@ pub async fn mention(h: &GitLabHarness) -> String {
     let answer = h.deliver(REPORTER, BODY, note, &discussion, "gl-1").await;
     assert_eq!(answer.outcome(), "accepted", "{:?}", answer.body);
     let job = answer.body["job"].as_i64().unwrap();
-    assert_eq!(h.drain().await, vec![Outcome::Succeeded { job_id: job }]);
+    assert_eq!(
+        h.drain().await,
+        vec![Outcome::Succeeded { job_id: JobId(job) }]
+    );
     discussion
 }
 
@@ -416,7 +422,10 @@ async fn the_reporters_answer_closes_the_gap(pool: PgPool) {
     let answer = h.deliver(REPORTER, ANSWER, note, &discussion, "gl-2").await;
     assert_eq!(answer.outcome(), "accepted", "{:?}", answer.body);
     let job = answer.body["job"].as_i64().unwrap();
-    assert_eq!(h.drain().await, vec![Outcome::Succeeded { job_id: job }]);
+    assert_eq!(
+        h.drain().await,
+        vec![Outcome::Succeeded { job_id: JobId(job) }]
+    );
 
     let gaps = h.gaps().await;
     assert_eq!(gaps.len(), 1);

@@ -5,6 +5,7 @@
 //! The job starts when the test drains the queue right after the webhook is accepted, so the
 //! queue's poll interval is not in the figure; the GitLab harness has no code graph.
 
+use relay_core::JobId;
 use std::time::Duration;
 
 use relay_agent::llm::scripted::ScriptedReply;
@@ -48,7 +49,10 @@ async fn webhook_to_first_llm_request_latency(pool: PgPool) {
         let accepted = std::time::Instant::now();
         assert_eq!(answer.outcome(), "accepted", "{:?}", answer.body);
         let job = answer.body["job"].as_i64().unwrap();
-        assert_eq!(h.drain().await, vec![Outcome::Succeeded { job_id: job }]);
+        assert_eq!(
+            h.drain().await,
+            vec![Outcome::Succeeded { job_id: JobId(job) }]
+        );
         let first = h.llm.requests()[before].received_at;
         latencies.push(first.saturating_duration_since(accepted));
     }

@@ -5,6 +5,7 @@
 //! the first send, a long `Retry-After`, a job dead-lettered with a write pending (the sweeper),
 //! a reply refused for good, and a spec writer that fails after a go-ahead.
 
+use relay_core::{IssueId, JobId};
 use std::time::Duration;
 
 use relay_agent::llm::scripted::ScriptedReply;
@@ -144,7 +145,7 @@ async fn crash_between_commit_and_send(h: &GitLabHarness, job: i64, discussion: 
     task.abort();
     let _ = task.await;
     assert_eq!(replies(h), 0);
-    let row = relay_store::queue::get(&h.pool, job)
+    let row = relay_store::queue::get(&h.pool, JobId(job))
         .await
         .unwrap()
         .unwrap();
@@ -229,14 +230,18 @@ async fn a_write_for_a_tracker_removed_from_the_config_waits_without_a_job_loop(
             outcome => outcomes.push(outcome),
         }
     }
-    assert_eq!(outcomes, [Outcome::Failed { job_id: job }], "no job loop");
+    assert_eq!(
+        outcomes,
+        [Outcome::Failed { job_id: JobId(job) }],
+        "no job loop"
+    );
     assert!(
         worker.sweep_outbox().await.unwrap().is_empty(),
         "nothing can send it: no drain job"
     );
     let mut conn = h.pool.acquire().await.unwrap();
     assert_eq!(
-        relay_store::outbox::pending(&mut conn, issue)
+        relay_store::outbox::pending(&mut conn, IssueId(issue))
             .await
             .unwrap()
             .len(),
@@ -263,7 +268,10 @@ async fn a_write_for_a_tracker_removed_from_the_config_waits_without_a_job_loop(
 async fn eventually_job(pool: &PgPool, job: i64, status: &str) -> bool {
     let until = tokio::time::Instant::now() + WITHIN_A_MINUTE;
     while tokio::time::Instant::now() < until {
-        let row = relay_store::queue::get(pool, job).await.unwrap().unwrap();
+        let row = relay_store::queue::get(pool, JobId(job))
+            .await
+            .unwrap()
+            .unwrap();
         if row.status == status {
             return true;
         }
@@ -287,12 +295,15 @@ async fn a_long_retry_after_is_waited_out_by_the_queue_not_with_a_lease_held(poo
     );
     let asked_at = chrono::Utc::now();
     // The job ends at once (it does not sleep the 12 s holding its lease)…
-    assert_eq!(h.drain().await, vec![Outcome::Succeeded { job_id: job }]);
+    assert_eq!(
+        h.drain().await,
+        vec![Outcome::Succeeded { job_id: JobId(job) }]
+    );
     assert_eq!(replies(&h), 0);
     // …and leaves the issue a job for when the write is due.
     let issue = h.issue_id().await;
     let mut conn = h.pool.acquire().await.unwrap();
-    let due = relay_store::outbox::next_pending_at(&mut conn, issue)
+    let due = relay_store::outbox::next_pending_at(&mut conn, IssueId(issue))
         .await
         .unwrap()
         .expect("the reply is pending");
@@ -315,7 +326,9 @@ async fn a_long_retry_after_is_waited_out_by_the_queue_not_with_a_lease_held(poo
     tokio::time::sleep((due - chrono::Utc::now()).to_std().unwrap_or_default()).await;
     assert_eq!(
         h.drain().await,
-        vec![Outcome::Succeeded { job_id: follow_up }]
+        vec![Outcome::Succeeded {
+            job_id: JobId(follow_up)
+        }]
     );
     assert_eq!(replies(&h), 1, "the write landed after the delay, once");
 }
@@ -331,7 +344,10 @@ async fn a_reply_refused_for_good_is_said_counted_listed_and_shown_to_the_planne
         1,
         Failure::Validation("Note is too long".into()),
     );
-    assert_eq!(h.drain().await, vec![Outcome::Succeeded { job_id: job }]);
+    assert_eq!(
+        h.drain().await,
+        vec![Outcome::Succeeded { job_id: JobId(job) }]
+    );
     assert_eq!(replies(&h), 0);
 
     // One short status comment says the reply could not be posted.
@@ -389,7 +405,10 @@ async fn a_reply_refused_for_good_is_said_counted_listed_and_shown_to_the_planne
     )])]);
     let answer = h.deliver(REPORTER, NEXT, note, &discussion, "gl-2").await;
     let job = answer.body["job"].as_i64().unwrap();
-    assert_eq!(h.drain().await, vec![Outcome::Succeeded { job_id: job }]);
+    assert_eq!(
+        h.drain().await,
+        vec![Outcome::Succeeded { job_id: JobId(job) }]
+    );
     let told = h.llm.requests().last().unwrap().body.to_string();
     assert!(
         told.contains("FAILED: post_comment | validation failed") && told.contains("refused"),
@@ -397,7 +416,7 @@ async fn a_reply_refused_for_good_is_said_counted_listed_and_shown_to_the_planne
     );
     let mut conn = h.pool.acquire().await.unwrap();
     assert!(
-        relay_store::outbox::unshown_failures(&mut conn, issue)
+        relay_store::outbox::unshown_failures(&mut conn, IssueId(issue))
             .await
             .unwrap()
             .is_empty(),
@@ -442,7 +461,7 @@ async fn go_ahead(h: &GitLabHarness, first_spec_reply: ScriptedReply) -> i64 {
 async fn spec_status(h: &GitLabHarness) -> Option<String> {
     let issue = h.issue_id().await;
     let mut conn = h.pool.acquire().await.unwrap();
-    relay_store::specs::current(&mut conn, issue)
+    relay_store::specs::current(&mut conn, IssueId(issue))
         .await
         .unwrap()
         .map(|s| s.status)
@@ -457,7 +476,10 @@ async fn wait_until_due(pool: &PgPool) {
 async fn a_go_ahead_survives_a_spec_writer_outage(pool: PgPool) {
     let h = GitLabHarness::start(pool, Vec::new()).await;
     let job = go_ahead(&h, ScriptedReply::error(503)).await;
-    assert_eq!(h.drain().await, vec![Outcome::Retried { job_id: job }]);
+    assert_eq!(
+        h.drain().await,
+        vec![Outcome::Retried { job_id: JobId(job) }]
+    );
     assert_eq!(spec_status(&h).await, None);
     assert_eq!(h.pending_events().await, 0, "the go-ahead was consumed…");
 
@@ -465,7 +487,10 @@ async fn a_go_ahead_survives_a_spec_writer_outage(pool: PgPool) {
     let planner_calls = h.llm.requests().len();
     h.llm.push([spec_reply()]);
     wait_until_due(&h.pool).await;
-    assert_eq!(h.drain().await, vec![Outcome::Succeeded { job_id: job }]);
+    assert_eq!(
+        h.drain().await,
+        vec![Outcome::Succeeded { job_id: JobId(job) }]
+    );
     assert_eq!(spec_status(&h).await.as_deref(), Some("posted"));
     assert_eq!(h.llm.requests().len(), planner_calls + 1, "one spec call");
     assert!(
@@ -485,7 +510,10 @@ async fn a_spec_writer_failing_on_every_attempt_says_so_once(pool: PgPool) {
         .execute(&h.pool)
         .await
         .unwrap();
-    assert_eq!(h.drain().await, vec![Outcome::Retried { job_id: job }]);
+    assert_eq!(
+        h.drain().await,
+        vec![Outcome::Retried { job_id: JobId(job) }]
+    );
     let said = |h: &GitLabHarness| {
         h.bot_notes()
             .iter()
@@ -496,7 +524,10 @@ async fn a_spec_writer_failing_on_every_attempt_says_so_once(pool: PgPool) {
 
     h.llm.push([ScriptedReply::error(503)]);
     wait_until_due(&h.pool).await;
-    assert_eq!(h.drain().await, vec![Outcome::Succeeded { job_id: job }]);
+    assert_eq!(
+        h.drain().await,
+        vec![Outcome::Succeeded { job_id: JobId(job) }]
+    );
     assert_eq!(said(&h), 1, "one status comment on the last attempt");
     assert_eq!(spec_status(&h).await, None);
     let open: i64 =

@@ -1,5 +1,6 @@
 //! Who may make Relay act, decided per event (issue #22 §4), end to end on the local GitLab.
 
+use relay_core::{IssueId, JobId};
 use std::time::Duration;
 
 use relay_agent::llm::scripted::ScriptedReply;
@@ -49,7 +50,10 @@ async fn an_outsiders_go_ahead_is_context_even_beside_an_admitted_event(pool: Pg
     assert_eq!(first.outcome(), "accepted", "{:?}", first.body);
     assert_eq!(second.body["job"], first.body["job"], "one job, one batch");
     let job = first.body["job"].as_i64().unwrap();
-    assert_eq!(h.drain().await, vec![Outcome::Succeeded { job_id: job }]);
+    assert_eq!(
+        h.drain().await,
+        vec![Outcome::Succeeded { job_id: JobId(job) }]
+    );
 
     let requests = h.llm.requests();
     let shown = requests[requests.len() - 2].body.to_string();
@@ -91,13 +95,16 @@ async fn a_failed_role_lookup_backs_off_and_never_ignores(pool: PgPool) {
         .await
         .unwrap();
 
-    assert_eq!(h.drain().await, vec![Outcome::Retried { job_id: job }]);
+    assert_eq!(
+        h.drain().await,
+        vec![Outcome::Retried { job_id: JobId(job) }]
+    );
     assert_eq!(h.pending_events().await, 1, "not ignored: still pending");
     let due = relay_store::queue::next_due_in(&h.pool).await.unwrap();
     tokio::time::sleep(due.unwrap_or_default() + Duration::from_millis(50)).await;
-    assert_eq!(h.drain().await, vec![Outcome::Dead { job_id: job }]);
+    assert_eq!(h.drain().await, vec![Outcome::Dead { job_id: JobId(job) }]);
     assert_eq!(h.pending_events().await, 1, "never consumed as ignored");
-    let row = relay_store::queue::get(&h.pool, job)
+    let row = relay_store::queue::get(&h.pool, JobId(job))
         .await
         .unwrap()
         .unwrap();
@@ -135,7 +142,7 @@ async fn a_planted_approval_quoting_a_mention_does_not_approve_the_spec(pool: Pg
     let discussion = mention(&h).await;
     let issue = h.issue_id().await;
     let mut conn = h.pool.acquire().await.unwrap();
-    let spec = relay_store::specs::insert_draft(&mut conn, issue, "the spec", None)
+    let spec = relay_store::specs::insert_draft(&mut conn, IssueId(issue), "the spec", None)
         .await
         .unwrap();
     relay_store::specs::mark_posted(&mut conn, spec.id, &["1".to_string()])
@@ -193,7 +200,7 @@ async fn a_planted_approval_quoting_a_mention_does_not_approve_the_spec(pool: Pg
         told[0]
     );
     let mut conn = h.pool.acquire().await.unwrap();
-    let current = relay_store::specs::current(&mut conn, issue)
+    let current = relay_store::specs::current(&mut conn, IssueId(issue))
         .await
         .unwrap()
         .unwrap();

@@ -4,6 +4,7 @@
 //! covers it. The worker clones with the token the tracker client minted; a clone that fails ends,
 //! on the job's last attempt, in one status comment saying so.
 
+use relay_core::JobId;
 use std::sync::Arc;
 
 use relay_agent::agent_settings::AgentSettings;
@@ -160,7 +161,9 @@ async fn the_private_repository_is_cloned_with_the_installation_token(pool: PgPo
     .await;
     assert_eq!(
         h.worker.drain().await.unwrap(),
-        vec![Outcome::Succeeded { job_id: h.job }]
+        vec![Outcome::Succeeded {
+            job_id: JobId(h.job)
+        }]
     );
     let git = h.git_requests();
     assert!(
@@ -207,7 +210,9 @@ async fn a_clone_that_fails_on_the_last_attempt_says_so_once(pool: PgPool) {
     );
     assert_eq!(
         h.worker.run_next_job().await.unwrap(),
-        Outcome::Retried { job_id: h.job }
+        Outcome::Retried {
+            job_id: JobId(h.job)
+        }
     );
     assert_eq!(
         h.bot_comments(),
@@ -221,7 +226,9 @@ async fn a_clone_that_fails_on_the_last_attempt_says_so_once(pool: PgPool) {
         .unwrap();
     assert_eq!(
         h.worker.run_next_job().await.unwrap(),
-        Outcome::Dead { job_id: h.job }
+        Outcome::Dead {
+            job_id: JobId(h.job)
+        }
     );
     let bot = h.bot_comments();
     assert_eq!(bot.len(), 1, "one status comment: {bot:?}");
@@ -258,7 +265,7 @@ async fn a_thread_that_cannot_be_read_on_the_last_attempt_is_said_in_its_discuss
         10,
         Failure::Status(500),
     );
-    assert_eq!(h.drain().await, vec![Outcome::Dead { job_id: job }]);
+    assert_eq!(h.drain().await, vec![Outcome::Dead { job_id: JobId(job) }]);
     let bot = h.bot_notes();
     assert_eq!(bot.len(), 1, "one status comment: {bot:?}");
     assert_eq!(bot[0].0, discussion, "in the asker's discussion");

@@ -4,6 +4,7 @@
 //! job states, never on the handler's output: the planner replaces that output, the bookkeeping
 //! stays.
 
+use relay_core::JobId;
 use std::sync::Arc;
 
 use relay_worker::{JobContext, JobError, JobHandler, Outcome, Registry, Worker};
@@ -75,7 +76,7 @@ async fn watermark(pool: &PgPool, issue_id: i64) -> i64 {
 }
 
 async fn job_status(pool: &PgPool, job_id: i64) -> String {
-    relay_store::queue::get(pool, job_id)
+    relay_store::queue::get(pool, JobId(job_id))
         .await
         .unwrap()
         .unwrap()
@@ -124,7 +125,9 @@ async fn events_during_a_run_go_to_the_follow_up_job(pool: PgPool) {
     release.notify_one();
     assert_eq!(
         running.await.unwrap(),
-        Outcome::Succeeded { job_id: first_job }
+        Outcome::Succeeded {
+            job_id: JobId(first_job)
+        }
     );
     // The first run handled exactly the event it saw: the watermark stops at its delivery, the two
     // mid-run mentions stay pending for the queued follow-up.
@@ -151,7 +154,9 @@ async fn events_during_a_run_go_to_the_follow_up_job(pool: PgPool) {
     );
     assert_eq!(
         worker.drain().await.unwrap(),
-        vec![Outcome::Succeeded { job_id: follow_up }]
+        vec![Outcome::Succeeded {
+            job_id: JobId(follow_up)
+        }]
     );
 
     // The follow-up handled both: the watermark is at the last mention, nothing is pending.

@@ -6,6 +6,7 @@
 //! provenance, use and who forgot which; the issue page shows its cap and spend.
 
 use fantoccini::Locator;
+use relay_core::IssueId;
 use sqlx::PgPool;
 
 use crate::repo_config_harness::*;
@@ -34,7 +35,7 @@ async fn the_project_page_shows_the_config_in_effect_and_the_learnings(pool: PgP
                 project_id: &project_id,
                 kind: "code",
                 content,
-                issue_id: Some(issue),
+                issue_id: Some(IssueId(issue)),
                 run: None,
                 restricted: false,
                 note_id: Some("1000001"),

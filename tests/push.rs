@@ -1,5 +1,6 @@
 //! Pushes to the default branch move the checkout through the queue.
 
+use relay_core::JobId;
 use std::path::Path;
 use std::sync::Arc;
 
@@ -115,7 +116,9 @@ async fn default_branch_pushes_update_the_checkout(pool: PgPool) {
     );
     assert_eq!(
         worker.drain().await.unwrap(),
-        vec![Outcome::Succeeded { job_id }]
+        vec![Outcome::Succeeded {
+            job_id: JobId(job_id)
+        }]
     );
     let detail: Value = sqlx::query_scalar("SELECT detail FROM job_runs WHERE job_id = $1")
         .bind(job_id)
@@ -189,9 +192,11 @@ async fn a_missing_repository_fails_permanently(pool: PgPool) {
     let worker = Worker::new(pool.clone(), registry(&data, Some(&nowhere)), settings());
     assert_eq!(
         worker.drain().await.unwrap(),
-        vec![Outcome::Failed { job_id }]
+        vec![Outcome::Failed {
+            job_id: JobId(job_id)
+        }]
     );
-    let job = relay_store::queue::get(&pool, job_id)
+    let job = relay_store::queue::get(&pool, JobId(job_id))
         .await
         .unwrap()
         .unwrap();

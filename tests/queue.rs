@@ -1,5 +1,6 @@
 //! The job queue and worker runtime against the real Postgres.
 
+use relay_core::JobId;
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -69,10 +70,11 @@ pub async fn enqueue(
     .await
     .unwrap()
     .job_id()
+    .get()
 }
 
 async fn status(pool: &PgPool, job_id: i64) -> (String, i32, Option<String>) {
-    let job = queue::get(pool, job_id).await.unwrap().unwrap();
+    let job = queue::get(pool, JobId(job_id)).await.unwrap().unwrap();
     (job.status, job.attempts, job.last_error)
 }
 
@@ -154,7 +156,9 @@ async fn a_dead_workers_job_runs_again_and_completes_once(pool: PgPool) {
     expire_lease(&pool, job_id).await;
     assert_eq!(
         worker_b.run_next_job().await.unwrap(),
-        Outcome::Succeeded { job_id }
+        Outcome::Succeeded {
+            job_id: JobId(job_id)
+        }
     );
 
     // A comes back from the dead: its writes are fenced off by the lease token.
@@ -184,7 +188,9 @@ async fn a_dead_workers_job_runs_again_and_completes_once(pool: PgPool) {
         "the dead worker's attempt counts"
     );
     assert_eq!(
-        queue::count_runs(&pool, job_id, "succeeded").await.unwrap(),
+        queue::count_runs(&pool, JobId(job_id), "succeeded")
+            .await
+            .unwrap(),
         1
     );
 }
@@ -238,7 +244,12 @@ async fn a_live_long_job_keeps_its_lease(pool: PgPool) {
         .await;
     }
     release.notify_one();
-    assert_eq!(running.await.unwrap(), Outcome::Succeeded { job_id });
+    assert_eq!(
+        running.await.unwrap(),
+        Outcome::Succeeded {
+            job_id: JobId(job_id)
+        }
+    );
     assert_eq!(
         status(&pool, job_id).await.1,
         1,
@@ -264,7 +275,7 @@ async fn many_workers_never_run_a_job_twice(
         FnHandler::new(move |ctx| {
             let counter = counter.clone();
             async move {
-                *counter.lock().unwrap().entry(ctx.job.id).or_default() += 1;
+                *counter.lock().unwrap().entry(ctx.job.id.get()).or_default() += 1;
                 tokio::time::sleep(Duration::from_millis(2)).await;
                 Ok(json!({}))
             }
@@ -394,19 +405,23 @@ async fn failures_back_off_then_dead_letter(pool: PgPool) {
     let flaky = enqueue(&pool, "flaky", json!({}), None, 3).await;
     assert_eq!(
         worker.run_next_job().await.unwrap(),
-        Outcome::Retried { job_id: flaky }
+        Outcome::Retried {
+            job_id: JobId(flaky)
+        }
     );
     // Backoff is computed in SQL: base 1 s with ±25% jitter, so not due yet.
-    let job = queue::get(&pool, flaky).await.unwrap().unwrap();
+    let job = queue::get(&pool, JobId(flaky)).await.unwrap().unwrap();
     let delay = (job.run_after - chrono::Utc::now()).num_milliseconds();
     assert!((500..=1300).contains(&delay), "first delay {delay} ms");
     assert_eq!(worker.run_next_job().await.unwrap(), Outcome::Empty);
     make_due(&pool).await;
     assert_eq!(
         worker.run_next_job().await.unwrap(),
-        Outcome::Retried { job_id: flaky }
+        Outcome::Retried {
+            job_id: JobId(flaky)
+        }
     );
-    let job = queue::get(&pool, flaky).await.unwrap().unwrap();
+    let job = queue::get(&pool, JobId(flaky)).await.unwrap().unwrap();
     let delay = (job.run_after - chrono::Utc::now()).num_milliseconds();
     assert!(
         (1200..=2600).contains(&delay),
@@ -415,19 +430,28 @@ async fn failures_back_off_then_dead_letter(pool: PgPool) {
     make_due(&pool).await;
     assert_eq!(
         worker.run_next_job().await.unwrap(),
-        Outcome::Dead { job_id: flaky }
+        Outcome::Dead {
+            job_id: JobId(flaky)
+        }
     );
     let (state, attempts, error) = status(&pool, flaky).await;
     assert_eq!(
         (state.as_str(), attempts, error.as_deref()),
         ("dead", 3, Some("upstream 502"))
     );
-    assert_eq!(queue::count_runs(&pool, flaky, "retried").await.unwrap(), 2);
+    assert_eq!(
+        queue::count_runs(&pool, JobId(flaky), "retried")
+            .await
+            .unwrap(),
+        2
+    );
 
     let broken = enqueue(&pool, "broken", json!({}), None, 3).await;
     assert_eq!(
         worker.run_next_job().await.unwrap(),
-        Outcome::Failed { job_id: broken }
+        Outcome::Failed {
+            job_id: JobId(broken)
+        }
     );
     assert_eq!(status(&pool, broken).await.0, "failed");
 
@@ -435,7 +459,9 @@ async fn failures_back_off_then_dead_letter(pool: PgPool) {
     let panics = enqueue(&pool, "panics", json!({}), None, 1).await;
     assert_eq!(
         worker.run_next_job().await.unwrap(),
-        Outcome::Dead { job_id: panics }
+        Outcome::Dead {
+            job_id: JobId(panics)
+        }
     );
     assert!(
         status(&pool, panics)
@@ -447,7 +473,9 @@ async fn failures_back_off_then_dead_letter(pool: PgPool) {
     let unknown = enqueue(&pool, "no-such-kind", json!({}), None, 3).await;
     assert_eq!(
         worker.run_next_job().await.unwrap(),
-        Outcome::Failed { job_id: unknown }
+        Outcome::Failed {
+            job_id: JobId(unknown)
+        }
     );
 }
 
@@ -474,15 +502,15 @@ async fn every_attempt_leaves_a_finished_trace_run(pool: PgPool) {
     let job = enqueue(&pool, "flaky", json!({ "issue_id": 9 }), None, 3).await;
     assert_eq!(
         worker.run_next_job().await.unwrap(),
-        Outcome::Retried { job_id: job }
+        Outcome::Retried { job_id: JobId(job) }
     );
     make_due(&pool).await;
     assert_eq!(
         worker.run_next_job().await.unwrap(),
-        Outcome::Succeeded { job_id: job }
+        Outcome::Succeeded { job_id: JobId(job) }
     );
 
-    let runs = trace::runs(&pool, job).await.unwrap();
+    let runs = trace::runs(&pool, JobId(job)).await.unwrap();
     let outcomes: Vec<_> = runs
         .iter()
         .map(|r| (r.attempt, r.outcome.as_deref(), r.issue_id))
@@ -490,11 +518,13 @@ async fn every_attempt_leaves_a_finished_trace_run(pool: PgPool) {
     assert_eq!(
         outcomes,
         [
-            (1, Some("retrying"), Some(9)),
-            (2, Some("succeeded"), Some(9))
+            (1, Some("retrying"), Some(relay_core::IssueId(9))),
+            (2, Some("succeeded"), Some(relay_core::IssueId(9)))
         ]
     );
-    let events = trace::events_after(&pool, job, 0, 100).await.unwrap();
+    let events = trace::events_after(&pool, JobId(job), 0, 100)
+        .await
+        .unwrap();
     let summary: Vec<(i64, &str, &str)> = events
         .iter()
         .map(|e| (e.run_id, e.agent.as_str(), e.kind.as_str()))
@@ -525,7 +555,7 @@ async fn every_attempt_leaves_a_finished_trace_run(pool: PgPool) {
     );
     let quiet = enqueue(&pool, "quiet", json!({}), None, 3).await;
     worker.run_next_job().await.unwrap();
-    assert!(trace::runs(&pool, quiet).await.unwrap().is_empty());
+    assert!(trace::runs(&pool, JobId(quiet)).await.unwrap().is_empty());
 }
 
 /// A job error that quotes a configured secret is stored, traced and logged without it: the
@@ -549,7 +579,7 @@ async fn a_failed_jobs_error_never_carries_a_configured_secret(pool: PgPool) {
     let job = enqueue(&pool, "leaky", json!({}), None, 1).await;
     assert_eq!(
         worker.run_next_job().await.unwrap(),
-        Outcome::Failed { job_id: job }
+        Outcome::Failed { job_id: JobId(job) }
     );
     let error = status(&pool, job).await.2.unwrap();
     assert!(!error.contains(secret), "{error}");
@@ -591,7 +621,12 @@ async fn a_failed_retry_folds_into_the_queued_follow_up(pool: PgPool) {
     )
     .await
     .unwrap();
-    assert_eq!(failed, queue::Failed::FoldedInto { job_id: follow_up });
+    assert_eq!(
+        failed,
+        queue::Failed::FoldedInto {
+            job_id: JobId(follow_up)
+        }
+    );
     let (state, attempts, _) = status(&pool, follow_up).await;
     assert_eq!(
         (state.as_str(), attempts),
@@ -660,7 +695,9 @@ async fn graceful_shutdown_finishes_or_releases(pool: PgPool) {
         "released without counting the attempt"
     );
     assert_eq!(
-        queue::count_runs(&pool, endless, "released").await.unwrap(),
+        queue::count_runs(&pool, JobId(endless), "released")
+            .await
+            .unwrap(),
         1
     );
 }

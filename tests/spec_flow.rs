@@ -4,6 +4,7 @@
 //! posted in numbered parts, none ending inside a code fence → "approved" sets its status.
 
 use relay_agent::llm::scripted::ScriptedReply;
+use relay_core::{IssueId, JobId};
 use relay_worker::Outcome;
 use serde_json::json;
 use sqlx::PgPool;
@@ -44,14 +45,17 @@ async fn go_ahead_posts_the_spec_in_parts_and_approval_sets_its_status(pool: PgP
     let answer = h.deliver(REPORTER, GO, note, &discussion, "gl-go").await;
     assert_eq!(answer.outcome(), "accepted", "{:?}", answer.body);
     let job = answer.body["job"].as_i64().unwrap();
-    assert_eq!(h.drain().await, vec![Outcome::Succeeded { job_id: job }]);
+    assert_eq!(
+        h.drain().await,
+        vec![Outcome::Succeeded { job_id: JobId(job) }]
+    );
 
     let gaps = h.gaps().await;
     assert_eq!(gaps[0].status, "closed");
     assert_eq!(gaps[0].close_note.as_deref(), Some(GO), "verbatim");
     let issue = h.issue_id().await;
     let mut conn = h.pool.acquire().await.unwrap();
-    let spec = relay_store::specs::current(&mut conn, issue)
+    let spec = relay_store::specs::current(&mut conn, IssueId(issue))
         .await
         .unwrap()
         .expect("a stored spec");

@@ -7,6 +7,7 @@
 //!
 //! A missing browser or driver fails the test (`.ci/run` installs them); it never skips.
 
+use relay_core::JobId;
 use std::path::PathBuf;
 use std::process::Stdio;
 use std::time::Duration;
@@ -240,7 +241,7 @@ async fn a_browser_signs_in_reads_the_issue_and_watches_the_job_live(pool: PgPoo
         relay_store::trace::finish_run(
             &pool,
             seeded.run,
-            seeded.job,
+            JobId(seeded.job),
             relay_store::trace::RunOutcome::Succeeded,
             0,
         )

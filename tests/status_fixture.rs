@@ -3,6 +3,7 @@
 //! deliveries; the gateway served on a real port with the API token and prices; HTTP helpers.
 //! Used by `status_page`, `status_content` and `status_browser`.
 
+use relay_core::{IssueId, JobId};
 use relay_gateway::{ApiSettings, AppState, UiSettings};
 use relay_store::findings::SourceRow;
 use relay_store::trace::NewEvent;
@@ -60,7 +61,7 @@ pub async fn seed(pool: &PgPool, text: &SeedText<'_>) -> Seeded {
         evidence: Some("src/client.rs retries on every error"),
         run: None,
     };
-    relay_store::gaps::open(&mut conn, issue, &gap)
+    relay_store::gaps::open(&mut conn, IssueId(issue), &gap)
         .await
         .unwrap();
     let answered = relay_store::gaps::NewGapRow {
@@ -68,12 +69,12 @@ pub async fn seed(pool: &PgPool, text: &SeedText<'_>) -> Seeded {
         severity: "low",
         ..gap.clone()
     };
-    let closed = relay_store::gaps::open(&mut conn, issue, &answered)
+    let closed = relay_store::gaps::open(&mut conn, IssueId(issue), &answered)
         .await
         .unwrap();
     relay_store::gaps::close(
         &mut conn,
-        issue,
+        IssueId(issue),
         closed.number,
         &relay_store::gaps::GapClosure {
             reason: "inferred",
@@ -92,13 +93,13 @@ pub async fn seed(pool: &PgPool, text: &SeedText<'_>) -> Seeded {
         status: Default::default(),
         moved_from: None,
     };
-    relay_store::findings::insert(&mut conn, issue, text.finding, None, &[source])
+    relay_store::findings::insert(&mut conn, IssueId(issue), text.finding, None, &[source])
         .await
         .unwrap();
-    relay_store::specs::insert_draft(&mut conn, issue, "# First draft\n", None)
+    relay_store::specs::insert_draft(&mut conn, IssueId(issue), "# First draft\n", None)
         .await
         .unwrap();
-    relay_store::specs::insert_draft(&mut conn, issue, text.spec, None)
+    relay_store::specs::insert_draft(&mut conn, IssueId(issue), text.spec, None)
         .await
         .unwrap();
     drop(conn);
@@ -114,8 +115,8 @@ pub async fn seed(pool: &PgPool, text: &SeedText<'_>) -> Seeded {
     let run = relay_store::trace::start_run(
         pool,
         &relay_store::trace::NewRun {
-            job_id: job,
-            issue_id: Some(issue),
+            job_id: JobId(job),
+            issue_id: Some(IssueId(issue)),
             attempt: 1,
             worker: "worker-1",
         },
@@ -141,8 +142,8 @@ pub async fn seed(pool: &PgPool, text: &SeedText<'_>) -> Seeded {
         relay_store::llm_usage::insert(
             pool,
             &relay_store::llm_usage::NewLlmUsage {
-                job_id: Some(job),
-                issue_id: Some(issue),
+                job_id: Some(JobId(job)),
+                issue_id: Some(IssueId(issue)),
                 role,
                 provider: "openai",
                 model: "gpt-5-mini",
@@ -214,7 +215,7 @@ pub async fn write_events(
             payload,
         })
         .collect();
-    relay_store::trace::insert_events(pool, run, job, &events)
+    relay_store::trace::insert_events(pool, run, JobId(job), &events)
         .await
         .unwrap();
 }

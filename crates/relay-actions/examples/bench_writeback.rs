@@ -16,6 +16,7 @@
 #[path = "../tests/actions/support/mod.rs"]
 mod support;
 
+use relay_core::{IssueId, JobId};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -51,7 +52,7 @@ async fn run(url: &str, batches: usize, writes: usize) -> anyhow::Result<()> {
         let mut conn = pool.acquire().await?;
         relay_store::gaps::open(
             &mut conn,
-            issue,
+            IssueId(issue),
             &relay_store::gaps::NewGapRow {
                 question: "Which format?",
                 severity: "blocking",
@@ -86,7 +87,8 @@ async fn run(url: &str, batches: usize, writes: usize) -> anyhow::Result<()> {
 
         let started = Instant::now();
         let mut conn = pool.acquire().await?;
-        let mut ctx = ValidationContext::load(&mut conn, *issue, Some(snapshot.clone())).await?;
+        let mut ctx =
+            ValidationContext::load(&mut conn, IssueId(*issue), Some(snapshot.clone())).await?;
         drop(conn);
         // The pending note of an author who may engage Relay, as the orchestrator hands it over.
         ctx.authority = relay_actions::Authority::Events {
@@ -98,11 +100,11 @@ async fn run(url: &str, batches: usize, writes: usize) -> anyhow::Result<()> {
             .execute(
                 &validated,
                 BatchId {
-                    job_id: i as i64 + 1,
+                    job_id: JobId(i as i64 + 1),
                     cycle: 0,
                 },
                 Some(WatermarkRaise {
-                    issue_id: *issue,
+                    issue_id: IssueId(*issue),
                     through_delivery: 1,
                 }),
             )
@@ -139,7 +141,7 @@ async fn run(url: &str, batches: usize, writes: usize) -> anyhow::Result<()> {
             &mut tx,
             &relay_store::outbox::NewWrite {
                 idempotency_key: &key,
-                issue_id: drain_issue,
+                issue_id: IssueId(drain_issue),
                 job_id: None,
                 kind: relay_store::outbox::WriteKind::Comment,
                 body: &relay_actions::keys::with_marker("benchmark comment", &key),
@@ -152,7 +154,7 @@ async fn run(url: &str, batches: usize, writes: usize) -> anyhow::Result<()> {
     tx.commit().await?;
     let started = Instant::now();
     let report = executor
-        .drain_outbox(drain_issue, &support::issue_ref(1_000_000))
+        .drain_outbox(IssueId(drain_issue), &support::issue_ref(1_000_000))
         .await?;
     let elapsed = started.elapsed();
     anyhow::ensure!(
@@ -214,7 +216,7 @@ async fn drain_github(
             &mut tx,
             &relay_store::outbox::NewWrite {
                 idempotency_key: &key,
-                issue_id: issue,
+                issue_id: IssueId(issue),
                 job_id: None,
                 kind: relay_store::outbox::WriteKind::Comment,
                 body: &relay_actions::keys::with_marker("benchmark comment", &key),
@@ -234,7 +236,7 @@ async fn drain_github(
         installation_id: None,
     };
     let started = Instant::now();
-    let report = executor.drain_outbox(issue, &target).await?;
+    let report = executor.drain_outbox(IssueId(issue), &target).await?;
     let elapsed = started.elapsed();
     anyhow::ensure!(
         report.sent.len() == writes,

@@ -1,5 +1,7 @@
 //! [`ValidationContext`]: what the validator checks a batch against, loaded once per planner turn.
 
+use relay_core::IssueId;
+use relay_core::SpecId;
 use relay_core::action::Severity;
 use relay_store::PgConnection;
 use relay_store::findings::FindingRow;
@@ -38,7 +40,7 @@ pub struct GapState {
 /// The issue's current spec version.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SpecState {
-    pub id: i64,
+    pub id: SpecId,
     pub version: i32,
     /// `draft`, `posted`, `approved` or `rejected`.
     pub status: String,
@@ -49,7 +51,7 @@ pub struct SpecState {
 #[derive(Debug, Clone)]
 pub struct ValidationContext {
     /// `issues.id`: the only issue this batch can touch.
-    pub issue_id: i64,
+    pub issue_id: IssueId,
     /// Tracker name and project id: where learnings are kept.
     pub tracker: String,
     pub project_id: String,
@@ -123,7 +125,7 @@ impl ValidationContext {
     /// [`ValidationContext::thread`].
     pub async fn load(
         conn: &mut PgConnection,
-        issue_id: i64,
+        issue_id: IssueId,
         snapshot: Option<Snapshot>,
     ) -> Result<ValidationContext> {
         let issue = relay_store::issues::get(conn, issue_id)

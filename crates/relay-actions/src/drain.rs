@@ -7,6 +7,7 @@
 //! are simply repeated. Each row is read back as its [`TrackerWrite`] ([`crate::outbox`]) and
 //! sent with [`relay_tracker::IssueTracker::write`].
 
+use relay_core::IssueId;
 use std::time::Duration;
 
 use relay_store::outbox::{OutboxRow, WriteKind};
@@ -62,7 +63,7 @@ impl Executor {
     /// Sends the issue's pending outbox writes, in order. Stops at the first write that has to
     /// wait (its delay is [`DrainReport::reschedule_after`]) so later writes never overtake it;
     /// writes refused permanently are marked failed and reported, and the drain goes on.
-    pub async fn drain_outbox(&self, issue_id: i64, issue: &IssueRef) -> Result<DrainReport> {
+    pub async fn drain_outbox(&self, issue_id: IssueId, issue: &IssueRef) -> Result<DrainReport> {
         let mut report = DrainReport::default();
         let pending = {
             let mut conn = self
@@ -230,7 +231,7 @@ impl Executor {
         metrics::counter!(TRACKER_WRITES_TOTAL, "kind" => kind, "outcome" => "failed").increment(1);
         tracing::warn!(
             outbox.key = %row.idempotency_key,
-            issue.id = row.issue_id,
+            issue.id = row.issue_id.get(),
             error.message = %error,
             "tracker refused a write for good; the planner is told in the next cycle"
         );

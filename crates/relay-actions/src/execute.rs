@@ -16,11 +16,12 @@ use crate::outbox::Queued;
 use crate::retry::RetryPolicy;
 use crate::validated::ValidatedBatch;
 use crate::{Error, Result};
+use relay_core::{IssueId, JobId, SpecId};
 
 /// The job's pending-event watermark, raised in the batch's transaction.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct WatermarkRaise {
-    pub issue_id: i64,
+    pub issue_id: IssueId,
     /// The last delivery the job handled (`issues.handled_delivery_id`).
     pub through_delivery: i64,
 }
@@ -29,7 +30,7 @@ pub struct WatermarkRaise {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Lease {
     /// `jobs.id`.
-    pub job_id: i64,
+    pub job_id: JobId,
     /// The claim's `jobs.lease_token`.
     pub token: uuid::Uuid,
 }
@@ -169,7 +170,7 @@ pub async fn enqueue_spec(
 /// `false` (and changes nothing) while a part is not sent yet.
 pub async fn record_spec_posted(
     conn: &mut PgConnection,
-    spec_id: i64,
+    spec_id: SpecId,
     keys: &[String],
 ) -> Result<bool> {
     let mut note_ids = Vec::with_capacity(keys.len());

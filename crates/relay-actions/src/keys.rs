@@ -6,12 +6,14 @@
 //! turns the replay into a no-op and the tracker lookup finds what an interrupted attempt already
 //! posted. Relay's own notices are keyed by what they answer, so each is said once.
 
+use relay_core::{DeliveryId, IssueId, JobId, OutboxId};
+
 /// Which planner decision a batch is: the job and the planner cycle within it. Together with the
 /// issue and action index it determines every idempotency key of the batch.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub struct BatchId {
     /// `jobs.id`.
-    pub job_id: i64,
+    pub job_id: JobId,
     /// The planner turn within the job (0 for the first).
     pub cycle: i32,
 }
@@ -21,7 +23,7 @@ pub struct BatchId {
 pub const MARKER_PREFIX: &str = "<!-- relay:write:";
 
 /// The key of part `part` of action `action_index` of a batch.
-pub fn action_key(issue_id: i64, batch: BatchId, action_index: usize, part: usize) -> String {
+pub fn action_key(issue_id: IssueId, batch: BatchId, action_index: usize, part: usize) -> String {
     format!(
         "i{issue_id}-j{}-c{}-a{action_index}-p{part}",
         batch.job_id, batch.cycle
@@ -29,7 +31,7 @@ pub fn action_key(issue_id: i64, batch: BatchId, action_index: usize, part: usiz
 }
 
 /// The key of part `part` of spec version `version`.
-pub fn spec_key(issue_id: i64, batch: BatchId, version: i32, part: usize) -> String {
+pub fn spec_key(issue_id: IssueId, batch: BatchId, version: i32, part: usize) -> String {
     format!(
         "i{issue_id}-j{}-c{}-spec{version}-p{part}",
         batch.job_id, batch.cycle
@@ -39,7 +41,7 @@ pub fn spec_key(issue_id: i64, batch: BatchId, version: i32, part: usize) -> Str
 /// What a spec part's key says: the issue, the batch that queued it, the spec version, the part.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct SpecPartKey {
-    pub issue_id: i64,
+    pub issue_id: IssueId,
     pub batch: BatchId,
     pub version: i32,
     pub part: usize,
@@ -64,7 +66,7 @@ pub fn parse_spec_key(key: &str) -> Option<SpecPartKey> {
 }
 
 /// The first-contact reaction: one per issue, whatever job sends it.
-pub fn acknowledgement_key(issue_id: i64) -> String {
+pub fn acknowledgement_key(issue_id: IssueId) -> String {
     format!("ack:{issue_id}")
 }
 
@@ -80,7 +82,7 @@ pub struct BudgetNoteKey {
 
 /// The key of the budget note of `epoch`, which consumed the issue's events through delivery
 /// `through`.
-pub fn budget_note_key(issue_id: i64, note: BudgetNoteKey) -> String {
+pub fn budget_note_key(issue_id: IssueId, note: BudgetNoteKey) -> String {
     format!(
         "{BUDGET_NOTE_PREFIX}:{issue_id}:{}:{}",
         note.epoch, note.through
@@ -88,7 +90,7 @@ pub fn budget_note_key(issue_id: i64, note: BudgetNoteKey) -> String {
 }
 
 /// The budget note `key` stands for, when it is one of `issue_id`'s.
-pub fn parse_budget_note_key(key: &str, issue_id: i64) -> Option<BudgetNoteKey> {
+pub fn parse_budget_note_key(key: &str, issue_id: IssueId) -> Option<BudgetNoteKey> {
     let mut parts = key.split(':');
     if parts.next()? != BUDGET_NOTE_PREFIX || parts.next()?.parse::<i64>().ok()? != issue_id {
         return None;
@@ -102,7 +104,7 @@ pub fn parse_budget_note_key(key: &str, issue_id: i64) -> Option<BudgetNoteKey> 
 }
 
 /// The status comment of a job that failed before its first cycle.
-pub fn pre_cycle_status_key(issue_id: i64, job_id: i64) -> String {
+pub fn pre_cycle_status_key(issue_id: IssueId, job_id: JobId) -> String {
     format!("i{issue_id}-j{job_id}-pre-cycle")
 }
 
@@ -112,7 +114,7 @@ pub fn spec_failed_key(request_id: i64) -> String {
 }
 
 /// The status comment about the reply in outbox row `outbox_id`, refused for good.
-pub fn refused_reply_key(outbox_id: i64) -> String {
+pub fn refused_reply_key(outbox_id: OutboxId) -> String {
     format!("refused:{outbox_id}")
 }
 
@@ -124,22 +126,22 @@ pub fn is_action_key(key: &str) -> bool {
 
 /// The answer to the command in delivery `delivery_id` (`@bot help`, …): one per command,
 /// whatever job or retry answers it.
-pub fn command_reply_key(issue_id: i64, delivery_id: i64) -> String {
+pub fn command_reply_key(issue_id: IssueId, delivery_id: DeliveryId) -> String {
     format!("cmd:{issue_id}:{delivery_id}")
 }
 
 /// The living summary comment: one per issue.
-pub fn summary_key(issue_id: i64) -> String {
+pub fn summary_key(issue_id: IssueId) -> String {
     format!("summary-i{issue_id}")
 }
 
 /// Revision `revision` of the summary comment, as an edit.
-pub fn summary_edit_key(issue_id: i64, revision: i32) -> String {
+pub fn summary_edit_key(issue_id: IssueId, revision: i32) -> String {
     format!("summary-i{issue_id}-r{revision}")
 }
 
 /// The stale-findings notice after a push moved the default branch to `commit`.
-pub fn stale_findings_key(issue_id: i64, commit: &str) -> String {
+pub fn stale_findings_key(issue_id: IssueId, commit: &str) -> String {
     format!("stale-i{issue_id}-{commit}")
 }
 
@@ -160,45 +162,51 @@ mod tests {
     #[test]
     fn spec_keys_parse_back() {
         let batch = BatchId {
-            job_id: 12,
+            job_id: JobId(12),
             cycle: -1,
         };
-        let key = spec_key(7, batch, 3, 2);
+        let key = spec_key(IssueId(7), batch, 3, 2);
         assert_eq!(
             parse_spec_key(&key),
             Some(SpecPartKey {
-                issue_id: 7,
+                issue_id: IssueId(7),
                 batch,
                 version: 3,
                 part: 2
             })
         );
-        assert_eq!(parse_spec_key(&action_key(7, batch, 0, 0)), None);
+        assert_eq!(parse_spec_key(&action_key(IssueId(7), batch, 0, 0)), None);
         assert_eq!(parse_spec_key("summary-i7"), None);
     }
 
     #[test]
     fn keys_are_deterministic_and_distinct() {
         let batch = BatchId {
-            job_id: 7,
+            job_id: JobId(7),
             cycle: 1,
         };
-        assert_eq!(action_key(3, batch, 2, 0), "i3-j7-c1-a2-p0");
-        assert_eq!(action_key(3, batch, 2, 0), action_key(3, batch, 2, 0));
-        assert_ne!(action_key(3, batch, 2, 0), action_key(3, batch, 2, 1));
+        assert_eq!(action_key(IssueId(3), batch, 2, 0), "i3-j7-c1-a2-p0");
+        assert_eq!(
+            action_key(IssueId(3), batch, 2, 0),
+            action_key(IssueId(3), batch, 2, 0)
+        );
         assert_ne!(
-            action_key(3, batch, 2, 0),
+            action_key(IssueId(3), batch, 2, 0),
+            action_key(IssueId(3), batch, 2, 1)
+        );
+        assert_ne!(
+            action_key(IssueId(3), batch, 2, 0),
             action_key(
-                3,
+                IssueId(3),
                 BatchId {
-                    job_id: 7,
+                    job_id: JobId(7),
                     cycle: 2
                 },
                 2,
                 0
             )
         );
-        assert_eq!(spec_key(3, batch, 2, 1), "i3-j7-c1-spec2-p1");
+        assert_eq!(spec_key(IssueId(3), batch, 2, 1), "i3-j7-c1-spec2-p1");
         assert_eq!(with_marker("hi", "k"), "hi\n\n<!-- relay:write:k -->");
     }
 
@@ -208,29 +216,35 @@ mod tests {
             epoch: 2,
             through: 41,
         };
-        assert_eq!(budget_note_key(7, note), "budget:7:2:41");
-        assert_eq!(parse_budget_note_key("budget:7:2:41", 7), Some(note));
-        assert_eq!(parse_budget_note_key("budget:8:2:41", 7), None);
-        assert_eq!(parse_budget_note_key(&acknowledgement_key(7), 7), None);
-        assert_eq!(parse_budget_note_key("budget:7:2:41:x", 7), None);
+        assert_eq!(budget_note_key(IssueId(7), note), "budget:7:2:41");
+        assert_eq!(
+            parse_budget_note_key("budget:7:2:41", IssueId(7)),
+            Some(note)
+        );
+        assert_eq!(parse_budget_note_key("budget:8:2:41", IssueId(7)), None);
+        assert_eq!(
+            parse_budget_note_key(&acknowledgement_key(IssueId(7)), IssueId(7)),
+            None
+        );
+        assert_eq!(parse_budget_note_key("budget:7:2:41:x", IssueId(7)), None);
     }
 
     #[test]
     fn only_planner_actions_have_action_keys() {
         let batch = BatchId {
-            job_id: 1,
+            job_id: JobId(1),
             cycle: 1,
         };
-        assert!(is_action_key(&action_key(1, batch, 0, 0)));
-        assert!(!is_action_key(&spec_key(1, batch, 1, 0)));
-        assert!(!is_action_key(&pre_cycle_status_key(1, 1)));
+        assert!(is_action_key(&action_key(IssueId(1), batch, 0, 0)));
+        assert!(!is_action_key(&spec_key(IssueId(1), batch, 1, 0)));
+        assert!(!is_action_key(&pre_cycle_status_key(IssueId(1), JobId(1))));
         assert!(!is_action_key(&budget_note_key(
-            1,
+            IssueId(1),
             BudgetNoteKey {
                 epoch: 1,
                 through: 3
             }
         )));
-        assert!(!is_action_key(&refused_reply_key(5)));
+        assert!(!is_action_key(&refused_reply_key(OutboxId(5))));
     }
 }

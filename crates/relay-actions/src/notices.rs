@@ -6,6 +6,7 @@
 //! only this crate enqueues them. Each returns whether the row is new (a replayed job finds its
 //! notice already queued).
 
+use relay_core::{DeliveryId, IssueId, JobId, OutboxId};
 use relay_store::PgConnection;
 use relay_tracker::{CommentTarget, NoteRef, Reaction, ReactionTarget, TrackerWrite};
 
@@ -29,8 +30,8 @@ pub enum NoticePlace<'a> {
 /// once per issue, whichever job queues it.
 pub async fn enqueue_acknowledgement(
     conn: &mut PgConnection,
-    issue_id: i64,
-    job_id: i64,
+    issue_id: IssueId,
+    job_id: JobId,
     note_id: Option<&str>,
 ) -> Result<bool> {
     let key = keys::acknowledgement_key(issue_id);
@@ -61,8 +62,8 @@ pub async fn enqueue_acknowledgement(
 /// `note.through` in the same transaction).
 pub async fn enqueue_budget_note(
     conn: &mut PgConnection,
-    issue_id: i64,
-    job_id: i64,
+    issue_id: IssueId,
+    job_id: JobId,
     note: BudgetNoteKey,
     body: &str,
 ) -> Result<bool> {
@@ -73,8 +74,8 @@ pub async fn enqueue_budget_note(
 /// The status comment of a job that failed before its first cycle.
 pub async fn enqueue_pre_cycle_status(
     conn: &mut PgConnection,
-    issue_id: i64,
-    job_id: i64,
+    issue_id: IssueId,
+    job_id: JobId,
     body: &str,
     place: NoticePlace<'_>,
 ) -> Result<bool> {
@@ -85,8 +86,8 @@ pub async fn enqueue_pre_cycle_status(
 /// The status comment of go-ahead `request_id` whose spec could not be written.
 pub async fn enqueue_spec_failed(
     conn: &mut PgConnection,
-    issue_id: i64,
-    job_id: i64,
+    issue_id: IssueId,
+    job_id: JobId,
     request_id: i64,
     body: &str,
 ) -> Result<bool> {
@@ -98,9 +99,9 @@ pub async fn enqueue_spec_failed(
 /// command note's discussion on GitLab.
 pub async fn enqueue_command_reply(
     conn: &mut PgConnection,
-    issue_id: i64,
-    job_id: i64,
-    delivery_id: i64,
+    issue_id: IssueId,
+    job_id: JobId,
+    delivery_id: DeliveryId,
     body: &str,
     place: NoticePlace<'_>,
 ) -> Result<bool> {
@@ -111,9 +112,9 @@ pub async fn enqueue_command_reply(
 /// The status comment about the reply in outbox row `outbox_id`, which the tracker refused.
 pub async fn enqueue_refused_reply(
     conn: &mut PgConnection,
-    issue_id: i64,
-    job_id: i64,
-    outbox_id: i64,
+    issue_id: IssueId,
+    job_id: JobId,
+    outbox_id: OutboxId,
     body: &str,
 ) -> Result<bool> {
     let key = keys::refused_reply_key(outbox_id);
@@ -125,8 +126,8 @@ pub async fn enqueue_refused_reply(
 async fn enqueue_comment(
     conn: &mut PgConnection,
     key: &str,
-    issue_id: i64,
-    job_id: i64,
+    issue_id: IssueId,
+    job_id: JobId,
     body: &str,
     place: NoticePlace<'_>,
 ) -> Result<bool> {

@@ -7,6 +7,7 @@ use relay_store::outbox::{NewWrite, OutboxRow, WriteKind};
 use relay_tracker::{CommentTarget, NoteRef, Reaction, ReactionTarget, TrackerError, TrackerWrite};
 
 use crate::Result;
+use relay_core::{IssueId, JobId};
 
 /// Reaction names as stored in an outbox row's body.
 pub const REACTION_EYES: &str = "eyes";
@@ -17,8 +18,8 @@ pub const REACTION_THUMBS_UP: &str = "thumbs_up";
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct Queued<'a> {
     pub key: &'a str,
-    pub issue_id: i64,
-    pub job_id: Option<i64>,
+    pub issue_id: IssueId,
+    pub job_id: Option<JobId>,
     pub write: &'a TrackerWrite,
 }
 

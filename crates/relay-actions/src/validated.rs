@@ -2,6 +2,7 @@
 //! [`crate::validate()`] constructs one.
 
 use crate::action::{BatchScope, ValidatedAction};
+use relay_core::IssueId;
 
 /// A batch that passed every rule, resolved against the issue: only [`validate()`](crate::validate()) builds one, so
 /// the executor cannot be handed an unchecked batch.
@@ -13,7 +14,7 @@ pub struct ValidatedBatch {
 }
 
 impl ValidatedBatch {
-    pub fn issue_id(&self) -> i64 {
+    pub fn issue_id(&self) -> IssueId {
         self.scope.issue_id
     }
 

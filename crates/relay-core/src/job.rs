@@ -2,6 +2,7 @@
 //! and workers (which run). Payloads are stored as JSONB; add fields with `#[serde(default)]`,
 //! never rename or remove them.
 
+use crate::IssueId;
 use serde::{Deserialize, Serialize};
 
 /// Every kind of job the queue knows. The string form is what is stored in `jobs.kind`.
@@ -32,7 +33,7 @@ impl JobKind {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ProcessIssue {
     /// `issues.id` of the issue to work on.
-    pub issue_id: i64,
+    pub issue_id: IssueId,
 }
 
 impl ProcessIssue {

@@ -1,6 +1,7 @@
 #![doc = include_str!("../README.md")]
 //!
-//! Layout: [`tracker`] (providers and tracker names), [`bot`] (which login is the bot), [`issue`] (issue and note snapshots),
+//! Layout: [`ids`] (the row ids: `IssueId`, `JobId`, `DeliveryId`, `SpecId`, `OutboxId`),
+//! [`tracker`] (providers and tracker names), [`bot`] (which login is the bot), [`issue`] (issue and note snapshots),
 //! [`job`] (job kinds and payloads), [`action`] (the planner's Action contract),
 //! [`citation`] (`path:start-end` citations of code), [`prices`] (`[prices]`, the cost of tokens),
 //! [`engage`] (engagement rules and event identity, shared by the gateway and the reconciler),
@@ -17,6 +18,7 @@ pub mod citation;
 pub mod command;
 pub mod engage;
 pub mod error;
+pub mod ids;
 pub mod issue;
 pub mod job;
 pub mod learning_review;
@@ -30,6 +32,7 @@ pub mod tracker;
 pub use action::{Action, ActionBatch};
 pub use bot::BotAccount;
 pub use citation::Citation;
+pub use ids::{DeliveryId, IssueId, JobId, OutboxId, SpecId};
 pub use issue::{IssueSnapshot, NoteSnapshot, ProjectVisibility};
 pub use job::{JobKind, ProcessIssue, UpdateCheckout};
 pub use tracker::{AuthorRole, Provider, TokenAuth, TrackerName, TrackerSettings};

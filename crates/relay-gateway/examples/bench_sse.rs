@@ -7,6 +7,7 @@
 //! `DATABASE_URL=postgres://postgres@127.0.0.1:5432/postgres cargo run --release -p relay-gateway --example bench_sse [-- EVENTS]`
 //! Runs in a throwaway database it creates and drops.
 
+use relay_core::JobId;
 use std::collections::HashMap;
 use std::time::{Duration, Instant};
 
@@ -47,7 +48,7 @@ async fn run(url: &str, count: usize) -> anyhow::Result<()> {
     let run = trace::start_run(
         &writer,
         &NewRun {
-            job_id: job,
+            job_id: JobId(job),
             issue_id: None,
             attempt: 1,
             worker: "bench",
@@ -107,7 +108,7 @@ async fn run(url: &str, count: usize) -> anyhow::Result<()> {
             payload: &payload,
         };
         let started = Instant::now();
-        trace::insert_events(&writer, run, job, &[event]).await?;
+        trace::insert_events(&writer, run, JobId(job), &[event]).await?;
         let done = Instant::now();
         round_trips.push(done - started);
         committed.push(done);

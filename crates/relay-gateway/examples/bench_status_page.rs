@@ -6,6 +6,7 @@
 //! `DATABASE_URL=postgres://postgres@127.0.0.1:5432/postgres cargo run --release -p relay-gateway --example bench_status_page [-- ISSUES ROUNDS]`
 //! Runs in a throwaway database it creates and drops.
 
+use relay_core::{IssueId, JobId};
 use std::time::{Duration, Instant};
 
 use anyhow::Context;
@@ -253,7 +254,7 @@ async fn seed(pool: &PgPool, count: i64) -> anyhow::Result<(i64, i64)> {
             evidence: Some("src/client.rs:40 retries on every error"),
             run: None,
         };
-        relay_store::gaps::open(&mut conn, issue, &gap).await?;
+        relay_store::gaps::open(&mut conn, IssueId(issue), &gap).await?;
     }
     for _ in 0..5 {
         let source = relay_store::findings::SourceRow {
@@ -267,7 +268,7 @@ async fn seed(pool: &PgPool, count: i64) -> anyhow::Result<(i64, i64)> {
         };
         relay_store::findings::insert(
             &mut conn,
-            issue,
+            IssueId(issue),
             "The client retries every request three times with a fixed delay of one second.",
             None,
             &[source],
@@ -276,7 +277,7 @@ async fn seed(pool: &PgPool, count: i64) -> anyhow::Result<(i64, i64)> {
     }
     let spec = "# Configurable retries\n\n## Scope\n\n- `retry.max_attempts` (default 3)\n- `retry.backoff` (fixed | exponential)\n\n## Acceptance\n\n1. Config keys documented.\n2. Tests for both backoffs.\n";
     for _ in 0..3 {
-        relay_store::specs::insert_draft(&mut conn, issue, spec, None).await?;
+        relay_store::specs::insert_draft(&mut conn, IssueId(issue), spec, None).await?;
     }
     drop(conn);
     let job: i64 = sqlx::query_scalar(
@@ -290,8 +291,8 @@ async fn seed(pool: &PgPool, count: i64) -> anyhow::Result<(i64, i64)> {
     let run = relay_store::trace::start_run(
         pool,
         &relay_store::trace::NewRun {
-            job_id: job,
-            issue_id: Some(issue),
+            job_id: JobId(job),
+            issue_id: Some(IssueId(issue)),
             attempt: 1,
             worker: "bench",
         },
@@ -314,13 +315,13 @@ async fn seed(pool: &PgPool, count: i64) -> anyhow::Result<(i64, i64)> {
             payload: if seq % 2 == 0 { &call } else { &tool },
         })
         .collect();
-    relay_store::trace::insert_events(pool, run, job, &events).await?;
+    relay_store::trace::insert_events(pool, run, JobId(job), &events).await?;
     for _ in 0..40 {
         relay_store::llm_usage::insert(
             pool,
             &relay_store::llm_usage::NewLlmUsage {
-                job_id: Some(job),
-                issue_id: Some(issue),
+                job_id: Some(JobId(job)),
+                issue_id: Some(IssueId(issue)),
                 role: "explore",
                 provider: "openai",
                 model: "gpt-5-mini",

@@ -3,6 +3,7 @@
 //! Issue events go through `relay_store::event_intake`, the path the reconciler's finds take too.
 
 use relay_core::engage::{Decision, Origin};
+use relay_core::{DeliveryId, IssueId, JobId};
 use relay_core::{JobKind, TrackerSettings, UpdateCheckout};
 use relay_store::PgPool;
 use relay_store::event_intake::{EventIntake, record_issue_event};
@@ -22,16 +23,16 @@ pub enum Recorded {
     Duplicate,
     /// Recorded as ignored (with the reason).
     Ignored {
-        delivery_id: i64,
+        delivery_id: DeliveryId,
         reason: &'static str,
         ping: bool,
     },
     /// Recorded and work was created or joined.
     Accepted {
-        delivery_id: i64,
+        delivery_id: DeliveryId,
         /// The issue, for issue work (`None` for repository work such as a push).
-        issue_id: Option<i64>,
-        job_id: i64,
+        issue_id: Option<IssueId>,
+        job_id: JobId,
         reason: &'static str,
     },
 }
@@ -58,7 +59,7 @@ pub enum IntakeError {
     /// The intake statement recorded an engaging delivery but returned no job: a broken invariant
     /// of the statement, answered 500 rather than a panic in the request.
     #[error("intake recorded engaging delivery {delivery_id} without a job")]
-    JobMissing { delivery_id: i64 },
+    JobMissing { delivery_id: DeliveryId },
 }
 
 pub async fn record(pool: &PgPool, delivery: &Delivery<'_>) -> Result<Recorded, IntakeError> {

@@ -4,6 +4,7 @@
 //! issue's cap, spend and stop state.
 
 use chrono::Utc;
+use relay_core::IssueId;
 use relay_core::learning_review::{self, LearningFacts, RepositoryNow, Review};
 use relay_core::repo_config::{EffectiveConfig, ExcludeSet};
 use relay_store::PgPool;
@@ -126,7 +127,7 @@ pub struct IssueBudget {
 /// The issue's budget and stop state.
 pub async fn issue_budget(
     pool: &PgPool,
-    issue_id: i64,
+    issue_id: IssueId,
     tracker: &str,
     project_id: &str,
 ) -> Result<IssueBudget, relay_store::Error> {

@@ -2,6 +2,7 @@
 //! listings and summaries across tables, never on a job's hot path.
 
 use chrono::{DateTime, Utc};
+use relay_core::{IssueId, JobId};
 use sqlx::PgPool;
 
 use crate::Result;
@@ -23,7 +24,7 @@ pub struct IssueFilter {
 /// One issue in a listing.
 #[derive(Debug, Clone, PartialEq, Eq, sqlx::FromRow, serde::Serialize)]
 pub struct IssueSummary {
-    pub id: i64,
+    pub id: IssueId,
     pub tracker: String,
     pub project_id: String,
     pub project_path: String,
@@ -72,7 +73,7 @@ pub struct RoleSpend {
     pub cached_tokens: i64,
 }
 
-pub async fn spend_by_role(pool: &PgPool, issue_id: i64) -> Result<Vec<RoleSpend>> {
+pub async fn spend_by_role(pool: &PgPool, issue_id: IssueId) -> Result<Vec<RoleSpend>> {
     Ok(sqlx::query_as(
         "SELECT role, count(*) AS calls,
                 coalesce(sum(prompt_tokens), 0)::BIGINT AS prompt_tokens,
@@ -91,7 +92,7 @@ pub const MAX_FAILED_WRITES_LISTED: i64 = 50;
 /// A job as the read API shows it.
 #[derive(Debug, Clone, PartialEq, sqlx::FromRow, serde::Serialize)]
 pub struct JobSummary {
-    pub id: i64,
+    pub id: JobId,
     pub kind: String,
     pub payload: serde_json::Value,
     pub status: String,
@@ -108,7 +109,7 @@ const JOB_COLUMNS: &str = "id, kind, payload, status, attempts, max_attempts, ru
      last_error, created_at, started_at, finished_at";
 
 /// The `process_issue` jobs of an issue, newest first.
-pub async fn jobs_of_issue(pool: &PgPool, issue_id: i64) -> Result<Vec<JobSummary>> {
+pub async fn jobs_of_issue(pool: &PgPool, issue_id: IssueId) -> Result<Vec<JobSummary>> {
     Ok(sqlx::query_as(sqlx::AssertSqlSafe(format!(
         "SELECT {JOB_COLUMNS} FROM jobs
          WHERE kind = 'process_issue' AND payload->>'issue_id' = $1::bigint::text
@@ -119,7 +120,7 @@ pub async fn jobs_of_issue(pool: &PgPool, issue_id: i64) -> Result<Vec<JobSummar
     .await?)
 }
 
-pub async fn job(pool: &PgPool, job_id: i64) -> Result<Option<JobSummary>> {
+pub async fn job(pool: &PgPool, job_id: JobId) -> Result<Option<JobSummary>> {
     Ok(sqlx::query_as(sqlx::AssertSqlSafe(format!(
         "SELECT {JOB_COLUMNS} FROM jobs WHERE id = $1"
     )))
@@ -139,7 +140,7 @@ pub struct JobRunSummary {
     pub finished_at: DateTime<Utc>,
 }
 
-pub async fn job_runs(pool: &PgPool, job_id: i64) -> Result<Vec<JobRunSummary>> {
+pub async fn job_runs(pool: &PgPool, job_id: JobId) -> Result<Vec<JobRunSummary>> {
     Ok(sqlx::query_as(
         "SELECT attempt, worker, outcome, detail, started_at, finished_at
          FROM job_runs WHERE job_id = $1 ORDER BY id",
@@ -179,8 +180,10 @@ mod tests {
             evidence: None,
             run: None,
         };
-        crate::gaps::open(&mut conn, b, &gap).await.unwrap();
-        crate::specs::insert_draft(&mut conn, b, "s", None)
+        crate::gaps::open(&mut conn, relay_core::IssueId(b), &gap)
+            .await
+            .unwrap();
+        crate::specs::insert_draft(&mut conn, relay_core::IssueId(b), "s", None)
             .await
             .unwrap();
 
@@ -212,7 +215,7 @@ mod tests {
         };
         let rows = issues(&pool, &page).await.unwrap();
         assert_eq!(rows.len(), 1);
-        assert_eq!((rows[0].id, rows[0].open_gaps), (b, 1));
+        assert_eq!((rows[0].id.get(), rows[0].open_gaps), (b, 1));
         assert_eq!(rows[0].spec_status.as_deref(), Some("draft"));
     }
 
@@ -224,7 +227,7 @@ mod tests {
                 &pool,
                 &crate::llm_usage::NewLlmUsage {
                     job_id: None,
-                    issue_id: Some(id),
+                    issue_id: Some(relay_core::IssueId(id)),
                     role,
                     provider: "openai",
                     model: "m",
@@ -241,7 +244,7 @@ mod tests {
             .await
             .unwrap();
         }
-        let spend = spend_by_role(&pool, id).await.unwrap();
+        let spend = spend_by_role(&pool, relay_core::IssueId(id)).await.unwrap();
         assert_eq!(spend.len(), 2);
         assert_eq!(
             (
@@ -252,7 +255,7 @@ mod tests {
             ("planner", 2, 20)
         );
 
-        let job_id: i64 = sqlx::query_scalar(
+        let job_id: JobId = sqlx::query_scalar(
             "INSERT INTO jobs (kind, payload, max_attempts) VALUES ('process_issue', $1, 3) RETURNING id",
         )
         .bind(serde_json::json!({ "issue_id": id }))
@@ -272,10 +275,15 @@ mod tests {
         .execute(&pool)
         .await
         .unwrap();
-        let jobs = jobs_of_issue(&pool, id).await.unwrap();
+        let jobs = jobs_of_issue(&pool, relay_core::IssueId(id)).await.unwrap();
         assert_eq!(jobs.iter().map(|j| j.id).collect::<Vec<_>>(), vec![job_id]);
         assert_eq!(job(&pool, job_id).await.unwrap().unwrap().status, "queued");
-        assert!(job(&pool, job_id + 100).await.unwrap().is_none());
+        assert!(
+            job(&pool, JobId(job_id.get() + 100))
+                .await
+                .unwrap()
+                .is_none()
+        );
         let runs = job_runs(&pool, job_id).await.unwrap();
         assert_eq!(
             (runs[0].worker.as_str(), runs[0].outcome.as_str()),

@@ -2,19 +2,21 @@
 //! nothing. Rows are written by [`crate::intake`].
 
 use crate::Result;
+use relay_core::DeliveryId;
+use relay_core::{IssueId, JobId};
 
 /// A recorded delivery, for tests and operators.
 #[derive(Debug, Clone, sqlx::FromRow)]
 pub struct DeliveryRow {
-    pub id: i64,
+    pub id: DeliveryId,
     pub tracker: String,
     pub event_type: String,
     pub action: Option<String>,
     pub delivery_key: String,
     pub outcome: String,
     pub reason: String,
-    pub issue_id: Option<i64>,
-    pub job_id: Option<i64>,
+    pub issue_id: Option<IssueId>,
+    pub job_id: Option<JobId>,
 }
 
 /// All deliveries in insertion order.

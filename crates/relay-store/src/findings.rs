@@ -2,6 +2,8 @@
 //! each source was verified at. Removed findings keep their row so a number is never reused.
 
 use chrono::{DateTime, Utc};
+use relay_core::IssueId;
+use relay_core::JobId;
 use sqlx::PgConnection;
 
 use crate::Result;
@@ -10,10 +12,10 @@ use crate::Result;
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
 pub struct FindingRow {
     pub id: i64,
-    pub issue_id: i64,
+    pub issue_id: IssueId,
     pub number: i32,
     pub synthesis: String,
-    pub created_by_run: Option<i64>,
+    pub created_by_run: Option<JobId>,
     pub created_at: DateTime<Utc>,
     pub sources: Vec<SourceRow>,
     /// Whether any source is stale: the cited text is no longer where it was.
@@ -23,10 +25,10 @@ pub struct FindingRow {
 #[derive(Debug, Clone, sqlx::FromRow)]
 struct FindingHead {
     id: i64,
-    issue_id: i64,
+    issue_id: IssueId,
     number: i32,
     synthesis: String,
-    created_by_run: Option<i64>,
+    created_by_run: Option<JobId>,
     created_at: DateTime<Utc>,
 }
 
@@ -102,7 +104,7 @@ impl RemovedBy {
 }
 
 /// Marks finding `number` as drawn with a GitLab internal note in context (migration 0086).
-pub async fn mark_internal(conn: &mut PgConnection, issue_id: i64, number: i32) -> Result<()> {
+pub async fn mark_internal(conn: &mut PgConnection, issue_id: IssueId, number: i32) -> Result<()> {
     sqlx::query("UPDATE findings SET internal = true WHERE issue_id = $1 AND number = $2")
         .bind(issue_id)
         .bind(number)
@@ -112,7 +114,7 @@ pub async fn mark_internal(conn: &mut PgConnection, issue_id: i64, number: i32) 
 }
 
 /// The numbers of the issue's findings marked internal ([`mark_internal`]).
-pub async fn internal_numbers(conn: &mut PgConnection, issue_id: i64) -> Result<Vec<i32>> {
+pub async fn internal_numbers(conn: &mut PgConnection, issue_id: IssueId) -> Result<Vec<i32>> {
     Ok(sqlx::query_scalar(
         "SELECT number FROM findings WHERE issue_id = $1 AND internal ORDER BY number",
     )
@@ -123,9 +125,9 @@ pub async fn internal_numbers(conn: &mut PgConnection, issue_id: i64) -> Result<
 /// Inserts a finding with the next free number of the issue and its sources; returns the number.
 pub async fn insert(
     conn: &mut PgConnection,
-    issue_id: i64,
+    issue_id: IssueId,
     synthesis: &str,
-    run: Option<i64>,
+    run: Option<JobId>,
     sources: &[SourceRow],
 ) -> Result<i32> {
     let (id, number): (i64, i32) = sqlx::query_as(
@@ -159,7 +161,7 @@ pub async fn insert(
 /// Marks a live finding removed; `false` when the issue has no live finding with that number.
 pub async fn remove(
     conn: &mut PgConnection,
-    issue_id: i64,
+    issue_id: IssueId,
     number: i32,
     by: RemovedBy,
 ) -> Result<bool> {
@@ -178,7 +180,7 @@ pub async fn remove(
 /// Removes the oldest live findings so at most `keep` stay; returns the dropped numbers.
 pub async fn drop_oldest_past(
     conn: &mut PgConnection,
-    issue_id: i64,
+    issue_id: IssueId,
     keep: usize,
 ) -> Result<Vec<i32>> {
     Ok(sqlx::query_scalar(
@@ -199,7 +201,7 @@ pub async fn drop_oldest_past(
 }
 
 /// The live findings of an issue with their sources, by number.
-pub async fn live(conn: &mut PgConnection, issue_id: i64) -> Result<Vec<FindingRow>> {
+pub async fn live(conn: &mut PgConnection, issue_id: IssueId) -> Result<Vec<FindingRow>> {
     let heads: Vec<FindingHead> = sqlx::query_as(
         "SELECT id, issue_id, number, synthesis, created_by_run, created_at
          FROM findings WHERE issue_id = $1 AND NOT removed ORDER BY number",
@@ -311,28 +313,56 @@ mod tests {
         for i in 1..=4 {
             let n = insert(
                 &mut conn,
-                1,
+                relay_core::IssueId(1),
                 &format!("finding {i}"),
-                Some(7),
+                Some(relay_core::JobId(7)),
                 &[source("a.go"), source("b.go")],
             )
             .await
             .unwrap();
             assert_eq!(n, i);
         }
-        insert(&mut conn, 2, "elsewhere", None, &[source("c.go")])
-            .await
-            .unwrap();
+        insert(
+            &mut conn,
+            relay_core::IssueId(2),
+            "elsewhere",
+            None,
+            &[source("c.go")],
+        )
+        .await
+        .unwrap();
 
-        assert!(remove(&mut conn, 1, 2, RemovedBy::Planner).await.unwrap());
-        assert!(!remove(&mut conn, 1, 2, RemovedBy::Planner).await.unwrap());
-        assert!(!remove(&mut conn, 1, 99, RemovedBy::Planner).await.unwrap());
+        assert!(
+            remove(&mut conn, relay_core::IssueId(1), 2, RemovedBy::Planner)
+                .await
+                .unwrap()
+        );
+        assert!(
+            !remove(&mut conn, relay_core::IssueId(1), 2, RemovedBy::Planner)
+                .await
+                .unwrap()
+        );
+        assert!(
+            !remove(&mut conn, relay_core::IssueId(1), 99, RemovedBy::Planner)
+                .await
+                .unwrap()
+        );
 
         // Live: 1, 3, 4. Keep 2: drops 1.
-        assert_eq!(drop_oldest_past(&mut conn, 1, 2).await.unwrap(), vec![1]);
-        assert!(drop_oldest_past(&mut conn, 1, 2).await.unwrap().is_empty());
+        assert_eq!(
+            drop_oldest_past(&mut conn, relay_core::IssueId(1), 2)
+                .await
+                .unwrap(),
+            vec![1]
+        );
+        assert!(
+            drop_oldest_past(&mut conn, relay_core::IssueId(1), 2)
+                .await
+                .unwrap()
+                .is_empty()
+        );
 
-        let live = live(&mut conn, 1).await.unwrap();
+        let live = live(&mut conn, relay_core::IssueId(1)).await.unwrap();
         assert_eq!(
             live.iter().map(|f| f.number).collect::<Vec<_>>(),
             vec![3, 4]
@@ -340,12 +370,18 @@ mod tests {
         assert_eq!(live[0].sources.len(), 2);
         assert_eq!(live[0].sources[1].path, "b.go");
         assert_eq!(live[0].sources[0].commit_sha, "abc123");
-        assert_eq!(live[0].created_by_run, Some(7));
+        assert_eq!(live[0].created_by_run, Some(JobId(7)));
         // A number is never reused after removals.
         assert_eq!(
-            insert(&mut conn, 1, "five", None, &[source("a.go")])
-                .await
-                .unwrap(),
+            insert(
+                &mut conn,
+                relay_core::IssueId(1),
+                "five",
+                None,
+                &[source("a.go")]
+            )
+            .await
+            .unwrap(),
             5
         );
     }

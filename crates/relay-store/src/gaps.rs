@@ -2,6 +2,8 @@
 //! executor inside its batch transaction; read by the validator and the read API.
 
 use chrono::{DateTime, Utc};
+use relay_core::IssueId;
+use relay_core::JobId;
 use sqlx::PgConnection;
 
 use crate::Result;
@@ -11,7 +13,7 @@ use crate::findings::{Position, SourceRow, SourceStatus};
 #[derive(Debug, Clone, PartialEq, Eq, sqlx::FromRow, serde::Serialize)]
 pub struct GapRow {
     pub id: i64,
-    pub issue_id: i64,
+    pub issue_id: IssueId,
     /// The issue-scoped short number people and the planner see.
     pub number: i32,
     pub question: String,
@@ -25,8 +27,8 @@ pub struct GapRow {
     /// `answered`, `inferred` or `not_relevant` once closed.
     pub close_reason: Option<String>,
     pub close_note: Option<String>,
-    pub opened_by_run: Option<i64>,
-    pub closed_by_run: Option<i64>,
+    pub opened_by_run: Option<JobId>,
+    pub closed_by_run: Option<JobId>,
     pub created_at: DateTime<Utc>,
     pub closed_at: Option<DateTime<Utc>>,
 }
@@ -45,7 +47,7 @@ pub struct NewGapRow<'a> {
     pub respondent: &'a str,
     pub evidence: Option<&'a str>,
     /// `jobs.id` of the run that opens it.
-    pub run: Option<i64>,
+    pub run: Option<JobId>,
 }
 
 /// How a gap is closed.
@@ -53,14 +55,14 @@ pub struct NewGapRow<'a> {
 pub struct GapClosure<'a> {
     pub reason: &'a str,
     pub note: &'a str,
-    pub run: Option<i64>,
+    pub run: Option<JobId>,
 }
 
 const COLUMNS: &str = "id, issue_id, number, question, severity, respondent, evidence, status, \
      close_reason, close_note, opened_by_run, closed_by_run, created_at, closed_at";
 
 /// Every gap of an issue, by number.
-pub async fn list(conn: &mut PgConnection, issue_id: i64) -> Result<Vec<GapRow>> {
+pub async fn list(conn: &mut PgConnection, issue_id: IssueId) -> Result<Vec<GapRow>> {
     Ok(sqlx::query_as(sqlx::AssertSqlSafe(format!(
         "SELECT {COLUMNS} FROM gaps WHERE issue_id = $1 ORDER BY number"
     )))
@@ -71,7 +73,11 @@ pub async fn list(conn: &mut PgConnection, issue_id: i64) -> Result<Vec<GapRow>>
 
 /// Opens a gap with the next free number of the issue. Jobs of one issue never run concurrently
 /// (the queue's concurrency key), and the `(issue_id, number)` key refuses a racing duplicate.
-pub async fn open(conn: &mut PgConnection, issue_id: i64, gap: &NewGapRow<'_>) -> Result<GapRow> {
+pub async fn open(
+    conn: &mut PgConnection,
+    issue_id: IssueId,
+    gap: &NewGapRow<'_>,
+) -> Result<GapRow> {
     Ok(sqlx::query_as(sqlx::AssertSqlSafe(format!(
         "INSERT INTO gaps (issue_id, number, question, severity, respondent, evidence, opened_by_run)
          SELECT $1, coalesce(max(number), 0) + 1, $2, $3, $4, $5, $6 FROM gaps WHERE issue_id = $1
@@ -97,7 +103,7 @@ pub async fn mark_internal(conn: &mut PgConnection, gap_id: i64) -> Result<()> {
 }
 
 /// The numbers of the issue's gaps marked internal ([`mark_internal`]).
-pub async fn internal_numbers(conn: &mut PgConnection, issue_id: i64) -> Result<Vec<i32>> {
+pub async fn internal_numbers(conn: &mut PgConnection, issue_id: IssueId) -> Result<Vec<i32>> {
     Ok(sqlx::query_scalar(
         "SELECT number FROM gaps WHERE issue_id = $1 AND internal ORDER BY number",
     )
@@ -163,7 +169,10 @@ impl<'a> GapSources<'a> {
 }
 
 /// The evidence sources of the issue's gaps, by gap number and position.
-pub async fn evidence_sources(conn: &mut PgConnection, issue_id: i64) -> Result<Vec<GapEvidence>> {
+pub async fn evidence_sources(
+    conn: &mut PgConnection,
+    issue_id: IssueId,
+) -> Result<Vec<GapEvidence>> {
     // A source under the project's re-verification watermark stands verified at its commit.
     let rows: Vec<GapSourceRow> = sqlx::query_as(sqlx::AssertSqlSafe(format!(
         "SELECT g.number AS gap_number, s.path, s.start_line, s.end_line,
@@ -226,7 +235,7 @@ impl GapSourceRow {
 /// Closes an open gap; `false` when the issue has no open gap with that number.
 pub async fn close(
     conn: &mut PgConnection,
-    issue_id: i64,
+    issue_id: IssueId,
     number: i32,
     closure: &GapClosure<'_>,
 ) -> Result<bool> {
@@ -256,16 +265,22 @@ mod tests {
             severity: "blocking",
             respondent: "reporter",
             evidence: Some("the handler ignores it"),
-            run: Some(7),
+            run: Some(relay_core::JobId(7)),
         }
     }
 
     #[sqlx::test(migrator = "crate::MIGRATOR")]
     async fn numbers_are_per_issue_and_closing_is_once(pool: PgPool) {
         let mut conn = pool.acquire().await.unwrap();
-        let first = open(&mut conn, 1, &gap("which db?")).await.unwrap();
-        let second = open(&mut conn, 1, &gap("which port?")).await.unwrap();
-        let other = open(&mut conn, 2, &gap("which os?")).await.unwrap();
+        let first = open(&mut conn, relay_core::IssueId(1), &gap("which db?"))
+            .await
+            .unwrap();
+        let second = open(&mut conn, relay_core::IssueId(1), &gap("which port?"))
+            .await
+            .unwrap();
+        let other = open(&mut conn, relay_core::IssueId(2), &gap("which os?"))
+            .await
+            .unwrap();
         assert_eq!((first.number, second.number, other.number), (1, 2, 1));
         assert!(first.is_open());
         assert_eq!(first.evidence.as_deref(), Some("the handler ignores it"));
@@ -273,24 +288,32 @@ mod tests {
         let closure = GapClosure {
             reason: "answered",
             note: "postgres",
-            run: Some(8),
+            run: Some(relay_core::JobId(8)),
         };
-        assert!(close(&mut conn, 1, 1, &closure).await.unwrap());
         assert!(
-            !close(&mut conn, 1, 1, &closure).await.unwrap(),
+            close(&mut conn, relay_core::IssueId(1), 1, &closure)
+                .await
+                .unwrap()
+        );
+        assert!(
+            !close(&mut conn, relay_core::IssueId(1), 1, &closure)
+                .await
+                .unwrap(),
             "already closed"
         );
         assert!(
-            !close(&mut conn, 1, 9, &closure).await.unwrap(),
+            !close(&mut conn, relay_core::IssueId(1), 9, &closure)
+                .await
+                .unwrap(),
             "no such gap"
         );
 
-        let gaps = list(&mut conn, 1).await.unwrap();
+        let gaps = list(&mut conn, relay_core::IssueId(1)).await.unwrap();
         assert_eq!(gaps.len(), 2);
         assert_eq!(gaps[0].status, "closed");
         assert_eq!(gaps[0].close_reason.as_deref(), Some("answered"));
         assert_eq!(gaps[0].close_note.as_deref(), Some("postgres"));
-        assert_eq!(gaps[0].closed_by_run, Some(8));
+        assert_eq!(gaps[0].closed_by_run, Some(JobId(8)));
         assert!(gaps[0].closed_at.is_some());
         assert!(gaps[1].is_open());
     }
@@ -302,6 +325,6 @@ mod tests {
             severity: "urgent",
             ..gap("q")
         };
-        assert!(open(&mut conn, 1, &bad).await.is_err());
+        assert!(open(&mut conn, relay_core::IssueId(1), &bad).await.is_err());
     }
 }

@@ -14,6 +14,7 @@
 //! other write of that statement.
 
 use relay_core::{BotAccount, IssueSnapshot, NoteSnapshot};
+use relay_core::{DeliveryId, IssueId, JobId};
 use serde_json::Value;
 use sqlx::PgPool;
 
@@ -103,10 +104,10 @@ pub struct Engagement<'a> {
 /// What was recorded.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Recorded {
-    pub delivery_id: i64,
-    pub issue_id: i64,
+    pub delivery_id: DeliveryId,
+    pub issue_id: IssueId,
     /// The job created or joined, for engaging deliveries.
-    pub job_id: Option<i64>,
+    pub job_id: Option<JobId>,
 }
 
 /// Records an issue delivery atomically. Returns `None` for a redelivery (nothing written).
@@ -137,7 +138,7 @@ async fn record_issue_delivery_once(
     let issue = delivery.issue;
     let note = delivery.note;
     let engage = delivery.engage.as_ref();
-    let result: std::result::Result<(i64, i64, Option<i64>), sqlx::Error> = sqlx::query_as(concat!(
+    let result: std::result::Result<(DeliveryId, IssueId, Option<JobId>), sqlx::Error> = sqlx::query_as(concat!(
         "WITH upserted AS (
              INSERT INTO issues (tracker, project_id, project_path, number, title, body, state, labels,
                                  author, assignees, url, confidential, updated_at, installation_id,
@@ -241,7 +242,7 @@ pub async fn record_plain_delivery(
     delivery_key: &str,
     reason: &str,
     payload: &Value,
-) -> Result<Option<i64>> {
+) -> Result<Option<DeliveryId>> {
     Ok(sqlx::query_scalar(
         "INSERT INTO deliveries (tracker, event_type, action, delivery_key, outcome, reason, payload)
          VALUES ($1, $2, $3, $4, 'ignored', $5, $6)
@@ -279,8 +280,8 @@ pub async fn record_job_delivery(
     reason: &str,
     payload: &Value,
     job: &crate::queue::NewJob<'_>,
-) -> Result<Option<(i64, i64)>> {
-    let result: std::result::Result<(i64, i64), sqlx::Error> = sqlx::query_as(concat!(
+) -> Result<Option<(DeliveryId, JobId)>> {
+    let result: std::result::Result<(DeliveryId, JobId), sqlx::Error> = sqlx::query_as(concat!(
         "WITH job AS (",
         enqueue_or_join!("VALUES ($7, $8, $9, $10)"),
         " RETURNING id

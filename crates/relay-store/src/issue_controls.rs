@@ -3,6 +3,7 @@
 //! applies it once, and a replayed older command never undoes a newer one.
 
 use chrono::{DateTime, Utc};
+use relay_core::{DeliveryId, IssueId};
 use sqlx::PgConnection;
 
 use crate::Result;
@@ -18,8 +19,8 @@ pub struct Stopped {
 /// `delivery_id` by `by` says; a command older than the last applied changes nothing.
 pub async fn set_stopped(
     conn: &mut PgConnection,
-    issue_id: i64,
-    delivery_id: i64,
+    issue_id: IssueId,
+    delivery_id: DeliveryId,
     by: &str,
     stop: bool,
 ) -> Result<()> {
@@ -42,7 +43,7 @@ pub async fn set_stopped(
 }
 
 /// Whether Relay is stopped on the issue.
-pub async fn stopped(conn: &mut PgConnection, issue_id: i64) -> Result<Option<Stopped>> {
+pub async fn stopped(conn: &mut PgConnection, issue_id: IssueId) -> Result<Option<Stopped>> {
     Ok(sqlx::query_as(
         "SELECT stopped_at, stopped_by FROM issue_controls
          WHERE issue_id = $1 AND stopped_at IS NOT NULL",
@@ -62,8 +63,8 @@ pub struct Raise {
 /// Records the raise of command delivery `delivery_id`; returns whether it is new.
 pub async fn raise_budget(
     conn: &mut PgConnection,
-    issue_id: i64,
-    delivery_id: i64,
+    issue_id: IssueId,
+    delivery_id: DeliveryId,
     by: &str,
     raise: Raise,
 ) -> Result<bool> {
@@ -89,7 +90,7 @@ pub struct Raises {
     pub count: u32,
 }
 
-pub async fn raises(conn: &mut PgConnection, issue_id: i64) -> Result<Raises> {
+pub async fn raises(conn: &mut PgConnection, issue_id: IssueId) -> Result<Raises> {
     let (tokens, usd, count): (i64, f64, i64) = sqlx::query_as(
         "SELECT coalesce(sum(tokens), 0)::BIGINT, coalesce(sum(usd), 0)::DOUBLE PRECISION, count(*)
          FROM issue_budget_raises WHERE issue_id = $1",
@@ -112,23 +113,69 @@ mod tests {
     #[sqlx::test(migrator = "crate::MIGRATOR")]
     async fn stop_resume_and_raises_apply_once_in_delivery_order(pool: PgPool) {
         let mut conn = pool.acquire().await.unwrap();
-        assert_eq!(stopped(&mut conn, 1).await.unwrap(), None);
-        set_stopped(&mut conn, 1, 10, "@alice", true).await.unwrap();
         assert_eq!(
-            stopped(&mut conn, 1).await.unwrap().unwrap().stopped_by,
+            stopped(&mut conn, relay_core::IssueId(1)).await.unwrap(),
+            None
+        );
+        set_stopped(
+            &mut conn,
+            relay_core::IssueId(1),
+            DeliveryId(10),
+            "@alice",
+            true,
+        )
+        .await
+        .unwrap();
+        assert_eq!(
+            stopped(&mut conn, relay_core::IssueId(1))
+                .await
+                .unwrap()
+                .unwrap()
+                .stopped_by,
             "@alice"
         );
-        set_stopped(&mut conn, 1, 11, "@bob", true).await.unwrap();
+        set_stopped(
+            &mut conn,
+            relay_core::IssueId(1),
+            DeliveryId(11),
+            "@bob",
+            true,
+        )
+        .await
+        .unwrap();
         assert_eq!(
-            stopped(&mut conn, 1).await.unwrap().unwrap().stopped_by,
+            stopped(&mut conn, relay_core::IssueId(1))
+                .await
+                .unwrap()
+                .unwrap()
+                .stopped_by,
             "@alice",
             "stopping again keeps who stopped it first"
         );
-        set_stopped(&mut conn, 1, 12, "@bob", false).await.unwrap();
-        assert_eq!(stopped(&mut conn, 1).await.unwrap(), None);
-        set_stopped(&mut conn, 1, 10, "@alice", true).await.unwrap();
+        set_stopped(
+            &mut conn,
+            relay_core::IssueId(1),
+            DeliveryId(12),
+            "@bob",
+            false,
+        )
+        .await
+        .unwrap();
         assert_eq!(
-            stopped(&mut conn, 1).await.unwrap(),
+            stopped(&mut conn, relay_core::IssueId(1)).await.unwrap(),
+            None
+        );
+        set_stopped(
+            &mut conn,
+            relay_core::IssueId(1),
+            DeliveryId(10),
+            "@alice",
+            true,
+        )
+        .await
+        .unwrap();
+        assert_eq!(
+            stopped(&mut conn, relay_core::IssueId(1)).await.unwrap(),
             None,
             "a replayed older stop"
         );
@@ -138,21 +185,43 @@ mod tests {
             usd: 0.0,
         };
         assert!(
-            raise_budget(&mut conn, 1, 20, "@owner", raise)
-                .await
-                .unwrap()
+            raise_budget(
+                &mut conn,
+                relay_core::IssueId(1),
+                DeliveryId(20),
+                "@owner",
+                raise
+            )
+            .await
+            .unwrap()
         );
         assert!(
-            !raise_budget(&mut conn, 1, 20, "@owner", raise)
-                .await
-                .unwrap()
+            !raise_budget(
+                &mut conn,
+                relay_core::IssueId(1),
+                DeliveryId(20),
+                "@owner",
+                raise
+            )
+            .await
+            .unwrap()
         );
         let usd = Raise {
             tokens: 0,
             usd: 1.5,
         };
-        assert!(raise_budget(&mut conn, 1, 21, "@owner", usd).await.unwrap());
-        let total = raises(&mut conn, 1).await.unwrap();
+        assert!(
+            raise_budget(
+                &mut conn,
+                relay_core::IssueId(1),
+                DeliveryId(21),
+                "@owner",
+                usd
+            )
+            .await
+            .unwrap()
+        );
+        let total = raises(&mut conn, relay_core::IssueId(1)).await.unwrap();
         assert_eq!((total.tokens, total.usd, total.count), (1000, 1.5, 2));
     }
 }

@@ -7,6 +7,7 @@ use crate::findings::FindingRow;
 use crate::gaps::{GapEvidence, GapRow};
 use crate::issues::IssueRow;
 use crate::specs::SpecRow;
+use relay_core::IssueId;
 
 /// What Relay keeps about one issue.
 #[derive(Debug, Clone)]
@@ -22,7 +23,7 @@ pub struct IssueState {
 
 /// Loads the issue's state on one connection (`None`: no such issue). Run it in a transaction
 /// when the caller writes from what it read.
-pub async fn load(conn: &mut sqlx::PgConnection, issue_id: i64) -> Result<Option<IssueState>> {
+pub async fn load(conn: &mut sqlx::PgConnection, issue_id: IssueId) -> Result<Option<IssueState>> {
     let Some(issue) = crate::issues::get(conn, issue_id).await? else {
         return Ok(None);
     };

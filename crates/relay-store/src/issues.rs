@@ -2,6 +2,7 @@
 //! The gateway writes them in one statement with the delivery (see [`crate::intake`]).
 
 use chrono::{DateTime, Utc};
+use relay_core::IssueId;
 use sqlx::{PgConnection, PgPool};
 
 use crate::Result;
@@ -9,7 +10,7 @@ use crate::Result;
 /// A stored issue.
 #[derive(Debug, Clone, sqlx::FromRow)]
 pub struct IssueRow {
-    pub id: i64,
+    pub id: IssueId,
     pub tracker: String,
     pub project_id: String,
     pub project_path: String,
@@ -29,7 +30,7 @@ pub struct IssueRow {
     pub project_visibility: Option<String>,
 }
 
-pub async fn get(conn: &mut PgConnection, issue_id: i64) -> Result<Option<IssueRow>> {
+pub async fn get(conn: &mut PgConnection, issue_id: IssueId) -> Result<Option<IssueRow>> {
     Ok(sqlx::query_as(
         "SELECT id, tracker, project_id, project_path, number, title, body, state, labels, author,
                 assignees, url, confidential, updated_at, installation_id, project_visibility
@@ -52,7 +53,7 @@ pub struct NoteRow {
 }
 
 /// The issue's cached thread, oldest first.
-pub async fn notes(conn: &mut PgConnection, issue_id: i64) -> Result<Vec<NoteRow>> {
+pub async fn notes(conn: &mut PgConnection, issue_id: IssueId) -> Result<Vec<NoteRow>> {
     Ok(sqlx::query_as(
         "SELECT note_id, discussion_id, author, body, internal, created_at
          FROM issue_notes WHERE issue_id = $1 ORDER BY created_at, note_id",
@@ -80,7 +81,10 @@ pub struct IssueEventRow {
 }
 
 /// Events of the issue that no job has handled yet, oldest first.
-pub async fn pending_events(conn: &mut PgConnection, issue_id: i64) -> Result<Vec<IssueEventRow>> {
+pub async fn pending_events(
+    conn: &mut PgConnection,
+    issue_id: IssueId,
+) -> Result<Vec<IssueEventRow>> {
     Ok(sqlx::query_as(
         "SELECT d.id, d.reason AS kind, COALESCE(d.actor, '') AS actor,
                 -- Only a well-formed id: the payload is data, and a bad cast would fail the job.
@@ -101,7 +105,7 @@ pub async fn pending_events(conn: &mut PgConnection, issue_id: i64) -> Result<Ve
 /// pending for the follow-up job. The watermark never moves back.
 pub async fn mark_events_handled(
     conn: &mut PgConnection,
-    issue_id: i64,
+    issue_id: IssueId,
     through: i64,
 ) -> Result<()> {
     sqlx::query(
@@ -117,7 +121,11 @@ pub async fn mark_events_handled(
 
 /// Whether someone mentioned the bot on the issue (an accepted `mention` delivery) after
 /// delivery `after`, handled or not.
-pub async fn mentioned_after(conn: &mut PgConnection, issue_id: i64, after: i64) -> Result<bool> {
+pub async fn mentioned_after(
+    conn: &mut PgConnection,
+    issue_id: IssueId,
+    after: i64,
+) -> Result<bool> {
     Ok(sqlx::query_scalar(
         "SELECT EXISTS (SELECT 1 FROM deliveries
                         WHERE issue_id = $1 AND outcome = 'accepted' AND reason = 'mention'
@@ -183,9 +191,21 @@ mod tests {
 
         assert_eq!(count_pending_events(&pool).await.unwrap(), 1);
         let mut conn = pool.acquire().await.unwrap();
-        assert!(pending_events(&mut conn, 1).await.unwrap().is_empty());
-        assert!(pending_events(&mut conn, 3).await.unwrap().is_empty());
-        let pending = pending_events(&mut conn, 2).await.unwrap();
+        assert!(
+            pending_events(&mut conn, relay_core::IssueId(1))
+                .await
+                .unwrap()
+                .is_empty()
+        );
+        assert!(
+            pending_events(&mut conn, relay_core::IssueId(3))
+                .await
+                .unwrap()
+                .is_empty()
+        );
+        let pending = pending_events(&mut conn, relay_core::IssueId(2))
+            .await
+            .unwrap();
         assert_eq!(pending.len(), 1);
         assert_eq!(
             (
@@ -198,8 +218,12 @@ mod tests {
         assert_eq!(pending[0].note_id.as_deref(), Some("n3"));
 
         // Handling it moves the watermark past it; it never moves back.
-        mark_events_handled(&mut conn, 2, 3).await.unwrap();
-        mark_events_handled(&mut conn, 2, 2).await.unwrap();
+        mark_events_handled(&mut conn, relay_core::IssueId(2), 3)
+            .await
+            .unwrap();
+        mark_events_handled(&mut conn, relay_core::IssueId(2), 2)
+            .await
+            .unwrap();
         assert_eq!(count_pending_events(&pool).await.unwrap(), 0);
     }
 }

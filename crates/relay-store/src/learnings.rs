@@ -5,6 +5,8 @@
 //! prompt again, and proposing the same fact again does not bring it back.
 
 use chrono::{DateTime, Utc};
+use relay_core::IssueId;
+use relay_core::JobId;
 use sha2::{Digest, Sha256};
 use sqlx::PgConnection;
 
@@ -19,8 +21,8 @@ pub struct LearningRow {
     /// `domain` or `code`.
     pub kind: String,
     pub content: String,
-    pub issue_id: Option<i64>,
-    pub created_by_run: Option<i64>,
+    pub issue_id: Option<IssueId>,
+    pub created_by_run: Option<JobId>,
     pub created_at: DateTime<Utc>,
     /// Drawn from a context with an internal note: shown to its own issue only.
     pub restricted: bool,
@@ -49,8 +51,8 @@ pub struct NewLearning<'a> {
     pub kind: &'a str,
     pub content: &'a str,
     /// The issue whose job proposed it.
-    pub issue_id: Option<i64>,
-    pub run: Option<i64>,
+    pub issue_id: Option<IssueId>,
+    pub run: Option<JobId>,
     /// The proposing cycle's context held text that must not leave the issue (a GitLab internal
     /// note): only that issue will see the learning.
     pub restricted: bool,
@@ -118,7 +120,7 @@ pub async fn for_issue_context(
     conn: &mut PgConnection,
     tracker: &str,
     project_id: &str,
-    issue_id: i64,
+    issue_id: IssueId,
 ) -> Result<Vec<LearningRow>> {
     Ok(sqlx::query_as(sqlx::AssertSqlSafe(format!(
         "SELECT {COLUMNS}
@@ -235,8 +237,8 @@ mod tests {
             project_id: "7",
             kind: "code",
             content: "Handlers live in  internal/http.",
-            issue_id: Some(1),
-            run: Some(3),
+            issue_id: Some(relay_core::IssueId(1)),
+            run: Some(relay_core::JobId(3)),
             restricted: false,
             note_id: Some("n1"),
             guidance_digest: Some("g1"),
@@ -257,7 +259,7 @@ mod tests {
         assert_eq!(rows.len(), 1);
         assert_eq!(rows[0].content, "Handlers live in  internal/http.");
         assert_eq!(rows[0].kind, "code");
-        assert_eq!(rows[0].created_by_run, Some(3));
+        assert_eq!(rows[0].created_by_run, Some(JobId(3)));
         assert_eq!(content_hash("A  b"), content_hash("a b"));
         assert_eq!(rows[0].note_id.as_deref(), Some("n1"));
     }
@@ -270,8 +272,8 @@ mod tests {
             project_id: "7",
             kind: "code",
             content: "Retries live in retry.go.",
-            issue_id: Some(1),
-            run: Some(3),
+            issue_id: Some(relay_core::IssueId(1)),
+            run: Some(relay_core::JobId(3)),
             restricted: false,
             note_id: None,
             guidance_digest: None,
@@ -294,7 +296,7 @@ mod tests {
             Forgotten::Already(row) if row.forgotten_by.as_deref() == Some("@alice")
         ));
         assert!(
-            for_issue_context(&mut conn, "gh", "7", 1)
+            for_issue_context(&mut conn, "gh", "7", relay_core::IssueId(1))
                 .await
                 .unwrap()
                 .is_empty()
@@ -302,7 +304,7 @@ mod tests {
         // Proposed again, the same fact stays forgotten.
         assert!(!propose(&mut conn, &learning).await.unwrap());
         assert!(
-            for_issue_context(&mut conn, "gh", "7", 2)
+            for_issue_context(&mut conn, "gh", "7", relay_core::IssueId(2))
                 .await
                 .unwrap()
                 .is_empty()

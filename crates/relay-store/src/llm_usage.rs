@@ -3,6 +3,7 @@
 //! reports and job summaries.
 
 use chrono::{DateTime, Utc};
+use relay_core::{IssueId, JobId};
 use sqlx::PgPool;
 
 use crate::Result;
@@ -11,9 +12,9 @@ use crate::Result;
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct NewLlmUsage<'a> {
     /// `jobs.id` of the job the call served, if any.
-    pub job_id: Option<i64>,
+    pub job_id: Option<JobId>,
     /// `issues.id` of the issue the call served, if any.
-    pub issue_id: Option<i64>,
+    pub issue_id: Option<IssueId>,
     /// `planner`, `explore`, `spec`, …
     pub role: &'a str,
     /// `openai` or `anthropic`.
@@ -39,8 +40,8 @@ pub struct NewLlmUsage<'a> {
 #[derive(Debug, Clone, PartialEq, Eq, sqlx::FromRow)]
 pub struct LlmUsage {
     pub id: i64,
-    pub job_id: Option<i64>,
-    pub issue_id: Option<i64>,
+    pub job_id: Option<JobId>,
+    pub issue_id: Option<IssueId>,
     pub role: String,
     pub provider: String,
     pub model: String,
@@ -95,7 +96,7 @@ pub async fn insert(pool: &PgPool, usage: &NewLlmUsage<'_>) -> Result<i64> {
 }
 
 /// Every usage row of a job, oldest first.
-pub async fn for_job(pool: &PgPool, job_id: i64) -> Result<Vec<LlmUsage>> {
+pub async fn for_job(pool: &PgPool, job_id: JobId) -> Result<Vec<LlmUsage>> {
     let rows = sqlx::query_as(sqlx::AssertSqlSafe(format!(
         "SELECT {COLUMNS} FROM llm_usage WHERE job_id = $1 ORDER BY created_at, id"
     )))
@@ -106,7 +107,7 @@ pub async fn for_job(pool: &PgPool, job_id: i64) -> Result<Vec<LlmUsage>> {
 }
 
 /// Every usage row of an issue (across jobs), oldest first.
-pub async fn for_issue(pool: &PgPool, issue_id: i64) -> Result<Vec<LlmUsage>> {
+pub async fn for_issue(pool: &PgPool, issue_id: IssueId) -> Result<Vec<LlmUsage>> {
     let rows = sqlx::query_as(sqlx::AssertSqlSafe(format!(
         "SELECT {COLUMNS} FROM llm_usage WHERE issue_id = $1 ORDER BY created_at, id"
     )))
@@ -117,7 +118,7 @@ pub async fn for_issue(pool: &PgPool, issue_id: i64) -> Result<Vec<LlmUsage>> {
 }
 
 /// Token totals of a job per model, successful and failed calls alike.
-pub async fn totals_for_job(pool: &PgPool, job_id: i64) -> Result<Vec<ModelTotals>> {
+pub async fn totals_for_job(pool: &PgPool, job_id: JobId) -> Result<Vec<ModelTotals>> {
     let rows = sqlx::query_as(
         "SELECT model,
                 count(*) AS calls,
@@ -158,8 +159,8 @@ mod tests {
 
     fn row<'a>(model: &'a str, outcome: &'a str, error_kind: Option<&'a str>) -> NewLlmUsage<'a> {
         NewLlmUsage {
-            job_id: Some(7),
-            issue_id: Some(3),
+            job_id: Some(relay_core::JobId(7)),
+            issue_id: Some(relay_core::IssueId(3)),
             role: "planner",
             provider: "openai",
             model,
@@ -189,7 +190,7 @@ mod tests {
         };
         insert(&pool, &unrelated).await.unwrap();
 
-        let rows = for_job(&pool, 7).await.unwrap();
+        let rows = for_job(&pool, relay_core::JobId(7)).await.unwrap();
         assert_eq!(
             rows.iter().map(|r| r.id).collect::<Vec<_>>(),
             vec![first, second]
@@ -198,8 +199,19 @@ mod tests {
         assert_eq!(rows[0].latency_ms, 1234);
         assert_eq!(rows[0].attempts, 2);
         assert_eq!(rows[1].outcome, "ok");
-        assert_eq!(for_issue(&pool, 3).await.unwrap().len(), 2);
-        assert!(for_job(&pool, 8).await.unwrap().is_empty());
+        assert_eq!(
+            for_issue(&pool, relay_core::IssueId(3))
+                .await
+                .unwrap()
+                .len(),
+            2
+        );
+        assert!(
+            for_job(&pool, relay_core::JobId(8))
+                .await
+                .unwrap()
+                .is_empty()
+        );
     }
 
     #[sqlx::test(migrator = "crate::MIGRATOR")]
@@ -210,7 +222,7 @@ mod tests {
             .await
             .unwrap();
 
-        let totals = totals_for_job(&pool, 7).await.unwrap();
+        let totals = totals_for_job(&pool, relay_core::JobId(7)).await.unwrap();
         assert_eq!(
             totals,
             vec![

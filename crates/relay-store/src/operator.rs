@@ -7,6 +7,8 @@
 //! job is concerned, as a `decision` event of agent `operator` in that job's run trace.
 
 use chrono::{DateTime, Utc};
+use relay_core::IssueId;
+use relay_core::{JobId, OutboxId};
 use serde_json::{Value, json};
 use sqlx::PgPool;
 
@@ -37,7 +39,7 @@ impl JobFilter {
 /// A finished job as the operator sees it.
 #[derive(Debug, Clone, PartialEq, Eq, sqlx::FromRow)]
 pub struct FinishedJob {
-    pub id: i64,
+    pub id: JobId,
     pub kind: String,
     pub status: String,
     pub attempts: i32,
@@ -65,7 +67,7 @@ pub enum ActionOutcome {
     /// Done: the job is queued again / discarded, the write is pending again (with the job that
     /// will send it, when one could be queued).
     Done {
-        job_id: Option<i64>,
+        job_id: Option<JobId>,
     },
     /// Nothing to do: the row is not in the state the action is for (already retried, running,
     /// sent…); its current status.
@@ -74,7 +76,7 @@ pub enum ActionOutcome {
     },
     /// Nothing to do: another queued job under the same concurrency key will do the work.
     Superseded {
-        by_job: i64,
+        by_job: JobId,
     },
     NotFound,
 }
@@ -91,7 +93,7 @@ impl ActionOutcome {
 }
 
 /// Queues a dead job again (attempts from zero, due now).
-pub async fn retry_job(pool: &PgPool, job_id: i64, actor: &str) -> Result<ActionOutcome> {
+pub async fn retry_job(pool: &PgPool, job_id: JobId, actor: &str) -> Result<ActionOutcome> {
     let mut tx = pool.begin().await?;
     let current: Option<(String, Option<String>)> =
         sqlx::query_as("SELECT status, concurrency_key FROM jobs WHERE id = $1 FOR UPDATE")
@@ -103,7 +105,7 @@ pub async fn retry_job(pool: &PgPool, job_id: i64, actor: &str) -> Result<Action
         Some((status, _)) if status != "dead" => ActionOutcome::NotApplicable { status },
         Some((_, key)) => {
             // One queued job per concurrency key: if another is queued, it does this work.
-            let queued: Option<i64> = match &key {
+            let queued: Option<JobId> = match &key {
                 Some(key) => {
                     sqlx::query_scalar(
                         "SELECT id FROM jobs WHERE concurrency_key = $1 AND status = 'queued'",
@@ -133,17 +135,25 @@ pub async fn retry_job(pool: &PgPool, job_id: i64, actor: &str) -> Result<Action
             }
         }
     };
-    record(&mut tx, actor, "job_retry", job_id, &outcome).await?;
+    record(&mut tx, actor, "job_retry", job_id.get(), &outcome).await?;
     tx.commit().await?;
     if matches!(outcome, ActionOutcome::Done { .. }) {
         wake_workers(pool).await?;
     }
-    trace(pool, Some(job_id), actor, "job_retry", job_id, &outcome).await?;
+    trace(
+        pool,
+        Some(job_id),
+        actor,
+        "job_retry",
+        job_id.get(),
+        &outcome,
+    )
+    .await?;
     Ok(outcome)
 }
 
 /// Lets a dead job go: it is `discarded` (kept for the record, no longer listed as dead).
-pub async fn discard_job(pool: &PgPool, job_id: i64, actor: &str) -> Result<ActionOutcome> {
+pub async fn discard_job(pool: &PgPool, job_id: JobId, actor: &str) -> Result<ActionOutcome> {
     let mut tx = pool.begin().await?;
     let status: Option<String> =
         sqlx::query_scalar("SELECT status FROM jobs WHERE id = $1 FOR UPDATE")
@@ -167,18 +177,26 @@ pub async fn discard_job(pool: &PgPool, job_id: i64, actor: &str) -> Result<Acti
             }
         }
     };
-    record(&mut tx, actor, "job_discard", job_id, &outcome).await?;
+    record(&mut tx, actor, "job_discard", job_id.get(), &outcome).await?;
     tx.commit().await?;
-    trace(pool, Some(job_id), actor, "job_discard", job_id, &outcome).await?;
+    trace(
+        pool,
+        Some(job_id),
+        actor,
+        "job_discard",
+        job_id.get(),
+        &outcome,
+    )
+    .await?;
     Ok(outcome)
 }
 
 /// Makes a failed write pending again (due now, attempts from zero) and queues the issue's job
 /// that drains it (as the outbox sweeper would; none when one is already queued or running). The
 /// write keeps its idempotency key, so it is still sent at most once.
-pub async fn retry_write(pool: &PgPool, write_id: i64, actor: &str) -> Result<ActionOutcome> {
+pub async fn retry_write(pool: &PgPool, write_id: OutboxId, actor: &str) -> Result<ActionOutcome> {
     let mut tx = pool.begin().await?;
-    let row: Option<(String, i64, Option<i64>)> =
+    let row: Option<(String, IssueId, Option<JobId>)> =
         sqlx::query_as("SELECT status, issue_id, job_id FROM outbox WHERE id = $1 FOR UPDATE")
             .bind(write_id)
             .fetch_optional(&mut *tx)
@@ -197,7 +215,7 @@ pub async fn retry_write(pool: &PgPool, write_id: i64, actor: &str) -> Result<Ac
             .bind(write_id)
             .execute(&mut *tx)
             .await?;
-            let drain: Option<i64> = sqlx::query_scalar(
+            let drain: Option<JobId> = sqlx::query_scalar(
                 "INSERT INTO jobs (kind, payload, concurrency_key, max_attempts)
                  SELECT $3, jsonb_build_object('issue_id', $1::bigint), $4::text || $1, $2
                  WHERE NOT EXISTS (SELECT 1 FROM jobs r
@@ -214,12 +232,20 @@ pub async fn retry_write(pool: &PgPool, write_id: i64, actor: &str) -> Result<Ac
             (ActionOutcome::Done { job_id: drain }, job)
         }
     };
-    record(&mut tx, actor, "write_retry", write_id, &outcome).await?;
+    record(&mut tx, actor, "write_retry", write_id.get(), &outcome).await?;
     tx.commit().await?;
     if matches!(outcome, ActionOutcome::Done { job_id: Some(_) }) {
         wake_workers(pool).await?;
     }
-    trace(pool, traced_job, actor, "write_retry", write_id, &outcome).await?;
+    trace(
+        pool,
+        traced_job,
+        actor,
+        "write_retry",
+        write_id.get(),
+        &outcome,
+    )
+    .await?;
     Ok(outcome)
 }
 
@@ -260,7 +286,7 @@ fn detail(outcome: &ActionOutcome) -> Value {
 /// One operator run with one `decision` event in `job_id`'s trace (nothing when no job).
 async fn trace(
     pool: &PgPool,
-    job_id: Option<i64>,
+    job_id: Option<JobId>,
     actor: &str,
     action: &str,
     target_id: i64,
@@ -269,7 +295,7 @@ async fn trace(
     let Some(job_id) = job_id else {
         return Ok(());
     };
-    let issue_id: Option<i64> =
+    let issue_id: Option<IssueId> =
         sqlx::query_scalar("SELECT (payload->>'issue_id')::bigint FROM jobs WHERE id = $1")
             .bind(job_id)
             .fetch_optional(pool)

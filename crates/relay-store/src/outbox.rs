@@ -5,6 +5,8 @@
 //! whatever happens after, the next attempt knows the write may already be on the tracker and looks
 //! for its marker first.
 
+use relay_core::OutboxId;
+use relay_core::{IssueId, JobId};
 use std::time::Duration;
 
 use chrono::{DateTime, Utc};
@@ -90,8 +92,8 @@ pub struct UnknownWriteKind(pub String);
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct NewWrite<'a> {
     pub idempotency_key: &'a str,
-    pub issue_id: i64,
-    pub job_id: Option<i64>,
+    pub issue_id: IssueId,
+    pub job_id: Option<JobId>,
     pub kind: WriteKind,
     /// The full body as it will be sent (marker included); for a reaction, its name.
     pub body: &'a str,
@@ -102,10 +104,10 @@ pub struct NewWrite<'a> {
 /// A stored write.
 #[derive(Debug, Clone, PartialEq, Eq, sqlx::FromRow)]
 pub struct OutboxRow {
-    pub id: i64,
+    pub id: OutboxId,
     pub idempotency_key: String,
-    pub issue_id: i64,
-    pub job_id: Option<i64>,
+    pub issue_id: IssueId,
+    pub job_id: Option<JobId>,
     pub kind: String,
     pub body: String,
     pub target_note_id: Option<String>,
@@ -140,14 +142,14 @@ const COLUMNS: &str = "id, idempotency_key, issue_id, job_id, kind, body, target
 /// `[REDACTED]` and the redaction is logged (what kind of secret, never its value).
 pub(crate) fn outgoing_body<'a>(
     idempotency_key: &str,
-    issue_id: Option<i64>,
+    issue_id: Option<IssueId>,
     body: &'a str,
 ) -> std::borrow::Cow<'a, str> {
     let scrubbed = relay_core::secrets::scrub_secrets(body);
     if !scrubbed.redacted.is_empty() {
         tracing::warn!(
             outbox.key = idempotency_key,
-            issue.id = issue_id,
+            issue.id = issue_id.map(IssueId::get),
             secrets = ?scrubbed.redacted,
             "a configured secret was found in an outgoing tracker write and redacted"
         );
@@ -178,7 +180,7 @@ pub async fn enqueue(conn: &mut PgConnection, write: &NewWrite<'_>) -> Result<bo
 
 /// The issue's pending writes in the order they were recorded, due or not: the drain keeps
 /// that order and stops at the first one that is not due yet.
-pub async fn pending(conn: &mut PgConnection, issue_id: i64) -> Result<Vec<OutboxRow>> {
+pub async fn pending(conn: &mut PgConnection, issue_id: IssueId) -> Result<Vec<OutboxRow>> {
     Ok(sqlx::query_as(sqlx::AssertSqlSafe(format!(
         "SELECT {COLUMNS} FROM outbox WHERE issue_id = $1 AND status = 'pending' ORDER BY id"
     )))
@@ -188,7 +190,7 @@ pub async fn pending(conn: &mut PgConnection, issue_id: i64) -> Result<Vec<Outbo
 }
 
 /// Every write of an issue, oldest first (for tests, operators and the read API).
-pub async fn for_issue(conn: &mut PgConnection, issue_id: i64) -> Result<Vec<OutboxRow>> {
+pub async fn for_issue(conn: &mut PgConnection, issue_id: IssueId) -> Result<Vec<OutboxRow>> {
     Ok(sqlx::query_as(sqlx::AssertSqlSafe(format!(
         "SELECT {COLUMNS} FROM outbox WHERE issue_id = $1 ORDER BY id"
     )))
@@ -209,7 +211,7 @@ pub async fn get(conn: &mut PgConnection, key: &str) -> Result<Option<OutboxRow>
 
 /// Records that an attempt starts (and may reach the tracker). Must be committed before the
 /// tracker is called. Returns the attempt number.
-pub async fn start_attempt(conn: &mut PgConnection, id: i64) -> Result<i32> {
+pub async fn start_attempt(conn: &mut PgConnection, id: OutboxId) -> Result<i32> {
     Ok(sqlx::query_scalar(
         "UPDATE outbox SET attempts = attempts + 1, maybe_sent = true, updated_at = now()
          WHERE id = $1 RETURNING attempts",
@@ -222,7 +224,7 @@ pub async fn start_attempt(conn: &mut PgConnection, id: i64) -> Result<i32> {
 /// Records that the tracker accepted the write (or already had it).
 pub async fn mark_sent(
     conn: &mut PgConnection,
-    id: i64,
+    id: OutboxId,
     note_id: Option<&str>,
     discussion_id: Option<&str>,
 ) -> Result<()> {
@@ -242,7 +244,7 @@ pub async fn mark_sent(
 /// Leaves the write pending, to be tried again after `delay`.
 pub async fn mark_retry(
     conn: &mut PgConnection,
-    id: i64,
+    id: OutboxId,
     error: &str,
     delay: Duration,
 ) -> Result<()> {
@@ -260,7 +262,7 @@ pub async fn mark_retry(
 }
 
 /// Gives up on a write (a permanent error).
-pub async fn mark_failed(conn: &mut PgConnection, id: i64, error: &str) -> Result<()> {
+pub async fn mark_failed(conn: &mut PgConnection, id: OutboxId, error: &str) -> Result<()> {
     sqlx::query(
         "UPDATE outbox SET status = 'failed', last_error = $2, updated_at = now() WHERE id = $1",
     )
@@ -275,7 +277,7 @@ pub async fn mark_failed(conn: &mut PgConnection, id: i64, error: &str) -> Resul
 /// a write due later hands the issue a follow-up job at that time.
 pub async fn next_pending_at(
     conn: &mut PgConnection,
-    issue_id: i64,
+    issue_id: IssueId,
 ) -> Result<Option<DateTime<Utc>>> {
     Ok(sqlx::query_scalar(
         "SELECT min(next_attempt_at) FROM outbox WHERE issue_id = $1 AND status = 'pending'",
@@ -369,7 +371,10 @@ pub const MAX_FAILURES_SHOWN: i64 = 10;
 
 /// The issue's writes refused for good that the planner has not been told about yet, oldest
 /// first (at most [`MAX_FAILURES_SHOWN`]).
-pub async fn unshown_failures(conn: &mut PgConnection, issue_id: i64) -> Result<Vec<OutboxRow>> {
+pub async fn unshown_failures(
+    conn: &mut PgConnection,
+    issue_id: IssueId,
+) -> Result<Vec<OutboxRow>> {
     Ok(sqlx::query_as(sqlx::AssertSqlSafe(format!(
         "SELECT {COLUMNS} FROM outbox
          WHERE issue_id = $1 AND status = 'failed' AND failure_shown_at IS NULL
@@ -383,7 +388,7 @@ pub async fn unshown_failures(conn: &mut PgConnection, issue_id: i64) -> Result<
 
 /// Records that the planner was shown these refused writes (run it with the batch that the
 /// planner decided after seeing them, so a stopped cycle shows them again).
-pub async fn mark_failures_shown(conn: &mut PgConnection, ids: &[i64]) -> Result<()> {
+pub async fn mark_failures_shown(conn: &mut PgConnection, ids: &[OutboxId]) -> Result<()> {
     if ids.is_empty() {
         return Ok(());
     }
@@ -399,10 +404,10 @@ pub async fn mark_failures_shown(conn: &mut PgConnection, ids: &[i64]) -> Result
 #[derive(Debug, Clone, PartialEq, Eq, sqlx::FromRow, serde::Serialize)]
 pub struct FailedWrite {
     /// `outbox.id` (what `relay writes retry` takes).
-    pub id: i64,
+    pub id: OutboxId,
     pub idempotency_key: String,
-    pub issue_id: i64,
-    pub job_id: Option<i64>,
+    pub issue_id: IssueId,
+    pub job_id: Option<JobId>,
     /// The issue's tracker, project and number, for a listing across issues.
     pub tracker: String,
     pub project_path: String,
@@ -421,7 +426,7 @@ pub enum FailedWrites {
     /// Every issue's.
     All,
     /// One issue's.
-    OfIssue(i64),
+    OfIssue(IssueId),
 }
 
 /// Most refused writes one listing returns.
@@ -458,8 +463,8 @@ mod tests {
     fn write(key: &str) -> NewWrite<'_> {
         NewWrite {
             idempotency_key: key,
-            issue_id: 1,
-            job_id: Some(9),
+            issue_id: relay_core::IssueId(1),
+            job_id: Some(relay_core::JobId(9)),
             kind: WriteKind::Reply,
             body: "hello <!-- relay:write:k -->",
             target_note_id: Some("n1"),
@@ -478,7 +483,7 @@ mod tests {
         assert!(enqueue(&mut conn, &write("b")).await.unwrap());
         assert!(enqueue(&mut conn, &write("c")).await.unwrap());
 
-        let rows = pending(&mut conn, 1).await.unwrap();
+        let rows = pending(&mut conn, relay_core::IssueId(1)).await.unwrap();
         assert_eq!(rows.len(), 3);
         let a = &rows[0];
         assert_eq!(a.write_kind(), Some(WriteKind::Reply));
@@ -510,8 +515,20 @@ mod tests {
         assert!(retry.next_attempt_at > Utc::now() + chrono::Duration::seconds(30));
         assert_eq!(retry.last_error.as_deref(), Some("transient: 503"));
         assert_eq!(get(&mut conn, "c").await.unwrap().unwrap().status, "failed");
-        assert_eq!(pending(&mut conn, 1).await.unwrap().len(), 1);
-        assert_eq!(for_issue(&mut conn, 1).await.unwrap().len(), 3);
+        assert_eq!(
+            pending(&mut conn, relay_core::IssueId(1))
+                .await
+                .unwrap()
+                .len(),
+            1
+        );
+        assert_eq!(
+            for_issue(&mut conn, relay_core::IssueId(1))
+                .await
+                .unwrap()
+                .len(),
+            3
+        );
         assert!(get(&mut conn, "zzz").await.unwrap().is_none());
     }
 
@@ -522,7 +539,7 @@ mod tests {
             enqueue(
                 &mut conn,
                 &NewWrite {
-                    issue_id: issue,
+                    issue_id: relay_core::IssueId(issue),
                     ..write(key)
                 },
             )
@@ -563,8 +580,19 @@ mod tests {
                 .is_empty(),
             "a running job covers the issue"
         );
-        assert!(next_pending_at(&mut conn, 2).await.unwrap().unwrap() > Utc::now());
-        assert_eq!(next_pending_at(&mut conn, 3).await.unwrap(), None);
+        assert!(
+            next_pending_at(&mut conn, relay_core::IssueId(2))
+                .await
+                .unwrap()
+                .unwrap()
+                > Utc::now()
+        );
+        assert_eq!(
+            next_pending_at(&mut conn, relay_core::IssueId(3))
+                .await
+                .unwrap(),
+            None
+        );
     }
 
     #[sqlx::test(migrator = "crate::MIGRATOR")]
@@ -584,7 +612,7 @@ mod tests {
             enqueue(
                 &mut conn,
                 &NewWrite {
-                    issue_id,
+                    issue_id: relay_core::IssueId(issue_id),
                     ..write(key)
                 },
             )
@@ -611,7 +639,10 @@ mod tests {
             }]
         );
         assert_eq!(
-            pending(&mut conn, retired).await.unwrap().len(),
+            pending(&mut conn, relay_core::IssueId(retired))
+                .await
+                .unwrap()
+                .len(),
             2,
             "kept, not failed"
         );

@@ -13,6 +13,7 @@
 //! expires. Every state change after the claim is fenced by that token, so a worker that lost its
 //! lease (it stalled, the job was reclaimed) can never complete or fail the job it no longer owns.
 
+use relay_core::JobId;
 use std::time::Duration;
 
 use chrono::{DateTime, Utc};
@@ -42,13 +43,13 @@ pub struct NewJob<'a> {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Enqueued {
     /// A new job row.
-    Created(i64),
+    Created(JobId),
     /// A job with the same concurrency key was already queued; it now carries this payload.
-    Joined(i64),
+    Joined(JobId),
 }
 
 impl Enqueued {
-    pub fn job_id(self) -> i64 {
+    pub fn job_id(self) -> JobId {
         match self {
             Enqueued::Created(id) | Enqueued::Joined(id) => id,
         }
@@ -78,7 +79,7 @@ pub(crate) use enqueue_or_join;
 /// inside the transaction would hold Postgres' global notify lock across the commit's WAL flush and
 /// serialize every concurrent intake transaction.)
 pub async fn enqueue(conn: &mut PgConnection, job: &NewJob<'_>) -> Result<Enqueued> {
-    let (id, inserted): (i64, bool) = sqlx::query_as(concat!(
+    let (id, inserted): (JobId, bool) = sqlx::query_as(concat!(
         enqueue_or_join!("VALUES ($1, $2, $3, $4)"),
         " RETURNING id, (xmax = 0) AS inserted"
     ))
@@ -162,7 +163,7 @@ impl Job for UpdateCheckout {
 /// Holds a queued job until `until` (a later `run_after` stays): the daily token budget's wait.
 pub async fn defer_queued(
     conn: &mut PgConnection,
-    job_id: i64,
+    job_id: JobId,
     until: DateTime<Utc>,
 ) -> Result<()> {
     sqlx::query(
@@ -183,7 +184,7 @@ pub async fn enqueue_at(
     job: &NewJob<'_>,
     delay: Duration,
 ) -> Result<Enqueued> {
-    let (id, inserted): (i64, bool) = sqlx::query_as(
+    let (id, inserted): (JobId, bool) = sqlx::query_as(
         "INSERT INTO jobs (kind, payload, concurrency_key, max_attempts, run_after)
          VALUES ($1, $2, $3, $4, now() + make_interval(secs => $5))
          ON CONFLICT (concurrency_key) WHERE status = 'queued'
@@ -207,7 +208,7 @@ pub async fn enqueue_at(
 /// Fences a transaction by the job's lease: locks the job row (shared) when `token` still holds
 /// its lease, so the lease cannot pass to another worker before the transaction ends. Returns
 /// `false` when the lease is lost: the caller must roll back.
-pub async fn hold_lease(conn: &mut PgConnection, job_id: i64, token: Uuid) -> Result<bool> {
+pub async fn hold_lease(conn: &mut PgConnection, job_id: JobId, token: Uuid) -> Result<bool> {
     let held: Option<i64> = sqlx::query_scalar(
         "SELECT id FROM jobs WHERE id = $1 AND lease_token = $2 AND status = 'running' FOR SHARE",
     )
@@ -230,7 +231,7 @@ pub async fn notify_workers(pool: &PgPool) -> Result<()> {
 /// A job held under a lease by one worker.
 #[derive(Debug, Clone, sqlx::FromRow)]
 pub struct ClaimedJob {
-    pub id: i64,
+    pub id: JobId,
     pub kind: String,
     pub payload: Value,
     pub concurrency_key: Option<String>,
@@ -393,7 +394,7 @@ pub enum Failed {
     /// Queued again to run at the given time.
     Retried { run_after: DateTime<Utc> },
     /// A follow-up job with the same key was already queued; the retry was folded into it.
-    FoldedInto { job_id: i64 },
+    FoldedInto { job_id: JobId },
     /// Attempts exhausted; kept as `dead` with the error.
     Dead,
     /// A permanent failure; kept as `failed` with the error.
@@ -485,7 +486,7 @@ pub async fn fail(
         Ok(None) => return Ok(Failed::LeaseLost),
         Err(e) if is_unique_violation(&e) => {
             savepoint.rollback().await?;
-            let sibling: i64 = sqlx::query_scalar(
+            let sibling: JobId = sqlx::query_scalar(
                 "UPDATE jobs SET attempts = GREATEST(attempts, $2), last_error = $3, updated_at = now(),
                      run_after = GREATEST(run_after, now() + make_interval(secs =>
                          LEAST($5::float8, $4::float8 * power(2, $2 - 1)) * (0.75 + random() * 0.5)))
@@ -619,7 +620,7 @@ pub async fn oldest_due_age_secs(pool: &PgPool) -> Result<f64> {
 /// A job row, for tests and operators.
 #[derive(Debug, Clone, sqlx::FromRow)]
 pub struct JobRow {
-    pub id: i64,
+    pub id: JobId,
     pub kind: String,
     pub payload: Value,
     pub concurrency_key: Option<String>,
@@ -630,7 +631,7 @@ pub struct JobRow {
     pub last_error: Option<String>,
 }
 
-pub async fn get(pool: &PgPool, job_id: i64) -> Result<Option<JobRow>> {
+pub async fn get(pool: &PgPool, job_id: JobId) -> Result<Option<JobRow>> {
     Ok(sqlx::query_as(
         "SELECT id, kind, payload, concurrency_key, status, attempts, max_attempts, run_after, last_error
          FROM jobs WHERE id = $1",
@@ -641,7 +642,7 @@ pub async fn get(pool: &PgPool, job_id: i64) -> Result<Option<JobRow>> {
 }
 
 /// Number of runs recorded for a job with the given outcome.
-pub async fn count_runs(pool: &PgPool, job_id: i64, outcome: &str) -> Result<i64> {
+pub async fn count_runs(pool: &PgPool, job_id: JobId, outcome: &str) -> Result<i64> {
     Ok(
         sqlx::query_scalar("SELECT count(*) FROM job_runs WHERE job_id = $1 AND outcome = $2")
             .bind(job_id)

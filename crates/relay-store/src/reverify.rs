@@ -9,6 +9,7 @@
 //! it ([`EFFECTIVE_COMMIT`]). A push that touches none of the project's cited files and finds no
 //! source pending ([`advance_if_untouched`]) moves the watermark and writes nothing else.
 
+use relay_core::IssueId;
 use sqlx::PgConnection;
 
 use crate::Result;
@@ -50,7 +51,7 @@ impl SourceOwner {
 /// One source of a live finding or of an open gap's evidence of the project, as stored.
 #[derive(Debug, Clone, PartialEq, Eq, sqlx::FromRow)]
 pub struct CitedSource {
-    pub issue_id: i64,
+    pub issue_id: IssueId,
     /// `finding` or `gap`: see [`CitedSource::owner`].
     #[sqlx(rename = "owner")]
     pub owner_kind: String,
@@ -373,11 +374,17 @@ mod tests {
             commit_sha: "c1".into(),
             ..SourceRow::default()
         };
-        crate::findings::insert(&mut conn, issue, "f", None, &[source.clone(), source])
-            .await
-            .unwrap();
+        crate::findings::insert(
+            &mut conn,
+            relay_core::IssueId(issue),
+            "f",
+            None,
+            &[source.clone(), source],
+        )
+        .await
+        .unwrap();
         // Another project's findings are not this push's business.
-        crate::findings::insert(&mut conn, issue + 1, "x", None, &[])
+        crate::findings::insert(&mut conn, relay_core::IssueId(issue + 1), "x", None, &[])
             .await
             .unwrap();
         let sources = project_sources(&mut conn, "github", "77").await.unwrap();
@@ -416,7 +423,9 @@ mod tests {
             },
         ];
         assert_eq!(record_checks(&mut conn, &checks).await.unwrap(), 2);
-        let live = crate::findings::live(&mut conn, issue).await.unwrap();
+        let live = crate::findings::live(&mut conn, relay_core::IssueId(issue))
+            .await
+            .unwrap();
         assert!(live[0].stale);
         let moved = &live[0].sources[0];
         assert_eq!((moved.path.as_str(), moved.start_line), ("b.py", 9));
@@ -427,7 +436,9 @@ mod tests {
         again.moved_from = None;
         again.anchor_text = None;
         record_checks(&mut conn, &[again]).await.unwrap();
-        let live = crate::findings::live(&mut conn, issue).await.unwrap();
+        let live = crate::findings::live(&mut conn, relay_core::IssueId(issue))
+            .await
+            .unwrap();
         assert_eq!(live[0].sources[0].moved_from.as_ref().unwrap().path, "a.py");
         let anchor: Option<String> =
             sqlx::query_scalar("SELECT anchor_text FROM finding_sources WHERE position = 0")
@@ -454,10 +465,10 @@ mod tests {
             evidence: Some("see a.py:6"),
             run: None,
         };
-        let kept = crate::gaps::open(&mut conn, issue, &open("kept"))
+        let kept = crate::gaps::open(&mut conn, relay_core::IssueId(issue), &open("kept"))
             .await
             .unwrap();
-        let closed = crate::gaps::open(&mut conn, issue, &open("closed"))
+        let closed = crate::gaps::open(&mut conn, relay_core::IssueId(issue), &open("closed"))
             .await
             .unwrap();
         let place = Position {
@@ -477,7 +488,7 @@ mod tests {
         }
         crate::gaps::close(
             &mut conn,
-            issue,
+            relay_core::IssueId(issue),
             closed.number,
             &crate::gaps::GapClosure {
                 reason: "answered",
@@ -511,7 +522,7 @@ mod tests {
             through_watermark: false,
         };
         assert_eq!(record_checks(&mut conn, &[check]).await.unwrap(), 1);
-        let evidence = crate::gaps::evidence_sources(&mut conn, issue)
+        let evidence = crate::gaps::evidence_sources(&mut conn, relay_core::IssueId(issue))
             .await
             .unwrap();
         assert_eq!(evidence.len(), 2);

@@ -1,6 +1,8 @@
 //! Specs: versioned per issue, with their status and the tracker notes they were posted as.
 
 use chrono::{DateTime, Utc};
+use relay_core::SpecId;
+use relay_core::{IssueId, JobId};
 use sqlx::PgConnection;
 
 use crate::Result;
@@ -8,15 +10,15 @@ use crate::Result;
 /// A stored spec version.
 #[derive(Debug, Clone, PartialEq, Eq, sqlx::FromRow, serde::Serialize)]
 pub struct SpecRow {
-    pub id: i64,
-    pub issue_id: i64,
+    pub id: SpecId,
+    pub issue_id: IssueId,
     pub version: i32,
     pub body: String,
     /// `draft`, `posted`, `approved` or `rejected`.
     pub status: String,
     pub note: Option<String>,
     pub note_ids: Vec<String>,
-    pub created_by_run: Option<i64>,
+    pub created_by_run: Option<JobId>,
     pub created_at: DateTime<Utc>,
     pub updated_at: DateTime<Utc>,
 }
@@ -27,9 +29,9 @@ const COLUMNS: &str =
 /// Stores a new draft version (the next version number of the issue).
 pub async fn insert_draft(
     conn: &mut PgConnection,
-    issue_id: i64,
+    issue_id: IssueId,
     body: &str,
-    run: Option<i64>,
+    run: Option<JobId>,
 ) -> Result<SpecRow> {
     Ok(sqlx::query_as(sqlx::AssertSqlSafe(format!(
         "INSERT INTO specs (issue_id, version, body, created_by_run)
@@ -44,7 +46,7 @@ pub async fn insert_draft(
 }
 
 /// The latest version of the issue's spec.
-pub async fn current(conn: &mut PgConnection, issue_id: i64) -> Result<Option<SpecRow>> {
+pub async fn current(conn: &mut PgConnection, issue_id: IssueId) -> Result<Option<SpecRow>> {
     Ok(sqlx::query_as(sqlx::AssertSqlSafe(format!(
         "SELECT {COLUMNS} FROM specs WHERE issue_id = $1 ORDER BY version DESC LIMIT 1"
     )))
@@ -56,7 +58,7 @@ pub async fn current(conn: &mut PgConnection, issue_id: i64) -> Result<Option<Sp
 /// Version `version` of the issue's spec.
 pub async fn by_version(
     conn: &mut PgConnection,
-    issue_id: i64,
+    issue_id: IssueId,
     version: i32,
 ) -> Result<Option<SpecRow>> {
     Ok(sqlx::query_as(sqlx::AssertSqlSafe(format!(
@@ -71,7 +73,7 @@ pub async fn by_version(
 /// Records the notes a spec was posted as and marks it `posted`.
 pub async fn mark_posted(
     conn: &mut PgConnection,
-    spec_id: i64,
+    spec_id: SpecId,
     note_ids: &[String],
 ) -> Result<bool> {
     let done = sqlx::query(
@@ -88,7 +90,7 @@ pub async fn mark_posted(
 /// Sets a human's verdict (`approved` / `rejected`) with their note.
 pub async fn set_status(
     conn: &mut PgConnection,
-    spec_id: i64,
+    spec_id: SpecId,
     status: &str,
     note: Option<&str>,
 ) -> Result<bool> {
@@ -106,17 +108,17 @@ pub async fn set_status(
 #[derive(Debug, Clone, PartialEq, sqlx::FromRow)]
 pub struct SpecRequestRow {
     pub id: i64,
-    pub issue_id: i64,
+    pub issue_id: IssueId,
     pub handover: serde_json::Value,
-    pub job_id: Option<i64>,
+    pub job_id: Option<JobId>,
 }
 
 /// Records a go-ahead (in the batch's transaction); a pending one of the issue is replaced.
 pub async fn request(
     conn: &mut PgConnection,
-    issue_id: i64,
+    issue_id: IssueId,
     handover: &serde_json::Value,
-    job_id: i64,
+    job_id: JobId,
 ) -> Result<i64> {
     Ok(sqlx::query_scalar(
         "INSERT INTO spec_requests (issue_id, handover, job_id) VALUES ($1, $2, $3)
@@ -134,7 +136,7 @@ pub async fn request(
 /// The issue's pending go-ahead, if any.
 pub async fn pending_request(
     conn: &mut PgConnection,
-    issue_id: i64,
+    issue_id: IssueId,
 ) -> Result<Option<SpecRequestRow>> {
     Ok(sqlx::query_as(
         "SELECT id, issue_id, handover, job_id FROM spec_requests
@@ -188,19 +190,37 @@ mod tests {
     #[sqlx::test(migrator = "crate::MIGRATOR")]
     async fn versions_post_and_verdict(pool: PgPool) {
         let mut conn = pool.acquire().await.unwrap();
-        assert!(current(&mut conn, 1).await.unwrap().is_none());
-        let v1 = insert_draft(&mut conn, 1, "spec one", Some(4))
-            .await
-            .unwrap();
-        let v2 = insert_draft(&mut conn, 1, "spec two", Some(5))
-            .await
-            .unwrap();
+        assert!(
+            current(&mut conn, relay_core::IssueId(1))
+                .await
+                .unwrap()
+                .is_none()
+        );
+        let v1 = insert_draft(
+            &mut conn,
+            relay_core::IssueId(1),
+            "spec one",
+            Some(relay_core::JobId(4)),
+        )
+        .await
+        .unwrap();
+        let v2 = insert_draft(
+            &mut conn,
+            relay_core::IssueId(1),
+            "spec two",
+            Some(relay_core::JobId(5)),
+        )
+        .await
+        .unwrap();
         assert_eq!((v1.version, v2.version), (1, 2));
         assert_eq!(v2.status, "draft");
 
         let notes = vec!["100".to_string(), "101".to_string()];
         assert!(mark_posted(&mut conn, v2.id, &notes).await.unwrap());
-        let posted = current(&mut conn, 1).await.unwrap().unwrap();
+        let posted = current(&mut conn, relay_core::IssueId(1))
+            .await
+            .unwrap()
+            .unwrap();
         assert_eq!(posted.status, "posted");
         assert_eq!(posted.note_ids, notes);
 
@@ -209,7 +229,10 @@ mod tests {
                 .await
                 .unwrap()
         );
-        let approved = current(&mut conn, 1).await.unwrap().unwrap();
+        let approved = current(&mut conn, relay_core::IssueId(1))
+            .await
+            .unwrap()
+            .unwrap();
         assert_eq!(
             (approved.status.as_str(), approved.note.as_deref()),
             ("approved", Some("lgtm"))

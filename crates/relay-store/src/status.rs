@@ -2,6 +2,7 @@
 //! job's hot path. Every listing is bounded by a page size.
 
 use chrono::{DateTime, Utc};
+use relay_core::{DeliveryId, IssueId, JobId};
 use sqlx::PgPool;
 
 use crate::Result;
@@ -12,7 +13,7 @@ pub const MAX_ROWS: i64 = 200;
 /// One issue in the status page's listing.
 #[derive(Debug, Clone, PartialEq, Eq, sqlx::FromRow)]
 pub struct IssueLine {
-    pub id: i64,
+    pub id: IssueId,
     pub tracker: String,
     pub project_path: String,
     pub number: i64,
@@ -98,7 +99,7 @@ pub async fn projects(pool: &PgPool) -> Result<Vec<ProjectRef>> {
 }
 
 /// Every version of an issue's spec, newest first.
-pub async fn spec_versions(pool: &PgPool, issue_id: i64) -> Result<Vec<crate::specs::SpecRow>> {
+pub async fn spec_versions(pool: &PgPool, issue_id: IssueId) -> Result<Vec<crate::specs::SpecRow>> {
     Ok(sqlx::query_as(
         "SELECT id, issue_id, version, body, status, note, note_ids, created_by_run, created_at,
                 updated_at
@@ -121,7 +122,10 @@ pub struct RoleModelSpend {
     pub cached_tokens: i64,
 }
 
-pub async fn spend_by_role_and_model(pool: &PgPool, issue_id: i64) -> Result<Vec<RoleModelSpend>> {
+pub async fn spend_by_role_and_model(
+    pool: &PgPool,
+    issue_id: IssueId,
+) -> Result<Vec<RoleModelSpend>> {
     Ok(sqlx::query_as(
         "SELECT role, model, count(*) AS calls,
                 coalesce(sum(prompt_tokens), 0)::BIGINT AS prompt_tokens,
@@ -137,9 +141,9 @@ pub async fn spend_by_role_and_model(pool: &PgPool, issue_id: i64) -> Result<Vec
 /// A dead job and why it died.
 #[derive(Debug, Clone, PartialEq, sqlx::FromRow)]
 pub struct DeadJob {
-    pub id: i64,
+    pub id: JobId,
     pub kind: String,
-    pub issue_id: Option<i64>,
+    pub issue_id: Option<IssueId>,
     pub attempts: i32,
     pub last_error: Option<String>,
     pub finished_at: Option<DateTime<Utc>>,
@@ -160,7 +164,7 @@ pub async fn dead_jobs(pool: &PgPool, limit: i64) -> Result<Vec<DeadJob>> {
 /// A webhook delivery and what Relay decided.
 #[derive(Debug, Clone, PartialEq, Eq, sqlx::FromRow)]
 pub struct DeliveryLine {
-    pub id: i64,
+    pub id: DeliveryId,
     pub tracker: String,
     pub event_type: String,
     pub action: Option<String>,
@@ -169,8 +173,8 @@ pub struct DeliveryLine {
     pub outcome: String,
     /// What it engaged on, or why it was ignored.
     pub reason: String,
-    pub issue_id: Option<i64>,
-    pub job_id: Option<i64>,
+    pub issue_id: Option<IssueId>,
+    pub job_id: Option<JobId>,
 }
 
 /// The latest deliveries, newest first.
@@ -202,7 +206,7 @@ mod tests {
     }
 
     fn usage(
-        issue_id: i64,
+        issue_id: IssueId,
         role: &'static str,
         model: &'static str,
     ) -> crate::llm_usage::NewLlmUsage<'static> {
@@ -229,7 +233,7 @@ mod tests {
         let new = issue(&pool, "1", 2, "2026-06-01T00:00:00Z").await;
         let other = issue(&pool, "2", 3, "2026-03-01T00:00:00Z").await;
         // A recent LLM call makes the old issue the most recently active.
-        crate::llm_usage::insert(&pool, &usage(old, "planner", "m"))
+        crate::llm_usage::insert(&pool, &usage(relay_core::IssueId(old), "planner", "m"))
             .await
             .unwrap();
         let mut conn = pool.acquire().await.unwrap();
@@ -240,11 +244,13 @@ mod tests {
             evidence: None,
             run: None,
         };
-        crate::gaps::open(&mut conn, new, &gap).await.unwrap();
-        crate::specs::insert_draft(&mut conn, new, "v1", None)
+        crate::gaps::open(&mut conn, relay_core::IssueId(new), &gap)
             .await
             .unwrap();
-        crate::specs::insert_draft(&mut conn, new, "v2", None)
+        crate::specs::insert_draft(&mut conn, relay_core::IssueId(new), "v1", None)
+            .await
+            .unwrap();
+        crate::specs::insert_draft(&mut conn, relay_core::IssueId(new), "v2", None)
             .await
             .unwrap();
         drop(conn);
@@ -272,7 +278,9 @@ mod tests {
         };
         assert_eq!(issues(&pool, &second).await.unwrap()[0].id, new);
         assert_eq!(projects(&pool).await.unwrap().len(), 2);
-        let versions = spec_versions(&pool, new).await.unwrap();
+        let versions = spec_versions(&pool, relay_core::IssueId(new))
+            .await
+            .unwrap();
         assert_eq!(
             versions.iter().map(|s| s.version).collect::<Vec<_>>(),
             vec![2, 1]
@@ -338,7 +346,7 @@ mod tests {
             .fetch_one(&pool)
             .await
             .unwrap();
-        crate::llm_usage::insert(&pool, &usage(last, "planner", "m"))
+        crate::llm_usage::insert(&pool, &usage(relay_core::IssueId(last), "planner", "m"))
             .await
             .unwrap();
         let page = IssuePage {
@@ -352,13 +360,15 @@ mod tests {
     #[sqlx::test(migrator = "crate::MIGRATOR")]
     async fn operations_listings(pool: PgPool) {
         let id = issue(&pool, "1", 1, "2026-01-01T00:00:00Z").await;
-        crate::llm_usage::insert(&pool, &usage(id, "planner", "a"))
+        crate::llm_usage::insert(&pool, &usage(relay_core::IssueId(id), "planner", "a"))
             .await
             .unwrap();
-        crate::llm_usage::insert(&pool, &usage(id, "planner", "b"))
+        crate::llm_usage::insert(&pool, &usage(relay_core::IssueId(id), "planner", "b"))
             .await
             .unwrap();
-        let spend = spend_by_role_and_model(&pool, id).await.unwrap();
+        let spend = spend_by_role_and_model(&pool, relay_core::IssueId(id))
+            .await
+            .unwrap();
         assert_eq!(
             spend.iter().map(|s| s.model.as_str()).collect::<Vec<_>>(),
             vec!["a", "b"]
@@ -375,7 +385,7 @@ mod tests {
         let dead = dead_jobs(&pool, 10).await.unwrap();
         assert_eq!(
             (dead[0].issue_id, dead[0].last_error.as_deref()),
-            (Some(id), Some("boom"))
+            (Some(relay_core::IssueId(id)), Some("boom"))
         );
 
         sqlx::query(

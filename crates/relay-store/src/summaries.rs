@@ -1,6 +1,7 @@
 //! The living summary comment per issue: the body last enqueued and its revision, so
 //! an update that would not change the body is never sent.
 
+use relay_core::IssueId;
 use sqlx::PgConnection;
 
 use crate::Result;
@@ -8,13 +9,16 @@ use crate::Result;
 /// What was last enqueued for an issue's summary.
 #[derive(Debug, Clone, PartialEq, Eq, sqlx::FromRow)]
 pub struct SummaryRow {
-    pub issue_id: i64,
+    pub issue_id: IssueId,
     pub body: String,
     pub revision: i32,
 }
 
 /// The issue's summary state, locked for the caller's transaction (one writer at a time).
-pub async fn get_for_update(conn: &mut PgConnection, issue_id: i64) -> Result<Option<SummaryRow>> {
+pub async fn get_for_update(
+    conn: &mut PgConnection,
+    issue_id: IssueId,
+) -> Result<Option<SummaryRow>> {
     Ok(sqlx::query_as(
         "SELECT issue_id, body, revision FROM issue_summaries WHERE issue_id = $1 FOR UPDATE",
     )
@@ -24,7 +28,12 @@ pub async fn get_for_update(conn: &mut PgConnection, issue_id: i64) -> Result<Op
 }
 
 /// Records the body enqueued as `revision`.
-pub async fn save(conn: &mut PgConnection, issue_id: i64, body: &str, revision: i32) -> Result<()> {
+pub async fn save(
+    conn: &mut PgConnection,
+    issue_id: IssueId,
+    body: &str,
+    revision: i32,
+) -> Result<()> {
     sqlx::query(
         "INSERT INTO issue_summaries (issue_id, body, revision) VALUES ($1, $2, $3)
          ON CONFLICT (issue_id) DO UPDATE SET body = $2, revision = $3, updated_at = now()",

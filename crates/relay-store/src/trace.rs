@@ -6,6 +6,7 @@
 //! The store knows nothing of the agent's event types: kinds are their stored names.
 
 use chrono::{DateTime, Utc};
+use relay_core::{IssueId, JobId};
 use serde_json::Value;
 use sqlx::PgPool;
 
@@ -20,8 +21,8 @@ pub const MAX_PAGE: i64 = 1000;
 /// A run to start.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct NewRun<'a> {
-    pub job_id: i64,
-    pub issue_id: Option<i64>,
+    pub job_id: JobId,
+    pub issue_id: Option<IssueId>,
     /// `jobs.attempts` when the run started.
     pub attempt: i32,
     pub worker: &'a str,
@@ -63,8 +64,8 @@ pub struct NewEvent<'a> {
 #[derive(Debug, Clone, PartialEq, Eq, sqlx::FromRow, serde::Serialize)]
 pub struct Run {
     pub id: i64,
-    pub job_id: i64,
-    pub issue_id: Option<i64>,
+    pub job_id: JobId,
+    pub issue_id: Option<IssueId>,
     pub attempt: i32,
     pub worker: String,
     pub started_at: DateTime<Utc>,
@@ -78,7 +79,7 @@ pub struct Run {
 pub struct Event {
     pub cursor: i64,
     pub run_id: i64,
-    pub job_id: i64,
+    pub job_id: JobId,
     pub seq: i32,
     pub at: DateTime<Utc>,
     #[sqlx(rename = "type")]
@@ -107,7 +108,7 @@ pub async fn start_run(pool: &PgPool, run: &NewRun<'_>) -> Result<i64> {
 pub async fn insert_events(
     pool: &PgPool,
     run_id: i64,
-    job_id: i64,
+    job_id: JobId,
     events: &[NewEvent<'_>],
 ) -> Result<()> {
     if events.is_empty() {
@@ -176,7 +177,7 @@ const STORED_RUN_BATCH: &str = "WITH e AS (
 /// the intake's transactions, see `queue::enqueue`).
 pub async fn write_batch(
     pool: &PgPool,
-    job_id: i64,
+    job_id: JobId,
     run: &RunRef<'_>,
     events: &[NewEvent<'_>],
     finish: Option<Finish>,
@@ -235,7 +236,7 @@ impl<'a> EventColumns<'a> {
 pub async fn finish_run(
     pool: &PgPool,
     run_id: i64,
-    job_id: i64,
+    job_id: JobId,
     outcome: RunOutcome,
     dropped: i64,
 ) -> Result<()> {
@@ -253,7 +254,7 @@ pub async fn finish_run(
 
 /// Wakes the job's readers. A separate statement after the write has committed (see
 /// `queue::enqueue` on why a NOTIFY never rides inside a writing transaction).
-async fn notify(pool: &PgPool, job_id: i64) -> Result<()> {
+async fn notify(pool: &PgPool, job_id: JobId) -> Result<()> {
     sqlx::query("SELECT pg_notify($1, $2)")
         .bind(NOTIFY_CHANNEL)
         .bind(job_id.to_string())
@@ -266,7 +267,7 @@ async fn notify(pool: &PgPool, job_id: i64) -> Result<()> {
 /// (capped at [`MAX_PAGE`]).
 pub async fn events_after(
     pool: &PgPool,
-    job_id: i64,
+    job_id: JobId,
     cursor: i64,
     limit: i64,
 ) -> Result<Vec<Event>> {
@@ -284,7 +285,7 @@ pub async fn events_after(
 }
 
 /// The job's runs, oldest first.
-pub async fn runs(pool: &PgPool, job_id: i64) -> Result<Vec<Run>> {
+pub async fn runs(pool: &PgPool, job_id: JobId) -> Result<Vec<Run>> {
     let runs = sqlx::query_as(
         "SELECT id, job_id, issue_id, attempt, worker, started_at, finished_at, outcome, dropped
          FROM trace_runs WHERE job_id = $1 ORDER BY id",
@@ -305,7 +306,7 @@ pub enum JobProgress {
 }
 
 /// The job's progress, or `None` when there is no such job.
-pub async fn job_progress(pool: &PgPool, job_id: i64) -> Result<Option<JobProgress>> {
+pub async fn job_progress(pool: &PgPool, job_id: JobId) -> Result<Option<JobProgress>> {
     let status: Option<String> = sqlx::query_scalar("SELECT status FROM jobs WHERE id = $1")
         .bind(job_id)
         .fetch_optional(pool)
@@ -358,7 +359,7 @@ mod tests {
         let run = start_run(
             &pool,
             &NewRun {
-                job_id: 9,
+                job_id: relay_core::JobId(9),
                 issue_id: None,
                 attempt: 1,
                 worker: "w1",
@@ -372,8 +373,10 @@ mod tests {
             event(1, "progress", &payload),
             event(2, "log", &payload),
         ];
-        insert_events(&pool, run, 9, &events).await.unwrap();
-        let kinds: Vec<String> = events_after(&pool, 9, 0, 10)
+        insert_events(&pool, run, relay_core::JobId(9), &events)
+            .await
+            .unwrap();
+        let kinds: Vec<String> = events_after(&pool, relay_core::JobId(9), 0, 10)
             .await
             .unwrap()
             .into_iter()
@@ -381,9 +384,14 @@ mod tests {
             .collect();
         assert_eq!(kinds, ["tool_start", "progress", "log"]);
         assert!(
-            insert_events(&pool, run, 9, &[event(3, "tool_end", &payload)])
-                .await
-                .is_err()
+            insert_events(
+                &pool,
+                run,
+                relay_core::JobId(9),
+                &[event(3, "tool_end", &payload)]
+            )
+            .await
+            .is_err()
         );
     }
 
@@ -392,8 +400,8 @@ mod tests {
         let run = start_run(
             &pool,
             &NewRun {
-                job_id: 7,
-                issue_id: Some(3),
+                job_id: relay_core::JobId(7),
+                issue_id: Some(relay_core::IssueId(3)),
                 attempt: 1,
                 worker: "w1",
             },
@@ -407,14 +415,25 @@ mod tests {
         let second: Vec<_> = (3..5)
             .map(|i| event(i, "llm_call", &payloads[i as usize]))
             .collect();
-        insert_events(&pool, run, 7, &first).await.unwrap();
-        insert_events(&pool, run, 7, &second).await.unwrap();
-        // Another job's events never show up in this job's pages.
-        insert_events(&pool, run, 8, &[event(5, "stage", &payloads[0])])
+        insert_events(&pool, run, relay_core::JobId(7), &first)
             .await
             .unwrap();
+        insert_events(&pool, run, relay_core::JobId(7), &second)
+            .await
+            .unwrap();
+        // Another job's events never show up in this job's pages.
+        insert_events(
+            &pool,
+            run,
+            relay_core::JobId(8),
+            &[event(5, "stage", &payloads[0])],
+        )
+        .await
+        .unwrap();
 
-        let all = events_after(&pool, 7, 0, 100).await.unwrap();
+        let all = events_after(&pool, relay_core::JobId(7), 0, 100)
+            .await
+            .unwrap();
         let ns: Vec<i64> = all
             .iter()
             .map(|e| e.payload["n"].as_i64().unwrap())
@@ -423,14 +442,19 @@ mod tests {
         assert!(all.windows(2).all(|w| w[0].cursor < w[1].cursor));
         assert_eq!(all[3].kind, "llm_call");
 
-        let rest = events_after(&pool, 7, all[1].cursor, 2).await.unwrap();
+        let rest = events_after(&pool, relay_core::JobId(7), all[1].cursor, 2)
+            .await
+            .unwrap();
         let seqs: Vec<i32> = rest.iter().map(|e| e.seq).collect();
         assert_eq!(seqs, [2, 3]);
     }
 
     #[sqlx::test(migrator = "crate::MIGRATOR")]
     async fn runs_finish_with_outcome_and_progress_follows_the_job(pool: PgPool) {
-        assert_eq!(job_progress(&pool, 1).await.unwrap(), None);
+        assert_eq!(
+            job_progress(&pool, relay_core::JobId(1)).await.unwrap(),
+            None
+        );
         let job: i64 = sqlx::query_scalar(
             "INSERT INTO jobs (kind, payload, max_attempts) VALUES ('x', '{}', 3) RETURNING id",
         )
@@ -438,13 +462,13 @@ mod tests {
         .await
         .unwrap();
         assert_eq!(
-            job_progress(&pool, job).await.unwrap(),
+            job_progress(&pool, relay_core::JobId(job)).await.unwrap(),
             Some(JobProgress::Live)
         );
         let run = start_run(
             &pool,
             &NewRun {
-                job_id: job,
+                job_id: relay_core::JobId(job),
                 issue_id: None,
                 attempt: 1,
                 worker: "w1",
@@ -452,10 +476,10 @@ mod tests {
         )
         .await
         .unwrap();
-        finish_run(&pool, run, job, RunOutcome::Retrying, 2)
+        finish_run(&pool, run, relay_core::JobId(job), RunOutcome::Retrying, 2)
             .await
             .unwrap();
-        let runs = runs(&pool, job).await.unwrap();
+        let runs = runs(&pool, relay_core::JobId(job)).await.unwrap();
         assert_eq!(runs.len(), 1);
         assert_eq!(runs[0].outcome.as_deref(), Some("retrying"));
         assert_eq!(runs[0].dropped, 2);
@@ -467,7 +491,7 @@ mod tests {
             .await
             .unwrap();
         assert_eq!(
-            job_progress(&pool, job).await.unwrap(),
+            job_progress(&pool, relay_core::JobId(job)).await.unwrap(),
             Some(JobProgress::Finished)
         );
     }
@@ -480,8 +504,8 @@ mod tests {
         let started_at = Utc::now() - chrono::Duration::seconds(5);
         let new = RunRef::New {
             run: NewRun {
-                job_id: 11,
-                issue_id: Some(4),
+                job_id: relay_core::JobId(11),
+                issue_id: Some(relay_core::IssueId(4)),
                 attempt: 2,
                 worker: "w",
             },
@@ -491,23 +515,35 @@ mod tests {
             outcome: RunOutcome::Failed,
             dropped: 3,
         });
-        let short = write_batch(&pool, 11, &new, &[event(0, "stage", &payload)], done)
-            .await
-            .unwrap();
-        let runs = runs(&pool, 11).await.unwrap();
+        let short = write_batch(
+            &pool,
+            relay_core::JobId(11),
+            &new,
+            &[event(0, "stage", &payload)],
+            done,
+        )
+        .await
+        .unwrap();
+        let runs = runs(&pool, relay_core::JobId(11)).await.unwrap();
         assert_eq!(runs[0].id, short);
         assert_eq!(runs[0].outcome.as_deref(), Some("failed"));
         assert_eq!((runs[0].attempt, runs[0].dropped), (2, 3));
         assert_eq!(runs[0].started_at.timestamp(), started_at.timestamp());
-        assert_eq!(events_after(&pool, 11, 0, 10).await.unwrap().len(), 1);
+        assert_eq!(
+            events_after(&pool, relay_core::JobId(11), 0, 10)
+                .await
+                .unwrap()
+                .len(),
+            1
+        );
 
         // A run created by its first batch, still running, then finished by its last.
         let long = write_batch(
             &pool,
-            12,
+            relay_core::JobId(12),
             &RunRef::New {
                 run: NewRun {
-                    job_id: 12,
+                    job_id: relay_core::JobId(12),
                     issue_id: None,
                     attempt: 1,
                     worker: "w",
@@ -520,7 +556,7 @@ mod tests {
         .await
         .unwrap();
         assert!(
-            super::runs(&pool, 12).await.unwrap()[0]
+            super::runs(&pool, relay_core::JobId(12)).await.unwrap()[0]
                 .finished_at
                 .is_none()
         );
@@ -530,16 +566,16 @@ mod tests {
         });
         write_batch(
             &pool,
-            12,
+            relay_core::JobId(12),
             &RunRef::Stored(long),
             &[event(1, "stage", &payload)],
             finish,
         )
         .await
         .unwrap();
-        let run = &super::runs(&pool, 12).await.unwrap()[0];
+        let run = &super::runs(&pool, relay_core::JobId(12)).await.unwrap()[0];
         assert_eq!(run.outcome.as_deref(), Some("succeeded"));
-        let seqs: Vec<i32> = events_after(&pool, 12, 0, 10)
+        let seqs: Vec<i32> = events_after(&pool, relay_core::JobId(12), 0, 10)
             .await
             .unwrap()
             .iter()
@@ -549,10 +585,10 @@ mod tests {
         // An empty last batch only finishes.
         let empty = write_batch(
             &pool,
-            13,
+            relay_core::JobId(13),
             &RunRef::New {
                 run: NewRun {
-                    job_id: 13,
+                    job_id: relay_core::JobId(13),
                     issue_id: None,
                     attempt: 1,
                     worker: "w",
@@ -564,7 +600,10 @@ mod tests {
         )
         .await
         .unwrap();
-        assert_eq!(super::runs(&pool, 13).await.unwrap()[0].id, empty);
+        assert_eq!(
+            super::runs(&pool, relay_core::JobId(13)).await.unwrap()[0].id,
+            empty
+        );
     }
 
     #[sqlx::test(migrator = "crate::MIGRATOR")]
@@ -573,7 +612,7 @@ mod tests {
         let run = start_run(
             &pool,
             &NewRun {
-                job_id: 42,
+                job_id: relay_core::JobId(42),
                 issue_id: None,
                 attempt: 1,
                 worker: "w1",
@@ -582,9 +621,14 @@ mod tests {
         .await
         .unwrap();
         let payload = json!({});
-        insert_events(&pool, run, 42, &[event(0, "decision", &payload)])
-            .await
-            .unwrap();
+        insert_events(
+            &pool,
+            run,
+            relay_core::JobId(42),
+            &[event(0, "decision", &payload)],
+        )
+        .await
+        .unwrap();
         assert_eq!(listener.recv().await.unwrap(), Some(42));
     }
 }

@@ -2,6 +2,7 @@
 //! back whole when a job's thorough queries explored something. The store keeps the JSON as the
 //! agent wrote it; its shape is the agent's (`relay_agent::thorough::state`).
 
+use relay_core::IssueId;
 use serde_json::Value;
 use sqlx::PgConnection;
 
@@ -15,7 +16,7 @@ pub struct TraversalRow {
 }
 
 /// The issue's state, if a job stored one.
-pub async fn load(conn: &mut PgConnection, issue_id: i64) -> Result<Option<TraversalRow>> {
+pub async fn load(conn: &mut PgConnection, issue_id: IssueId) -> Result<Option<TraversalRow>> {
     Ok(
         sqlx::query_as("SELECT state, commit_sha FROM traversal_states WHERE issue_id = $1")
             .bind(issue_id)
@@ -27,7 +28,7 @@ pub async fn load(conn: &mut PgConnection, issue_id: i64) -> Result<Option<Trave
 /// Stores the issue's state (replacing the previous one).
 pub async fn save(
     conn: &mut PgConnection,
-    issue_id: i64,
+    issue_id: IssueId,
     state: &Value,
     commit_sha: &str,
 ) -> Result<()> {
@@ -65,14 +66,30 @@ mod tests {
     async fn a_state_is_loaded_as_saved_and_replaced_whole(pool: PgPool) {
         let id = issue(&pool).await;
         let mut conn = pool.acquire().await.unwrap();
-        assert_eq!(load(&mut conn, id).await.unwrap(), None);
-        save(&mut conn, id, &json!({"files": ["a.go"]}), "c1")
+        assert_eq!(
+            load(&mut conn, relay_core::IssueId(id)).await.unwrap(),
+            None
+        );
+        save(
+            &mut conn,
+            relay_core::IssueId(id),
+            &json!({"files": ["a.go"]}),
+            "c1",
+        )
+        .await
+        .unwrap();
+        save(
+            &mut conn,
+            relay_core::IssueId(id),
+            &json!({"files": ["a.go", "b.go"]}),
+            "c2",
+        )
+        .await
+        .unwrap();
+        let row = load(&mut conn, relay_core::IssueId(id))
             .await
+            .unwrap()
             .unwrap();
-        save(&mut conn, id, &json!({"files": ["a.go", "b.go"]}), "c2")
-            .await
-            .unwrap();
-        let row = load(&mut conn, id).await.unwrap().unwrap();
         assert_eq!(row.state, json!({"files": ["a.go", "b.go"]}));
         assert_eq!(row.commit_sha, "c2");
         sqlx::query("DELETE FROM issues WHERE id = $1")
@@ -81,7 +98,7 @@ mod tests {
             .await
             .unwrap();
         assert_eq!(
-            load(&mut conn, id).await.unwrap(),
+            load(&mut conn, relay_core::IssueId(id)).await.unwrap(),
             None,
             "gone with its issue"
         );

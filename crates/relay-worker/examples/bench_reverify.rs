@@ -140,7 +140,7 @@ async fn run(url: &str) -> anyhow::Result<()> {
             let line = 2 * ((i + f) % (LINES_PER_FILE / 2)) + 1;
             relay_store::findings::insert(
                 &mut conn,
-                *issue,
+                relay_core::IssueId(*issue),
                 &format!("finding {f} of issue {i}"),
                 None,
                 &[SourceRow {
@@ -355,7 +355,11 @@ async fn planner_cycles(pool: &PgPool, cycles: usize) -> anyhow::Result<std::tim
         ))?;
         let tracker = github.settings("ghs_bench", "relay-bot");
         let trackers = relay_tracker::Trackers::from_settings(std::slice::from_ref(&tracker))?;
-        let run_of = JobRun::new(n as i64 + 1, 3, issue);
+        let run_of = JobRun::new(
+            relay_core::JobId(n as i64 + 1),
+            3,
+            relay_core::IssueId(issue),
+        );
         let mut job = start::open(&trackers, std::slice::from_ref(&tracker), pool, &run_of).await?;
         start::start(pool, &run_of, &mut job)
             .await
@@ -424,7 +428,15 @@ async fn push(
     let started = Instant::now();
     let prices = relay_core::prices::Prices::new();
     let channel = Channel::Summary { prices: &prices };
-    let published = publish(pool, 1, commit, channel, 3, &outcome.issues).await?;
+    let published = publish(
+        pool,
+        relay_core::JobId(1),
+        commit,
+        channel,
+        3,
+        &outcome.issues,
+    )
+    .await?;
     let queued = started.elapsed();
     println!(
         "{name}: {}{} sources loaded, {} read, {} verified, {} re-anchored, {} stale; re-verification {reverify:?} \

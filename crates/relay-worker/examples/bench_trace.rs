@@ -21,6 +21,7 @@ use relay_agent::llm::scripted::{ScriptedLlm, ScriptedReply};
 use relay_agent::llm::{LlmClient, LlmSettings, Role};
 use relay_agent::toolbox::Toolbox;
 use relay_agent::trace::{TraceKind, Tracer};
+
 use relay_store::bench::p50_p99;
 use relay_store::queue::{NewJob, enqueue};
 use relay_store::tool_graph::{Call, Source, record_run};
@@ -73,7 +74,7 @@ async fn per_event(pool: &PgPool) -> anyhow::Result<()> {
     let run = TraceRun::start(
         pool,
         &NewRun {
-            job_id: -1,
+            job_id: relay_core::JobId(-1),
             issue_id: None,
             attempt: 1,
             worker: "bench",
@@ -92,7 +93,7 @@ async fn per_event(pool: &PgPool) -> anyhow::Result<()> {
     let run = TraceRun::start(
         pool,
         &NewRun {
-            job_id: -2,
+            job_id: relay_core::JobId(-2),
             issue_id: None,
             attempt: 1,
             worker: "bench",

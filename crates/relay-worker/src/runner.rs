@@ -1,5 +1,7 @@
 //! The worker: claims jobs, runs them under a renewed lease, and records how they ended.
 
+use relay_core::IssueId;
+use relay_core::JobId;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -27,27 +29,27 @@ pub enum Outcome {
     /// Nothing was runnable.
     Empty,
     Succeeded {
-        job_id: i64,
+        job_id: JobId,
     },
     /// Failed and queued again (or folded into the queued follow-up job).
     Retried {
-        job_id: i64,
+        job_id: JobId,
     },
     /// Failed permanently.
     Failed {
-        job_id: i64,
+        job_id: JobId,
     },
     /// Failed on its last attempt.
     Dead {
-        job_id: i64,
+        job_id: JobId,
     },
     /// Given back unfinished at shutdown.
     Released {
-        job_id: i64,
+        job_id: JobId,
     },
     /// Another worker holds the job now; this attempt's result was discarded.
     LeaseLost {
-        job_id: i64,
+        job_id: JobId,
     },
 }
 
@@ -169,7 +171,7 @@ impl Worker {
     ) -> relay_store::Result<Outcome> {
         let span = tracing::info_span!(
             "job",
-            job.id = job.id,
+            job.id = job.id.get(),
             job.kind = %job.kind,
             job.attempt = job.attempt,
             issue.id = tracing::field::Empty,
@@ -333,7 +335,11 @@ impl Worker {
         }
         let run = NewRun {
             job_id: job.id,
-            issue_id: job.payload.get("issue_id").and_then(Value::as_i64),
+            issue_id: job
+                .payload
+                .get("issue_id")
+                .and_then(Value::as_i64)
+                .map(IssueId),
             attempt: job.attempt,
             worker: &self.name,
         };
@@ -356,7 +362,7 @@ impl Worker {
                 Outcome::Retried { job_id }
             }
             Failed::FoldedInto { job_id: sibling } => {
-                tracing::warn!(error.message = %error, folded_into = sibling, "job failed; retry folded into the queued follow-up");
+                tracing::warn!(error.message = %error, folded_into = sibling.get(), "job failed; retry folded into the queued follow-up");
                 record(&job.kind, "retried", started);
                 Outcome::Retried { job_id }
             }

@@ -9,6 +9,7 @@
 //!   together; a crash loses at most the events not yet flushed (≤ [`FLUSH_EVENTS`] or
 //!   [`FLUSH_INTERVAL`] worth), and the run stays unfinished.
 
+use relay_core::{IssueId, JobId};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
@@ -79,8 +80,8 @@ pub struct TraceRun {
 /// The run's row, until the flusher has stored it.
 #[derive(Debug, Clone)]
 struct PendingRun {
-    job_id: i64,
-    issue_id: Option<i64>,
+    job_id: JobId,
+    issue_id: Option<IssueId>,
     attempt: i32,
     worker: String,
     started_at: chrono::DateTime<chrono::Utc>,
@@ -239,7 +240,7 @@ impl Flusher {
                 metrics::counter!(m::TRACE_EVENTS_WRITTEN_TOTAL).increment(n as u64);
             }
             Err(error) => {
-                tracing::warn!(job.id = self.run.job_id, events = n, error = %error, "failed to write trace events");
+                tracing::warn!(job.id = self.run.job_id.get(), events = n, error = %error, "failed to write trace events");
                 self.dropped.fetch_add(n as u64, Ordering::Relaxed);
                 count_dropped(DropReason::WriteFailed, n as u64);
                 // The last batch failed: still try to record how the run ended and what it lost.
@@ -255,7 +256,7 @@ impl Flusher {
                     {
                         Ok(id) => self.run_id = Some(id),
                         Err(error) => {
-                            tracing::warn!(job.id = self.run.job_id, error = %error, "failed to finish the trace run")
+                            tracing::warn!(job.id = self.run.job_id.get(), error = %error, "failed to finish the trace run")
                         }
                     }
                 }
@@ -272,7 +273,7 @@ mod tests {
 
     use super::*;
 
-    fn new_run(job_id: i64) -> NewRun<'static> {
+    fn new_run(job_id: JobId) -> NewRun<'static> {
         NewRun {
             job_id,
             issue_id: None,
@@ -281,7 +282,7 @@ mod tests {
         }
     }
 
-    async fn stored(pool: &PgPool, job_id: i64) -> Vec<store::Event> {
+    async fn stored(pool: &PgPool, job_id: JobId) -> Vec<store::Event> {
         store::events_after(pool, job_id, 0, store::MAX_PAGE)
             .await
             .unwrap()
@@ -289,14 +290,14 @@ mod tests {
 
     #[sqlx::test(migrator = "relay_store::MIGRATOR")]
     async fn events_are_written_in_batches_in_order(pool: PgPool) {
-        let run = TraceRun::start(&pool, &new_run(1));
+        let run = TraceRun::start(&pool, &new_run(JobId(1)));
         let tracer = run.tracer().for_agent("explore#1");
         for n in 0..150 {
             tracer.event(TraceKind::ToolCall, json!({ "n": n }));
         }
         run.finish(RunOutcome::Succeeded).await;
 
-        let events = stored(&pool, 1).await;
+        let events = stored(&pool, JobId(1)).await;
         assert_eq!(events.len(), 150);
         for (i, event) in events.iter().enumerate() {
             assert_eq!(event.seq, i as i32);
@@ -313,41 +314,41 @@ mod tests {
         .await
         .unwrap();
         assert!(batches >= 3, "{batches} batches");
-        let runs = store::runs(&pool, 1).await.unwrap();
+        let runs = store::runs(&pool, JobId(1)).await.unwrap();
         assert_eq!(runs[0].outcome.as_deref(), Some("succeeded"));
         assert_eq!(runs[0].dropped, 0);
     }
 
     #[sqlx::test(migrator = "relay_store::MIGRATOR")]
     async fn a_quiet_run_is_flushed_by_the_interval(pool: PgPool) {
-        let run = TraceRun::start(&pool, &new_run(2));
+        let run = TraceRun::start(&pool, &new_run(JobId(2)));
         run.tracer()
             .event(TraceKind::Stage, json!({ "stage": "cycle" }));
         // Fewer than FLUSH_EVENTS: only the interval can write it. Wait for it (bounded).
         let mut events = Vec::new();
         for _ in 0..100 {
-            events = stored(&pool, 2).await;
+            events = stored(&pool, JobId(2)).await;
             if !events.is_empty() {
                 break;
             }
             tokio::time::sleep(FLUSH_INTERVAL / 4).await;
         }
         assert_eq!(events.len(), 1);
-        let runs = store::runs(&pool, 2).await.unwrap();
+        let runs = store::runs(&pool, JobId(2)).await.unwrap();
         assert!(runs[0].finished_at.is_none(), "still running");
         run.finish(RunOutcome::Retrying).await;
     }
 
     #[sqlx::test(migrator = "relay_store::MIGRATOR")]
     async fn a_crash_keeps_every_flushed_batch(pool: PgPool) {
-        let run = TraceRun::start(&pool, &new_run(3));
+        let run = TraceRun::start(&pool, &new_run(JobId(3)));
         let tracer = run.tracer();
         for n in 0..FLUSH_EVENTS {
             tracer.event(TraceKind::ToolCall, json!({ "n": n }));
         }
         // Wait until the full batch is written, then emit a few more that never get flushed.
         for _ in 0..100 {
-            if stored(&pool, 3).await.len() == FLUSH_EVENTS {
+            if stored(&pool, JobId(3)).await.len() == FLUSH_EVENTS {
                 break;
             }
             tokio::time::sleep(Duration::from_millis(20)).await;
@@ -355,10 +356,10 @@ mod tests {
         run.crash();
         tracer.event(TraceKind::ToolCall, json!({ "n": "lost" }));
 
-        let events = stored(&pool, 3).await;
+        let events = stored(&pool, JobId(3)).await;
         assert_eq!(events.len(), FLUSH_EVENTS);
         assert_eq!(events.last().unwrap().seq, FLUSH_EVENTS as i32 - 1);
-        let runs = store::runs(&pool, 3).await.unwrap();
+        let runs = store::runs(&pool, JobId(3)).await.unwrap();
         assert!(
             runs[0].finished_at.is_none(),
             "a crashed run stays unfinished"
@@ -367,7 +368,7 @@ mod tests {
 
     #[sqlx::test(migrator = "relay_store::MIGRATOR")]
     async fn a_failed_write_is_counted_never_raised(pool: PgPool) {
-        let run = TraceRun::start(&pool, &new_run(4));
+        let run = TraceRun::start(&pool, &new_run(JobId(4)));
         // Refuse every event row: the batch fails, the run still records its end and its loss.
         sqlx::query("ALTER TABLE trace_events ADD CONSTRAINT refuse_all CHECK (seq < 0)")
             .execute(&pool)
@@ -378,14 +379,14 @@ mod tests {
             tracer.event(TraceKind::Decision, json!({ "n": n }));
         }
         run.finish(RunOutcome::Succeeded).await;
-        let runs = store::runs(&pool, 4).await.unwrap();
+        let runs = store::runs(&pool, JobId(4)).await.unwrap();
         assert_eq!(runs[0].outcome.as_deref(), Some("succeeded"));
         assert_eq!(runs[0].dropped, 3);
     }
 
     #[sqlx::test(migrator = "relay_store::MIGRATOR")]
     async fn a_full_buffer_drops_and_counts(pool: PgPool) {
-        let run = TraceRun::start(&pool, &new_run(5));
+        let run = TraceRun::start(&pool, &new_run(JobId(5)));
         let tracer = run.tracer();
         // The flusher runs on this (current-thread) runtime only when we await, so emitting
         // without awaiting fills the buffer deterministically.
@@ -394,12 +395,15 @@ mod tests {
             tracer.event(TraceKind::ToolCall, json!({ "n": n }));
         }
         run.finish(RunOutcome::Succeeded).await;
-        assert_eq!(stored_count(&pool, 5).await, TRACE_BUFFER_EVENTS as i64);
-        let runs = store::runs(&pool, 5).await.unwrap();
+        assert_eq!(
+            stored_count(&pool, JobId(5)).await,
+            TRACE_BUFFER_EVENTS as i64
+        );
+        let runs = store::runs(&pool, JobId(5)).await.unwrap();
         assert_eq!(runs[0].dropped, extra as i64);
     }
 
-    async fn stored_count(pool: &PgPool, job_id: i64) -> i64 {
+    async fn stored_count(pool: &PgPool, job_id: JobId) -> i64 {
         sqlx::query_scalar("SELECT count(*) FROM trace_events WHERE job_id = $1")
             .bind(job_id)
             .fetch_one(pool)

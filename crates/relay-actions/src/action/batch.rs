@@ -5,11 +5,13 @@ use relay_core::action::{ReadyForSpecGeneration, SpecVerdict};
 
 use crate::context::LearningProvenance;
 use crate::keys::BatchId;
+use relay_core::IssueId;
+use relay_core::JobId;
 
 /// The issue a validated batch is for, and how its rows are marked.
 #[derive(Debug, Clone)]
 pub(crate) struct BatchScope {
-    pub issue_id: i64,
+    pub issue_id: IssueId,
     pub tracker: String,
     pub project_id: String,
     /// The run's checkout, which gaps' and findings' sources cite.
@@ -33,7 +35,7 @@ pub(crate) struct At<'a> {
 
 impl At<'_> {
     /// `gaps.run` / `findings.run` / `learnings.run`: the job that decided the batch.
-    pub fn run(&self) -> Option<i64> {
+    pub fn run(&self) -> Option<JobId> {
         Some(self.batch.job_id)
     }
 }

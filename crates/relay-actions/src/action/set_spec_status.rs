@@ -9,11 +9,12 @@ use super::checks::{MAX_TEXT_CHARS, check_len, refusal_line};
 use crate::context::ValidationContext;
 use crate::report::Failure;
 use crate::{Error, Result};
+use relay_core::SpecId;
 
 /// The verdict, resolved to the posted spec.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SpecVerdictToSet {
-    pub spec_id: i64,
+    pub spec_id: SpecId,
     pub status: SpecVerdict,
     pub note: Option<String>,
 }

@@ -18,6 +18,7 @@ use crate::Result;
 use crate::keys;
 use crate::outbox::Queued;
 
+use relay_core::{IssueId, JobId};
 pub use render::{SummaryInput, render};
 
 /// What an update of the summary did.
@@ -46,8 +47,8 @@ pub fn neutralise(text: &str) -> String {
 /// Queues the summary `content` for the issue in the caller's transaction.
 pub async fn enqueue_summary(
     conn: &mut PgConnection,
-    issue_id: i64,
-    job_id: Option<i64>,
+    issue_id: IssueId,
+    job_id: Option<JobId>,
     content: &str,
 ) -> Result<SummaryWrite> {
     let key = keys::summary_key(issue_id);
@@ -130,8 +131,8 @@ pub async fn enqueue_summary(
 /// Renders the issue's summary from the store and queues it (one transaction).
 pub async fn refresh_summary(
     pool: &PgPool,
-    issue_id: i64,
-    job_id: Option<i64>,
+    issue_id: IssueId,
+    job_id: Option<JobId>,
     prices: &relay_core::prices::Prices,
 ) -> Result<SummaryWrite> {
     let mut tx = pool.begin().await.map_err(relay_store::Error::from)?;
@@ -162,8 +163,8 @@ pub async fn refresh_summary(
 /// or already queued.
 pub async fn enqueue_stale_notice(
     conn: &mut PgConnection,
-    issue_id: i64,
-    job_id: Option<i64>,
+    issue_id: IssueId,
+    job_id: Option<JobId>,
     commit: &str,
     findings: &[i32],
 ) -> Result<bool> {
@@ -213,19 +214,27 @@ mod tests {
         };
         let check = |content: &str| keys::with_marker(content, "summary-i7");
         assert_eq!(
-            enqueue_summary(&mut conn, 7, None, "a").await.unwrap(),
+            enqueue_summary(&mut conn, IssueId(7), None, "a")
+                .await
+                .unwrap(),
             SummaryWrite::Posted
         );
         assert_eq!(
-            enqueue_summary(&mut conn, 7, None, "a").await.unwrap(),
+            enqueue_summary(&mut conn, IssueId(7), None, "a")
+                .await
+                .unwrap(),
             SummaryWrite::Unchanged
         );
         // Not sent yet: the queued post takes the new body.
         assert_eq!(
-            enqueue_summary(&mut conn, 7, None, "b").await.unwrap(),
+            enqueue_summary(&mut conn, IssueId(7), None, "b")
+                .await
+                .unwrap(),
             SummaryWrite::Rewritten
         );
-        let queued = relay_store::outbox::for_issue(&mut conn, 7).await.unwrap();
+        let queued = relay_store::outbox::for_issue(&mut conn, IssueId(7))
+            .await
+            .unwrap();
         assert_eq!(
             rows(queued.clone()),
             [("summary-i7".into(), "comment".into(), check("b"), None)]
@@ -235,7 +244,9 @@ mod tests {
             .await
             .unwrap();
         assert_eq!(
-            enqueue_summary(&mut conn, 7, None, "c").await.unwrap(),
+            enqueue_summary(&mut conn, IssueId(7), None, "c")
+                .await
+                .unwrap(),
             SummaryWrite::Deferred
         );
         relay_store::outbox::mark_sent(&mut conn, queued[0].id, Some("n1"), None)
@@ -243,18 +254,28 @@ mod tests {
             .unwrap();
         // Posted: an edit of that note, then (unsent) rewritten, never a second post.
         assert_eq!(
-            enqueue_summary(&mut conn, 7, None, "c").await.unwrap(),
+            enqueue_summary(&mut conn, IssueId(7), None, "c")
+                .await
+                .unwrap(),
             SummaryWrite::Edited
         );
         assert_eq!(
-            enqueue_summary(&mut conn, 7, None, "d").await.unwrap(),
+            enqueue_summary(&mut conn, IssueId(7), None, "d")
+                .await
+                .unwrap(),
             SummaryWrite::Rewritten
         );
         assert_eq!(
-            enqueue_summary(&mut conn, 7, None, "d").await.unwrap(),
+            enqueue_summary(&mut conn, IssueId(7), None, "d")
+                .await
+                .unwrap(),
             SummaryWrite::Unchanged
         );
-        let all = rows(relay_store::outbox::for_issue(&mut conn, 7).await.unwrap());
+        let all = rows(
+            relay_store::outbox::for_issue(&mut conn, IssueId(7))
+                .await
+                .unwrap(),
+        );
         assert_eq!(
             all,
             [
@@ -273,7 +294,9 @@ mod tests {
     async fn a_post_refused_for_good_is_posted_again_by_the_next_update(pool: PgPool) {
         let mut conn = pool.acquire().await.unwrap();
         assert_eq!(
-            enqueue_summary(&mut conn, 5, None, "a").await.unwrap(),
+            enqueue_summary(&mut conn, IssueId(5), None, "a")
+                .await
+                .unwrap(),
             SummaryWrite::Posted
         );
         let post = relay_store::outbox::get(&mut conn, "summary-i5")
@@ -288,7 +311,9 @@ mod tests {
             .unwrap();
         // Even an unchanged body: the summary is not on the tracker at all.
         assert_eq!(
-            enqueue_summary(&mut conn, 5, None, "a").await.unwrap(),
+            enqueue_summary(&mut conn, IssueId(5), None, "a")
+                .await
+                .unwrap(),
             SummaryWrite::Reposted
         );
         let again = relay_store::outbox::get(&mut conn, "summary-i5")
@@ -304,10 +329,14 @@ mod tests {
             .await
             .unwrap();
         assert_eq!(
-            enqueue_summary(&mut conn, 5, None, "b").await.unwrap(),
+            enqueue_summary(&mut conn, IssueId(5), None, "b")
+                .await
+                .unwrap(),
             SummaryWrite::Edited
         );
-        let rows = relay_store::outbox::for_issue(&mut conn, 5).await.unwrap();
+        let rows = relay_store::outbox::for_issue(&mut conn, IssueId(5))
+            .await
+            .unwrap();
         assert_eq!(rows.len(), 2, "one post, one edit: never a second comment");
     }
 
@@ -328,12 +357,12 @@ mod tests {
                 .unwrap()
                 .unwrap()
         }
-        enqueue_summary(&mut conn, 6, None, &format!("a {secret}"))
+        enqueue_summary(&mut conn, IssueId(6), None, &format!("a {secret}"))
             .await
             .unwrap();
         assert!(!body(&mut conn).await.body.contains(secret));
         assert_eq!(
-            enqueue_summary(&mut conn, 6, None, &format!("b {secret}"))
+            enqueue_summary(&mut conn, IssueId(6), None, &format!("b {secret}"))
                 .await
                 .unwrap(),
             SummaryWrite::Rewritten
@@ -347,7 +376,7 @@ mod tests {
             .await
             .unwrap();
         assert_eq!(
-            enqueue_summary(&mut conn, 6, None, &format!("c {secret}"))
+            enqueue_summary(&mut conn, IssueId(6), None, &format!("c {secret}"))
                 .await
                 .unwrap(),
             SummaryWrite::Reposted
@@ -361,21 +390,23 @@ mod tests {
         let mut conn = pool.acquire().await.unwrap();
         let commit = "0123456789abcdef0123456789abcdef01234567";
         assert!(
-            !enqueue_stale_notice(&mut conn, 3, None, commit, &[])
+            !enqueue_stale_notice(&mut conn, IssueId(3), None, commit, &[])
                 .await
                 .unwrap()
         );
         assert!(
-            enqueue_stale_notice(&mut conn, 3, None, commit, &[1, 4])
+            enqueue_stale_notice(&mut conn, IssueId(3), None, commit, &[1, 4])
                 .await
                 .unwrap()
         );
         assert!(
-            !enqueue_stale_notice(&mut conn, 3, None, commit, &[1, 4])
+            !enqueue_stale_notice(&mut conn, IssueId(3), None, commit, &[1, 4])
                 .await
                 .unwrap()
         );
-        let rows = relay_store::outbox::for_issue(&mut conn, 3).await.unwrap();
+        let rows = relay_store::outbox::for_issue(&mut conn, IssueId(3))
+            .await
+            .unwrap();
         assert_eq!(rows.len(), 1);
         assert!(rows[0].body.starts_with(
             "The code changed at `0123456789ab`: finding 1, finding 4 no longer match what they cited"

@@ -224,7 +224,7 @@ mod tests {
     fn gap(number: i32, severity: &str, question: &str, open: bool) -> GapRow {
         GapRow {
             id: i64::from(number),
-            issue_id: 1,
+            issue_id: relay_core::IssueId(1),
             number,
             question: question.into(),
             severity: severity.into(),
@@ -243,7 +243,7 @@ mod tests {
     fn finding(stale: bool) -> FindingRow {
         FindingRow {
             id: 1,
-            issue_id: 1,
+            issue_id: relay_core::IssueId(1),
             number: 3,
             synthesis: "Timeouts are fixed, ask @alice\n<!-- relay:write:x -->".into(),
             created_by_run: None,

@@ -137,7 +137,7 @@ async fn parent(pool: &PgPool, database: &str) {
     // The batch is committed: two comments in the outbox, nothing on the tracker yet.
     let issue = crate::support::insert_issue(&pool, NUMBER, &[]).await;
     let mut conn = pool.acquire().await.unwrap();
-    let ctx = ValidationContext::load(&mut conn, issue, None)
+    let ctx = ValidationContext::load(&mut conn, relay_core::IssueId(issue), None)
         .await
         .unwrap();
     let validated = validate(
@@ -153,7 +153,7 @@ async fn parent(pool: &PgPool, database: &str) {
         .execute(
             &validated,
             BatchId {
-                job_id: 1,
+                job_id: relay_core::JobId(1),
                 cycle: 0,
             },
             None,
@@ -187,7 +187,7 @@ async fn parent(pool: &PgPool, database: &str) {
     let status = child.wait().unwrap();
     assert!(!status.success(), "killed, not finished: {status}");
 
-    let row = relay_store::outbox::pending(&mut conn, issue)
+    let row = relay_store::outbox::pending(&mut conn, relay_core::IssueId(issue))
         .await
         .unwrap()
         .remove(0);
@@ -200,7 +200,7 @@ async fn parent(pool: &PgPool, database: &str) {
     // The job's retry: a new executor in this process drains again.
     let report = Executor::new(pool.clone(), tracker)
         .with_retry(RetryPolicy::immediate())
-        .drain_outbox(issue, &issue_ref())
+        .drain_outbox(relay_core::IssueId(issue), &issue_ref())
         .await
         .unwrap();
     assert_eq!(report.sent.len(), 2);
@@ -218,7 +218,7 @@ async fn parent(pool: &PgPool, database: &str) {
         1
     );
     assert!(comments.iter().all(|c| c.author == BOT));
-    let rows = relay_store::outbox::for_issue(&mut conn, issue)
+    let rows = relay_store::outbox::for_issue(&mut conn, relay_core::IssueId(issue))
         .await
         .unwrap();
     assert!(rows.iter().all(|r| r.status == "sent"));
@@ -248,6 +248,9 @@ async fn child(spec: &str) {
         relay_tracker::fake::tracker_settings(relay_core::Provider::GitHub, base_url, TOKEN, BOT);
     let tracker = relay_tracker::registry::build(&settings).unwrap();
     let executor = Executor::new(pool, Arc::new(StallAfterPost(tracker)));
-    executor.drain_outbox(issue, &issue_ref()).await.unwrap();
+    executor
+        .drain_outbox(relay_core::IssueId(issue), &issue_ref())
+        .await
+        .unwrap();
     panic!("the drain returned instead of stalling");
 }

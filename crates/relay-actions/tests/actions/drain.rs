@@ -17,7 +17,7 @@ const NUMBER: i64 = 7;
 async fn setup(pool: &PgPool, actions: serde_json::Value) -> i64 {
     let issue = insert_issue(pool, NUMBER, &[("501", Some("dA"))]).await;
     let mut conn = pool.acquire().await.unwrap();
-    let ctx = ValidationContext::load(&mut conn, issue, None)
+    let ctx = ValidationContext::load(&mut conn, relay_core::IssueId(issue), None)
         .await
         .unwrap();
     let validated = validate(&ctx, &batch(json!({ "actions": actions }))).unwrap();
@@ -26,7 +26,7 @@ async fn setup(pool: &PgPool, actions: serde_json::Value) -> i64 {
         .execute(
             &validated,
             BatchId {
-                job_id: 1,
+                job_id: relay_core::JobId(1),
                 cycle: 0,
             },
             None,
@@ -42,7 +42,7 @@ fn executor(pool: &PgPool, tracker: &Arc<MemoryTracker>) -> Executor {
 
 async fn statuses(pool: &PgPool, issue: i64) -> Vec<String> {
     let mut conn = pool.acquire().await.unwrap();
-    relay_store::outbox::for_issue(&mut conn, issue)
+    relay_store::outbox::for_issue(&mut conn, relay_core::IssueId(issue))
         .await
         .unwrap()
         .into_iter()
@@ -62,7 +62,7 @@ async fn writes_go_out_in_order_with_their_marker_and_only_once(pool: PgPool) {
     .await;
     let tracker = Arc::new(MemoryTracker::default());
     let report = executor(&pool, &tracker)
-        .drain_outbox(issue, &issue_ref(NUMBER))
+        .drain_outbox(relay_core::IssueId(issue), &issue_ref(NUMBER))
         .await
         .unwrap();
     assert_eq!(report.sent.len(), 2);
@@ -79,13 +79,13 @@ async fn writes_go_out_in_order_with_their_marker_and_only_once(pool: PgPool) {
     assert_eq!(tracker.lookups.load(Ordering::SeqCst), 0);
 
     let again = executor(&pool, &tracker)
-        .drain_outbox(issue, &issue_ref(NUMBER))
+        .drain_outbox(relay_core::IssueId(issue), &issue_ref(NUMBER))
         .await
         .unwrap();
     assert!(again.sent.is_empty());
     assert_eq!(tracker.comments.lock().unwrap().len(), 2);
     let mut conn = pool.acquire().await.unwrap();
-    let rows = relay_store::outbox::for_issue(&mut conn, issue)
+    let rows = relay_store::outbox::for_issue(&mut conn, relay_core::IssueId(issue))
         .await
         .unwrap();
     assert_eq!(
@@ -108,7 +108,12 @@ async fn a_crash_between_posted_and_recorded_never_posts_twice(pool: PgPool) {
     tracker.crash_after_accept.store(true, Ordering::SeqCst);
     let crashed = {
         let executor = executor(&pool, &tracker);
-        tokio::spawn(async move { executor.drain_outbox(issue, &issue_ref(NUMBER)).await }).await
+        tokio::spawn(async move {
+            executor
+                .drain_outbox(relay_core::IssueId(issue), &issue_ref(NUMBER))
+                .await
+        })
+        .await
     };
     assert!(crashed.unwrap_err().is_panic());
     assert_eq!(
@@ -117,7 +122,7 @@ async fn a_crash_between_posted_and_recorded_never_posts_twice(pool: PgPool) {
         "the tracker has it"
     );
     let mut conn = pool.acquire().await.unwrap();
-    let row = relay_store::outbox::pending(&mut conn, issue)
+    let row = relay_store::outbox::pending(&mut conn, relay_core::IssueId(issue))
         .await
         .unwrap()
         .remove(0);
@@ -128,7 +133,7 @@ async fn a_crash_between_posted_and_recorded_never_posts_twice(pool: PgPool) {
 
     // The job is retried: a fresh executor (a new worker process) drains again.
     let report = executor(&pool, &tracker)
-        .drain_outbox(issue, &issue_ref(NUMBER))
+        .drain_outbox(relay_core::IssueId(issue), &issue_ref(NUMBER))
         .await
         .unwrap();
     assert_eq!(report.sent.len(), 2);
@@ -144,7 +149,7 @@ async fn a_crash_between_posted_and_recorded_never_posts_twice(pool: PgPool) {
     );
     assert_eq!(tracker.post_calls.load(Ordering::SeqCst), 2);
     assert_eq!(statuses(&pool, issue).await, vec!["sent", "sent"]);
-    let rows = relay_store::outbox::for_issue(&mut conn, issue)
+    let rows = relay_store::outbox::for_issue(&mut conn, relay_core::IssueId(issue))
         .await
         .unwrap();
     assert_eq!(
@@ -159,7 +164,7 @@ async fn a_crash_between_posted_and_recorded_never_posts_twice(pool: PgPool) {
 async fn a_crash_before_the_request_left_posts_once(pool: PgPool) {
     let issue = setup(&pool, json!([{"type": "post_comment", "content": "hello"}])).await;
     let mut conn = pool.acquire().await.unwrap();
-    let row = relay_store::outbox::pending(&mut conn, issue)
+    let row = relay_store::outbox::pending(&mut conn, relay_core::IssueId(issue))
         .await
         .unwrap()
         .remove(0);
@@ -173,7 +178,7 @@ async fn a_crash_before_the_request_left_posts_once(pool: PgPool) {
         &format!("look: <!-- relay:write:{} -->", row.idempotency_key),
     );
     let report = executor(&pool, &tracker)
-        .drain_outbox(issue, &issue_ref(NUMBER))
+        .drain_outbox(relay_core::IssueId(issue), &issue_ref(NUMBER))
         .await
         .unwrap();
     assert_eq!(report.sent.len(), 1);
@@ -202,7 +207,7 @@ async fn transient_errors_are_retried_inline_and_looked_up_first(pool: PgPool) {
         },
     ]);
     let report = executor(&pool, &tracker)
-        .drain_outbox(issue, &issue_ref(NUMBER))
+        .drain_outbox(relay_core::IssueId(issue), &issue_ref(NUMBER))
         .await
         .unwrap();
     assert_eq!(report.sent.len(), 1);
@@ -212,7 +217,7 @@ async fn transient_errors_are_retried_inline_and_looked_up_first(pool: PgPool) {
     assert_eq!(tracker.lookups.load(Ordering::SeqCst), 2);
     let mut conn = pool.acquire().await.unwrap();
     assert_eq!(
-        relay_store::outbox::for_issue(&mut conn, issue)
+        relay_store::outbox::for_issue(&mut conn, relay_core::IssueId(issue))
             .await
             .unwrap()[0]
             .attempts,
@@ -230,7 +235,7 @@ async fn three_failures_reschedule_and_later_writes_wait(pool: PgPool) {
     let tracker = Arc::new(MemoryTracker::default());
     tracker.fail_with((0..3).map(|_| TrackerError::Transient("503 service unavailable".into())));
     let report = executor(&pool, &tracker)
-        .drain_outbox(issue, &issue_ref(NUMBER))
+        .drain_outbox(relay_core::IssueId(issue), &issue_ref(NUMBER))
         .await
         .unwrap();
     assert!(report.sent.is_empty());
@@ -252,7 +257,7 @@ async fn three_failures_reschedule_and_later_writes_wait(pool: PgPool) {
 
     // Before the delay passes, a drain does nothing and says how long to wait.
     let early = executor(&pool, &tracker)
-        .drain_outbox(issue, &issue_ref(NUMBER))
+        .drain_outbox(relay_core::IssueId(issue), &issue_ref(NUMBER))
         .await
         .unwrap();
     assert!(early.sent.is_empty() && early.reschedule_after.is_some());
@@ -265,7 +270,7 @@ async fn three_failures_reschedule_and_later_writes_wait(pool: PgPool) {
         .await
         .unwrap();
     let later = executor(&pool, &tracker)
-        .drain_outbox(issue, &issue_ref(NUMBER))
+        .drain_outbox(relay_core::IssueId(issue), &issue_ref(NUMBER))
         .await
         .unwrap();
     assert_eq!(later.sent.len(), 2);
@@ -283,7 +288,7 @@ async fn a_long_secondary_limit_is_rescheduled_not_slept(pool: PgPool) {
     // The default policy (real 1 s / 2 s / 4 s backoff): a 60 s wait must not be slept inline.
     let executor = Executor::new(pool.clone(), tracker.clone());
     let report = executor
-        .drain_outbox(issue, &issue_ref(NUMBER))
+        .drain_outbox(relay_core::IssueId(issue), &issue_ref(NUMBER))
         .await
         .unwrap();
     assert_eq!(report.reschedule_after, Some(Duration::from_secs(60)));
@@ -293,7 +298,7 @@ async fn a_long_secondary_limit_is_rescheduled_not_slept(pool: PgPool) {
     );
     assert_eq!(tracker.post_calls.load(Ordering::SeqCst), 1);
     let mut conn = pool.acquire().await.unwrap();
-    let row = relay_store::outbox::for_issue(&mut conn, issue)
+    let row = relay_store::outbox::for_issue(&mut conn, relay_core::IssueId(issue))
         .await
         .unwrap()
         .remove(0);
@@ -312,7 +317,7 @@ async fn permanent_errors_fail_that_write_and_the_drain_goes_on(pool: PgPool) {
         "body is too long (maximum is 65536 characters)".into(),
     )]);
     let report = executor(&pool, &tracker)
-        .drain_outbox(issue, &issue_ref(NUMBER))
+        .drain_outbox(relay_core::IssueId(issue), &issue_ref(NUMBER))
         .await
         .unwrap();
     assert_eq!(
@@ -338,14 +343,19 @@ async fn a_long_spec_is_posted_in_numbered_parts(pool: PgPool) {
         .collect();
     assert!(body.chars().count() > 65_536);
     let mut tx = pool.begin().await.unwrap();
-    let spec = relay_store::specs::insert_draft(&mut tx, issue, &body, Some(3))
-        .await
-        .unwrap();
+    let spec = relay_store::specs::insert_draft(
+        &mut tx,
+        relay_core::IssueId(issue),
+        &body,
+        Some(relay_core::JobId(3)),
+    )
+    .await
+    .unwrap();
     let keys = relay_actions::execute::enqueue_spec(
         &mut tx,
         &spec,
         BatchId {
-            job_id: 3,
+            job_id: relay_core::JobId(3),
             cycle: 0,
         },
     )
@@ -362,7 +372,7 @@ async fn a_long_spec_is_posted_in_numbered_parts(pool: PgPool) {
     );
     let tracker = Arc::new(MemoryTracker::default());
     executor(&pool, &tracker)
-        .drain_outbox(issue, &issue_ref(NUMBER))
+        .drain_outbox(relay_core::IssueId(issue), &issue_ref(NUMBER))
         .await
         .unwrap();
     let bodies = tracker.bodies();
@@ -376,7 +386,7 @@ async fn a_long_spec_is_posted_in_numbered_parts(pool: PgPool) {
             .await
             .unwrap()
     );
-    let posted = relay_store::specs::current(&mut conn, issue)
+    let posted = relay_store::specs::current(&mut conn, relay_core::IssueId(issue))
         .await
         .unwrap()
         .unwrap();
@@ -394,11 +404,16 @@ async fn a_spec_sent_by_a_later_drain_is_recorded_posted(pool: PgPool) {
         .map(|i| format!("- requirement {i:04}: the export writes CSV\n"))
         .collect();
     let mut tx = pool.begin().await.unwrap();
-    let spec = relay_store::specs::insert_draft(&mut tx, issue, &body, Some(3))
-        .await
-        .unwrap();
+    let spec = relay_store::specs::insert_draft(
+        &mut tx,
+        relay_core::IssueId(issue),
+        &body,
+        Some(relay_core::JobId(3)),
+    )
+    .await
+    .unwrap();
     let batch = BatchId {
-        job_id: 3,
+        job_id: relay_core::JobId(3),
         cycle: 0,
     };
     let keys = relay_actions::execute::enqueue_spec(&mut tx, &spec, batch)
@@ -413,7 +428,7 @@ async fn a_spec_sent_by_a_later_drain_is_recorded_posted(pool: PgPool) {
         retry_after: Duration::from_secs(60),
     }]);
     let first = executor(&pool, &tracker)
-        .drain_outbox(issue, &issue_ref(NUMBER))
+        .drain_outbox(relay_core::IssueId(issue), &issue_ref(NUMBER))
         .await
         .unwrap();
     assert!(first.sent.is_empty() && first.reschedule_after.is_some());
@@ -425,12 +440,12 @@ async fn a_spec_sent_by_a_later_drain_is_recorded_posted(pool: PgPool) {
 
     // A later drain (the follow-up job or the sweeper) sends every part: the spec is posted.
     let later = executor(&pool, &tracker)
-        .drain_outbox(issue, &issue_ref(NUMBER))
+        .drain_outbox(relay_core::IssueId(issue), &issue_ref(NUMBER))
         .await
         .unwrap();
     assert_eq!(later.sent.len(), 3);
     let mut conn = pool.acquire().await.unwrap();
-    let posted = relay_store::specs::current(&mut conn, issue)
+    let posted = relay_store::specs::current(&mut conn, relay_core::IssueId(issue))
         .await
         .unwrap()
         .unwrap();
@@ -442,18 +457,28 @@ async fn a_spec_sent_by_a_later_drain_is_recorded_posted(pool: PgPool) {
 async fn reactions_go_through_the_outbox_too(pool: PgPool) {
     let issue = insert_issue(&pool, NUMBER, &[]).await;
     let mut conn = pool.acquire().await.unwrap();
-    let new = relay_actions::notices::enqueue_acknowledgement(&mut conn, issue, 4, Some("501"))
-        .await
-        .unwrap();
+    let new = relay_actions::notices::enqueue_acknowledgement(
+        &mut conn,
+        relay_core::IssueId(issue),
+        relay_core::JobId(4),
+        Some("501"),
+    )
+    .await
+    .unwrap();
     // Once per issue: a later job's acknowledgement is the same row.
-    let again = relay_actions::notices::enqueue_acknowledgement(&mut conn, issue, 5, Some("501"))
-        .await
-        .unwrap();
+    let again = relay_actions::notices::enqueue_acknowledgement(
+        &mut conn,
+        relay_core::IssueId(issue),
+        relay_core::JobId(5),
+        Some("501"),
+    )
+    .await
+    .unwrap();
     assert!(new && !again);
     let tracker = Arc::new(MemoryTracker::default());
     tracker.fail_with([TrackerError::Transient("502 bad gateway".into())]);
     let report = executor(&pool, &tracker)
-        .drain_outbox(issue, &issue_ref(NUMBER))
+        .drain_outbox(relay_core::IssueId(issue), &issue_ref(NUMBER))
         .await
         .unwrap();
     assert_eq!(report.sent.len(), 1);

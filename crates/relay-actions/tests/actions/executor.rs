@@ -3,6 +3,7 @@
 
 use crate::support::{MemoryTracker, batch, checkout, insert_issue};
 use relay_actions::{BatchId, Error, Executor, ValidationContext, WatermarkRaise, validate};
+use relay_core::JobId;
 use relay_store::PgPool;
 use serde_json::json;
 use std::sync::Arc;
@@ -28,13 +29,13 @@ async fn open_gap(pool: &PgPool, issue: i64, severity: &str) {
     let mut conn = pool.acquire().await.unwrap();
     relay_store::gaps::open(
         &mut conn,
-        issue,
+        relay_core::IssueId(issue),
         &relay_store::gaps::NewGapRow {
             question: "Which format?",
             severity,
             respondent: "reporter",
             evidence: None,
-            run: Some(1),
+            run: Some(relay_core::JobId(1)),
         },
     )
     .await
@@ -51,7 +52,7 @@ async fn a_batch_commits_state_outbox_and_watermark_together(pool: PgPool) {
     open_gap(&pool, issue, "blocking").await;
     let (_dir, snapshot) = checkout();
     let mut conn = pool.acquire().await.unwrap();
-    let mut ctx = ValidationContext::load(&mut conn, issue, Some(snapshot))
+    let mut ctx = ValidationContext::load(&mut conn, relay_core::IssueId(issue), Some(snapshot))
         .await
         .unwrap();
     // The pending note of an author who may engage Relay, as the orchestrator hands it over.
@@ -78,11 +79,11 @@ async fn a_batch_commits_state_outbox_and_watermark_together(pool: PgPool) {
         .execute(
             &validated,
             BatchId {
-                job_id: 11,
+                job_id: relay_core::JobId(11),
                 cycle: 0,
             },
             Some(WatermarkRaise {
-                issue_id: issue,
+                issue_id: relay_core::IssueId(issue),
                 through_delivery: 5,
             }),
         )
@@ -94,19 +95,21 @@ async fn a_batch_commits_state_outbox_and_watermark_together(pool: PgPool) {
     assert_eq!(applied.new_learnings, 1);
     assert_eq!(applied.outbox_keys, vec![format!("i{issue}-j11-c0-a3-p0")]);
     assert!(applied.spec_requested.is_some());
-    let request = relay_store::specs::pending_request(&mut conn, issue)
+    let request = relay_store::specs::pending_request(&mut conn, relay_core::IssueId(issue))
         .await
         .unwrap()
         .expect("the go-ahead is recorded with the batch");
     assert_eq!(Some(request.id), applied.spec_request_id);
     assert_eq!(watermark(&pool, issue).await, 5);
 
-    let gaps = relay_store::gaps::list(&mut conn, issue).await.unwrap();
+    let gaps = relay_store::gaps::list(&mut conn, relay_core::IssueId(issue))
+        .await
+        .unwrap();
     assert_eq!(gaps[0].close_note.as_deref(), Some("CSV please."));
-    assert_eq!(gaps[0].closed_by_run, Some(11));
-    assert_eq!(gaps[1].opened_by_run, Some(11));
+    assert_eq!(gaps[0].closed_by_run, Some(JobId(11)));
+    assert_eq!(gaps[1].opened_by_run, Some(JobId(11)));
     // The evidence's code places that stand in the checkout are the gap's sources.
-    let evidence = relay_store::gaps::evidence_sources(&mut conn, issue)
+    let evidence = relay_store::gaps::evidence_sources(&mut conn, relay_core::IssueId(issue))
         .await
         .unwrap();
     let places: Vec<_> = evidence
@@ -122,13 +125,15 @@ async fn a_batch_commits_state_outbox_and_watermark_together(pool: PgPool) {
         })
         .collect();
     assert_eq!(places, [(2, "pkg/export.go", 4, 5, "c0ffee")]);
-    let findings = relay_store::findings::live(&mut conn, issue).await.unwrap();
+    let findings = relay_store::findings::live(&mut conn, relay_core::IssueId(issue))
+        .await
+        .unwrap();
     assert_eq!(
         findings[0].sources[0].path, "pkg/export.go",
         "normalised by the citation check"
     );
     assert_eq!(findings[0].sources[0].commit_sha, "c0ffee");
-    let outbox = relay_store::outbox::for_issue(&mut conn, issue)
+    let outbox = relay_store::outbox::for_issue(&mut conn, relay_core::IssueId(issue))
         .await
         .unwrap();
     assert_eq!(outbox.len(), 1);
@@ -146,7 +151,7 @@ async fn a_failure_mid_batch_leaves_nothing(pool: PgPool) {
     open_gap(&pool, issue, "low").await;
     let (_dir, snapshot) = checkout();
     let mut conn = pool.acquire().await.unwrap();
-    let ctx = ValidationContext::load(&mut conn, issue, Some(snapshot))
+    let ctx = ValidationContext::load(&mut conn, relay_core::IssueId(issue), Some(snapshot))
         .await
         .unwrap();
     let validated = validate(
@@ -166,9 +171,9 @@ async fn a_failure_mid_batch_leaves_nothing(pool: PgPool) {
     let closure = relay_store::gaps::GapClosure {
         reason: "answered",
         note: "x",
-        run: Some(2),
+        run: Some(relay_core::JobId(2)),
     };
-    relay_store::gaps::close(&mut conn, issue, 1, &closure)
+    relay_store::gaps::close(&mut conn, relay_core::IssueId(issue), 1, &closure)
         .await
         .unwrap();
 
@@ -176,11 +181,11 @@ async fn a_failure_mid_batch_leaves_nothing(pool: PgPool) {
         .execute(
             &validated,
             BatchId {
-                job_id: 3,
+                job_id: relay_core::JobId(3),
                 cycle: 0,
             },
             Some(WatermarkRaise {
-                issue_id: issue,
+                issue_id: relay_core::IssueId(issue),
                 through_delivery: 9,
             }),
         )
@@ -231,7 +236,7 @@ async fn a_failure_mid_batch_leaves_nothing(pool: PgPool) {
 
     // The same holds for the caller's own transaction: apply, then a failing step, no commit.
     let ok = validate(
-        &ValidationContext::load(&mut conn, issue, None)
+        &ValidationContext::load(&mut conn, relay_core::IssueId(issue), None)
             .await
             .unwrap(),
         &batch(json!({"actions": [{"type": "post_comment", "content": "second"}]})),
@@ -243,13 +248,13 @@ async fn a_failure_mid_batch_leaves_nothing(pool: PgPool) {
             &mut tx,
             &ok,
             BatchId {
-                job_id: 4,
+                job_id: relay_core::JobId(4),
                 cycle: 0,
             },
         )
         .await
         .unwrap();
-    relay_store::issues::mark_events_handled(&mut tx, issue, 12)
+    relay_store::issues::mark_events_handled(&mut tx, relay_core::IssueId(issue), 12)
         .await
         .unwrap();
     drop(tx); // the job died before committing
@@ -269,7 +274,7 @@ async fn a_failure_mid_batch_leaves_nothing(pool: PgPool) {
 async fn a_replayed_batch_maps_to_the_same_writes(pool: PgPool) {
     let issue = insert_issue(&pool, 7, &[]).await;
     let mut conn = pool.acquire().await.unwrap();
-    let ctx = ValidationContext::load(&mut conn, issue, None)
+    let ctx = ValidationContext::load(&mut conn, relay_core::IssueId(issue), None)
         .await
         .unwrap();
     let validated = validate(
@@ -282,7 +287,7 @@ async fn a_replayed_batch_maps_to_the_same_writes(pool: PgPool) {
     )
     .unwrap();
     let id = BatchId {
-        job_id: 5,
+        job_id: relay_core::JobId(5),
         cycle: 1,
     };
     let first = executor(&pool).execute(&validated, id, None).await.unwrap();
@@ -303,7 +308,7 @@ async fn a_replayed_batch_maps_to_the_same_writes(pool: PgPool) {
         .execute(
             &validated,
             BatchId {
-                job_id: 5,
+                job_id: relay_core::JobId(5),
                 cycle: 2,
             },
             None,
@@ -328,7 +333,7 @@ async fn findings_past_the_cap_drop_the_oldest_and_say_so(pool: PgPool) {
     for i in 0..19 {
         relay_store::findings::insert(
             &mut conn,
-            issue,
+            relay_core::IssueId(issue),
             &format!("f{i}"),
             None,
             std::slice::from_ref(&source),
@@ -337,7 +342,7 @@ async fn findings_past_the_cap_drop_the_oldest_and_say_so(pool: PgPool) {
         .unwrap();
     }
     let (_dir, snapshot) = checkout();
-    let ctx = ValidationContext::load(&mut conn, issue, Some(snapshot))
+    let ctx = ValidationContext::load(&mut conn, relay_core::IssueId(issue), Some(snapshot))
         .await
         .unwrap();
     let add: Vec<_> = (0..3)
@@ -352,7 +357,7 @@ async fn findings_past_the_cap_drop_the_oldest_and_say_so(pool: PgPool) {
         .execute(
             &validated,
             BatchId {
-                job_id: 1,
+                job_id: relay_core::JobId(1),
                 cycle: 0,
             },
             None,
@@ -366,7 +371,7 @@ async fn findings_past_the_cap_drop_the_oldest_and_say_so(pool: PgPool) {
         vec!["dropped the oldest findings 1, 2 (at most 20 are kept per issue)".to_string()]
     );
     assert_eq!(
-        relay_store::findings::live(&mut conn, issue)
+        relay_store::findings::live(&mut conn, relay_core::IssueId(issue))
             .await
             .unwrap()
             .len(),
@@ -378,13 +383,18 @@ async fn findings_past_the_cap_drop_the_oldest_and_say_so(pool: PgPool) {
 async fn spec_verdicts_are_recorded(pool: PgPool) {
     let issue = insert_issue(&pool, 7, &[]).await;
     let mut conn = pool.acquire().await.unwrap();
-    let spec = relay_store::specs::insert_draft(&mut conn, issue, "the spec", Some(1))
-        .await
-        .unwrap();
+    let spec = relay_store::specs::insert_draft(
+        &mut conn,
+        relay_core::IssueId(issue),
+        "the spec",
+        Some(relay_core::JobId(1)),
+    )
+    .await
+    .unwrap();
     relay_store::specs::mark_posted(&mut conn, spec.id, &["n1".to_string()])
         .await
         .unwrap();
-    let mut ctx = ValidationContext::load(&mut conn, issue, None)
+    let mut ctx = ValidationContext::load(&mut conn, relay_core::IssueId(issue), None)
         .await
         .unwrap();
     let verdict = batch(
@@ -406,7 +416,7 @@ async fn spec_verdicts_are_recorded(pool: PgPool) {
         .execute(
             &validated,
             BatchId {
-                job_id: 2,
+                job_id: relay_core::JobId(2),
                 cycle: 0,
             },
             None,
@@ -417,7 +427,7 @@ async fn spec_verdicts_are_recorded(pool: PgPool) {
         applied.spec_verdict,
         Some(relay_core::action::SpecVerdict::Rejected)
     );
-    let current = relay_store::specs::current(&mut conn, issue)
+    let current = relay_store::specs::current(&mut conn, relay_core::IssueId(issue))
         .await
         .unwrap()
         .unwrap();
@@ -431,7 +441,7 @@ async fn spec_verdicts_are_recorded(pool: PgPool) {
 async fn a_worker_that_lost_its_lease_cannot_apply_a_batch(pool: PgPool) {
     let issue = insert_issue(&pool, 7, &[]).await;
     let mut conn = pool.acquire().await.unwrap();
-    let ctx = ValidationContext::load(&mut conn, issue, None)
+    let ctx = ValidationContext::load(&mut conn, relay_core::IssueId(issue), None)
         .await
         .unwrap();
     let validated = validate(
@@ -473,7 +483,7 @@ async fn a_worker_that_lost_its_lease_cannot_apply_a_batch(pool: PgPool) {
         "{refused:?}"
     );
     assert!(
-        relay_store::outbox::for_issue(&mut conn, issue)
+        relay_store::outbox::for_issue(&mut conn, relay_core::IssueId(issue))
             .await
             .unwrap()
             .is_empty(),

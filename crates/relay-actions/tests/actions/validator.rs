@@ -6,13 +6,14 @@ use relay_actions::{
     ValidationContext, validate,
 };
 use relay_core::action::Severity;
+use relay_core::{IssueId, SpecId};
 use relay_tracker::{CommentTarget, NoteRef};
 use serde_json::json;
 
 fn context(snapshot: Option<relay_actions::Snapshot>) -> ValidationContext {
     ValidationContext {
         authority: relay_actions::Authority::Unrestricted,
-        issue_id: 1,
+        issue_id: IssueId(1),
         tracker: "gl".into(),
         project_id: "42".into(),
         gaps: vec![
@@ -359,7 +360,7 @@ fn spec_verdicts_need_a_posted_spec() {
     );
     let draft = ValidationContext {
         spec: Some(SpecState {
-            id: 5,
+            id: SpecId(5),
             version: 1,
             status: "draft".into(),
         }),
@@ -368,7 +369,7 @@ fn spec_verdicts_need_a_posted_spec() {
     assert!(validate(&draft, &verdict).is_err());
     let posted = ValidationContext {
         spec: Some(SpecState {
-            id: 5,
+            id: SpecId(5),
             version: 1,
             status: "posted".into(),
         }),
@@ -377,7 +378,10 @@ fn spec_verdicts_need_a_posted_spec() {
     let ok = validate(&posted, &verdict).unwrap();
     assert!(matches!(
         ok.actions()[0],
-        ValidatedAction::SetSpecStatus(SpecVerdictToSet { spec_id: 5, .. })
+        ValidatedAction::SetSpecStatus(SpecVerdictToSet {
+            spec_id: SpecId(5),
+            ..
+        })
     ));
 }
 
@@ -488,8 +492,9 @@ fn collect_properties(value: &serde_json::Value, names: &mut Vec<String>) {
 
 #[sqlx::test(migrator = "relay_store::MIGRATOR")]
 async fn context_loads_this_issues_state(pool: relay_store::PgPool) {
-    let issue = crate::support::insert_issue(&pool, 7, &[("n1", Some("d1")), ("n2", None)]).await;
-    let other = crate::support::insert_issue(&pool, 8, &[("n9", None)]).await;
+    let issue =
+        IssueId(crate::support::insert_issue(&pool, 7, &[("n1", Some("d1")), ("n2", None)]).await);
+    let other = IssueId(crate::support::insert_issue(&pool, 8, &[("n9", None)]).await);
     let mut conn = pool.acquire().await.unwrap();
     let gap = |q| relay_store::gaps::NewGapRow {
         question: q,
@@ -567,7 +572,7 @@ async fn context_loads_this_issues_state(pool: relay_store::PgPool) {
             .contains("\"n9\" is not a note of this issue's thread")
     );
     assert!(
-        ValidationContext::load(&mut conn, 9999, None)
+        ValidationContext::load(&mut conn, IssueId(9999), None)
             .await
             .is_err()
     );
@@ -583,7 +588,7 @@ fn authority_context() -> ValidationContext {
             severity: Severity::Low,
         }],
         spec: Some(SpecState {
-            id: 5,
+            id: SpecId(5),
             version: 1,
             status: "posted".into(),
         }),

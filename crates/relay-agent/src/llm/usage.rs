@@ -9,6 +9,7 @@
 //! - `relay_llm_estimated_usage_total{role,model}` counter of calls whose response carried no usage
 //!   (their tokens are estimated from the bytes exchanged, see [`super::estimate`]).
 
+use relay_core::{IssueId, JobId};
 use std::time::Duration;
 
 use async_trait::async_trait;
@@ -33,9 +34,9 @@ pub mod metric_names {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct UsageContext {
     /// `jobs.id`.
-    pub job_id: Option<i64>,
+    pub job_id: Option<JobId>,
     /// `issues.id`.
-    pub issue_id: Option<i64>,
+    pub issue_id: Option<IssueId>,
 }
 
 /// One call on one model.

@@ -90,7 +90,7 @@ pub async fn receive(
             ping,
         } => {
             count(tracker.name.as_str(), &event_label, "ignored");
-            tracing::info!(delivery.id = %delivery.delivery_id, delivery.row = delivery_id, reason, "delivery ignored");
+            tracing::info!(delivery.id = %delivery.delivery_id, delivery.row = delivery_id.get(), reason, "delivery ignored");
             let status = if ping {
                 StatusCode::OK
             } else {
@@ -110,7 +110,7 @@ pub async fn receive(
             count(tracker.name.as_str(), &event_label, "accepted");
             // Full means a wake-up is already pending; that one covers this job too.
             let _ = state.wake_workers.try_send(());
-            tracing::info!(delivery.id = %delivery.delivery_id, delivery.row = delivery_id, issue.id = ?issue_id, job.id = job_id, reason, "delivery accepted");
+            tracing::info!(delivery.id = %delivery.delivery_id, delivery.row = delivery_id.get(), issue.id = ?issue_id.map(relay_core::IssueId::get), job.id = job_id.get(), reason, "delivery accepted");
             (
                 StatusCode::ACCEPTED,
                 Json(

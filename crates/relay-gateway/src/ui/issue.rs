@@ -25,7 +25,7 @@ const SEVERITIES: [&str; 4] = ["blocking", "high", "medium", "low"];
 pub async fn show(
     State(state): State<AppState>,
     headers: HeaderMap,
-    Path(id): Path<i64>,
+    Path(id): Path<relay_core::IssueId>,
 ) -> Result<Response, ApiError> {
     if super::session::signed_in(&state, &headers).await?.is_none() {
         return Ok(super::to_sign_in());

@@ -22,7 +22,7 @@ const MAX_EVENTS: usize = 5_000;
 pub async fn show(
     State(state): State<AppState>,
     headers: HeaderMap,
-    Path(id): Path<i64>,
+    Path(id): Path<relay_core::JobId>,
 ) -> Result<Response, ApiError> {
     if super::session::signed_in(&state, &headers).await?.is_none() {
         return Ok(super::to_sign_in());

@@ -1,6 +1,7 @@
 //! The read API over real HTTP against real Postgres: auth (none configured → 404, wrong → 401,
 //! right → 200) and what each route returns.
 
+use relay_core::IssueId;
 use relay_gateway::{ApiSettings, AppState, ServerSettings};
 use relay_store::PgPool;
 use reqwest::StatusCode;
@@ -56,7 +57,7 @@ async fn seed(pool: &PgPool) -> (i64, i64) {
     let mut conn = pool.acquire().await.unwrap();
     relay_store::gaps::open(
         &mut conn,
-        issue,
+        IssueId(issue),
         &relay_store::gaps::NewGapRow {
             question: "Which format?",
             severity: "blocking",
@@ -74,7 +75,7 @@ async fn seed(pool: &PgPool) -> (i64, i64) {
             project_id: "7",
             kind: "code",
             content: "Exports live in pkg/.",
-            issue_id: Some(issue),
+            issue_id: Some(IssueId(issue)),
             run: None,
             restricted: false,
             note_id: None,
@@ -87,7 +88,7 @@ async fn seed(pool: &PgPool) -> (i64, i64) {
         pool,
         &relay_store::llm_usage::NewLlmUsage {
             job_id: None,
-            issue_id: Some(issue),
+            issue_id: Some(IssueId(issue)),
             role: "planner",
             provider: "openai",
             model: "m",

@@ -2,6 +2,7 @@
 //! slowly is cut, an SSE stream outlives the read timeouts, and the admin listener serves what the
 //! public one does not. (Connection caps: `limits.rs`.)
 
+use relay_core::JobId;
 use std::time::Duration;
 
 use relay_gateway::{ApiSettings, AppState, ServerSettings};
@@ -107,7 +108,7 @@ async fn an_sse_stream_outlives_the_read_timeouts(pool: PgPool) {
     let run = trace::start_run(
         &pool,
         &NewRun {
-            job_id,
+            job_id: JobId(job_id),
             issue_id: None,
             attempt: 1,
             worker: "w",
@@ -138,7 +139,7 @@ async fn an_sse_stream_outlives_the_read_timeouts(pool: PgPool) {
             agent: "explore",
             payload: &payload,
         };
-        trace::insert_events(&pool, run, job_id, &[event])
+        trace::insert_events(&pool, run, JobId(job_id), &[event])
             .await
             .unwrap();
         while !seen.contains(&format!("\"n\":{n}")) {
@@ -151,7 +152,7 @@ async fn an_sse_stream_outlives_the_read_timeouts(pool: PgPool) {
         }
         tokio::time::sleep(Duration::from_millis(READ_TIMEOUT_MS * 2)).await;
     }
-    trace::finish_run(&pool, run, job_id, RunOutcome::Succeeded, 0)
+    trace::finish_run(&pool, run, JobId(job_id), RunOutcome::Succeeded, 0)
         .await
         .unwrap();
     sqlx::query("UPDATE jobs SET status = 'succeeded' WHERE id = $1")

@@ -1,6 +1,7 @@
 //! `GET /api/jobs/{id}/events` over real HTTP against real Postgres: the trace is written by a
 //! separate pool (as a worker in another process would), and the SSE client parses the raw stream.
 
+use relay_core::JobId;
 use std::time::Duration;
 
 use relay_gateway::{ApiSettings, AppState, ServerSettings};
@@ -70,7 +71,7 @@ async fn write(pool: &PgPool, run: i64, job_id: i64, seqs: std::ops::Range<i32>)
             payload,
         })
         .collect();
-    trace::insert_events(pool, run, job_id, &events)
+    trace::insert_events(pool, run, JobId(job_id), &events)
         .await
         .unwrap();
 }
@@ -79,7 +80,7 @@ async fn start_run(pool: &PgPool, job_id: i64) -> i64 {
     trace::start_run(
         pool,
         &NewRun {
-            job_id,
+            job_id: JobId(job_id),
             issue_id: None,
             attempt: 1,
             worker: "w",
@@ -192,7 +193,7 @@ async fn live_events_arrive_in_order_then_end(pool: PgPool) {
     assert_eq!(all[0].data["agent"], "explore");
     assert_eq!(all[0].data["run_id"], run);
 
-    trace::finish_run(&worker, run, job_id, RunOutcome::Succeeded, 0)
+    trace::finish_run(&worker, run, JobId(job_id), RunOutcome::Succeeded, 0)
         .await
         .unwrap();
     finish_job(&worker, job_id).await;
@@ -240,12 +241,12 @@ async fn a_finished_job_gets_its_whole_trace_then_end(pool: PgPool) {
     let job_id = job(&pool, "running").await;
     let first = start_run(&pool, job_id).await;
     write(&pool, first, job_id, 0..3).await;
-    trace::finish_run(&pool, first, job_id, RunOutcome::Retrying, 0)
+    trace::finish_run(&pool, first, JobId(job_id), RunOutcome::Retrying, 0)
         .await
         .unwrap();
     let second = start_run(&pool, job_id).await;
     write(&pool, second, job_id, 0..2).await;
-    trace::finish_run(&pool, second, job_id, RunOutcome::Succeeded, 1)
+    trace::finish_run(&pool, second, JobId(job_id), RunOutcome::Succeeded, 1)
         .await
         .unwrap();
     finish_job(&pool, job_id).await;

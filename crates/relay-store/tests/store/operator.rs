@@ -53,8 +53,12 @@ async fn retrying_a_dead_job_queues_it_once(pool: PgPool) {
     assert_eq!(dead[2].last_error.as_deref(), Some("boom"));
 
     assert_eq!(
-        retry_job(&pool, 1, "alice").await.unwrap(),
-        ActionOutcome::Done { job_id: Some(1) }
+        retry_job(&pool, relay_core::ids::JobId(1), "alice")
+            .await
+            .unwrap(),
+        ActionOutcome::Done {
+            job_id: Some(relay_core::ids::JobId(1))
+        }
     );
     assert_eq!(status(&pool, 1).await, "queued");
     let (attempts, finished): (i32, Option<chrono::DateTime<chrono::Utc>>) =
@@ -65,26 +69,36 @@ async fn retrying_a_dead_job_queues_it_once(pool: PgPool) {
     assert_eq!((attempts, finished), (0, None));
     // Idempotent: the second run finds it queued and changes nothing.
     assert_eq!(
-        retry_job(&pool, 1, "alice").await.unwrap(),
+        retry_job(&pool, relay_core::ids::JobId(1), "alice")
+            .await
+            .unwrap(),
         ActionOutcome::NotApplicable {
             status: "queued".into()
         }
     );
     // Another queued job of the same issue does the work: nothing is queued twice.
     assert_eq!(
-        retry_job(&pool, 2, "alice").await.unwrap(),
-        ActionOutcome::Superseded { by_job: 3 }
+        retry_job(&pool, relay_core::ids::JobId(2), "alice")
+            .await
+            .unwrap(),
+        ActionOutcome::Superseded {
+            by_job: relay_core::ids::JobId(3)
+        }
     );
     assert_eq!(status(&pool, 2).await, "dead");
     // A job a worker holds is never touched.
     assert_eq!(
-        retry_job(&pool, 4, "alice").await.unwrap(),
+        retry_job(&pool, relay_core::ids::JobId(4), "alice")
+            .await
+            .unwrap(),
         ActionOutcome::NotApplicable {
             status: "running".into()
         }
     );
     assert_eq!(
-        retry_job(&pool, 99, "alice").await.unwrap(),
+        retry_job(&pool, relay_core::ids::JobId(99), "alice")
+            .await
+            .unwrap(),
         ActionOutcome::NotFound
     );
     // Recorded: the audit table and the job's run trace.
@@ -110,17 +124,25 @@ async fn retrying_a_dead_job_queues_it_once(pool: PgPool) {
 async fn discarding_a_dead_job_keeps_it_out_of_the_dead_list(pool: PgPool) {
     seed_jobs(&pool).await;
     assert_eq!(
-        discard_job(&pool, 5, "bob").await.unwrap(),
-        ActionOutcome::Done { job_id: Some(5) }
+        discard_job(&pool, relay_core::ids::JobId(5), "bob")
+            .await
+            .unwrap(),
+        ActionOutcome::Done {
+            job_id: Some(relay_core::ids::JobId(5))
+        }
     );
     assert_eq!(
-        discard_job(&pool, 5, "bob").await.unwrap(),
+        discard_job(&pool, relay_core::ids::JobId(5), "bob")
+            .await
+            .unwrap(),
         ActionOutcome::NotApplicable {
             status: "discarded".into()
         }
     );
     assert_eq!(
-        discard_job(&pool, 4, "bob").await.unwrap(),
+        discard_job(&pool, relay_core::ids::JobId(4), "bob")
+            .await
+            .unwrap(),
         ActionOutcome::NotApplicable {
             status: "running".into()
         }
@@ -161,7 +183,9 @@ async fn retrying_a_failed_write_makes_it_pending_and_queues_its_drain_once(pool
         Some("422 Validation Failed")
     );
 
-    let outcome = retry_write(&pool, 1, "carol").await.unwrap();
+    let outcome = retry_write(&pool, relay_core::ids::OutboxId(1), "carol")
+        .await
+        .unwrap();
     let ActionOutcome::Done {
         job_id: Some(drain),
     } = outcome
@@ -184,13 +208,17 @@ async fn retrying_a_failed_write_makes_it_pending_and_queues_its_drain_once(pool
     assert_eq!(payload["issue_id"], 7);
     // Twice: nothing more (it is pending now), no second drain job.
     assert_eq!(
-        retry_write(&pool, 1, "carol").await.unwrap(),
+        retry_write(&pool, relay_core::ids::OutboxId(1), "carol")
+            .await
+            .unwrap(),
         ActionOutcome::NotApplicable {
             status: "pending".into()
         }
     );
     assert_eq!(
-        retry_write(&pool, 2, "carol").await.unwrap(),
+        retry_write(&pool, relay_core::ids::OutboxId(2), "carol")
+            .await
+            .unwrap(),
         ActionOutcome::NotApplicable {
             status: "sent".into()
         }

@@ -32,7 +32,7 @@ impl JobHandler for ProcessIssueJob {
         let payload: ProcessIssue = serde_json::from_value(context.job.payload.clone())
             .context("process_issue payload is malformed")
             .map_err(JobError::Permanent)?;
-        tracing::Span::current().record("issue.id", payload.issue_id);
+        tracing::Span::current().record("issue.id", payload.issue_id.get());
         if let Some(orchestrator) = &self.orchestrator {
             return orchestrator
                 .orchestrator

@@ -29,6 +29,7 @@ use serde_json::json;
 use tokio_util::sync::CancellationToken;
 
 pub use events::{FoundEvent, found_events};
+
 pub use settings::ReconcileSettings;
 
 /// The event type stored with reconciled events (a webhook stores its header's).
@@ -81,7 +82,7 @@ pub struct EventReport {
     pub actor: String,
     pub decision: Decision,
     /// Recorded (`Some(job)` when it engaged), or `None`: a duplicate, or a dry run.
-    pub recorded: Option<Option<i64>>,
+    pub recorded: Option<Option<relay_core::JobId>>,
 }
 
 impl Reconciler {

@@ -1,6 +1,7 @@
 //! The per-issue cap across jobs (and a maintainer's `@bot budget` raise), through `Orchestrator::orchestrate`: real Postgres, the local
 //! GitHub server, the scripted LLM over HTTP and a local git repository as the checkout.
 
+use relay_core::{IssueId, JobId};
 use std::path::Path;
 use std::process::Command;
 
@@ -91,7 +92,7 @@ async fn spend(pool: &PgPool, issue: i64, tokens: i64) {
         pool,
         &relay_store::llm_usage::NewLlmUsage {
             job_id: None,
-            issue_id: Some(issue),
+            issue_id: Some(IssueId(issue)),
             role: Role::Planner.as_str(),
             provider: "openai",
             model: "m",
@@ -166,7 +167,12 @@ async fn past_the_budget_one_note_then_silence_until_a_maintainer_raises_it(pool
     let c1 = github.seed_comment(REPO, NUMBER, "alice", "@relay-bot please look");
     deliver(&pool, issue, "d1", "mention", c1).await;
     let first = orchestrator
-        .orchestrate(&pool, &repos, &specs, &JobRun::new(1, 3, issue))
+        .orchestrate(
+            &pool,
+            &repos,
+            &specs,
+            &JobRun::new(relay_core::JobId(1), 3, relay_core::IssueId(issue)),
+        )
         .await
         .unwrap();
     assert_eq!(first["budget_reached"]["epoch"], 1, "{first}");
@@ -189,7 +195,12 @@ async fn past_the_budget_one_note_then_silence_until_a_maintainer_raises_it(pool
         let comment = github.seed_comment(REPO, NUMBER, "alice", text);
         deliver(&pool, issue, key, reason, comment).await;
         let paused = orchestrator
-            .orchestrate(&pool, &repos, &specs, &JobRun::new(2, 3, issue))
+            .orchestrate(
+                &pool,
+                &repos,
+                &specs,
+                &JobRun::new(relay_core::JobId(2), 3, relay_core::IssueId(issue)),
+            )
             .await
             .unwrap();
         assert_eq!(paused["paused"], "issue budget", "{paused}");
@@ -198,7 +209,7 @@ async fn past_the_budget_one_note_then_silence_until_a_maintainer_raises_it(pool
     assert!(llm.requests().is_empty());
     let mut conn = pool.acquire().await.unwrap();
     assert!(
-        relay_store::issues::pending_events(&mut conn, issue)
+        relay_store::issues::pending_events(&mut conn, IssueId(issue))
             .await
             .unwrap()
             .is_empty()
@@ -210,7 +221,12 @@ async fn past_the_budget_one_note_then_silence_until_a_maintainer_raises_it(pool
     cache_note(&pool, issue, c4, "alice", "@relay-bot budget 1k").await;
     deliver(&pool, issue, "d4", "mention", c4).await;
     let resumed = orchestrator
-        .orchestrate(&pool, &repos, &specs, &JobRun::new(3, 3, issue))
+        .orchestrate(
+            &pool,
+            &repos,
+            &specs,
+            &JobRun::new(relay_core::JobId(3), 3, relay_core::IssueId(issue)),
+        )
         .await
         .unwrap();
     assert_eq!(resumed["cycles"], 1, "{resumed}");
@@ -225,7 +241,7 @@ async fn past_the_budget_one_note_then_silence_until_a_maintainer_raises_it(pool
     assert!(comments[2].contains("config.go:4"));
 
     // The cycle's own tokens were recorded against the issue (planner role).
-    let spend_rows = relay_store::browse::spend_by_role(&pool, issue)
+    let spend_rows = relay_store::browse::spend_by_role(&pool, IssueId(issue))
         .await
         .unwrap();
     assert_eq!(spend_rows[0].role, "planner");
@@ -236,12 +252,22 @@ async fn past_the_budget_one_note_then_silence_until_a_maintainer_raises_it(pool
     let c5 = github.seed_comment(REPO, NUMBER, "alice", "@relay-bot and now?");
     deliver(&pool, issue, "d5", "mention", c5).await;
     let second = orchestrator
-        .orchestrate(&pool, &repos, &specs, &JobRun::new(4, 3, issue))
+        .orchestrate(
+            &pool,
+            &repos,
+            &specs,
+            &JobRun::new(relay_core::JobId(4), 3, relay_core::IssueId(issue)),
+        )
         .await
         .unwrap();
     assert_eq!(second["budget_reached"]["epoch"], 2, "{second}");
     let again = orchestrator
-        .orchestrate(&pool, &repos, &specs, &JobRun::new(4, 3, issue))
+        .orchestrate(
+            &pool,
+            &repos,
+            &specs,
+            &JobRun::new(relay_core::JobId(4), 3, relay_core::IssueId(issue)),
+        )
         .await
         .unwrap();
     assert_eq!(again["cycles"], 0, "{again}");
@@ -336,7 +362,12 @@ async fn events_left_after_the_last_cycle_get_one_follow_up_job(pool: PgPool) {
     // The job id stands for a job row that is not in this test's table: far from the ids the
     // queue hands out, so the follow-up's outbox keys differ from this job's.
     let first = orchestrator
-        .orchestrate(&pool, &repos, &specs, &JobRun::new(1_000, 4, issue))
+        .orchestrate(
+            &pool,
+            &repos,
+            &specs,
+            &JobRun::new(relay_core::JobId(1_000), 4, relay_core::IssueId(issue)),
+        )
         .await
         .unwrap();
     assert_eq!(first["cycles"], 1, "{first}");
@@ -360,7 +391,12 @@ async fn events_left_after_the_last_cycle_get_one_follow_up_job(pool: PgPool) {
 
     // The follow-up handles the reply; nothing is left, so it queues no further job.
     let second = orchestrator
-        .orchestrate(&pool, &repos, &specs, &JobRun::new(follow_up, 4, issue))
+        .orchestrate(
+            &pool,
+            &repos,
+            &specs,
+            &JobRun::new(relay_core::JobId(follow_up), 4, relay_core::IssueId(issue)),
+        )
         .await
         .unwrap();
     assert_eq!(second["cycles"], 1, "{second}");
@@ -453,7 +489,12 @@ async fn past_the_daily_budget_issues_wait_for_the_reset(pool: PgPool) {
     let c1 = github.seed_comment(REPO, NUMBER, "alice", "@relay-bot please look");
     deliver(&pool, issue, "d1", "mention", c1).await;
     let deferred = orchestrator
-        .orchestrate(&pool, &repos, &specs, &JobRun::new(1, 3, issue))
+        .orchestrate(
+            &pool,
+            &repos,
+            &specs,
+            &JobRun::new(relay_core::JobId(1), 3, relay_core::IssueId(issue)),
+        )
         .await
         .unwrap();
     assert_eq!(
@@ -464,7 +505,7 @@ async fn past_the_daily_budget_issues_wait_for_the_reset(pool: PgPool) {
     assert!(bot_comments(&github).is_empty());
     let mut conn = pool.acquire().await.unwrap();
     assert_eq!(
-        relay_store::issues::pending_events(&mut conn, issue)
+        relay_store::issues::pending_events(&mut conn, IssueId(issue))
             .await
             .unwrap()
             .len(),
@@ -473,7 +514,10 @@ async fn past_the_daily_budget_issues_wait_for_the_reset(pool: PgPool) {
     );
     drop(conn);
     let job = deferred["deferred_job"].as_i64().unwrap();
-    let row = relay_store::queue::get(&pool, job).await.unwrap().unwrap();
+    let row = relay_store::queue::get(&pool, JobId(job))
+        .await
+        .unwrap()
+        .unwrap();
     assert_eq!(row.status, "queued");
     let tomorrow = (chrono::Utc::now().date_naive() + chrono::Days::new(1))
         .and_hms_opt(0, 0, 0)
@@ -487,7 +531,12 @@ async fn past_the_daily_budget_issues_wait_for_the_reset(pool: PgPool) {
         .await
         .unwrap();
     let answered = orchestrator
-        .orchestrate(&pool, &repos, &specs, &JobRun::new(job, 3, issue))
+        .orchestrate(
+            &pool,
+            &repos,
+            &specs,
+            &JobRun::new(relay_core::JobId(job), 3, relay_core::IssueId(issue)),
+        )
         .await
         .unwrap();
     assert_eq!(answered["cycles"], 1, "{answered}");

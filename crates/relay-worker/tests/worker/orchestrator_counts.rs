@@ -9,6 +9,7 @@ use std::process::Command;
 
 use relay_agent::agent_settings::AgentSettings;
 use relay_agent::llm::scripted::{ScriptedLlm, ScriptedReply};
+use relay_core::{IssueId, JobId};
 use relay_store::PgPool;
 use relay_tracker::fake::FakeGitHub;
 use relay_worker::jobs::RepoSpecs;
@@ -68,7 +69,7 @@ async fn a_job_reads_what_is_pending_and_drains_once_at_its_start_and_once_per_c
     let github = FakeGitHub::start().await;
     github.seed_issue(REPO, NUMBER, "Retries", "Make retries configurable.");
     github.set_permission(REPO, "alice", "admin");
-    let issue: i64 = sqlx::query_scalar(
+    let issue: IssueId = sqlx::query_scalar(
         "INSERT INTO issues (tracker, project_id, project_path, number, title, body, state, author, url, updated_at)
          VALUES ('github', '42', $1, $2, 'Retries', 'Make retries configurable.', 'open', 'alice', 'http://x', now())
          RETURNING id",
@@ -141,9 +142,13 @@ async fn a_job_reads_what_is_pending_and_drains_once_at_its_start_and_once_per_c
     .await
     .unwrap();
 
-    let (result, counts) =
-        counted(orchestrator.orchestrate(&pool, &repos, &specs, &JobRun::new(1_000, 3, issue)))
-            .await;
+    let (result, counts) = counted(orchestrator.orchestrate(
+        &pool,
+        &repos,
+        &specs,
+        &JobRun::new(JobId(1_000), 3, issue),
+    ))
+    .await;
     let result = result.unwrap();
     assert_eq!(result["cycles"], 2, "{result}");
     let comments: Vec<String> = github
@@ -172,7 +177,7 @@ async fn a_command_is_queued_and_sent_by_the_jobs_last_drain(pool: PgPool) {
     let github = FakeGitHub::start().await;
     github.seed_issue(REPO, NUMBER, "Retries", "Make retries configurable.");
     github.set_permission(REPO, "alice", "admin");
-    let issue: i64 = sqlx::query_scalar(
+    let issue: IssueId = sqlx::query_scalar(
         "INSERT INTO issues (tracker, project_id, project_path, number, title, body, state, author, url, updated_at)
          VALUES ('github', '42', $1, $2, 'Retries', 'Make retries configurable.', 'open', 'alice', 'http://x', now())
          RETURNING id",
@@ -232,7 +237,8 @@ async fn a_command_is_queued_and_sent_by_the_jobs_last_drain(pool: PgPool) {
     .unwrap();
 
     let (result, counts) =
-        counted(orchestrator.orchestrate(&pool, &repos, &specs, &JobRun::new(1, 3, issue))).await;
+        counted(orchestrator.orchestrate(&pool, &repos, &specs, &JobRun::new(JobId(1), 3, issue)))
+            .await;
     let result = result.unwrap();
     assert_eq!(result["commands"], json!(["help"]), "{result}");
     let comments: Vec<String> = github

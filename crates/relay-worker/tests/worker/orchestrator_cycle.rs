@@ -10,6 +10,8 @@ use relay_agent::llm::{LlmClient, LlmSettings, RetryPolicy, Role};
 use relay_agent::planner::{ExploreFailure, ExploreOutcome, ExploreRequest, Explorer};
 use relay_agent::trace::{MemoryTraceSink, TraceKind, Tracer};
 use relay_core::Citation;
+use relay_core::IssueId;
+use relay_core::JobId;
 use relay_store::PgPool;
 use relay_tracker::fake::FakeGitHub;
 use relay_worker::jobs::orchestrator::JobRun;
@@ -61,7 +63,7 @@ fn client(base_url: &str, role: Role) -> LlmClient {
         })
 }
 
-async fn seed(pool: &PgPool, github: &FakeGitHub) -> i64 {
+async fn seed(pool: &PgPool, github: &FakeGitHub) -> IssueId {
     github.seed_issue(
         REPO,
         NUMBER,
@@ -74,7 +76,7 @@ async fn seed(pool: &PgPool, github: &FakeGitHub) -> i64 {
         "alice",
         "@relay-bot please look, and go ahead once it is clear",
     );
-    let issue: i64 = sqlx::query_scalar(
+    let issue: IssueId = sqlx::query_scalar(
         "INSERT INTO issues (tracker, project_id, project_path, number, title, body, state, author, url, updated_at)
          VALUES ('github', '42', $1, $2, 'Retries', 'Make retries configurable.', 'open', 'alice', 'http://x', now())
          RETURNING id",
@@ -103,8 +105,8 @@ async fn deps(
     github: &FakeGitHub,
     llm: &ScriptedLlm,
     snapshot: Snapshot,
-    issue: i64,
-    job_id: i64,
+    issue: IssueId,
+    job_id: JobId,
 ) -> (CycleEnv, Job) {
     let settings = github.settings(TOKEN, BOT);
     let trackers = relay_tracker::Trackers::from_settings(std::slice::from_ref(&settings)).unwrap();
@@ -172,7 +174,7 @@ async fn a_mention_becomes_one_comment_a_gap_a_finding_and_a_raised_watermark(po
     .await;
     let (_dir, snapshot) = checkout();
     let trace = MemoryTraceSink::new();
-    let (mut env, mut job) = deps(&pool, &github, &llm, snapshot, issue, 1).await;
+    let (mut env, mut job) = deps(&pool, &github, &llm, snapshot, issue, JobId(1)).await;
     env.run.tracer = Tracer::new(trace.clone());
     let end = run(&env, &mut job, 0).await.unwrap();
     let CycleEnd::Applied { outcome, drain, .. } = end else {
@@ -257,7 +259,7 @@ async fn a_dead_llm_leaves_the_events_pending_and_posts_one_status_comment(pool:
     let issue = seed(&pool, &github).await;
     let llm = ScriptedLlm::start(vec![ScriptedReply::error(500); 8]).await;
     let (_dir, snapshot) = checkout();
-    let (env, mut job) = deps(&pool, &github, &llm, snapshot, issue, 5).await;
+    let (env, mut job) = deps(&pool, &github, &llm, snapshot, issue, JobId(5)).await;
     let end = run(&env, &mut job, 0).await.unwrap();
     assert!(matches!(end, CycleEnd::Stopped { .. }), "{end:?}");
     // The retried job (same job, same cycle) must not post the status again.
@@ -317,7 +319,7 @@ async fn go_ahead_writes_stores_and_posts_the_spec(pool: PgPool) {
     ])
     .await;
     let (_dir, snapshot) = checkout();
-    let (env, mut job) = deps(&pool, &github, &llm, snapshot, issue, 9).await;
+    let (env, mut job) = deps(&pool, &github, &llm, snapshot, issue, JobId(9)).await;
     let end = run(&env, &mut job, 0).await.unwrap();
     let CycleEnd::Applied {
         spec_version,
@@ -419,7 +421,7 @@ async fn the_explorer_queries_the_code_graph_from_the_postgres_store(pool: PgPoo
         Arc::new(toolbox),
         AgentSettings::default().explore,
     );
-    let (mut env, mut job) = deps(&pool, &github, &llm, snapshot, issue, 3).await;
+    let (mut env, mut job) = deps(&pool, &github, &llm, snapshot, issue, JobId(3)).await;
     env.explorer = Arc::new(explorer);
     let end = run(&env, &mut job, 0).await.unwrap();
     assert!(matches!(end, CycleEnd::Applied { .. }), "{end:?}");
@@ -486,7 +488,7 @@ async fn a_cycle_records_its_tokens_against_the_issue_by_role(pool: PgPool) {
         llm.base_url()
     ))
     .unwrap();
-    let job_id = 11;
+    let job_id = JobId(11);
     let usage = UsageContext {
         job_id: Some(job_id),
         issue_id: Some(issue),

@@ -3,6 +3,7 @@
 //! reader shows the sources verified at the pushed commit; a push touching one cited file reads
 //! and writes only that file's sources.
 
+use relay_core::IssueId;
 use std::path::Path;
 use std::process::Command;
 
@@ -74,7 +75,7 @@ impl World {
 
     async fn shown_commits(&self) -> Vec<String> {
         let mut conn = self.pool.acquire().await.unwrap();
-        relay_store::findings::live(&mut conn, self.issue)
+        relay_store::findings::live(&mut conn, IssueId(self.issue))
             .await
             .unwrap()
             .iter()
@@ -105,7 +106,7 @@ async fn world(pool: PgPool) -> (World, String) {
         let name = &path[..1];
         relay_store::findings::insert(
             &mut conn,
-            issue,
+            IssueId(issue),
             &format!("{name} is defined here"),
             None,
             &[SourceRow {
@@ -183,7 +184,7 @@ async fn a_push_touching_no_cited_file_writes_no_source(pool: PgPool) {
     let mut conn = world.pool.acquire().await.unwrap();
     relay_store::findings::insert(
         &mut conn,
-        world.issue,
+        IssueId(world.issue),
         "b again",
         None,
         &[SourceRow {
@@ -221,7 +222,7 @@ async fn a_removed_finding_keeps_the_watermarks_commit(pool: PgPool) {
     assert!(
         relay_store::findings::remove(
             &mut conn,
-            world.issue,
+            IssueId(world.issue),
             1,
             relay_store::findings::RemovedBy::Planner
         )

@@ -88,7 +88,7 @@ pub async fn jobs(config: Option<&Path>, command: &JobsCommand) -> anyhow::Resul
             }
             JobsCommand::Retry { ids } => {
                 for id in ids {
-                    let outcome = operator::retry_job(&pool, *id, &actor())
+                    let outcome = operator::retry_job(&pool, relay_core::JobId(*id), &actor())
                         .await
                         .with_context(|| format!("failed to retry job {id}"))?;
                     println!("{}", describe("job", *id, "retried", &outcome));
@@ -96,7 +96,7 @@ pub async fn jobs(config: Option<&Path>, command: &JobsCommand) -> anyhow::Resul
             }
             JobsCommand::Discard { ids } => {
                 for id in ids {
-                    let outcome = operator::discard_job(&pool, *id, &actor())
+                    let outcome = operator::discard_job(&pool, relay_core::JobId(*id), &actor())
                         .await
                         .with_context(|| format!("failed to discard job {id}"))?;
                     println!("{}", describe("job", *id, "discarded", &outcome));
@@ -123,7 +123,7 @@ pub async fn writes(config: Option<&Path>, command: &WritesCommand) -> anyhow::R
             }
             WritesCommand::Retry { ids } => {
                 for id in ids {
-                    let outcome = operator::retry_write(&pool, *id, &actor())
+                    let outcome = operator::retry_write(&pool, relay_core::OutboxId(*id), &actor())
                         .await
                         .with_context(|| format!("failed to retry write {id}"))?;
                     println!(

@@ -2,6 +2,7 @@
 //! checkout, with the configured LLM. Prints the actions and the Validator's verdicts; writes
 //! nothing (no database, no tracker).
 
+use relay_core::{IssueId, SpecId};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
@@ -89,7 +90,7 @@ fn validation_context(issue: &IssueContext, repo: &Path) -> anyhow::Result<Valid
     Ok(ValidationContext {
         // A context file has no roles to check: the dry run validates every other rule.
         authority: relay_actions::Authority::Unrestricted,
-        issue_id: 0,
+        issue_id: IssueId(0),
         tracker: "plan".into(),
         project_id: "plan".into(),
         gaps: open.chain(closed).collect(),
@@ -113,7 +114,7 @@ fn validation_context(issue: &IssueContext, repo: &Path) -> anyhow::Result<Valid
             commit_sha: "working-tree".into(),
         }),
         spec: issue.spec.as_ref().map(|s| SpecState {
-            id: 0,
+            id: SpecId(0),
             version: s.version,
             status: s.status.clone(),
         }),

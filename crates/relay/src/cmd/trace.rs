@@ -1,6 +1,7 @@
 //! `relay trace JOB_ID [--follow] [--format text|json]`: a job's run trace as a timeline, read
 //! from the database, with token totals and cost per role (`[prices]`).
 
+use relay_core::JobId;
 use std::collections::HashMap;
 use std::path::Path;
 use std::time::Duration;
@@ -17,7 +18,7 @@ const FOLLOW_POLL: Duration = Duration::from_secs(1);
 #[derive(Debug, clap::Args)]
 pub struct TraceArgs {
     /// The job's id (as in `/api/jobs/{id}` and the logs' `job.id`).
-    pub job_id: i64,
+    pub job_id: JobId,
     /// Keep printing new events until the job finishes.
     #[arg(long)]
     pub follow: bool,
@@ -82,7 +83,7 @@ pub async fn run(config: Option<&Path>, args: &TraceArgs) -> anyhow::Result<()> 
 }
 
 /// Until the job's trace changes or [`FOLLOW_POLL`] passes.
-async fn wait(listener: &mut TraceNotifications, job_id: i64) {
+async fn wait(listener: &mut TraceNotifications, job_id: JobId) {
     let poll = tokio::time::sleep(FOLLOW_POLL);
     tokio::pin!(poll);
     loop {

@@ -233,7 +233,7 @@ mod tests {
         Event {
             cursor: i64::from(seq) + 100,
             run_id: 1,
-            job_id: 7,
+            job_id: relay_core::JobId(7),
             seq,
             at: Utc.with_ymd_and_hms(2026, 11, 25, 3, 0, 0).unwrap() + Duration::milliseconds(ms),
             kind: kind.into(),
@@ -271,8 +271,8 @@ mod tests {
     fn the_timeline_and_its_totals() {
         let run = Run {
             id: 1,
-            job_id: 7,
-            issue_id: Some(3),
+            job_id: relay_core::JobId(7),
+            issue_id: Some(relay_core::IssueId(3)),
             attempt: 1,
             worker: "host:1:ab".into(),
             started_at: Utc.with_ymd_and_hms(2026, 11, 25, 3, 0, 0).unwrap(),

@@ -1,6 +1,7 @@
 //! The commands that read the database (`relay trace`, `relay tool-graph`), run as a user runs
 //! them, against a real database.
 
+use relay_core::JobId;
 use std::path::Path;
 use std::process::{Command, Output, Stdio};
 
@@ -66,7 +67,7 @@ async fn seed(pool: &PgPool, status: &str) -> (i64, i64) {
     let run = trace::start_run(
         pool,
         &NewRun {
-            job_id: job,
+            job_id: JobId(job),
             issue_id: None,
             attempt: 1,
             worker: "host:1:ab",
@@ -89,7 +90,7 @@ async fn write(
     trace::insert_events(
         pool,
         run,
-        job,
+        JobId(job),
         &[NewEvent {
             seq,
             at: chrono::Utc::now(),
@@ -113,7 +114,7 @@ async fn prints_the_timeline_and_the_cost_per_role(pool: PgPool) {
     write(&pool, job, run, 0, "llm_call", "planner", llm(1_000_000)).await;
     write(&pool, job, run, 1, "tool_call", "explore#1",
         json!({"tool": "grep", "args": "{\"pattern\":\"Retry\"}", "duration_ms": 3, "result_tokens": 40, "ok": true})).await;
-    trace::finish_run(&pool, run, job, RunOutcome::Succeeded, 0)
+    trace::finish_run(&pool, run, JobId(job), RunOutcome::Succeeded, 0)
         .await
         .unwrap();
     let url = url_of(&pool);
@@ -191,7 +192,7 @@ async fn follow_prints_events_as_they_come_until_the_job_finishes(pool: PgPool) 
         json!({"decision": "submit_actions"}),
     )
     .await;
-    trace::finish_run(&pool, run, job, RunOutcome::Succeeded, 0)
+    trace::finish_run(&pool, run, JobId(job), RunOutcome::Succeeded, 0)
         .await
         .unwrap();
     sqlx::query("UPDATE jobs SET status = 'succeeded' WHERE id = $1")
@@ -313,7 +314,7 @@ async fn prune_dry_run_counts_then_prune_deletes(pool: PgPool) {
     for seq in 0..3 {
         write(&pool, job, run, seq, "tool_call", "explore", json!({})).await;
     }
-    trace::finish_run(&pool, run, job, RunOutcome::Succeeded, 0)
+    trace::finish_run(&pool, run, JobId(job), RunOutcome::Succeeded, 0)
         .await
         .unwrap();
     sqlx::query("UPDATE trace_runs SET finished_at = now() - interval '40 days' WHERE id = $1")

@@ -7,6 +7,7 @@
 //! job's outcome, so nothing is written after the job reads as finished. A stream also ends (without
 //! `end`) when the gateway shuts down or the session that opened it signs out.
 
+use relay_core::JobId;
 use std::collections::VecDeque;
 use std::convert::Infallible;
 
@@ -39,7 +40,7 @@ pub struct After {
 
 pub async fn stream(
     State(state): State<AppState>,
-    Path(id): Path<i64>,
+    Path(id): Path<relay_core::JobId>,
     Query(query): Query<After>,
     authenticated: Option<Extension<Authenticated>>,
     headers: HeaderMap,
@@ -99,7 +100,7 @@ async fn closed(state: AppState, authenticated: Option<Authenticated>) {
 
 struct Reader {
     pool: PgPool,
-    job_id: i64,
+    job_id: JobId,
     cursor: i64,
     pending: VecDeque<store::Event>,
     wake: broadcast::Receiver<i64>,
@@ -137,7 +138,7 @@ impl Reader {
                     return Some(self.end().await);
                 }
                 (Err(error), _) | (_, Err(error)) => {
-                    tracing::warn!(job.id = self.job_id, error.message = %error, "trace read failed; retrying");
+                    tracing::warn!(job.id = self.job_id.get(), error.message = %error, "trace read failed; retrying");
                     tokio::time::sleep(POLL_INTERVAL).await;
                 }
             }

@@ -11,7 +11,7 @@ use crate::error::ApiError;
 
 pub async fn show(
     State(state): State<AppState>,
-    Path(id): Path<i64>,
+    Path(id): Path<relay_core::IssueId>,
 ) -> Result<Response, ApiError> {
     super::with_timeout(&state, async {
         let mut conn = state

@@ -10,7 +10,7 @@ use crate::error::ApiError;
 
 pub async fn show(
     State(state): State<AppState>,
-    Path(id): Path<i64>,
+    Path(id): Path<relay_core::JobId>,
 ) -> Result<Response, ApiError> {
     super::with_timeout(&state, async {
         let Some(job) = relay_store::browse::job(&state.pool, id).await? else {
@@ -23,7 +23,10 @@ pub async fn show(
 }
 
 /// `job` as JSON with `events_url`: where its run trace streams (`GET /api/jobs/{id}/events`).
-pub(crate) fn with_events_url(job: &impl serde::Serialize, id: i64) -> serde_json::Value {
+pub(crate) fn with_events_url(
+    job: &impl serde::Serialize,
+    id: relay_core::JobId,
+) -> serde_json::Value {
     let mut value = serde_json::to_value(job).unwrap_or_default();
     if let Some(object) = value.as_object_mut() {
         object.insert("events_url".into(), json!(format!("/api/jobs/{id}/events")));

@@ -181,14 +181,14 @@ impl RoleLookupFailed {
         );
         if last {
             tracing::error!(
-                issue.id = run.issue_id,
+                issue.id = run.issue_id.get(),
                 actor = %self.actor,
                 error.message = %self.error,
                 "could not look up who mentioned Relay on the job's last attempt; the events stay pending"
             );
         } else {
             tracing::warn!(
-                issue.id = run.issue_id,
+                issue.id = run.issue_id.get(),
                 actor = %self.actor,
                 error.message = %self.error,
                 "role lookup failed; the job backs off and tries again"
@@ -224,7 +224,7 @@ async fn ignore_all(pool: &PgPool, run: &JobRun, job: &Job, why: &str) -> JobSte
     relay_store::issues::mark_events_handled(&mut conn, run.issue_id, last)
         .await
         .context("failed to mark ignored events handled")?;
-    tracing::info!(issue.id = run.issue_id, reasons = ?reasons, "mention ignored");
+    tracing::info!(issue.id = run.issue_id.get(), reasons = ?reasons, "mention ignored");
     run.tracer.for_agent("orchestrator").event(
         TraceKind::Decision,
         json!({ "decision": "ignored", "reason": why, "actors": reasons }),

@@ -28,6 +28,8 @@ use serde_json::Value;
 use super::job::{Attempt, Job, JobRun, trace_drain};
 use super::pending::Pending;
 use crate::handler::JobError;
+use relay_core::IssueId;
+use relay_core::JobId;
 
 /// After the job: the status comment of a reply refused for good, the job's last drain, and a
 /// job at the due time of a write still pending — unless the queue runs this job again, whose
@@ -36,7 +38,7 @@ pub async fn after_job(pool: &PgPool, run: &JobRun, job: &Job, result: &Result<V
     report_refused_replies(pool, run, job).await;
     if let Err(error) = last_drain(pool, run, job).await {
         tracing::warn!(
-            issue.id = run.issue_id,
+            issue.id = run.issue_id.get(),
             error.message = %format!("{error:#}"),
             "the job's last drain failed; the writes wait for their follow-up job"
         );
@@ -46,7 +48,7 @@ pub async fn after_job(pool: &PgPool, run: &JobRun, job: &Job, result: &Result<V
     if !retried && let Err(error) = follow_up_for_outbox(pool, run.issue_id, run.max_attempts).await
     {
         tracing::warn!(
-            issue.id = run.issue_id,
+            issue.id = run.issue_id.get(),
             error.message = %format!("{error:#}"),
             "failed to schedule the outbox follow-up; the sweeper will pick the writes up"
         );
@@ -59,7 +61,7 @@ pub async fn follow_up(
     pool: &PgPool,
     run: &JobRun,
     pending: &Pending,
-) -> anyhow::Result<Option<i64>> {
+) -> anyhow::Result<Option<JobId>> {
     if pending.events.is_empty() {
         return Ok(None);
     }
@@ -75,9 +77,9 @@ pub async fn follow_up(
         .await
         .context("failed to wake the workers")?;
     tracing::info!(
-        issue.id = run.issue_id,
+        issue.id = run.issue_id.get(),
         pending = pending.events.len(),
-        job.id = enqueued.job_id(),
+        job.id = enqueued.job_id().get(),
         "follow-up job queued"
     );
     Ok(Some(enqueued.job_id()))
@@ -101,7 +103,7 @@ async fn last_drain(pool: &PgPool, run: &JobRun, job: &Job) -> anyhow::Result<()
 /// is due.
 async fn follow_up_for_outbox(
     pool: &PgPool,
-    issue_id: i64,
+    issue_id: IssueId,
     max_attempts: i32,
 ) -> anyhow::Result<Option<Enqueued>> {
     let mut conn = pool.acquire().await.context("no database connection")?;
@@ -125,8 +127,8 @@ async fn follow_up_for_outbox(
             .context("failed to wake the workers")?;
     }
     tracing::info!(
-        issue.id = issue_id,
-        job.id = enqueued.job_id(),
+        issue.id = issue_id.get(),
+        job.id = enqueued.job_id().get(),
         delay_secs = delay.as_secs(),
         "a tracker write is pending: the issue's next job is queued for when it is due"
     );
@@ -139,7 +141,7 @@ async fn follow_up_for_outbox(
 async fn report_refused_replies(pool: &PgPool, run: &JobRun, job: &Job) {
     if let Err(error) = report(pool, run, job).await {
         tracing::warn!(
-            issue.id = run.issue_id,
+            issue.id = run.issue_id.get(),
             error.message = %format!("{error:#}"),
             "failed to queue the status comment about a refused reply"
         );
@@ -189,12 +191,13 @@ fn refused_body(row: &OutboxRow, bot_username: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use relay_core::OutboxId;
 
     fn row(key: &str, kind: &str) -> OutboxRow {
         OutboxRow {
-            id: 1,
+            id: OutboxId(1),
             idempotency_key: key.into(),
-            issue_id: 1,
+            issue_id: IssueId(1),
             job_id: None,
             kind: kind.into(),
             body: String::new(),

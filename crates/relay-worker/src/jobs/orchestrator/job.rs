@@ -22,14 +22,15 @@ use super::admission::Admission;
 use super::counts;
 use super::pending::{AnsweredCommand, Pending};
 use crate::handler::JobError;
+use relay_core::{IssueId, JobId};
 
 /// The job attempt the Orchestrator serves.
 #[derive(Debug, Clone)]
 pub struct JobRun {
-    pub job_id: i64,
+    pub job_id: JobId,
     /// Attempts of the follow-up job, when events are left after the last cycle.
     pub max_attempts: i32,
-    pub issue_id: i64,
+    pub issue_id: IssueId,
     /// Where the run's trace events go.
     pub tracer: Tracer,
     /// The claim's lease: the executor's transactions are fenced by it (`None`: unfenced, for
@@ -41,7 +42,7 @@ pub struct JobRun {
 
 impl JobRun {
     /// An untraced run.
-    pub fn new(job_id: i64, max_attempts: i32, issue_id: i64) -> JobRun {
+    pub fn new(job_id: JobId, max_attempts: i32, issue_id: IssueId) -> JobRun {
         JobRun {
             job_id,
             max_attempts,

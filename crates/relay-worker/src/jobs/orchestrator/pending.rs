@@ -13,6 +13,7 @@ use relay_store::specs::SpecRequestRow;
 use relay_store::{PgConnection, PgPool};
 
 use super::counts;
+use relay_core::IssueId;
 
 /// What is pending on an issue.
 #[derive(Debug, Clone, Default)]
@@ -47,7 +48,7 @@ impl Pending {
     /// Reads what is pending on `issue_id`; commands are those addressed to `bot`.
     pub async fn load(
         conn: &mut PgConnection,
-        issue_id: i64,
+        issue_id: IssueId,
         bot: &str,
     ) -> anyhow::Result<Pending> {
         counts::pending_read();
@@ -73,7 +74,12 @@ impl Pending {
     }
 
     /// Reads again what is pending (after a cycle: what arrived meanwhile).
-    pub async fn reload(&mut self, pool: &PgPool, issue_id: i64, bot: &str) -> anyhow::Result<()> {
+    pub async fn reload(
+        &mut self,
+        pool: &PgPool,
+        issue_id: IssueId,
+        bot: &str,
+    ) -> anyhow::Result<()> {
         let mut conn = pool.acquire().await.context("no database connection")?;
         *self = Pending::load(&mut conn, issue_id, bot).await?;
         Ok(())

@@ -17,6 +17,7 @@ use relay_store::specs::SpecRow;
 use relay_tracker::{AuthorRole, ThreadNote};
 
 use super::pending::AnsweredCommand;
+use relay_core::IssueId;
 
 /// Everything the planner's context and the validator's are made of, as the store returns it:
 /// the issue's state (`relay_store::issue_state`), the learnings it may see and the pending
@@ -81,7 +82,7 @@ impl Note {
 /// everything before a write).
 pub async fn load(
     conn: &mut PgConnection,
-    issue_id: i64,
+    issue_id: IssueId,
     events: &[IssueEventRow],
 ) -> anyhow::Result<Option<PlanningInput>> {
     let Some(relay_store::issue_state::IssueState {
@@ -295,7 +296,7 @@ mod tests {
     fn gap(number: i32, status: &str, reason: Option<&str>) -> GapRow {
         GapRow {
             id: i64::from(number),
-            issue_id: 1,
+            issue_id: IssueId(1),
             number,
             question: format!("q{number}?"),
             severity: "blocking".into(),
@@ -315,7 +316,7 @@ mod tests {
     fn store_rows_and_thread_become_the_context_input() {
         let state = PlanningInput {
             issue: IssueRow {
-                id: 1,
+                id: IssueId(1),
                 tracker: "github".into(),
                 project_id: "42".into(),
                 project_path: "acme/app".into(),
@@ -335,7 +336,7 @@ mod tests {
             gaps: vec![gap(1, "closed", Some("answered")), gap(2, "open", None)],
             findings: vec![FindingRow {
                 id: 1,
-                issue_id: 1,
+                issue_id: IssueId(1),
                 number: 3,
                 synthesis: "s".into(),
                 created_by_run: None,

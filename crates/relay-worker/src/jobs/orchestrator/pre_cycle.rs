@@ -82,8 +82,8 @@ pub async fn fail(pool: &PgPool, run: &JobRun, job: &Job, error: anyhow::Error) 
 /// what it returns.
 async fn say_pre_cycle_failure(pool: &PgPool, run: &JobRun, job: &Job, failure: &PreCycleFailure) {
     tracing::warn!(
-        issue.id = run.issue_id,
-        job.id = run.job_id,
+        issue.id = run.issue_id.get(),
+        job.id = run.job_id.get(),
         error.message = %failure,
         "the job failed before its first cycle"
     );
@@ -121,7 +121,7 @@ async fn say_pre_cycle_failure(pool: &PgPool, run: &JobRun, job: &Job, failure: 
     };
     if let Err(error) = enqueued.await {
         tracing::error!(
-            issue.id = run.issue_id,
+            issue.id = run.issue_id.get(),
             error.message = %format!("{error:#}"),
             "could not queue the status comment of a failure before the first cycle"
         );

@@ -5,10 +5,11 @@
 
 use relay_agent::explore::ExploreAgent;
 use relay_agent::thorough::state::TraversalState;
+use relay_core::IssueId;
 use relay_store::PgPool;
 
 /// The issue's stored state (empty when there is none or it cannot be read).
-pub async fn load(pool: &PgPool, issue_id: i64) -> TraversalState {
+pub async fn load(pool: &PgPool, issue_id: IssueId) -> TraversalState {
     let loaded = async {
         let mut conn = pool.acquire().await?;
         relay_store::traversal::load(&mut conn, issue_id).await
@@ -16,12 +17,12 @@ pub async fn load(pool: &PgPool, issue_id: i64) -> TraversalState {
     .await;
     match loaded {
         Ok(Some(row)) => serde_json::from_value(row.state).unwrap_or_else(|error| {
-            tracing::warn!(issue.id = issue_id, error.message = %error, "stored traversal state unreadable; starting empty");
+            tracing::warn!(issue.id = issue_id.get(), error.message = %error, "stored traversal state unreadable; starting empty");
             TraversalState::default()
         }),
         Ok(None) => TraversalState::default(),
         Err(error) => {
-            tracing::warn!(issue.id = issue_id, error.message = %error, "cannot load the traversal state; starting empty");
+            tracing::warn!(issue.id = issue_id.get(), error.message = %error, "cannot load the traversal state; starting empty");
             TraversalState::default()
         }
     }
@@ -30,7 +31,7 @@ pub async fn load(pool: &PgPool, issue_id: i64) -> TraversalState {
 /// Writes back the explorer's state when it differs from `last` (which it then becomes).
 pub async fn save_if_changed(
     pool: &PgPool,
-    issue_id: i64,
+    issue_id: IssueId,
     commit_sha: &str,
     explorer: &ExploreAgent,
     last: &mut TraversalState,
@@ -49,7 +50,7 @@ pub async fn save_if_changed(
     match saved {
         Ok(()) => *last = state,
         Err(error) => {
-            tracing::warn!(issue.id = issue_id, error.message = %error, "cannot store the traversal state");
+            tracing::warn!(issue.id = issue_id.get(), error.message = %error, "cannot store the traversal state");
         }
     }
 }
@@ -78,7 +79,7 @@ mod tests {
 
     #[sqlx::test(migrator = "relay_store::MIGRATOR")]
     async fn a_jobs_state_is_stored_when_it_changed_and_seeds_the_next_job(pool: PgPool) {
-        let issue_id: i64 = sqlx::query_scalar(
+        let issue_id: IssueId = sqlx::query_scalar(
             "INSERT INTO issues (tracker, project_id, project_path, number, title, state, author, url, updated_at)
              VALUES ('github', '1', 'acme/app', 7, 't', 'open', 'alice', 'https://x/7', now()) RETURNING id",
         )

@@ -77,7 +77,7 @@ mod tests {
     #[tokio::test]
     async fn the_accepted_batch_is_handed_over_once_and_only_for_that_batch() {
         let validator = ActionsValidator::new(ValidationContext {
-            issue_id: 1,
+            issue_id: relay_core::IssueId(1),
             tracker: "github".into(),
             project_id: "1".into(),
             gaps: Vec::new(),

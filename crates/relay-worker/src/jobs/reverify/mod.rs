@@ -24,6 +24,7 @@
 pub mod anchor;
 pub mod publish;
 
+use relay_core::IssueId;
 use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 use std::path::Path;
 
@@ -73,7 +74,7 @@ pub struct Reverification {
 /// An issue whose citations a push changed.
 #[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize)]
 pub struct IssueChange {
-    pub issue_id: i64,
+    pub issue_id: IssueId,
     /// Findings that were not stale before this push and are now.
     pub newly_stale: Vec<i32>,
     /// Gaps whose evidence was not stale before this push and is now.
@@ -189,8 +190,8 @@ pub async fn reverify_project(
     // Owners (a finding, or a gap's evidence) by kind and id.
     let mut stale_before: HashSet<(SourceOwner, i64)> = HashSet::new();
     let mut stale_after: HashSet<(SourceOwner, i64)> = HashSet::new();
-    let mut changed: BTreeSet<i64> = BTreeSet::new();
-    let mut numbers: HashMap<(SourceOwner, i64), (i64, i32)> = HashMap::new();
+    let mut changed: BTreeSet<IssueId> = BTreeSet::new();
+    let mut numbers: HashMap<(SourceOwner, i64), (IssueId, i32)> = HashMap::new();
     for source in &sources {
         let owner = (source.owner(), source.owner_id);
         numbers.insert(owner, (source.issue_id, source.owner_number));
@@ -232,13 +233,13 @@ pub async fn reverify_project(
             .await
             .context("failed to record the re-verification")?;
     }
-    let mut newly: BTreeMap<(i64, SourceOwner), Vec<i32>> = BTreeMap::new();
+    let mut newly: BTreeMap<(IssueId, SourceOwner), Vec<i32>> = BTreeMap::new();
     for owner in stale_after.difference(&stale_before) {
         if let Some((issue, number)) = numbers.get(owner) {
             newly.entry((*issue, owner.0)).or_default().push(*number);
         }
     }
-    let mut newly_of = |issue_id: i64, owner: SourceOwner| {
+    let mut newly_of = |issue_id: IssueId, owner: SourceOwner| {
         let mut numbers = newly.remove(&(issue_id, owner)).unwrap_or_default();
         numbers.sort_unstable();
         numbers

@@ -6,6 +6,7 @@
 use anyhow::Context as _;
 use relay_actions::summary::{self, SummaryWrite};
 use relay_core::ProcessIssue;
+use relay_core::{IssueId, JobId};
 use relay_store::PgPool;
 use relay_store::queue::Job as _;
 
@@ -37,7 +38,7 @@ pub enum Channel<'a> {
 /// Queues the writes for each changed issue and the issue's job that sends them.
 pub async fn publish(
     pool: &PgPool,
-    job_id: i64,
+    job_id: JobId,
     commit: &str,
     channel: Channel<'_>,
     max_attempts: i32,
@@ -92,7 +93,7 @@ pub async fn publish(
 /// the issue's outbox.
 async fn send_with_issue_job(
     pool: &PgPool,
-    issue_id: i64,
+    issue_id: IssueId,
     max_attempts: i32,
 ) -> anyhow::Result<()> {
     let mut conn = pool.acquire().await.context("no database connection")?;

@@ -30,6 +30,7 @@ use super::checkout::{CheckedOut, Head, Repos};
 use super::job::{Job, JobEnd, JobRun, JobStep};
 use super::pending::{AnsweredCommand, PendingCommand};
 use crate::handler::JobError;
+use relay_core::DeliveryId;
 
 /// Where the commands run: the job's run and database, what a `refresh` checks out, and the
 /// prices a `status` or `budget` answer counts the spend in.
@@ -109,7 +110,7 @@ pub async fn answer(
             .await
             .context("failed to consume the events")?;
     }
-    tracing::info!(issue.id = run.issue_id, reason = %reason, "nothing to plan after the commands");
+    tracing::info!(issue.id = run.issue_id.get(), reason = %reason, "nothing to plan after the commands");
     Err(JobEnd::Done(json!({
         "cycles": 0,
         "commands": answered.iter().map(|c| c.name).collect::<Vec<_>>(),
@@ -125,7 +126,7 @@ async fn answer_one(
     command: &PendingCommand,
 ) -> Result<Outcome, JobError> {
     let (pool, run) = (env.pool, env.run);
-    let (event_id, bot) = (command.event_id, job.bot());
+    let (event_id, bot) = (DeliveryId(command.event_id), job.bot());
     let actor = format!("@{}", command.actor);
     let help = command::help_text(bot);
     let (name, plan, body) = match &command.parsed {

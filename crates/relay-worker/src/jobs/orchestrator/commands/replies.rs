@@ -12,6 +12,8 @@ use super::super::gates::budget::{self, BudgetGate, IssueCap};
 use super::super::job::{Job, JobRun};
 use super::super::pending::PendingCommand;
 use crate::handler::JobError;
+use relay_core::DeliveryId;
+use relay_core::IssueId;
 
 /// `status`: the living summary refreshed now, or (summary off) a short status reply.
 pub async fn status(
@@ -167,7 +169,7 @@ pub struct RaiseAnswer {
 /// `budget <amount>`: a maintainer raises this issue's cap once.
 pub async fn budget(
     pool: &PgPool,
-    issue_id: i64,
+    issue_id: IssueId,
     prices: &Prices,
     checkout: &CheckedOut,
     job: &Job,
@@ -212,7 +214,7 @@ pub async fn budget(
     relay_store::issue_controls::raise_budget(
         &mut conn,
         issue_id,
-        command.event_id,
+        DeliveryId(command.event_id),
         &format!("@{}", command.actor),
         raise,
     )

@@ -14,6 +14,7 @@ use super::super::validator::ActionsValidator;
 use super::env::CycleEnv;
 use super::load::CycleView;
 use super::spec::{self, SpecStep};
+use relay_core::OutboxId;
 
 /// What a cycle queued that its drain finishes.
 #[derive(Default)]
@@ -61,7 +62,7 @@ pub async fn apply(
         );
     }
     if !loaded.refused.is_empty() {
-        let shown: Vec<i64> = loaded.refused.iter().map(|row| row.id).collect();
+        let shown: Vec<OutboxId> = loaded.refused.iter().map(|row| row.id).collect();
         let mut conn = env.pool.acquire().await?;
         relay_store::outbox::mark_failures_shown(&mut conn, &shown).await?;
     }

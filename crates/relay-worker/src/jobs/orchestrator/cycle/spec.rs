@@ -17,13 +17,14 @@ use serde_json::json;
 
 use super::super::job::{Attempt, Job};
 use super::env::CycleEnv;
+use relay_core::SpecId;
 
 /// How a spec step ended (a retryable failure is an `Err`).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum SpecStep {
     /// Stored as `version`; its parts are queued under `keys`.
     Written {
-        spec_id: i64,
+        spec_id: SpecId,
         version: i32,
         keys: Vec<String>,
     },
@@ -125,7 +126,7 @@ async fn give_up(
     .await?;
     tx.commit().await?;
     tracing::error!(
-        issue.id = issue_id,
+        issue.id = issue_id.get(),
         request = request_id,
         error.message = %error,
         "the spec writer failed on the job's last attempt; the go-ahead is closed as failed"

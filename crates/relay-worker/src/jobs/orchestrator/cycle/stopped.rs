@@ -29,7 +29,7 @@ pub async fn say(
     reason: &StopReason,
     batch: BatchId,
 ) -> anyhow::Result<()> {
-    tracing::warn!(issue.id = job.issue.id, reason = %reason, "planning cycle stopped");
+    tracing::warn!(issue.id = job.issue.id.get(), reason = %reason, "planning cycle stopped");
     if matches!(reason, StopReason::Llm(_)) && env.run.attempt == Attempt::Retryable {
         return Ok(());
     }
@@ -73,8 +73,8 @@ pub async fn end_job(
         .await
         .context("failed to consume the answered events")?;
     tracing::warn!(
-        issue.id = run.issue_id,
-        job.id = run.job_id,
+        issue.id = run.issue_id.get(),
+        job.id = run.job_id.get(),
         reason = %reason,
         "planning stopped for a reason a retry would repeat: job ended"
     );

@@ -21,6 +21,7 @@ use relay_store::PgPool;
 use serde_json::{Value, json};
 
 use super::super::job::{Job, JobRun};
+use relay_core::{IssueId, JobId};
 
 /// An issue's cap (0: none), from the server narrowed by the repository.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -97,7 +98,7 @@ pub enum BudgetGate {
 }
 
 /// The issue's spend, tokens and priced cost.
-pub async fn spend(pool: &PgPool, issue_id: i64, prices: &Prices) -> anyhow::Result<Spend> {
+pub async fn spend(pool: &PgPool, issue_id: IssueId, prices: &Prices) -> anyhow::Result<Spend> {
     let rows = relay_store::status::spend_by_role_and_model(pool, issue_id)
         .await
         .context("failed to sum the issue's spend")?;
@@ -122,7 +123,7 @@ pub async fn spend(pool: &PgPool, issue_id: i64, prices: &Prices) -> anyhow::Res
 /// Evaluates the issue's cap.
 pub async fn gate(
     pool: &PgPool,
-    issue_id: i64,
+    issue_id: IssueId,
     cap: IssueCap,
     prices: &Prices,
 ) -> anyhow::Result<BudgetGate> {
@@ -168,8 +169,8 @@ pub async fn gate(
 /// transaction. Returns whether the note is new.
 pub async fn enqueue_note(
     pool: &PgPool,
-    issue_id: i64,
-    job_id: i64,
+    issue_id: IssueId,
+    job_id: JobId,
     epoch: u32,
     through: i64,
     body: &str,
@@ -239,7 +240,7 @@ pub async fn stop(
                 .await
                 .context("failed to consume the events")?;
             tracing::info!(
-                issue.id = issue_id,
+                issue.id = issue_id.get(),
                 spent = spend.tokens,
                 "issue paused on its budget"
             );
@@ -255,7 +256,7 @@ pub async fn stop(
             let body = note_body(&spend, &allowance, &cap, job.bot());
             enqueue_note(pool, issue_id, run.job_id, epoch, through, &body).await?;
             tracing::warn!(
-                issue.id = issue_id,
+                issue.id = issue_id.get(),
                 spent = spend.tokens,
                 allowance = %allowance.describe(),
                 epoch,
@@ -280,7 +281,11 @@ mod tests {
 
     #[sqlx::test(migrator = "relay_store::MIGRATOR")]
     async fn the_budget_note_carries_its_idempotency_marker(pool: PgPool) {
-        assert!(enqueue_note(&pool, 7, 3, 1, 0, "stopped").await.unwrap());
+        assert!(
+            enqueue_note(&pool, IssueId(7), JobId(3), 1, 0, "stopped")
+                .await
+                .unwrap()
+        );
         let mut conn = pool.acquire().await.unwrap();
         let row = relay_store::outbox::get(&mut conn, "budget:7:1:0")
             .await

@@ -7,6 +7,8 @@
 //! when it answers them. The first job of a tracker to find the budget reached in a day logs one
 //! line and counts `relay_daily_token_budget_reached_total{tracker}` (per process).
 
+use relay_core::IssueId;
+use relay_core::JobId;
 use std::collections::HashMap;
 use std::sync::{Mutex, OnceLock};
 
@@ -91,10 +93,10 @@ pub fn announce(tracker: &str, spent: u64, budget: u64, resets_at: DateTime<Utc>
 /// for it. Returns the job id.
 pub async fn defer_issue(
     pool: &PgPool,
-    issue_id: i64,
+    issue_id: IssueId,
     max_attempts: i32,
     resets_at: DateTime<Utc>,
-) -> anyhow::Result<i64> {
+) -> anyhow::Result<JobId> {
     let mut tx = pool.begin().await.context("no database connection")?;
     let enqueued = ProcessIssue { issue_id }
         .enqueue(&mut tx, max_attempts)
@@ -115,7 +117,7 @@ pub async fn stop(
     pool: &PgPool,
     tracker: &str,
     budget: u64,
-    issue_id: i64,
+    issue_id: IssueId,
     max_attempts: i32,
 ) -> anyhow::Result<Option<serde_json::Value>> {
     match gate(pool, tracker, budget, Utc::now()).await? {
@@ -128,8 +130,8 @@ pub async fn stop(
             announce(tracker, spent, budget, resets_at);
             let job = defer_issue(pool, issue_id, max_attempts, resets_at).await?;
             tracing::info!(
-                issue.id = issue_id,
-                job.id = job,
+                issue.id = issue_id.get(),
+                job.id = job.get(),
                 resets_at = %resets_at,
                 "issue deferred until the daily token budget resets"
             );
