@@ -118,7 +118,7 @@ impl<'a> PyIndex<'a> {
         self.changed_table_files.as_deref()
     }
 
-    /// How the value-flow fixpoint went, for the next update ([`FlowUpdate`]).
+    /// How the value-flow fixpoint went, for the next update ([`FlowUpdate`](super::flow_update::FlowUpdate)).
     pub(crate) fn flow_state(&self) -> Arc<FlowState> {
         Arc::clone(&self.flow_state)
     }

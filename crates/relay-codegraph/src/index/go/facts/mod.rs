@@ -1,8 +1,8 @@
 //! The facts of one Go file: declarations, and bodies as a small expression IR.
 //!
-//! [`extract`] reads a parsed file into a [`GoFile`]; [`body`] turns each function body into
+//! [`extract()`] reads a parsed file into a [`GoFile`]; [`body`] turns each function body into
 //! the IR, with lexical scopes applied, so the resolver never confuses a local with a
-//! package-level name; [`importers`] tells which files can see a package. Nothing here reads
+//! package-level name; [`importers()`] tells which files can see a package. Nothing here reads
 //! the tables.
 
 pub(crate) mod body;
@@ -155,7 +155,7 @@ pub(crate) enum GExpr {
     Unknown,
 }
 
-/// Where a value flows to, for the value-flow pass ([`flow`]).
+/// Where a value flows to, for the value-flow pass ([`super::flow`]).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) enum GSink {
     /// The left-hand side of an assignment (a local, a field selector, a package-level var).
