@@ -10,7 +10,9 @@
 //! - every key of the configuration's types is in `config/relay.toml`;
 //! - no library crate depends on `anyhow` (AGENTS.md's error rule), except the job bodies of
 //!   `relay-worker`, and no error is flattened into its text (`anyhow!("{e}")`);
-//! - no production source file is longer than [`MAX_FILE_LINES`] unless [`LONG_FILES`] says why.
+//! - no production source file is longer than [`MAX_FILE_LINES`] unless [`LONG_FILES`] says why;
+//! - no production source file outside relay-tools spells an explore tool's name as a string
+//!   literal (`ToolName::X` instead), unless [`TOOL_NAME_LOOKALIKES`] says why.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::fs;
@@ -720,5 +722,115 @@ fn no_production_file_is_too_long() {
         listed_fits.is_empty(),
         "files in LONG_FILES that now fit (remove their rows):\n{}",
         listed_fits.join("\n")
+    );
+}
+
+/// Production files outside relay-tools that may spell a tool's name for another meaning:
+/// `(file or folder prefix, name, why)`. A row that no longer matches anything fails.
+const TOOL_NAME_LOOKALIKES: [(&str, &str, &str); 4] = [
+    (
+        "crates/relay-codegraph/src/ops/mod.rs",
+        "codegraph",
+        "the code graph's own `TOOL_NAME`: relay-codegraph does not depend on relay-tools, and relay-agent's toolbox test checks it equals `ToolName::Codegraph`",
+    ),
+    (
+        "crates/relay-tracker/src/",
+        "read",
+        "GitHub's permission level (`contents: read`), not a tool",
+    ),
+    (
+        "crates/relay/src/cmd/serve.rs",
+        "codegraph",
+        "the degraded component the status page names",
+    ),
+    (
+        "crates/relay/src/cmd/codegraph/checkout.rs",
+        "codegraph",
+        "the code graph's cache directory",
+    ),
+];
+
+/// The explore tools' names: the arms of `ToolName::as_str` in relay-tools.
+fn tool_names() -> Vec<String> {
+    let text = read("crates/relay-tools/src/name.rs");
+    let start = text
+        .find("pub const fn as_str(self) -> &'static str {")
+        .expect("ToolName::as_str");
+    let body = &text[start..];
+    let body = &body[..body.find("\n    }\n").expect("as_str ends")];
+    body.lines()
+        .filter_map(|l| {
+            l.split_once("=> \"")
+                .map(|(_, name)| name.trim_end_matches(['"', ',']).to_owned())
+        })
+        .collect()
+}
+
+/// The tool names `line` spells as string literals, except as a JSON key (`"glob": …`,
+/// `arguments["glob"]`): a key names a field (grep's `glob` argument), not a tool.
+fn tool_name_literals<'a>(line: &str, names: &'a [String]) -> Vec<&'a str> {
+    let mut found = Vec::new();
+    for name in names {
+        let quoted = format!("\"{name}\"");
+        for (at, _) in line.match_indices(&quoted) {
+            let before = line[..at].chars().next_back();
+            let after = line[at + quoted.len()..].chars().next();
+            let indexed = before == Some('[') && after == Some(']');
+            if !indexed && after != Some(':') {
+                found.push(name.as_str());
+            }
+        }
+    }
+    found
+}
+
+#[test]
+fn no_tool_name_literal_outside_relay_tools() {
+    let names = tool_names();
+    assert!(names.len() >= 5, "{names:?}");
+    let mut literals = Vec::new();
+    let mut used_rows = BTreeSet::new();
+    for file in files() {
+        // Production code: crate sources outside relay-tools, without test files and modules.
+        let production = file.starts_with("crates/")
+            && !file.starts_with("crates/relay-tools/")
+            && file.contains("/src/")
+            && file.ends_with(".rs")
+            && !file.ends_with("tests.rs")
+            && !file.contains("/tests/");
+        if !production {
+            continue;
+        }
+        let text = read(&file);
+        let lines: Vec<&str> = text.lines().collect();
+        for (n, line) in lines[..production_lines(&text)].iter().enumerate() {
+            if line.trim_start().starts_with("//") {
+                continue;
+            }
+            for name in tool_name_literals(line, &names) {
+                let row = TOOL_NAME_LOOKALIKES
+                    .iter()
+                    .position(|(prefix, allowed, _)| file.starts_with(prefix) && *allowed == name);
+                match row {
+                    Some(row) => {
+                        used_rows.insert(row);
+                    }
+                    None => literals.push(format!("{file}:{}: {}", n + 1, line.trim())),
+                }
+            }
+        }
+    }
+    assert!(
+        literals.is_empty(),
+        "tool names spelled as string literals (use relay_tools::ToolName, or list a lookalike in TOOL_NAME_LOOKALIKES with why):\n{}",
+        literals.join("\n")
+    );
+    let stale: Vec<&str> = (0..TOOL_NAME_LOOKALIKES.len())
+        .filter(|row| !used_rows.contains(row))
+        .map(|row| TOOL_NAME_LOOKALIKES[row].0)
+        .collect();
+    assert!(
+        stale.is_empty(),
+        "rows of TOOL_NAME_LOOKALIKES that match nothing (remove them): {stale:?}"
     );
 }

@@ -17,6 +17,7 @@ use serde::Deserialize;
 use crate::closest::with_suggestions;
 use crate::error::ToolError;
 use crate::grep::resolve_start;
+use crate::name::ToolName;
 use crate::output::{group_thousands, plural};
 use crate::sandbox::{EntryKind, Resolved};
 use crate::tool::{Tool, ToolContext, parse_arguments, schema_of};
@@ -42,15 +43,9 @@ of directories, `{a,b}` alternates — so `*.rs` matches only top-level files an
 any depth. Respects .gitignore; skips .git/, vendor/ and node_modules/. Returns sorted paths \
 (directories end with `/`), at most 100, with the count of the rest.";
 
-impl GlobTool {
-    /// The name the LLM calls the tool by ([`Tool::name`]); code that treats this tool's calls
-    /// apart (thorough mode's step bounds) matches on it.
-    pub const NAME: &str = "glob";
-}
-
 impl Tool for GlobTool {
-    fn name(&self) -> &'static str {
-        Self::NAME
+    fn tool_name(&self) -> ToolName {
+        ToolName::Glob
     }
 
     fn description(&self) -> &'static str {

@@ -7,6 +7,7 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 
 use crate::error::ToolError;
+use crate::name::ToolName;
 use crate::output::{group_thousands, plural};
 use crate::sandbox::{EntryKind, Resolved, Sandbox};
 use crate::search::{LineKind, SearchOutcome};
@@ -49,15 +50,9 @@ with the total count of matches and files. Narrow with `path` (file or directory
 retries by itself (case-insensitive, then a broadened pattern, then the parent directory) and \
 says what it tried.";
 
-impl GrepTool {
-    /// The name the LLM calls the tool by ([`Tool::name`]); code that treats this tool's calls
-    /// apart (thorough mode's step bounds) matches on it.
-    pub const NAME: &str = "grep";
-}
-
 impl Tool for GrepTool {
-    fn name(&self) -> &'static str {
-        Self::NAME
+    fn tool_name(&self) -> ToolName {
+        ToolName::Grep
     }
 
     fn description(&self) -> &'static str {

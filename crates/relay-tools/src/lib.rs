@@ -1,6 +1,7 @@
 #![doc = include_str!("../README.md")]
 //!
 //! # Layout
+//! - [`name`]: [`ToolName`], the one list of the explore tools' names.
 //! - [`tool`]: the [`Tool`] trait, the per-job [`ToolContext`] and the [`ToolRegistry`].
 //! - [`grep`], [`read`], [`glob`], [`tree`]: one module per tool.
 //! - [`sandbox`]: path confinement to the checkout root.
@@ -21,6 +22,7 @@ pub mod control;
 pub mod error;
 pub mod glob;
 pub mod grep;
+pub mod name;
 pub mod output;
 pub mod read;
 pub mod retry;
@@ -34,6 +36,7 @@ use std::path::Path;
 
 pub use budget::{JobBudget, ToolLimits};
 pub use error::ToolError;
+pub use name::{ToolName, UnknownToolName};
 pub use tool::{JobState, Tool, ToolContext, ToolRegistry};
 
 /// `Result` with [`ToolError`].

@@ -12,6 +12,7 @@ use serde::Deserialize;
 
 use crate::closest::{closest_paths, unambiguous};
 use crate::error::ToolError;
+use crate::name::ToolName;
 use crate::output::{cut_line, group_thousands, line_text, plural};
 use crate::sandbox::{EntryKind, Resolved};
 use crate::tool::{Tool, ToolContext, parse_arguments, schema_of};
@@ -43,15 +44,9 @@ the closest existing paths are suggested, and the best one is read when it is un
 
 const CHUNK_BYTES: usize = 64 * 1024;
 
-impl ReadTool {
-    /// The name the LLM calls the tool by ([`Tool::name`]); code that treats this tool's calls
-    /// apart (thorough mode's step bounds) matches on it.
-    pub const NAME: &str = "read";
-}
-
 impl Tool for ReadTool {
-    fn name(&self) -> &'static str {
-        Self::NAME
+    fn tool_name(&self) -> ToolName {
+        ToolName::Read
     }
 
     fn description(&self) -> &'static str {

@@ -7,6 +7,7 @@ use serde::de::DeserializeOwned;
 use crate::budget::{JobBudget, ToolLimits};
 use crate::control::{CallControl, Stop};
 use crate::error::ToolError;
+use crate::name::ToolName;
 use crate::output::{self, estimate_tokens, group_thousands};
 use crate::sandbox::Sandbox;
 
@@ -15,8 +16,12 @@ use crate::sandbox::Sandbox;
 /// Implementations return the result body; the registry appends the size note, enforces the
 /// per-call token cap and charges the job budget.
 pub trait Tool: Send + Sync {
+    /// Which tool this is.
+    fn tool_name(&self) -> ToolName;
     /// The name the LLM calls the tool by.
-    fn name(&self) -> &'static str;
+    fn name(&self) -> &'static str {
+        self.tool_name().as_str()
+    }
     /// A description written for the LLM: what the tool does, when to use it, what it returns.
     fn description(&self) -> &'static str;
     /// JSON schema of the arguments (generated with `schemars`).
@@ -156,15 +161,22 @@ impl ToolRegistry {
 
     /// Adds a tool (e.g. the codegraph tool); a tool with the same name is replaced.
     pub fn register(&mut self, tool: Box<dyn Tool>) {
-        self.tools.retain(|existing| existing.name() != tool.name());
+        self.tools
+            .retain(|existing| existing.tool_name() != tool.tool_name());
         self.tools.push(tool);
     }
 
-    /// Looks a tool up by name.
+    /// Looks a tool up by the name the LLM called it by.
     pub fn get(&self, name: &str) -> Option<&dyn Tool> {
+        let name: ToolName = name.parse().ok()?;
+        self.get_tool(name)
+    }
+
+    /// Looks a tool up.
+    pub fn get_tool(&self, name: ToolName) -> Option<&dyn Tool> {
         self.tools
             .iter()
-            .find(|tool| tool.name() == name)
+            .find(|tool| tool.tool_name() == name)
             .map(|tool| tool.as_ref())
     }
 

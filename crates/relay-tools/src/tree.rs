@@ -15,6 +15,7 @@ use crate::closest::with_suggestions;
 use crate::control::CallControl;
 use crate::error::ToolError;
 use crate::grep::resolve_start;
+use crate::name::ToolName;
 use crate::output::{group_thousands, plural};
 use crate::sandbox::{EntryKind, Resolved};
 use crate::tool::{Tool, ToolContext, parse_arguments, schema_of};
@@ -42,15 +43,9 @@ const DESCRIPTION: &str = "Show the directory outline of the repository (or of `
 are folded. Respects .gitignore; vendor/ and node_modules/ are listed as skipped. Use it first to \
 get the lay of the land, then glob/grep/read.";
 
-impl TreeTool {
-    /// The name the LLM calls the tool by ([`Tool::name`]); code that treats this tool's calls
-    /// apart (thorough mode's step bounds) matches on it.
-    pub const NAME: &str = "tree";
-}
-
 impl Tool for TreeTool {
-    fn name(&self) -> &'static str {
-        Self::NAME
+    fn tool_name(&self) -> ToolName {
+        ToolName::Tree
     }
 
     fn description(&self) -> &'static str {

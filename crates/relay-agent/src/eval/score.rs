@@ -8,7 +8,8 @@ use serde::Serialize;
 use super::Question;
 use crate::explore::ExploreReport;
 use crate::explore::observe::tool_label;
-use crate::toolbox::{CODEGRAPH_TOOL, ToolCallRecord};
+use crate::toolbox::ToolCallRecord;
+use relay_tools::ToolName;
 
 /// How one question went.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -143,7 +144,7 @@ fn tool_checks(expected: &super::ExpectedTools, used: &ToolUse) -> Vec<(String, 
     let mut checks = Vec::new();
     if let Some(codegraph) = expected.codegraph {
         let name = if codegraph {
-            "codegraph"
+            ToolName::Codegraph.as_str()
         } else {
             "no codegraph"
         };
@@ -183,13 +184,13 @@ fn tool_use(calls: &[ToolCallRecord]) -> ToolUse {
         }
     }
     let missed_graph = |call: &ToolCallRecord| {
-        call.tool == CODEGRAPH_TOOL
+        call.tool == ToolName::Codegraph
             && (!call.is_ok() || call.result_tokens == 0 || found_nothing(call))
     };
     let fell_back_to_grep = calls
         .iter()
         .position(missed_graph)
-        .is_some_and(|at| calls[at..].iter().any(|c| c.tool == "grep"));
+        .is_some_and(|at| calls[at..].iter().any(|c| c.tool == ToolName::Grep));
     let searched = sequence.iter().position(|s| s == "codegraph search");
     let chained_search_then_calls = searched.is_some_and(|at| {
         sequence[at..]
@@ -207,7 +208,7 @@ fn tool_use(calls: &[ToolCallRecord]) -> ToolUse {
         .max()
         .unwrap_or(0);
     let unknown = |call: &ToolCallRecord| {
-        call.tool == CODEGRAPH_TOOL && call.result_head.trim_start().starts_with("Symbol \"")
+        call.tool == ToolName::Codegraph && call.result_head.trim_start().starts_with("Symbol \"")
     };
     let mut qname_errors = 0;
     let mut qname_refinements = 0;
@@ -226,7 +227,7 @@ fn tool_use(calls: &[ToolCallRecord]) -> ToolUse {
         }
     }
     ToolUse {
-        used_codegraph: calls.iter().any(|c| c.tool == CODEGRAPH_TOOL),
+        used_codegraph: calls.iter().any(|c| c.tool == ToolName::Codegraph),
         chained_search_callers_callees: next.is_none(),
         fell_back_to_grep,
         chained_search_then_calls,

@@ -9,6 +9,7 @@ use std::fmt::Write as _;
 
 use super::{ExploreReport, ReportOrigin};
 use crate::toolbox::ToolCallRecord;
+use relay_tools::ToolName;
 
 /// Lines of a hint at most.
 pub const MAX_HINT_LINES: usize = 3;
@@ -209,7 +210,7 @@ pub fn observed_run(
 /// `grep`, `read`, …; `codegraph <operation>` for the code graph (its operations are different
 /// moves). The recorded arguments are capped, so a cut-off JSON falls back to a text search.
 pub fn tool_label(record: &ToolCallRecord) -> String {
-    if record.tool != "codegraph" {
+    if record.tool != ToolName::Codegraph {
         return record.tool.clone();
     }
     let operation = serde_json::from_str::<serde_json::Value>(&record.arguments)
@@ -223,9 +224,9 @@ pub fn tool_label(record: &ToolCallRecord) -> String {
         });
     match operation {
         Some(op) if !op.is_empty() && op.chars().all(|c| c.is_ascii_alphanumeric() || c == '_') => {
-            format!("codegraph {op}")
+            format!("{} {op}", ToolName::Codegraph)
         }
-        _ => "codegraph".to_owned(),
+        _ => ToolName::Codegraph.to_string(),
     }
 }
 

@@ -6,6 +6,7 @@
 
 use std::collections::BTreeSet;
 
+use relay_tools::ToolName;
 use serde_json::Value;
 
 use super::state::TraversalState;
@@ -20,8 +21,8 @@ const SHOWN_CANDIDATES: usize = 5;
 pub fn narrowed(step: &Step, state: &TraversalState) -> Option<(Step, String)> {
     let mut arguments = step.arguments.clone();
     let recent_dir = state.files.iter().next_back().and_then(|f| parent(f));
-    let what = match step.tool.as_str() {
-        "read" => {
+    let what = match step.tool.parse() {
+        Ok(ToolName::Read) => {
             let limit = arguments["limit"].as_u64();
             if limit.is_some_and(|l| l <= NARROW_READ_LINES) {
                 return None;
@@ -29,22 +30,22 @@ pub fn narrowed(step: &Step, state: &TraversalState) -> Option<(Step, String)> {
             arguments["limit"] = Value::from(NARROW_READ_LINES);
             format!("limit {NARROW_READ_LINES} lines")
         }
-        "grep" | "glob" if arguments["path"].as_str().is_none() => {
+        Ok(ToolName::Grep | ToolName::Glob) if arguments["path"].as_str().is_none() => {
             let dir = recent_dir?;
             arguments["path"] = Value::from(dir.clone());
             format!("path {dir}")
         }
-        "grep" if arguments["glob"].as_str().is_none() => {
+        Ok(ToolName::Grep) if arguments["glob"].as_str().is_none() => {
             let last = state.files.iter().next_back()?;
             let ext = last.rsplit_once('.')?.1;
             arguments["glob"] = Value::from(format!("*.{ext}"));
             format!("glob *.{ext}")
         }
-        "tree" if arguments["depth"].as_u64().is_none_or(|d| d > 1) => {
+        Ok(ToolName::Tree) if arguments["depth"].as_u64().is_none_or(|d| d > 1) => {
             arguments["depth"] = Value::from(1);
             "depth 1".to_owned()
         }
-        "codegraph" => match arguments["operation"].as_str() {
+        Ok(ToolName::Codegraph) => match arguments["operation"].as_str() {
             Some("callers" | "callees") if arguments["depth"].as_u64().is_some_and(|d| d > 1) => {
                 arguments["depth"] = Value::from(1);
                 "depth 1".to_owned()
@@ -69,7 +70,7 @@ pub fn narrowed(step: &Step, state: &TraversalState) -> Option<(Step, String)> {
 
 /// The path a failed `read` could not find (the tool's message is `PATH: not found…`).
 pub fn missing_file(step: &Step, message: &str) -> Option<String> {
-    if step.tool != "read" || !message.contains(": not found") {
+    if step.tool != ToolName::Read || !message.contains(": not found") {
         return None;
     }
     step.arguments["path"].as_str().map(str::to_owned)
@@ -80,7 +81,7 @@ pub fn missing_file(step: &Step, message: &str) -> Option<String> {
 pub fn index_check(path: &str) -> Step {
     let name = path.rsplit('/').next().unwrap_or(path);
     Step {
-        tool: "codegraph".into(),
+        tool: ToolName::Codegraph.to_string(),
         arguments: serde_json::json!({"operation": "search", "name": "*", "file": name}),
     }
 }
@@ -99,7 +100,7 @@ pub fn indexed_files(output: &str, missing: &str) -> Vec<String> {
 
 /// The qname a codegraph step could not find (`Symbol "X" not found in the code graph.`).
 pub fn missing_symbol(step: &Step, message: &str) -> Option<String> {
-    if step.tool != "codegraph" || !message.contains("not found in the code graph") {
+    if step.tool != ToolName::Codegraph || !message.contains("not found in the code graph") {
         return None;
     }
     step.arguments["qname"].as_str().map(str::to_owned)
@@ -110,7 +111,7 @@ pub fn missing_symbol(step: &Step, message: &str) -> Option<String> {
 pub fn resolve_short_name(qname: &str) -> Step {
     let short = qname.rsplit(['.', '/', ':']).next().unwrap_or(qname);
     Step {
-        tool: "codegraph".into(),
+        tool: ToolName::Codegraph.to_string(),
         arguments: serde_json::json!({"operation": "resolve", "name": short}),
     }
 }

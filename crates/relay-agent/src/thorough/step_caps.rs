@@ -4,13 +4,8 @@
 //! entries. The tools have caps of their own, but those are configurable per deployment; these
 //! are the query's contract, so they are enforced here whatever the tools were allowed.
 
-use relay_tools::glob::GlobTool;
-use relay_tools::grep::GrepTool;
+use relay_tools::ToolName;
 use relay_tools::output::estimate_tokens;
-use relay_tools::read::ReadTool;
-use relay_tools::tree::TreeTool;
-
-use crate::toolbox::CODEGRAPH_TOOL;
 
 use super::bounds::{STEP_FILE_SLICE_TOKENS, STEP_GREP_MATCHES, STEP_SYMBOLS, STEP_TREE_TOKENS};
 
@@ -33,17 +28,18 @@ enum StepBound {
     ToolCap,
 }
 
-/// The step bound of every tool a query may call, by the tool's name ([`relay_tools::Tool`]'s
-/// `NAME`s and the code graph's): a test checks each registered tool has one, so a new tool
-/// cannot reach the Synthesizer unbounded by accident.
+/// The step bound of every tool a query may call, by the tool's name (`None` for a name that is
+/// no [`ToolName`]): the match is exhaustive, so a new tool cannot reach the Synthesizer
+/// unbounded by accident.
 fn step_bound(tool: &str) -> Option<StepBound> {
-    Some(match tool {
-        TreeTool::NAME => StepBound::Tokens(STEP_TREE_TOKENS, "tree"),
-        ReadTool::NAME => StepBound::Tokens(STEP_FILE_SLICE_TOKENS, "file slice"),
-        GrepTool::NAME => StepBound::Entries(STEP_GREP_MATCHES, is_grep_match, "grep matches"),
-        CODEGRAPH_TOOL => StepBound::Entries(STEP_SYMBOLS, is_graph_entry, "code-graph symbols"),
-        GlobTool::NAME => StepBound::ToolCap,
-        _ => return None,
+    Some(match tool.parse::<ToolName>().ok()? {
+        ToolName::Tree => StepBound::Tokens(STEP_TREE_TOKENS, ToolName::Tree.as_str()),
+        ToolName::Read => StepBound::Tokens(STEP_FILE_SLICE_TOKENS, "file slice"),
+        ToolName::Grep => StepBound::Entries(STEP_GREP_MATCHES, is_grep_match, "grep matches"),
+        ToolName::Codegraph => {
+            StepBound::Entries(STEP_SYMBOLS, is_graph_entry, "code-graph symbols")
+        }
+        ToolName::Glob => StepBound::ToolCap,
     })
 }
 
@@ -141,7 +137,7 @@ mod tests {
         let registry = relay_tools::ToolRegistry::standard();
         let names: Vec<&str> = registry.tools().map(|t| t.name()).collect();
         assert!(names.len() >= 4, "{names:?}");
-        for name in names.into_iter().chain([CODEGRAPH_TOOL]) {
+        for name in names.into_iter().chain([ToolName::Codegraph.as_str()]) {
             assert!(step_bound(name).is_some(), "{name} has no step bound");
         }
     }

@@ -16,10 +16,10 @@ use super::step_caps::cap_output;
 use std::time::Duration;
 
 use crate::llm::{ToolCall, ToolResult};
-use crate::toolbox::{CODEGRAPH_TOOL, CallStatus, CallTrace, ToolCallRecord, ToolOutcome, Toolbox};
+use crate::toolbox::{CallStatus, CallTrace, ToolCallRecord, ToolOutcome, Toolbox};
 use crate::trace::{TraceKind, Tracer, capped as capped_text};
+use relay_tools::ToolName;
 use relay_tools::output::estimate_tokens;
-use relay_tools::read::ReadTool;
 
 /// One planned step: a tool by name with its arguments.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
@@ -280,7 +280,7 @@ async fn recover(
         return done;
     }
     // A missing symbol is an answer of the codegraph tool, not an error; a missing file is one.
-    if !toolbox.names().contains(&crate::toolbox::CODEGRAPH_TOOL) {
+    if !toolbox.names().contains(&ToolName::Codegraph.as_str()) {
         return done;
     }
     let message = done.outcome.result.content.clone();
@@ -372,12 +372,12 @@ fn timed_out(call: &ToolCall, limit: Duration, took: Duration) -> ToolOutcome {
 /// The query bounds a step needs before it runs: a read is a file of the query's
 /// [`super::bounds::QUERY_FILES`]; following callers or callees goes `depth` levels deeper.
 fn admit(step: &Step, budget: &mut QueryBudget) -> Result<(), BoundHit> {
-    match step.tool.as_str() {
-        ReadTool::NAME => match step.arguments["path"].as_str() {
+    match step.tool.parse() {
+        Ok(ToolName::Read) => match step.arguments["path"].as_str() {
             Some(path) => budget.read_file(path),
             None => Ok(()),
         },
-        CODEGRAPH_TOOL
+        Ok(ToolName::Codegraph)
             if matches!(
                 step.arguments["operation"].as_str(),
                 Some("callers" | "callees")
@@ -405,7 +405,9 @@ fn shown_lines(output: &str) -> Option<(u32, u32)> {
 fn remember(step: &Step, output: &str, state: &mut TraversalState) {
     let arguments = &step.arguments;
     // A read is a file explored; a grep's or tree's `path` may be a directory, and is not.
-    if let (Some(path), ReadTool::NAME) = (arguments["path"].as_str(), step.tool.as_str()) {
+    if let Some(path) = arguments["path"].as_str()
+        && step.tool == ToolName::Read
+    {
         state.files.push(path.to_owned());
         let offset = arguments["offset"].as_u64().unwrap_or(1).max(1);
         let offset = u32::try_from(offset).unwrap_or(u32::MAX);
@@ -419,7 +421,7 @@ fn remember(step: &Step, output: &str, state: &mut TraversalState) {
     }
     if let Some(name) = arguments["qname"].as_str().or(arguments["name"].as_str()) {
         state.symbols.push(name.to_owned());
-        if step.tool == CODEGRAPH_TOOL
+        if step.tool == ToolName::Codegraph
             && matches!(arguments["operation"].as_str(), Some("callers" | "callees"))
         {
             state.call_chain.push(name.to_owned());

@@ -20,15 +20,14 @@ use relay_codegraph::ops::{self, CodegraphArgs, GraphScope};
 use relay_codegraph::store::GraphStore;
 use relay_tools::output::estimate_tokens;
 use relay_tools::sandbox::Sandbox;
-use relay_tools::{JobBudget, ToolContext, ToolLimits, ToolRegistry};
+use relay_tools::{JobBudget, ToolContext, ToolLimits, ToolName, ToolRegistry};
 
 use crate::llm::{ToolCall, ToolDefinition, ToolResult};
 
 pub use graph::index_in_memory;
 pub use record::{CallStatus, CallTrace, MAX_RECORDED_ARGUMENT_CHARS, ToolCallRecord};
 
-/// Name of the code graph tool.
-pub const CODEGRAPH_TOOL: &str = relay_codegraph::ops::TOOL_NAME;
+// Tools are `relay_tools::ToolName`s; a test below keeps `ops::TOOL_NAME` equal to Codegraph's.
 
 /// What the `codegraph` tool answers once its store stopped answering during the job (the seed's
 /// graceful degradation: the explore goes on with the code tools).
@@ -131,7 +130,8 @@ impl Toolbox {
             definitions.push(ToolDefinition::from_schema::<
                 relay_codegraph::ops::CodegraphArgs,
             >(
-                CODEGRAPH_TOOL, &relay_codegraph::ops::TOOL_DESCRIPTION
+                ToolName::Codegraph.as_str(),
+                &relay_codegraph::ops::TOOL_DESCRIPTION,
             ));
         }
         Ok(Self {
@@ -192,12 +192,12 @@ impl Toolbox {
                 ),
             ));
         };
-        let arguments = if call.name == CODEGRAPH_TOOL {
+        let arguments = if call.name == ToolName::Codegraph {
             definition.check_call(&clamped_depth(call))?
         } else {
             definition.check_call(call)?
         };
-        if call.name == CODEGRAPH_TOOL {
+        if call.name == ToolName::Codegraph {
             return self.codegraph(call, &arguments).await;
         }
         self.registry
@@ -278,4 +278,16 @@ fn clamped_depth(call: &ToolCall) -> ToolCall {
 
 fn first_line(text: &str) -> String {
     text.lines().next().unwrap_or_default().to_owned()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_code_graph_names_its_tool_as_tool_name_does() {
+        // relay-codegraph does not depend on relay-tools and keeps its own constant.
+        assert_eq!(ops::TOOL_NAME, ToolName::Codegraph.as_str());
+        assert_eq!(ops::tool_definition().0, ToolName::Codegraph.as_str());
+    }
 }

@@ -405,7 +405,7 @@ impl Query<'_> {
             && self.goals.iter().all(|g| g.status == GoalStatus::Satisfied);
         let mut files_examined: Vec<String> = Vec::new();
         for step in self.stages.iter().flat_map(|s| &s.steps) {
-            if step.tool == "read"
+            if step.tool == relay_tools::ToolName::Read
                 && step.status == super::traverser::StepStatus::Ok
                 && let Some(path) = step.call.as_ref().and_then(|c| read_path(&c.arguments))
                 && !files_examined.contains(&path)
