@@ -750,20 +750,21 @@ const TOOL_NAME_LOOKALIKES: [(&str, &str, &str); 4] = [
     ),
 ];
 
-/// The explore tools' names: the arms of `ToolName::as_str` in relay-tools.
+/// The explore tools' names: the one list `tool_names! { Variant => "name", … }` in relay-tools.
 fn tool_names() -> Vec<String> {
     let text = read("crates/relay-tools/src/name.rs");
-    let start = text
-        .find("pub const fn as_str(self) -> &'static str {")
-        .expect("ToolName::as_str");
+    let start = text.find("\ntool_names! {").expect("the tool_names! list");
     let body = &text[start..];
-    let body = &body[..body.find("\n    }\n").expect("as_str ends")];
-    body.lines()
+    let body = &body[..body.find("\n}\n").expect("the list ends")];
+    let names: Vec<String> = body
+        .lines()
         .filter_map(|l| {
             l.split_once("=> \"")
                 .map(|(_, name)| name.trim_end_matches(['"', ',']).to_owned())
         })
-        .collect()
+        .collect();
+    assert!(names.len() >= 4, "tool names read from name.rs: {names:?}");
+    names
 }
 
 /// The tool names `line` spells as string literals, except as a JSON key (`"glob": …`,

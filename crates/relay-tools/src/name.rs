@@ -5,41 +5,40 @@ use std::str::FromStr;
 
 use serde::{Deserialize, Serialize};
 
-/// An explore tool the agent can call, by the name the LLM sees (`grep`, `read`, …).
-///
-/// The code tools of this crate and the code graph's tool (run by the agent's toolbox from
-/// relay-codegraph) are named here only: elsewhere a tool is `ToolName::X`, never a string literal
-/// (the tidy test checks it).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum ToolName {
-    Grep,
-    Read,
-    Glob,
-    Tree,
-    Codegraph,
+/// Declares [`ToolName`] from one list, so its variants, [`ToolName::ALL`] and the names cannot
+/// drift apart: a new tool is one line here.
+macro_rules! tool_names {
+    ($($(#[$doc:meta])* $variant:ident => $name:literal),+ $(,)?) => {
+        /// An explore tool the agent can call, by the name the LLM sees (`grep`, `read`, …).
+        ///
+        /// The code tools of this crate and the code graph's tool (run by the agent's toolbox from
+        /// relay-codegraph) are named here only: elsewhere a tool is `ToolName::X`, never a string
+        /// literal (the tidy test checks it).
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+        pub enum ToolName {
+            $($(#[$doc])* #[serde(rename = $name)] $variant),+
+        }
+
+        impl ToolName {
+            /// Every tool name, the code tools in the order the registry offers them.
+            pub const ALL: [ToolName; [$($name),+].len()] = [$(ToolName::$variant),+];
+
+            /// The name as the LLM calls the tool.
+            pub const fn as_str(self) -> &'static str {
+                match self {
+                    $(ToolName::$variant => $name),+
+                }
+            }
+        }
+    };
 }
 
-impl ToolName {
-    /// Every tool name, the code tools in the order the registry offers them.
-    pub const ALL: [ToolName; 5] = [
-        ToolName::Grep,
-        ToolName::Read,
-        ToolName::Glob,
-        ToolName::Tree,
-        ToolName::Codegraph,
-    ];
-
-    /// The name as the LLM calls the tool.
-    pub const fn as_str(self) -> &'static str {
-        match self {
-            ToolName::Grep => "grep",
-            ToolName::Read => "read",
-            ToolName::Glob => "glob",
-            ToolName::Tree => "tree",
-            ToolName::Codegraph => "codegraph",
-        }
-    }
+tool_names! {
+    Grep => "grep",
+    Read => "read",
+    Glob => "glob",
+    Tree => "tree",
+    Codegraph => "codegraph",
 }
 
 impl fmt::Display for ToolName {
