@@ -835,3 +835,18 @@ fn no_tool_name_literal_outside_relay_tools() {
         "rows of TOOL_NAME_LOOKALIKES that match nothing (remove them): {stale:?}"
     );
 }
+
+/// The explorer's prompt names every tool it may be offered: a tool added to `ToolName` without a
+/// line there would be offered to a model that was never told what it is for.
+#[test]
+fn the_explore_prompt_names_every_tool() {
+    let prompt = read("crates/relay-agent/src/explore/prompt.md");
+    let missing: Vec<String> = tool_names()
+        .into_iter()
+        .filter(|name| !prompt.contains(&format!("`{name}`")))
+        .collect();
+    assert!(
+        missing.is_empty(),
+        "tools the explore prompt does not name: {missing:?}"
+    );
+}

@@ -335,6 +335,17 @@ fn cap_tokens(body: String, max_tokens: usize) -> String {
 mod tests {
     use super::*;
 
+    /// Every code tool is offered: a name added to `ToolName` without its registration fails here
+    /// (the code graph's tool is registered by the agent's toolbox, from relay-codegraph).
+    #[test]
+    fn the_standard_registry_offers_every_code_tool() {
+        let registry = ToolRegistry::standard();
+        for name in ToolName::ALL {
+            let offered = registry.get_tool(name).is_some();
+            assert_eq!(offered, name != ToolName::Codegraph, "{name}");
+        }
+    }
+
     #[test]
     fn cap_keeps_whole_lines() {
         let body = (0..100)
