@@ -8,3 +8,4 @@ mod orchestrator_counts;
 mod orchestrator_cycle;
 mod retention_pass;
 mod reverify_watermark;
+mod support;

@@ -2,8 +2,6 @@
 //! GitHub server, the scripted LLM over HTTP and a local git repository as the checkout.
 
 use relay_core::{IssueId, JobId};
-use std::path::Path;
-use std::process::Command;
 
 use relay_agent::agent_settings::AgentSettings;
 use relay_agent::llm::scripted::{ScriptedLlm, ScriptedReply};
@@ -14,51 +12,13 @@ use relay_worker::jobs::RepoSpecs;
 use relay_worker::jobs::orchestrator::{JobRun, Orchestrator};
 use serde_json::json;
 
+use crate::support::origin;
+
 const REPO: &str = "acme/app";
 const NUMBER: i64 = 7;
 const TOKEN: &str = "ghs_budget_secret_token";
 const BOT: &str = "relay-bot";
 const BUDGET: u64 = 1_000;
-
-fn git(dir: &Path, args: &[&str]) {
-    let output = Command::new("git")
-        .args(args)
-        .current_dir(dir)
-        .env("GIT_CONFIG_GLOBAL", "/dev/null")
-        .env("GIT_CONFIG_NOSYSTEM", "1")
-        .output()
-        .unwrap();
-    assert!(
-        output.status.success(),
-        "git {args:?}: {}",
-        String::from_utf8_lossy(&output.stderr)
-    );
-}
-
-fn origin() -> tempfile::TempDir {
-    let dir = tempfile::tempdir().unwrap();
-    std::fs::write(
-        dir.path().join("config.go"),
-        "package main\n\ntype Config struct {\n\tRetries int\n}\n",
-    )
-    .unwrap();
-    git(dir.path(), &["init", "-q", "-b", "main"]);
-    git(dir.path(), &["add", "."]);
-    git(
-        dir.path(),
-        &[
-            "-c",
-            "user.name=t",
-            "-c",
-            "user.email=t@x",
-            "commit",
-            "-q",
-            "-m",
-            "v1",
-        ],
-    );
-    dir
-}
 
 async fn seed_issue(pool: &PgPool) -> i64 {
     sqlx::query_scalar(

@@ -4,9 +4,6 @@
 //! the orchestrator's own (`orchestrator::counts`), and its unit test checks that every read of
 //! pending events and every drain goes through them; a second read or drain in a cycle fails here.
 
-use std::path::Path;
-use std::process::Command;
-
 use relay_agent::agent_settings::AgentSettings;
 use relay_agent::llm::scripted::{ScriptedLlm, ScriptedReply};
 use relay_core::{IssueId, JobId};
@@ -17,50 +14,12 @@ use relay_worker::jobs::orchestrator::counts::{Counts, counted};
 use relay_worker::jobs::orchestrator::{JobRun, Orchestrator};
 use serde_json::json;
 
+use crate::support::origin;
+
 const REPO: &str = "acme/app";
 const NUMBER: i64 = 7;
 const TOKEN: &str = "ghs_counts_secret_token";
 const BOT: &str = "relay-bot";
-
-fn git(dir: &Path, args: &[&str]) {
-    let output = Command::new("git")
-        .args(args)
-        .current_dir(dir)
-        .env("GIT_CONFIG_GLOBAL", "/dev/null")
-        .env("GIT_CONFIG_NOSYSTEM", "1")
-        .output()
-        .unwrap();
-    assert!(
-        output.status.success(),
-        "git {args:?}: {}",
-        String::from_utf8_lossy(&output.stderr)
-    );
-}
-
-fn origin() -> tempfile::TempDir {
-    let dir = tempfile::tempdir().unwrap();
-    std::fs::write(
-        dir.path().join("config.go"),
-        "package main\n\ntype Config struct {\n\tRetries int\n}\n",
-    )
-    .unwrap();
-    git(dir.path(), &["init", "-q", "-b", "main"]);
-    git(dir.path(), &["add", "."]);
-    git(
-        dir.path(),
-        &[
-            "-c",
-            "user.name=t",
-            "-c",
-            "user.email=t@x",
-            "commit",
-            "-q",
-            "-m",
-            "v1",
-        ],
-    );
-    dir
-}
 
 /// Two cycles: a mention, then a reply that lands while the first cycle's planner thinks (the
 /// first LLM call's usage row brings it in, after the job read what is pending).
