@@ -200,6 +200,13 @@ impl EvalReport {
             if q.tools.qname_errors > 0 {
                 notes.push(&qname);
             }
+            let searches = format!(
+                "{} searches cut short, {} refined",
+                q.tools.search_truncations, q.tools.search_refinements
+            );
+            if q.tools.search_truncations > 0 {
+                notes.push(&searches);
+            }
             let missed = format!("tool checks missed: {}", q.tool_checks_missed.join(", "));
             if !q.tool_checks_missed.is_empty() {
                 notes.push(&missed);

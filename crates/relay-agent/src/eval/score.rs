@@ -9,6 +9,7 @@ use super::Question;
 use crate::explore::ExploreReport;
 use crate::explore::observe::tool_label;
 use crate::toolbox::ToolCallRecord;
+use relay_codegraph::ops::MAX_SEARCH_RESULTS;
 use relay_tools::ToolName;
 
 /// How one question went.
@@ -60,6 +61,12 @@ pub struct ToolUse {
     /// Of those, how many were followed by a successful call of the same operation (the model
     /// refined the qname, by `search`/`resolve` or the suggestions).
     pub qname_refinements: usize,
+    /// `codegraph search` answers that found more symbols than one answer shows
+    /// ([`MAX_SEARCH_RESULTS`]: "Found 37 symbols matching …").
+    pub search_truncations: usize,
+    /// Of those, how many a later, narrower search refined (it found fewer symbols, at least one).
+    /// An unrefined truncation is a missed tool check, as in the design's test setup.
+    pub search_refinements: usize,
 }
 
 /// Scores `report` against `question`.
@@ -169,7 +176,52 @@ fn tool_checks(expected: &super::ExpectedTools, used: &ToolUse) -> Vec<(String, 
             used.fell_back_to_grep == fallback,
         ));
     }
+    // Whatever the question expects, a search cut short and never narrowed is a miss.
+    for truncation in 0..used.search_truncations {
+        checks.push((
+            "refined search".to_owned(),
+            truncation < used.search_refinements,
+        ));
+    }
     checks
+}
+
+/// The symbol count a `codegraph search` answer reports ("Found 37 symbols matching …").
+fn search_total(call: &ToolCallRecord) -> Option<usize> {
+    let rest = call.result_head.trim_start().strip_prefix("Found ")?;
+    let digits: String = rest.chars().take_while(char::is_ascii_digit).collect();
+    digits.parse().ok()
+}
+
+/// How many searches were cut short (more symbols than one answer shows), and how many of those
+/// a later search narrowed (fewer symbols found, at least one).
+fn search_refinement(calls: &[ToolCallRecord], sequence: &[String]) -> (usize, usize) {
+    let totals: Vec<Option<usize>> = calls
+        .iter()
+        .zip(sequence)
+        .map(|(call, label)| {
+            (label == "codegraph search" && call.is_ok())
+                .then(|| search_total(call))
+                .flatten()
+        })
+        .collect();
+    let mut truncations = 0;
+    let mut refinements = 0;
+    for (at, total) in totals.iter().enumerate() {
+        let Some(total) = *total else { continue };
+        if total <= MAX_SEARCH_RESULTS {
+            continue;
+        }
+        truncations += 1;
+        if totals[at + 1..]
+            .iter()
+            .flatten()
+            .any(|later| (1..total).contains(later))
+        {
+            refinements += 1;
+        }
+    }
+    (truncations, refinements)
 }
 
 /// What the calls show: the sequence, codegraph use, the search → callers → callees chain and the
@@ -226,6 +278,7 @@ fn tool_use(calls: &[ToolCallRecord]) -> ToolUse {
             qname_refinements += 1;
         }
     }
+    let (search_truncations, search_refinements) = search_refinement(calls, &sequence);
     ToolUse {
         used_codegraph: calls.iter().any(|c| c.tool == ToolName::Codegraph),
         chained_search_callers_callees: next.is_none(),
@@ -234,6 +287,8 @@ fn tool_use(calls: &[ToolCallRecord]) -> ToolUse {
         max_depth,
         qname_errors,
         qname_refinements,
+        search_truncations,
+        search_refinements,
         sequence,
     }
 }

@@ -333,3 +333,57 @@ async fn a_perfect_and_a_poor_transcript_score_as_they_should() {
     );
     assert!(text.contains("fell back to grep"), "{text}");
 }
+
+/// A search cut short ("Found N symbols", N above what one answer shows) is a tool check of its
+/// own: met when a later, narrower search finds fewer symbols, missed when the model never
+/// narrows it (the design's test setup scores refinement; ours did not).
+#[tokio::test]
+async fn a_search_cut_short_counts_as_refined_only_when_a_narrower_search_follows() {
+    let root = std::path::PathBuf::from(format!("{REPO_ROOT}/eval/fixtures/relaygo"));
+    let mut suite = suite("eval/go-fixture.toml");
+    suite.questions.retain(|q| q.id == "search-lookup");
+    let question = suite.questions[0].clone();
+    suite.questions.push(question);
+    let answer = || {
+        submit(
+            "ParseShortID in gaps/gap.go parses a gap's short id.",
+            json!([{"path": "gaps/gap.go", "start_line": 23, "end_line": 23}]),
+            "high",
+        )
+    };
+    let server = ScriptedLlm::start(vec![
+        // Refined: every symbol, then the one name.
+        codegraph(json!({"operation": "search", "name": "*"})),
+        codegraph(json!({"operation": "search", "name": "ParseShortID"})),
+        answer(),
+        // Not refined: every symbol, then an answer.
+        codegraph(json!({"operation": "search", "name": "*"})),
+        answer(),
+    ])
+    .await;
+    let agent = agent(&server, &root, ExploreConfig::default()).await;
+    let report = run_suite(&agent, &suite).await.unwrap();
+    let (refined, unrefined) = (&report.questions[0], &report.questions[1]);
+    assert_eq!(
+        (
+            refined.tools.search_truncations,
+            refined.tools.search_refinements
+        ),
+        (1, 1),
+        "{refined:?}"
+    );
+    assert_eq!(refined.tool_checks_missed, Vec::<String>::new());
+    assert_eq!(refined.score, 1.0, "{refined:?}");
+    assert_eq!(
+        (
+            unrefined.tools.search_truncations,
+            unrefined.tools.search_refinements
+        ),
+        (1, 0),
+        "{unrefined:?}"
+    );
+    assert_eq!(unrefined.tool_checks_missed, ["refined search"]);
+    assert!(unrefined.score < 1.0, "{unrefined:?}");
+    let text = report.to_text();
+    assert!(text.contains("1 searches cut short, 0 refined"), "{text}");
+}

@@ -12,8 +12,8 @@ mod suggest;
 
 pub use args::{CodegraphArgs, Operation, clamp_depth_argument};
 pub use outcome::{
-    CallResult, CallsOutcome, Dispatch, ImplementationsOutcome, OpError, Outcome, RelatedSymbol,
-    ResolveOutcome, SearchOutcome, Section, Site, Usage, UsagesOutcome,
+    CallResult, CallsOutcome, Dispatch, ImplementationsOutcome, MAX_SEARCH_RESULTS, OpError,
+    Outcome, RelatedSymbol, ResolveOutcome, SearchOutcome, Section, Site, Usage, UsagesOutcome,
 };
 pub use suggest::levenshtein;
 
