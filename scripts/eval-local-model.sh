@@ -94,6 +94,9 @@ if [ -z "$base_url" ]; then
   pids+=($!)
   base_url="http://127.0.0.1:$port/v1"
   wait_for "$base_url"
+  # A 270M model on two cores writes ~45 tokens/s: 4,096 output tokens (the default) outlast the
+  # request timeout, and llama-cpp-python keeps generating for a request its client gave up on.
+  export RELAY__LLM__DEFAULT__MAX_OUTPUT_TOKENS="${RELAY__LLM__DEFAULT__MAX_OUTPUT_TOKENS:-1024}"
 fi
 
 # One suite with one model: the JSON report, the wall time and how the run ended.

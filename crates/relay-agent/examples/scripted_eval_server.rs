@@ -3,7 +3,9 @@
 //! quick or medium question one `submit_report` naming every expected fact and citing every
 //! expected line (an expected file is cited at its first line), and no tool call; for a thorough
 //! question the four stages of one pass (intent: one goal; navigator: a `read` of each cited file;
-//! synthesizer: one claim per citation, the first naming every fact; critic: approved). Run through `relay eval`, it is the harness's calibration row: files, lines and facts
+//! synthesizer: one claim per citation, the first naming every fact; critic: approved); for a
+//! question that starts from an issue, the planner's one `submit_actions` (a finding citing every
+//! expected line, a comment naming every fact). Run through `relay eval`, it is the harness's calibration row: files, lines and facts
 //! at 1 (the scorer and the citation check agree with the suite), tool use at 0 wherever the
 //! question expects tools (no tool was called) — so a real model's row reads against both ends.
 //!
@@ -34,9 +36,19 @@ fn answer(question: &Question) -> String {
     format!("{}: {}.", question.id, question.facts.join(", "))
 }
 
-/// The suite's own answer to `question`, as the replies the explorer asks for.
+/// The suite's own answer to `question`, as the replies the explorer (or, for a question that
+/// starts from an issue, the planner) asks for.
 fn oracle(question: &Question, repo: &Path) -> Vec<ScriptedReply> {
     let evidence = citations(question, repo);
+    if question.issue.is_some() {
+        return vec![ScriptedReply::tool_calls(vec![(
+            "submit_actions",
+            json!({"actions": [
+                {"type": "update_findings", "add": [{"synthesis": answer(question), "sources": evidence}]},
+                {"type": "post_comment", "content": answer(question)}
+            ]}),
+        )])];
+    }
     if question.mode != Thoroughness::Thorough {
         return vec![ScriptedReply::tool_calls(vec![(
             "submit_report",

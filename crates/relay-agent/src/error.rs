@@ -15,6 +15,14 @@ pub enum Error {
         #[source]
         source: LlmError,
     },
+    /// An eval question starts from an issue, and the run was given no planner to read it.
+    #[error(
+        "eval question {question} starts from an issue: it needs the planner (relay eval runs it)"
+    )]
+    PlannerNeeded {
+        /// The question's id.
+        question: String,
+    },
 }
 
 pub type Result<T, E = Error> = std::result::Result<T, E>;

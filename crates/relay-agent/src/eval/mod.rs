@@ -22,16 +22,25 @@
 //! depth = 2                          # callers/callees followed at least this deep
 //! chain = true                       # a search, then callers or callees
 //! grep_fallback = false              # grep after a codegraph answer that found nothing
+//! [question.issue]                   # optional: start from a tracker issue (planner level)
+//! title = "Claiming a job twice"      # the planner's context file (`relay plan --issue`)
+//! body = "Two workers ran the same job. Where is a job claimed?"
 //! ```
+//!
+//! A question with an `issue` is asked the way Relay is asked: the planner reads the issue,
+//! explores and submits actions ([`planner`]); `question` then only describes it.
 
+mod planner;
 mod score;
 
 use serde::{Deserialize, Serialize};
 
 use crate::Error;
+use crate::context::IssueContext;
 use crate::explore::{ExploreAgent, ExploreRequest, Thoroughness};
 
-pub use score::{QuestionScore, ToolUse, score};
+pub use planner::{PlannerEval, ValidatorFor};
+pub use score::{QuestionScore, ScoredRun, ToolUse, score, score_run};
 
 /// The suites shipped in `eval/`, relative to the repository root: each one's `cite` lines are
 /// checked against the tree it names (`relay.toml`: this repository; `go-fixture.toml`:
@@ -74,6 +83,10 @@ pub struct Question {
     /// Why the question is in the suite (the design's test issue or scenario it stands for).
     #[serde(default)]
     pub scenario: Option<String>,
+    /// The tracker issue a planner-level question starts from (title, body, thread, …: the
+    /// context file of `relay plan`).
+    #[serde(default)]
+    pub issue: Option<IssueContext>,
 }
 
 /// The tool use a question expects (each set key is one check, scored 1 or 0).
@@ -120,14 +133,37 @@ pub struct EvalReport {
 }
 
 /// Runs every question of `suite` with `agent`, one after the other (their token counts stay
-/// apart). Errors only when the LLM cannot be used at all.
+/// apart). Errors only when the LLM cannot be used at all, or when a question starts from an
+/// issue (planner level: [`run_suite_with_planner`]).
 pub async fn run_suite(agent: &ExploreAgent, suite: &Suite) -> Result<EvalReport, Error> {
+    run_suite_with_planner(agent, suite, None).await
+}
+
+/// [`run_suite`], with the planner that planner-level questions (those with an `issue`) need.
+pub async fn run_suite_with_planner(
+    agent: &ExploreAgent,
+    suite: &Suite,
+    planner: Option<&PlannerEval>,
+) -> Result<EvalReport, Error> {
     let mut questions = Vec::with_capacity(suite.questions.len());
     for question in &suite.questions {
-        let report = agent
-            .explore(ExploreRequest::new(&question.question, question.mode))
-            .await?;
-        questions.push(score(question, &report));
+        let scored = match (&question.issue, planner) {
+            (Some(issue), Some(planner)) => {
+                planner::run_issue(agent, planner, question, issue).await
+            }
+            (Some(_), None) => {
+                return Err(Error::PlannerNeeded {
+                    question: question.id.clone(),
+                });
+            }
+            (None, _) => {
+                let report = agent
+                    .explore(ExploreRequest::new(&question.question, question.mode))
+                    .await?;
+                score(question, &report)
+            }
+        };
+        questions.push(scored);
     }
     Ok(EvalReport::new(questions))
 }

@@ -69,8 +69,40 @@ pub struct ToolUse {
     pub search_refinements: usize,
 }
 
+/// What a run produced, whoever ran it: an explore's report, or a planning cycle and its explores.
+#[derive(Debug, Clone, Copy)]
+pub struct ScoredRun<'a> {
+    /// The text the user reads (an explore's answer; the accepted actions' texts).
+    pub answer: &'a str,
+    /// The verified citations it gives.
+    pub evidence: &'a [relay_core::Citation],
+    /// Every tool call, in order.
+    pub tool_calls: &'a [ToolCallRecord],
+    pub iterations: u32,
+    pub tokens_in: u64,
+    pub tokens_out: u64,
+    /// How it ended (`submitted`, `time_limit`, `accepted`, `stopped`, …).
+    pub stop: &'a str,
+}
+
 /// Scores `report` against `question`.
 pub fn score(question: &Question, report: &ExploreReport) -> QuestionScore {
+    score_run(
+        question,
+        &ScoredRun {
+            answer: &report.answer,
+            evidence: &report.evidence,
+            tool_calls: &report.tool_calls,
+            iterations: report.iterations,
+            tokens_in: report.tokens_in,
+            tokens_out: report.tokens_out,
+            stop: report.stop.as_str(),
+        },
+    )
+}
+
+/// Scores one run against `question`.
+pub fn score_run(question: &Question, report: &ScoredRun<'_>) -> QuestionScore {
     let mut files: Vec<&str> = question
         .cite
         .iter()
@@ -102,7 +134,7 @@ pub fn score(question: &Question, report: &ExploreReport) -> QuestionScore {
         .cloned()
         .collect();
     let facts_hit = question.facts.len() - facts_missed.len();
-    let tools = tool_use(&report.tool_calls);
+    let tools = tool_use(report.tool_calls);
     let checks = tool_checks(&question.tools, &tools);
     let tool_checks_hit = checks.iter().filter(|(_, hit)| *hit).count();
     let tool_checks_missed: Vec<String> = checks
@@ -141,7 +173,7 @@ pub fn score(question: &Question, report: &ExploreReport) -> QuestionScore {
         iterations: report.iterations,
         tokens_in: report.tokens_in,
         tokens_out: report.tokens_out,
-        stop: report.stop.as_str().to_owned(),
+        stop: report.stop.to_owned(),
         tools,
     }
 }

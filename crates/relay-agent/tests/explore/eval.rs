@@ -387,3 +387,101 @@ async fn a_search_cut_short_counts_as_refined_only_when_a_narrower_search_follow
     let text = report.to_text();
     assert!(text.contains("1 searches cut short, 0 refined"), "{text}");
 }
+
+/// Accepts every batch (the Validator itself is `relay-worker`'s; `relay eval` plugs it in).
+struct AcceptAll;
+
+#[async_trait::async_trait]
+impl relay_agent::planner::BatchValidator for AcceptAll {
+    async fn validate(&self, _batch: &relay_core::ActionBatch) -> relay_agent::planner::Verdict {
+        relay_agent::planner::Verdict::Accepted
+    }
+}
+
+const ISSUE_SUITE: &str = r#"
+[[question]]
+id = "from-an-issue"
+question = "The reporter cannot tell who calls Planner.Plan."
+facts = ["main"]
+[[question.cite]]
+path = "pkg/planner/plan.go"
+line = 7
+contains = "func (p *Planner) Plan() error {"
+[question.tools]
+codegraph = true
+operations = ["search", "callers"]
+[question.issue]
+title = "Who runs the planner?"
+body = "I changed Plan and something broke. What calls it?"
+"#;
+
+/// A question with an `issue` starts from the tracker's issue: the planner reads it (its title
+/// and body reach the planner's request), explores (the explore's tool calls are scored) and
+/// submits actions; the score reads the accepted actions' text and citations. Without a planner,
+/// such a question is an error, never an explore of the bare `question`.
+#[tokio::test]
+async fn a_question_from_an_issue_runs_the_planner_and_scores_what_its_actions_say() {
+    use relay_agent::eval::{PlannerEval, run_suite_with_planner};
+    use relay_agent::planner::PlannerLimits;
+    let repo = checkout();
+    let qname = "example.com/relay/pkg/planner.Planner.Plan";
+    let server = ScriptedLlm::start(vec![
+        // The planner explores.
+        call(
+            "explore",
+            json!({"query": "Who calls Planner.Plan?", "thoroughness": "quick"}),
+        ),
+        // The explorer.
+        codegraph(json!({"operation": "search", "name": "Plan", "kind": "method"})),
+        codegraph(json!({"operation": "callers", "qname": qname})),
+        submit(
+            "Planner.Plan is called by main.",
+            json!([good_citation()]),
+            "high",
+        ),
+        // The planner decides.
+        ScriptedReply::tool_calls(vec![(
+            "submit_actions",
+            json!({"actions": [
+                {"type": "update_findings", "add": [{"synthesis": "Plan is run from main.",
+                    "sources": [good_citation()]}]},
+                {"type": "post_comment", "content": "`main` calls `Planner.Plan` (pkg/planner/plan.go:7)."}
+            ]}),
+        )]),
+    ])
+    .await;
+    let agent = agent(&server, repo.path(), ExploreConfig::default()).await;
+    let suite: Suite = toml::from_str(ISSUE_SUITE).unwrap();
+    let error = run_suite(&agent, &suite).await.unwrap_err();
+    assert!(error.to_string().contains("from-an-issue"), "{error}");
+    assert!(
+        server.requests().is_empty(),
+        "no explore of the bare question"
+    );
+
+    let planner = PlannerEval {
+        llm: server.client(relay_agent::llm::Role::Planner),
+        limits: PlannerLimits::default(),
+        context_max_tokens: 20_000,
+        validator: Box::new(|_| std::sync::Arc::new(AcceptAll)),
+    };
+    let report = run_suite_with_planner(&agent, &suite, Some(&planner))
+        .await
+        .unwrap();
+    let scored = &report.questions[0];
+    assert_eq!(scored.stop, "accepted");
+    assert_eq!(scored.score, 1.0, "{scored:?}");
+    assert_eq!((scored.lines_hit, scored.facts_hit), (1, 1));
+    assert_eq!(
+        scored.tools.sequence,
+        ["codegraph search", "codegraph callers"]
+    );
+    assert_eq!(scored.iterations, 2, "two planner turns");
+    let requests = server.requests();
+    assert_eq!(requests.len(), 5);
+    let first = requests[0].body.to_string();
+    assert!(
+        first.contains("Who runs the planner?") && first.contains("I changed Plan"),
+        "the planner reads the issue: {first}"
+    );
+}

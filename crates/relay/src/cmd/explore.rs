@@ -31,7 +31,8 @@ pub struct ExploreArgs {
     question: String,
 }
 
-/// The `[llm.explore]` overrides `relay explore` and `relay analyze` take.
+/// The LLM overrides `relay explore`, `relay analyze` and `relay eval` take (the explore role's,
+/// and the planner role's for `relay eval`'s planner-level questions).
 #[derive(Debug, Args)]
 pub struct LlmOverrides {
     /// Overrides the LLM base URL (e.g. `http://localhost:11434/v1` for Ollama).
@@ -57,6 +58,12 @@ pub struct Workbench {
     pub llm: LlmClient,
     pub toolbox: Toolbox,
     pub config: relay_agent::explore::ExploreConfig,
+    /// The checkout, canonical.
+    pub root: PathBuf,
+    /// The planner role's client (with the same overrides) and `[agent]` settings, for
+    /// `relay eval`'s planner-level questions.
+    pub planner_llm: LlmClient,
+    pub agent: relay_agent::agent_settings::AgentSettings,
 }
 
 /// Loads the settings, resolves the explore role with `overrides`, and indexes `repo` in memory
@@ -69,7 +76,10 @@ pub async fn workbench(
 ) -> anyhow::Result<Workbench> {
     let loaded = crate::settings::load(config)?;
     let settings = loaded.settings;
-    let llm = LlmClient::from_settings(&overridden(settings.llm, overrides), Role::Explore)
+    let llm_settings = overridden(settings.llm, overrides);
+    let llm = LlmClient::from_settings(&llm_settings, Role::Explore)
+        .map_err(|error| anyhow::anyhow!("{error} [{}]", error.kind().as_str()))?;
+    let planner_llm = LlmClient::from_settings(&llm_settings, Role::Planner)
         .map_err(|error| anyhow::anyhow!("{error} [{}]", error.kind().as_str()))?;
     let root = std::fs::canonicalize(repo)
         .with_context(|| format!("repository path {} is not accessible", repo.display()))?;
@@ -96,7 +106,10 @@ pub async fn workbench(
     Ok(Workbench {
         llm,
         toolbox,
-        config: settings.agent.explore,
+        config: settings.agent.explore.clone(),
+        root,
+        planner_llm,
+        agent: settings.agent,
     })
 }
 
@@ -140,18 +153,26 @@ fn progress_bar() -> indicatif::ProgressBar {
 }
 
 /// `[llm.explore]` with the command-line overrides on top.
+/// `llm` with the flags on top, for the explore role and the planner role (which only `relay
+/// eval`'s planner-level questions use): one endpoint answers both.
 fn overridden(mut llm: LlmSettings, args: &LlmOverrides) -> LlmSettings {
-    let explore = llm.explore.get_or_insert_with(ProviderSettings::default);
-    if let Some(url) = &args.base_url {
-        explore.base_url = Some(url.clone());
+    let mut key_flag = false;
+    for role in [&mut llm.explore, &mut llm.planner] {
+        let role = role.get_or_insert_with(ProviderSettings::default);
+        if let Some(url) = &args.base_url {
+            role.base_url = Some(url.clone());
+        }
+        if let Some(model) = &args.model {
+            role.model = Some(model.clone());
+        }
+        if let Some(name) = &args.api_key_env {
+            // The flag names the key to use: a literal key configured anywhere must not win over it.
+            role.api_key_env = Some(name.clone());
+            role.api_key = None;
+            key_flag = true;
+        }
     }
-    if let Some(model) = &args.model {
-        explore.model = Some(model.clone());
-    }
-    if let Some(name) = &args.api_key_env {
-        // The flag names the key to use: a literal key configured anywhere must not win over it.
-        explore.api_key_env = Some(name.clone());
-        explore.api_key = None;
+    if key_flag {
         llm.default.api_key = None;
     }
     llm

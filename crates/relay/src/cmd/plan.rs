@@ -52,7 +52,9 @@ pub async fn run(config: Option<&Path>, args: &PlanArgs) -> anyhow::Result<()> {
         Arc::new(toolbox),
         settings.agent.explore.clone(),
     );
-    let validator = ActionsValidator::new(validation_context(&issue, &args.repo)?);
+    let sandbox = Sandbox::new(&args.repo)
+        .with_context(|| format!("failed to open {}", args.repo.display()))?;
+    let validator = ActionsValidator::new(validation_context(&issue, sandbox));
     let planner = Planner::new(
         LlmClient::from_settings(&settings.llm, Role::Planner)?,
         Arc::new(explorer),
@@ -72,10 +74,8 @@ pub async fn run(config: Option<&Path>, args: &PlanArgs) -> anyhow::Result<()> {
 }
 
 /// What the Validator checks against, from the file: its gaps, findings and thread, and the
-/// checkout as the explored snapshot.
-fn validation_context(issue: &IssueContext, repo: &Path) -> anyhow::Result<ValidationContext> {
-    let sandbox =
-        Sandbox::new(repo).with_context(|| format!("failed to open {}", repo.display()))?;
+/// checkout (`sandbox`) as the explored snapshot. `relay eval`'s planner-level questions use it too.
+pub fn validation_context(issue: &IssueContext, sandbox: Sandbox) -> ValidationContext {
     let open = issue.open_gaps.iter().map(|g| GapState {
         number: g.number,
         open: true,
@@ -87,7 +87,7 @@ fn validation_context(issue: &IssueContext, repo: &Path) -> anyhow::Result<Valid
         // Closed gaps never block; the severity only matters while open.
         severity: relay_core::action::Severity::Low,
     });
-    Ok(ValidationContext {
+    ValidationContext {
         // A context file has no roles to check: the dry run validates every other rule.
         authority: relay_actions::Authority::Unrestricted,
         issue_id: IssueId(0),
@@ -149,7 +149,7 @@ fn validation_context(issue: &IssueContext, repo: &Path) -> anyhow::Result<Valid
         },
         internal_context: false,
         provenance: Default::default(),
-    })
+    }
 }
 
 fn result_text(outcome: &PlanOutcome) -> String {
