@@ -6,6 +6,8 @@
 #   scripts/eval-local-model.sh                       # starts llama-cpp-python on Gemma 3 270M (below)
 #   scripts/eval-local-model.sh --base-url http://127.0.0.1:8000/v1 --model NAME [--api-key-env VAR]
 #
+# For a local server of your own (Ollama, vLLM, llama.cpp), set RELAY__LLM__DEFAULT__DIALECT=compatible.
+#
 # Options:
 #   --base-url URL      an OpenAI-compatible endpoint already running (skips starting llama-cpp-python)
 #   --model NAME        the model name sent to it (default: gemma-3-270m)
@@ -94,6 +96,9 @@ if [ -z "$base_url" ]; then
   pids+=($!)
   base_url="http://127.0.0.1:$port/v1"
   wait_for "$base_url"
+  # llama-cpp-python speaks the local dialect: `max_tokens` (it ignores `max_completion_tokens`,
+  # so a model that never stops would write until its context is full).
+  export RELAY__LLM__DEFAULT__DIALECT="${RELAY__LLM__DEFAULT__DIALECT:-compatible}"
   # A 270M model on two cores writes ~45 tokens/s: 4,096 output tokens (the default) outlast the
   # request timeout, and llama-cpp-python keeps generating for a request its client gave up on.
   export RELAY__LLM__DEFAULT__MAX_OUTPUT_TOKENS="${RELAY__LLM__DEFAULT__MAX_OUTPUT_TOKENS:-1024}"

@@ -133,8 +133,9 @@ pub struct EvalReport {
 }
 
 /// Runs every question of `suite` with `agent`, one after the other (their token counts stay
-/// apart). Errors only when the LLM cannot be used at all, or when a question starts from an
-/// issue (planner level: [`run_suite_with_planner`]).
+/// apart). A question whose LLM call fails ends `llm_error: <kind>`, scored 0, and the suite goes
+/// on. Errors when every question failed so (the LLM cannot be used at all), or when a question
+/// starts from an issue (planner level: [`run_suite_with_planner`]).
 pub async fn run_suite(agent: &ExploreAgent, suite: &Suite) -> Result<EvalReport, Error> {
     run_suite_with_planner(agent, suite, None).await
 }
@@ -146,6 +147,7 @@ pub async fn run_suite_with_planner(
     planner: Option<&PlannerEval>,
 ) -> Result<EvalReport, Error> {
     let mut questions = Vec::with_capacity(suite.questions.len());
+    let mut last_failure = None;
     for question in &suite.questions {
         let scored = match (&question.issue, planner) {
             (Some(issue), Some(planner)) => {
@@ -157,15 +159,47 @@ pub async fn run_suite_with_planner(
                 });
             }
             (None, _) => {
-                let report = agent
+                match agent
                     .explore(ExploreRequest::new(&question.question, question.mode))
-                    .await?;
-                score(question, &report)
+                    .await
+                {
+                    Ok(report) => score(question, &report),
+                    // One question's failed call (a timeout, a server error after the retries) is
+                    // that question's ending, counted; the suite goes on.
+                    Err(Error::Llm { source }) => {
+                        let stop = format!("llm_error: {}", source.kind().as_str());
+                        last_failure = Some(source);
+                        failed_score(question, &stop)
+                    }
+                    Err(other) => return Err(other),
+                }
             }
         };
         questions.push(scored);
     }
+    // Every question failed on the LLM: it cannot be used at all (an address, a key, a model).
+    if let Some(source) = last_failure
+        && questions.iter().all(|q| q.stop.starts_with("llm_error"))
+    {
+        return Err(Error::Llm { source });
+    }
     Ok(EvalReport::new(questions))
+}
+
+/// The score of a question whose LLM call failed: nothing cited, nothing answered.
+fn failed_score(question: &Question, stop: &str) -> QuestionScore {
+    score_run(
+        question,
+        &ScoredRun {
+            answer: "",
+            evidence: &[],
+            tool_calls: &[],
+            iterations: 0,
+            tokens_in: 0,
+            tokens_out: 0,
+            stop,
+        },
+    )
 }
 
 impl EvalReport {

@@ -149,9 +149,147 @@ pub fn open_goals(goals: &[Goal]) -> impl Iterator<Item = &Goal> {
     })
 }
 
+/// The targets a stage takes, in the order it takes them, and those it defers.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct Targets {
+    /// Targets whose dependencies are settled, by priority (1 first; ties in the Navigator's order).
+    pub taken: Vec<String>,
+    /// Targets left for later, each with the open goals it waits for.
+    pub deferred: Vec<Deferred>,
+}
+
+/// A target left for later.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct Deferred {
+    pub id: String,
+    /// The goals it depends on that are still open.
+    pub waits_for: Vec<String>,
+}
+
+impl Deferred {
+    /// The line the next Navigator reads.
+    pub fn explain(&self) -> String {
+        format!(
+            "{} was deferred: it depends on {}, still open; take that first",
+            self.id,
+            self.waits_for.join(", ")
+        )
+    }
+}
+
+/// Whether `status` still needs work (a dependency in it holds its dependants back): the goals
+/// routing counts as open.
+fn open(status: GoalStatus) -> bool {
+    matches!(
+        status,
+        GoalStatus::Pending | GoalStatus::Partial | GoalStatus::Unmet
+    )
+}
+
+/// Enforces the goals' order on the Navigator's `asked` targets: a target whose dependency is
+/// still open is deferred; the rest are taken by priority. When every asked target waits, the
+/// stage takes what they wait for instead (those of them that are ready), so the order moves on
+/// rather than stalling. Ids naming no goal are dropped.
+pub fn order_targets(goals: &[Goal], asked: &[String]) -> Targets {
+    let find = |id: &str| goals.iter().find(|g| g.id == id);
+    let waits_for = |goal: &Goal| -> Vec<String> {
+        goal.depends_on
+            .iter()
+            .filter(|d| find(d).is_some_and(|dep| open(dep.status)))
+            .cloned()
+            .collect()
+    };
+    let mut targets = Targets::default();
+    let mut ready: Vec<&Goal> = Vec::new();
+    for id in asked {
+        let Some(goal) = find(id) else { continue };
+        if ready.iter().any(|g| g.id == goal.id) || targets.deferred.iter().any(|d| d.id == goal.id)
+        {
+            continue;
+        }
+        let waiting = waits_for(goal);
+        if waiting.is_empty() {
+            ready.push(goal);
+        } else {
+            targets.deferred.push(Deferred {
+                id: goal.id.clone(),
+                waits_for: waiting,
+            });
+        }
+    }
+    if ready.is_empty() {
+        for deferred in &targets.deferred {
+            for id in &deferred.waits_for {
+                if let Some(dep) = find(id)
+                    && waits_for(dep).is_empty()
+                    && !ready.iter().any(|g| g.id == dep.id)
+                {
+                    ready.push(dep);
+                }
+            }
+        }
+    }
+    ready.sort_by_key(|g| g.priority);
+    targets.taken = ready.into_iter().map(|g| g.id.clone()).collect();
+    targets
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn ordered(id: &str, priority: u8, depends_on: &[&str], status: GoalStatus) -> Goal {
+        Goal {
+            id: id.into(),
+            description: format!("goal {id}"),
+            priority,
+            depends_on: depends_on.iter().map(|d| (*d).to_owned()).collect(),
+            status,
+            blocked_reason: None,
+        }
+    }
+
+    #[test]
+    fn a_target_waiting_for_an_open_goal_is_deferred_and_the_rest_go_by_priority() {
+        let goals = [
+            ordered("g1", 2, &[], GoalStatus::Pending),
+            ordered("g2", 1, &["g1"], GoalStatus::Pending),
+            ordered("g3", 3, &[], GoalStatus::Pending),
+            ordered("g4", 1, &[], GoalStatus::Satisfied),
+            ordered("g5", 1, &["g4"], GoalStatus::Pending),
+        ];
+        let asked = ["g3", "g2", "g1", "g5", "nope"].map(String::from);
+        let targets = order_targets(&goals, &asked);
+        assert_eq!(
+            targets.taken,
+            ["g5", "g1", "g3"],
+            "by priority; g5's dependency is satisfied"
+        );
+        assert_eq!(
+            targets.deferred,
+            [Deferred {
+                id: "g2".into(),
+                waits_for: vec!["g1".into()]
+            }]
+        );
+        assert_eq!(
+            targets.deferred[0].explain(),
+            "g2 was deferred: it depends on g1, still open; take that first"
+        );
+    }
+
+    #[test]
+    fn when_every_target_waits_the_stage_takes_what_they_wait_for() {
+        let goals = [
+            ordered("g1", 3, &[], GoalStatus::Partial),
+            ordered("g2", 1, &["g1"], GoalStatus::Pending),
+            ordered("g3", 2, &["g2"], GoalStatus::Pending),
+        ];
+        let targets = order_targets(&goals, &["g2".into(), "g3".into()]);
+        // g2 waits for g1 (ready: taken instead); g3 waits for g2 (not ready itself).
+        assert_eq!(targets.taken, ["g1"]);
+        assert_eq!(targets.deferred.len(), 2);
+    }
 
     fn goal(id: &str) -> Goal {
         Goal {

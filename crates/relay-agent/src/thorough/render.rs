@@ -12,6 +12,8 @@ use crate::llm::ToolDefinition;
 
 /// Items of each traversal-state list shown to the Navigator at most (the newest).
 pub const STATE_ITEMS_SHOWN: usize = 25;
+/// Call chains of the traversal state shown at most.
+pub const CHAINS_SHOWN: usize = 5;
 /// Verified claims shown to a stage at most (the newest).
 pub const CLAIMS_SHOWN: usize = 30;
 
@@ -79,8 +81,8 @@ pub fn state(state: &TraversalState) -> String {
         }
     }
     let chain: Vec<&str> = state.call_chain.iter().map(String::as_str).collect();
-    format!(
-        "Already explored for this issue:\n- files: {}\n- symbols: {}\n- call chain: {}\n",
+    let mut out = format!(
+        "Already explored for this issue:\n- files: {}\n- symbols: {}\n- call chain followed: {}\n",
         newest(state.files.iter()),
         newest(state.symbols.iter()),
         if chain.is_empty() {
@@ -88,7 +90,18 @@ pub fn state(state: &TraversalState) -> String {
         } else {
             chain.join(" → ")
         }
-    )
+    );
+    let chains = state.chains(CHAINS_SHOWN);
+    if !chains.is_empty() {
+        out.push_str("- calls seen (caller → callee):\n");
+        for chain in chains {
+            let _ = writeln!(out, "  - {}", chain.join(" → "));
+        }
+    }
+    if !state.dirs.is_empty() {
+        let _ = writeln!(out, "- directories listed: {}", newest(state.dirs.iter()));
+    }
+    out
 }
 
 /// The verified claims so far (the newest [`CLAIMS_SHOWN`]).

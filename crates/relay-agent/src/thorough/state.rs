@@ -13,6 +13,12 @@ pub const MAX_SYMBOLS: usize = 200;
 pub const MAX_SNIPPETS: usize = 50;
 /// Steps of the call chain remembered at most.
 pub const MAX_CALL_CHAIN: usize = 20;
+/// Call edges (`from → to`, from callers/callees answers) remembered at most.
+pub const MAX_EDGES: usize = 100;
+/// Directories listed with `tree` remembered at most.
+pub const MAX_DIRS: usize = 50;
+/// Earlier queries' context summaries remembered at most (each one is capped by the run).
+pub const MAX_SUMMARIES: usize = 5;
 
 /// A first-in-first-out list of distinct items with a capacity: adding a known item moves it to
 /// the back (it is fresh again); adding past the capacity drops the oldest.
@@ -72,6 +78,13 @@ pub struct Snippet {
     pub text: String,
 }
 
+/// One call seen in a callers/callees answer: `from` calls `to` (qualified names).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CallEdge {
+    pub from: String,
+    pub to: String,
+}
+
 /// What thorough mode knows about the repository for one issue.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct TraversalState {
@@ -80,6 +93,12 @@ pub struct TraversalState {
     pub snippets: Fifo<Snippet>,
     /// Qualified names along the call chain being followed, outermost first.
     pub call_chain: Fifo<String>,
+    /// The calls seen, as structure: what called what.
+    pub edges: Fifo<CallEdge>,
+    /// Directories listed with `tree` (`.` for the root): an outline of where the query looked.
+    pub dirs: Fifo<String>,
+    /// What each earlier query on this issue established (its context summary), oldest first.
+    pub summaries: Fifo<String>,
 }
 
 impl Default for TraversalState {
@@ -89,6 +108,9 @@ impl Default for TraversalState {
             symbols: Fifo::new(MAX_SYMBOLS),
             snippets: Fifo::new(MAX_SNIPPETS),
             call_chain: Fifo::new(MAX_CALL_CHAIN),
+            edges: Fifo::new(MAX_EDGES),
+            dirs: Fifo::new(MAX_DIRS),
+            summaries: Fifo::new(MAX_SUMMARIES),
         }
     }
 }
@@ -105,6 +127,12 @@ struct Stored {
     snippets: Vec<Snippet>,
     #[serde(default)]
     call_chain: Vec<String>,
+    #[serde(default)]
+    edges: Vec<CallEdge>,
+    #[serde(default)]
+    dirs: Vec<String>,
+    #[serde(default)]
+    summaries: Vec<String>,
 }
 
 impl Serialize for TraversalState {
@@ -114,6 +142,9 @@ impl Serialize for TraversalState {
             symbols: self.symbols.iter().cloned().collect(),
             snippets: self.snippets.iter().cloned().collect(),
             call_chain: self.call_chain.iter().cloned().collect(),
+            edges: self.edges.iter().cloned().collect(),
+            dirs: self.dirs.iter().cloned().collect(),
+            summaries: self.summaries.iter().cloned().collect(),
         }
         .serialize(serializer)
     }
@@ -135,6 +166,15 @@ impl<'de> Deserialize<'de> for TraversalState {
         stored.call_chain.into_iter().for_each(|c| {
             state.call_chain.push(c);
         });
+        stored.edges.into_iter().for_each(|e| {
+            state.edges.push(e);
+        });
+        stored.dirs.into_iter().for_each(|d| {
+            state.dirs.push(d);
+        });
+        stored.summaries.into_iter().for_each(|s| {
+            state.summaries.push(s);
+        });
         Ok(state)
     }
 }
@@ -146,6 +186,9 @@ impl TraversalState {
             && self.symbols.is_empty()
             && self.snippets.is_empty()
             && self.call_chain.is_empty()
+            && self.edges.is_empty()
+            && self.dirs.is_empty()
+            && self.summaries.is_empty()
     }
 
     /// Adds what `other` explored (oldest first, so `other`'s newest stay newest here).
@@ -162,6 +205,48 @@ impl TraversalState {
         for step in other.call_chain.iter() {
             self.call_chain.push(step.clone());
         }
+        for edge in other.edges.iter() {
+            self.edges.push(edge.clone());
+        }
+        for dir in other.dirs.iter() {
+            self.dirs.push(dir.clone());
+        }
+        for summary in other.summaries.iter() {
+            self.summaries.push(summary.clone());
+        }
+    }
+
+    /// The call chains the edges make, longest first: each starts at a caller nothing seen
+    /// calls and follows the first callee not already on the chain (so a cycle ends it).
+    /// Bounded: at most `limit` chains of at most `MAX_CALL_CHAIN` names.
+    pub fn chains(&self, limit: usize) -> Vec<Vec<&str>> {
+        let edges: Vec<&CallEdge> = self.edges.iter().collect();
+        let mut starts: Vec<&str> = Vec::new();
+        for edge in &edges {
+            if !edges.iter().any(|e| e.to == edge.from) && !starts.contains(&edge.from.as_str()) {
+                starts.push(&edge.from);
+            }
+        }
+        let mut chains: Vec<Vec<&str>> = starts
+            .into_iter()
+            .map(|start| {
+                let mut chain = vec![start];
+                while chain.len() < MAX_CALL_CHAIN {
+                    let last = chain[chain.len() - 1];
+                    let next = edges
+                        .iter()
+                        .find(|e| e.from == last && !chain.contains(&e.to.as_str()));
+                    match next {
+                        Some(edge) => chain.push(&edge.to),
+                        None => break,
+                    }
+                }
+                chain
+            })
+            .collect();
+        chains.sort_by_key(|c| std::cmp::Reverse(c.len()));
+        chains.truncate(limit);
+        chains
     }
 }
 
@@ -239,5 +324,40 @@ mod tests {
             "the newest are kept"
         );
         assert!(TraversalState::default().is_empty());
+    }
+
+    #[test]
+    fn edges_make_call_chains_and_round_trip_with_the_outline_and_summaries() {
+        let mut state = TraversalState::default();
+        for (from, to) in [
+            ("main", "Run"),
+            ("Run", "Claim"),
+            ("Run", "process"),
+            ("process", "Plan"),
+            ("Plan", "Run"),
+        ] {
+            state.edges.push(CallEdge {
+                from: from.into(),
+                to: to.into(),
+            });
+        }
+        state.dirs.push("queue".into());
+        state
+            .summaries
+            .push("Verified: 2 claims over 1 file read (queue/queue.go).".into());
+        // One chain from the one caller nothing calls; the cycle back to Run ends it.
+        assert_eq!(state.chains(3), [vec!["main", "Run", "Claim"]]);
+        let back: TraversalState =
+            serde_json::from_value(serde_json::to_value(&state).unwrap()).unwrap();
+        assert_eq!(back, state);
+        assert!(!back.is_empty());
+        for i in 0..(MAX_EDGES + 10) {
+            state.edges.push(CallEdge {
+                from: format!("a{i}"),
+                to: format!("b{i}"),
+            });
+        }
+        assert_eq!(state.edges.len(), MAX_EDGES);
+        assert_eq!(state.chains(4).len(), 4, "bounded");
     }
 }

@@ -11,7 +11,7 @@ use serde_json::{Value, json};
 
 use super::bounds::{BoundHit, QueryBudget};
 use super::recovery;
-use super::state::{Snippet, TraversalState};
+use super::state::{CallEdge, Snippet, TraversalState};
 use super::step_caps::cap_output;
 use std::time::Duration;
 
@@ -421,12 +421,57 @@ fn remember(step: &Step, output: &str, state: &mut TraversalState) {
     }
     if let Some(name) = arguments["qname"].as_str().or(arguments["name"].as_str()) {
         state.symbols.push(name.to_owned());
-        if step.tool == ToolName::Codegraph
-            && matches!(arguments["operation"].as_str(), Some("callers" | "callees"))
-        {
+        let operation = arguments["operation"].as_str();
+        if step.tool == ToolName::Codegraph && matches!(operation, Some("callers" | "callees")) {
             state.call_chain.push(name.to_owned());
+            for other in direct_calls(output) {
+                let (from, to) = if operation == Some("callers") {
+                    (other, name.to_owned())
+                } else {
+                    (name.to_owned(), other)
+                };
+                state.edges.push(CallEdge { from, to });
+            }
         }
     }
+    if step.tool == ToolName::Tree {
+        state
+            .dirs
+            .push(arguments["path"].as_str().unwrap_or(".").to_owned());
+    }
+}
+
+/// The symbols a callers/callees answer lists at depth 1 (deeper ones are reached through
+/// another symbol, not by a direct call): each entry's qname, or its name when it has none.
+/// Bounded by the answer, which the tool already caps.
+fn direct_calls(output: &str) -> Vec<String> {
+    let mut found = Vec::new();
+    let mut entry: Option<(String, bool)> = None;
+    let flush = |entry: &mut Option<(String, bool)>, found: &mut Vec<String>| {
+        if let Some((name, true)) = entry.take() {
+            found.push(name);
+        }
+    };
+    for line in output.lines() {
+        if let Some(rest) = line.strip_prefix("  ")
+            && !rest.starts_with(' ')
+            && !rest.is_empty()
+        {
+            flush(&mut entry, &mut found);
+            let name = rest
+                .split_whitespace()
+                .next()
+                .unwrap_or_default()
+                .to_owned();
+            entry = Some((name, !rest.contains("[depth ")));
+        } else if let Some(qname) = line.strip_prefix("    qname: ")
+            && let Some((name, _)) = entry.as_mut()
+        {
+            *name = qname.trim().to_owned();
+        }
+    }
+    flush(&mut entry, &mut found);
+    found
 }
 
 #[cfg(test)]
@@ -439,7 +484,7 @@ mod tests {
         std::fs::create_dir_all(dir.path().join("pkg")).unwrap();
         std::fs::write(
             dir.path().join("pkg/retry.go"),
-            "package pkg\n\nfunc GetUserName() string { return \"\" }\n",
+            "package pkg\n\nfunc GetUserName() string { return \"\" }\n\nfunc Greet() string { return GetUserName() }\n",
         )
         .unwrap();
         for i in 0..QUERY_FILES + 2 {
@@ -606,5 +651,21 @@ mod tests {
             state.call_chain.iter().collect::<Vec<_>>(),
             ["pkg.GetUserName"]
         );
+        // The answer's direct callers became edges into the symbol.
+        assert!(
+            !state.edges.is_empty()
+                && state
+                    .edges
+                    .iter()
+                    .all(|e| e.to == "pkg.GetUserName" && e.from != e.to),
+            "{:?}",
+            state.edges
+        );
+    }
+
+    #[test]
+    fn a_calls_answer_gives_its_depth_one_entries_by_qname() {
+        let output = "Callers of pkg.Plan (depth 2) - 3 results:\n\n  main (function)\n    qname: app.main\n    file: main.go:3\n    call site: main.go:5\n\n  Helper (function) [depth 2]\n    qname: app.Helper\n    call site: h.go:2 (calls main)\n\n  run (function)\n    call site: r.go:9\n";
+        assert_eq!(direct_calls(output), ["app.main", "run"]);
     }
 }

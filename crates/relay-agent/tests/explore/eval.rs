@@ -73,13 +73,23 @@ fn the_shipped_suites_cite_lines_of_their_trees() {
             "onboarding",
             "edge-case",
             "integration-flow",
+            "issue-job-twice",
         ]
         .map(str::to_owned),
     );
     assert_eq!(
         ids("eval/go-fixture.toml"),
         fixture,
-        "the six test issues, then the seven scenarios"
+        "the six test issues, the seven scenarios, then a question from a tracker issue"
+    );
+    assert!(
+        suite("eval/go-fixture.toml")
+            .questions
+            .last()
+            .unwrap()
+            .issue
+            .is_some(),
+        "the planner-level question starts from an issue"
     );
     assert!(
         suite("eval/go-fixture.toml")
@@ -484,4 +494,34 @@ async fn a_question_from_an_issue_runs_the_planner_and_scores_what_its_actions_s
         first.contains("Who runs the planner?") && first.contains("I changed Plan"),
         "the planner reads the issue: {first}"
     );
+}
+
+/// A question whose LLM call fails for good ends `llm_error: <kind>`, scored 0, and the suite
+/// goes on (a real model's run keeps every other answer); a suite where every question failed
+/// so is an error: the LLM cannot be used at all.
+#[tokio::test]
+async fn a_failed_llm_call_ends_its_question_and_the_suite_goes_on() {
+    let repo = checkout();
+    let server = ScriptedLlm::start(vec![
+        ScriptedReply::error(400),
+        codegraph(json!({"operation": "search", "name": "Plan", "kind": "method"})),
+        submit(
+            "Planner.Plan is called by main.",
+            json!([good_citation()]),
+            "high",
+        ),
+    ])
+    .await;
+    let explorer = agent(&server, repo.path(), ExploreConfig::default()).await;
+    let suite: Suite = toml::from_str(SUITE).unwrap();
+    let report = run_suite(&explorer, &suite).await.unwrap();
+    assert_eq!(report.questions[0].stop, "llm_error: invalid_request");
+    assert_eq!(report.questions[0].score, 0.0);
+    assert_eq!(report.questions[1].stop, "submitted");
+    assert_eq!(report.questions[1].facts_hit, 1);
+
+    let dead = ScriptedLlm::start(vec![ScriptedReply::error(400), ScriptedReply::error(400)]).await;
+    let explorer = agent(&dead, repo.path(), ExploreConfig::default()).await;
+    let error = run_suite(&explorer, &suite).await.unwrap_err();
+    assert!(matches!(error, relay_agent::Error::Llm { .. }), "{error}");
 }

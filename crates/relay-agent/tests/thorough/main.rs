@@ -5,6 +5,7 @@
 
 mod bounds;
 mod dispatch;
+mod memory;
 mod pipeline;
 mod record;
 mod recovery;

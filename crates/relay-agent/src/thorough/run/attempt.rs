@@ -9,7 +9,7 @@ const MAX_CONTRADICTIONS_SHOWN: usize = 5;
 use super::super::bounds;
 use super::super::contracts::{CriticReply, GoalAssessment, NavigatorReply, SynthesizerReply};
 use super::super::evidence::{first_showing, verified_entities, verify_reply};
-use super::super::goals::{GoalStatus, GoalUpdate, apply_updates};
+use super::super::goals::{GoalStatus, GoalUpdate, apply_updates, order_targets};
 use super::super::integration::{StageEvidence, StepRef};
 use super::super::render;
 use super::super::routing::IntegrateReason;
@@ -33,6 +33,14 @@ impl Query<'_> {
         // Navigator.
         let mut user = self.context(state);
         user.push_str(&render::tools(self.toolbox.definitions()));
+        for deferred in self
+            .stages
+            .last()
+            .map(|s| &s.deferred_goals[..])
+            .unwrap_or_default()
+        {
+            user.push_str(&format!("Goal order: {}.\n", deferred.explain()));
+        }
         if let Some(previous) = self.stages.last().filter(|s| s.stage == stage) {
             user.push_str("\nThe previous plan of this stage ran:\n");
             user.push_str(&render::step_summaries(&previous.steps));
@@ -52,12 +60,15 @@ impl Query<'_> {
             Ok(plan) => plan,
             Err(reason) => return Ok(Err(reason)),
         };
-        let target_goals: Vec<String> = plan
-            .target_goals
-            .iter()
-            .filter(|id| self.goals.iter().any(|g| &g.id == *id))
-            .cloned()
-            .collect();
+        // The goals' order is enforced here, not only shown to the Navigator.
+        let targets = order_targets(&self.goals, &plan.target_goals);
+        if !targets.deferred.is_empty() {
+            self.tracer.event(
+                TraceKind::Decision,
+                json!({"decision": "targets_deferred", "deferred": targets.deferred, "taken": targets.taken}),
+            );
+        }
+        let target_goals = targets.taken;
         if plan.steps.len() > MAX_STEPS_PER_PLAN {
             self.tracer.event(
                 TraceKind::Decision,
@@ -85,6 +96,7 @@ impl Query<'_> {
             stage,
             attempt,
             target_goals: target_goals.clone(),
+            deferred_goals: targets.deferred,
             rationale: plan.rationale.clone(),
             feasibility: plan.feasibility,
             steps: records,

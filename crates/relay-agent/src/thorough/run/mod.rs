@@ -15,9 +15,9 @@ use serde::de::DeserializeOwned;
 
 use super::bounds::{QueryBudget, SESSION_CONTEXT_TOKENS};
 use super::contracts::IntentReply;
-use super::goals::{Goal, GoalStatus, open_goals};
+use super::goals::{Deferred, Goal, GoalStatus, open_goals};
 use super::integration::{Answer, Claim, StageEvidence, Unsettled, integrate};
-use super::perception::perceive;
+use super::perception::{established, perceive};
 use super::render;
 use super::routing::{IntegrateReason, Route, RoutingInput, Verdict, route};
 use super::stages::{INTENT_PROMPT, Stage, StageCaller, StageFailure};
@@ -43,7 +43,11 @@ pub struct StageRecord {
     pub stage: u32,
     /// Its plan: 0, then 1.. for each replan.
     pub attempt: u32,
+    /// The targets taken, by priority, once their dependencies were settled.
     pub target_goals: Vec<String>,
+    /// Targets the Navigator asked for whose dependencies were still open (the next Navigator is
+    /// told why).
+    pub deferred_goals: Vec<Deferred>,
     pub rationale: String,
     pub feasibility: f64,
     pub steps: Vec<StepRecord>,
@@ -156,6 +160,7 @@ pub async fn analyze_within(
         budget: budget.with_deadline(deadline),
         started,
         question: String::new(),
+        established: None,
         intent: None,
         goals: Vec::new(),
         stages: Vec::new(),
@@ -164,7 +169,12 @@ pub async fn analyze_within(
         rejected_updates: Vec::new(),
         llm_error: None,
     };
-    query.run(question, state).await
+    let report = query.run(question, state).await?;
+    // The next query on this issue starts from what this one established.
+    if !report.context_summary.is_empty() {
+        state.summaries.push(report.context_summary.clone());
+    }
+    Ok(report)
 }
 
 struct Query<'a> {
@@ -174,6 +184,9 @@ struct Query<'a> {
     budget: QueryBudget,
     started: Instant,
     question: String,
+    /// What the loaded traversal state says earlier queries established (perception's summary,
+    /// taken before this query adds to the state), carried by every stage's prompt.
+    established: Option<String>,
     intent: Option<IntentReply>,
     goals: Vec<Goal>,
     stages: Vec<StageRecord>,
@@ -195,6 +208,7 @@ impl Query<'_> {
             return Ok(self.finish(IntegrateReason::NeedsClarification));
         };
         self.question = perceived.question;
+        self.established = established(state);
         if perceived.truncated_chars > 0 {
             self.tracer.event(
                 TraceKind::Decision,
@@ -311,7 +325,8 @@ impl Query<'_> {
 
     /// The Intent stage; `Some` ends the query before any stage.
     async fn intent(&mut self) -> Result<Option<IntegrateReason>, Error> {
-        let user = render::question(&self.question);
+        let mut user = render::question(&self.question);
+        user.extend(self.established.clone());
         let reply = match self
             .ask::<IntentReply>(Stage::Intent, INTENT_PROMPT.to_owned(), user)
             .await?
@@ -347,6 +362,8 @@ impl Query<'_> {
     /// The part every stage's message starts with.
     fn context(&self, state: &TraversalState) -> String {
         let mut out = render::question(&self.question);
+        // What earlier queries established; this query's own ground is in `render::state` below.
+        out.extend(self.established.clone());
         if let Some(intent) = &self.intent {
             out.push_str(&format!("Intent: {}\n", intent.primary_intent));
             if !intent.constraints.is_empty() {
