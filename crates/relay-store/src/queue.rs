@@ -235,8 +235,12 @@ pub struct ClaimedJob {
     pub kind: String,
     pub payload: Value,
     pub concurrency_key: Option<String>,
-    /// 1 for the first run.
+    /// 1 for the first run; the operator's retry starts it from 0 again, a release at shutdown
+    /// gives one back.
     pub attempt: i32,
+    /// How many times the job was claimed, this claim included (`jobs.runs`): never reset, so
+    /// each run of a job has its own number (its writes are keyed by it).
+    pub run: i32,
     pub max_attempts: i32,
     pub lease_token: Uuid,
     pub lease_owner: String,
@@ -247,7 +251,7 @@ pub struct ClaimedJob {
 macro_rules! returning_claimed {
     () => {
         " RETURNING jobs.id, jobs.kind, jobs.payload, jobs.concurrency_key,
-            jobs.attempts AS attempt, jobs.max_attempts, jobs.lease_token, jobs.lease_owner, jobs.started_at"
+            jobs.attempts AS attempt, jobs.runs AS run, jobs.max_attempts, jobs.lease_token, jobs.lease_owner, jobs.started_at"
     };
 }
 
@@ -286,7 +290,8 @@ pub async fn reclaim_expired(
              SELECT id FROM jobs
              WHERE status = 'running' AND lease_expires_at < now() AND attempts < max_attempts
              ORDER BY lease_expires_at LIMIT 1 FOR UPDATE SKIP LOCKED)
-         UPDATE jobs SET attempts = jobs.attempts + 1, lease_owner = $1, lease_token = $2,
+         UPDATE jobs SET attempts = jobs.attempts + 1, runs = jobs.runs + 1,
+             lease_owner = $1, lease_token = $2,
              lease_expires_at = now() + make_interval(secs => $3), started_at = now(), updated_at = now(),
              last_error = 'lease expired (worker died or stalled)'
          FROM candidate WHERE jobs.id = candidate.id",
@@ -313,7 +318,8 @@ pub async fn claim_queued(
                AND (j.concurrency_key IS NULL OR NOT EXISTS (
                    SELECT 1 FROM jobs r WHERE r.concurrency_key = j.concurrency_key AND r.status = 'running'))
              ORDER BY j.run_after, j.id LIMIT 1 FOR UPDATE SKIP LOCKED)
-         UPDATE jobs SET status = 'running', attempts = jobs.attempts + 1, lease_owner = $1, lease_token = $2,
+         UPDATE jobs SET status = 'running', attempts = jobs.attempts + 1, runs = jobs.runs + 1,
+             lease_owner = $1, lease_token = $2,
              lease_expires_at = now() + make_interval(secs => $3), started_at = now(), updated_at = now()
          FROM candidate WHERE jobs.id = candidate.id",
         returning_claimed!()
