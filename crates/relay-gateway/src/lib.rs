@@ -121,10 +121,12 @@ impl AppState {
         settings: ServerSettings,
         job_max_attempts: i32,
     ) -> AppState {
-        let trackers = trackers
+        let trackers: HashMap<String, Arc<TrackerSettings>> = trackers
             .into_iter()
             .map(|t| (t.name.as_str().to_owned(), Arc::new(t)))
             .collect();
+        let metrics = relay_telemetry::metrics::install();
+        routes::webhook::zero_counters(trackers.keys().map(String::as_str));
         let wake_workers = spawn_notifier(pool.clone());
         let trace_feed = trace_feed::TraceFeed::new(pool.clone());
         let ui = settings::UiSettings::default();
@@ -137,7 +139,7 @@ impl AppState {
             trackers: Arc::new(trackers),
             settings: Arc::new(settings),
             api: Arc::new(ApiSettings::default()),
-            metrics: relay_telemetry::metrics::install(),
+            metrics,
             job_max_attempts,
             wake_workers,
             trace_feed,

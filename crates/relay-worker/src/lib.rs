@@ -23,6 +23,16 @@ pub mod settings;
 pub mod tool_graph;
 pub mod trace_sink;
 
+/// Creates at 0 the counter series a worker counts that the alert rules read, for the label values
+/// known at start-up (every job kind and outcome, every kind of tracker write and outcome, the
+/// daily budget of each of `trackers`), so the first event after a start is an increase
+/// (`relay_telemetry::metrics::zero_counter`). The reconciler creates its own when it starts.
+pub fn zero_counters(trackers: &[&str]) {
+    runner::zero_job_counters();
+    relay_actions::drain::zero_write_counters();
+    jobs::orchestrator::gates::daily_budget::zero_counters(trackers);
+}
+
 pub use handler::{JobContext, JobError, JobHandler, Registry};
 pub use retention::RetentionSettings;
 pub use runner::{Outcome, Worker};

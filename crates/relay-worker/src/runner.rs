@@ -301,7 +301,7 @@ impl Worker {
                 if let Some(follow_up) =
                     queue::complete(&mut *self.pool.acquire().await?, &job, &detail).await?
                 {
-                    record(&kind, "succeeded", started);
+                    record(&kind, Finished::Succeeded, started);
                     tracing::info!(
                         duration_ms = started.elapsed().as_millis() as u64,
                         "job succeeded"
@@ -358,22 +358,22 @@ impl Worker {
         let outcome = match failed {
             Failed::Retried { run_after } => {
                 tracing::warn!(error.message = %error, retry_at = %run_after, "job failed; will retry");
-                record(&job.kind, "retried", started);
+                record(&job.kind, Finished::Retried, started);
                 Outcome::Retried { job_id }
             }
             Failed::FoldedInto { job_id: sibling } => {
                 tracing::warn!(error.message = %error, folded_into = sibling.get(), "job failed; retry folded into the queued follow-up");
-                record(&job.kind, "retried", started);
+                record(&job.kind, Finished::Retried, started);
                 Outcome::Retried { job_id }
             }
             Failed::Dead => {
                 tracing::error!(error.message = %error, "job failed on its last attempt; dead-lettered");
-                record(&job.kind, "dead", started);
+                record(&job.kind, Finished::Dead, started);
                 Outcome::Dead { job_id }
             }
             Failed::Failed => {
                 tracing::error!(error.message = %error, "job failed permanently");
-                record(&job.kind, "failed", started);
+                record(&job.kind, Finished::Failed, started);
                 Outcome::Failed { job_id }
             }
             Failed::LeaseLost => Outcome::LeaseLost { job_id },
@@ -511,8 +511,49 @@ fn scrubbed(error: &impl std::fmt::Display) -> String {
         .into_owned()
 }
 
-fn record(kind: &str, outcome: &'static str, started: Instant) {
-    metrics::counter!(JOBS_TOTAL, "kind" => kind.to_owned(), "outcome" => outcome).increment(1);
+/// How a job attempt finished, as `relay_jobs_total{outcome}` names it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Finished {
+    Succeeded,
+    Retried,
+    Failed,
+    Dead,
+}
+
+impl Finished {
+    const ALL: [Finished; 4] = [
+        Finished::Succeeded,
+        Finished::Retried,
+        Finished::Failed,
+        Finished::Dead,
+    ];
+
+    fn label(self) -> &'static str {
+        match self {
+            Finished::Succeeded => "succeeded",
+            Finished::Retried => "retried",
+            Finished::Failed => "failed",
+            Finished::Dead => "dead",
+        }
+    }
+}
+
+/// Creates `relay_jobs_total` at 0 for every job kind and outcome, so the first dead job after a
+/// start is an increase the alert sees (see [`relay_telemetry::metrics::zero_counter`]).
+pub fn zero_job_counters() {
+    for kind in relay_core::JobKind::ALL {
+        for outcome in Finished::ALL {
+            relay_telemetry::metrics::zero_counter(
+                JOBS_TOTAL,
+                &[("kind", kind.as_str()), ("outcome", outcome.label())],
+            );
+        }
+    }
+}
+
+fn record(kind: &str, outcome: Finished, started: Instant) {
+    metrics::counter!(JOBS_TOTAL, "kind" => kind.to_owned(), "outcome" => outcome.label())
+        .increment(1);
     metrics::histogram!(JOB_DURATION_SECONDS, "kind" => kind.to_owned())
         .record(started.elapsed().as_secs_f64());
 }

@@ -97,6 +97,9 @@ pub async fn run(config: Option<&Path>, roles: Roles) -> anyhow::Result<()> {
             .map(|t| t.name.as_str().to_owned())
             .collect();
         warn_unroutable_writes(&pool, &configured).await;
+        // After `AppState::new` installed the recorder: the series the alert rules read exist
+        // from the first scrape.
+        relay_worker::zero_counters(&configured.iter().map(String::as_str).collect::<Vec<_>>());
         let worker = relay_worker::Worker::new(
             pool.clone(),
             relay_worker::jobs::registry(&deps),
