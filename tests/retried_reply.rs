@@ -91,6 +91,7 @@ async fn an_operator_retry_of_a_dead_job_posts_its_reply_once(pool: PgPool) {
     let notices = bot_comments(&github);
     assert_eq!(notices.len(), 1, "one notice: {notices:?}");
     assert!(notices[0].contains("the language model was unavailable"));
+    dead_job_says_why(&pool, job).await;
 
     // The LLM is back; the operator retries the dead job.
     llm.push([answer(REPLY)]);
@@ -112,6 +113,39 @@ async fn an_operator_retry_of_a_dead_job_posts_its_reply_once(pool: PgPool) {
     // Nothing is left to send again.
     assert_eq!(mention.worker.drain().await.unwrap(), []);
     assert_eq!(landed(&github, REPLY), 1);
+}
+
+/// Issue #45 §3: the operator's list and the read API say why the job died — the LLM's
+/// classified error, not only "planning cycle 0 stopped" — and where its trace is.
+async fn dead_job_says_why(pool: &PgPool, job: JobId) {
+    use relay_store::operator::{JobFilter, list_jobs};
+    let dead = list_jobs(pool, JobFilter::Dead, 10).await.unwrap();
+    assert_eq!(dead.len(), 1);
+    assert_eq!(dead[0].last_cause.as_deref(), Some("llm server_error"));
+    let error = dead[0].last_error.as_deref().unwrap();
+    assert!(
+        error.contains("planning cycle 0 stopped without a decision")
+            && error.contains("server error 500"),
+        "{error}"
+    );
+    const API_TOKEN: &str = "retried-reply-api-token-0123456789abcdef";
+    let app = relay_gateway::app(state(pool.clone()).with_api(relay_gateway::ApiSettings {
+        token: Some(API_TOKEN.to_owned().into()),
+    }));
+    let answer = call(
+        &app,
+        http::Request::get(format!("/api/jobs/{job}"))
+            .header("authorization", format!("Bearer {API_TOKEN}"))
+            .body(axum::body::Body::empty())
+            .unwrap(),
+    )
+    .await;
+    assert_eq!(answer.status, http::StatusCode::OK, "{:?}", answer.body);
+    assert_eq!(answer.body["job"]["last_cause"], "llm server_error");
+    assert_eq!(
+        answer.body["job"]["events_url"],
+        format!("/api/jobs/{job}/events")
+    );
 }
 
 #[sqlx::test(migrator = "relay_store::MIGRATOR")]

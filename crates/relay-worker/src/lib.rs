@@ -4,6 +4,7 @@
 //! - [`settings`]: `WorkerSettings` (`[worker]`).
 //! - [`handler`]: the `JobHandler` trait, `JobContext`, `JobError` and the `Registry`.
 //! - [`runner`]: `Worker`: claim, heartbeat, complete/retry/dead-letter, the run loop, shutdown.
+//! - [`cause`]: why an attempt failed, classified (the LLM's or the tracker's error kind).
 //! - [`jobs`]: one module per job kind.
 //! - [`retention`]: `RetentionSettings` (`[retention]`) and the periodic pruning pass.
 //! - [`graph_retention`]: the same snapshot rule for a graph store outside Postgres (ArangoDB).
@@ -12,6 +13,7 @@
 //! - [`trace_sink`]: `TraceRun`: one job run's trace, buffered and written to Postgres in batches.
 //! - [`llm_usage`]: the LLM usage sink that writes `llm_usage` rows (the agent owns the seam).
 
+pub mod cause;
 pub mod graph_retention;
 pub mod handler;
 pub mod jobs;

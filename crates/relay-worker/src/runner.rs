@@ -19,6 +19,7 @@ use tokio::task::JoinSet;
 use tokio_util::sync::CancellationToken;
 use tracing::Instrument;
 
+use crate::cause::Cause;
 use crate::handler::{JobContext, JobError, Registry};
 use crate::settings::WorkerSettings;
 use crate::trace_sink::TraceRun;
@@ -195,8 +196,9 @@ impl Worker {
 
         let Some(handler) = self.registry.get(&job.kind) else {
             let error = format!("no handler for job kind {:?}", job.kind);
+            let failure = Failure { error, cause: None };
             return self
-                .finish_failed(&job, &error, FailureKind::Permanent, started)
+                .finish_failed(&job, failure, FailureKind::Permanent, started)
                 .await;
         };
         let cancel = CancellationToken::new();
@@ -317,11 +319,13 @@ impl Worker {
                 }
             }
             Err(JobError::Retryable(error)) => {
-                self.finish_failed(&job, &scrubbed(&error), FailureKind::Retryable, started)
+                let failure = Failure::of(&error);
+                self.finish_failed(&job, failure, FailureKind::Retryable, started)
                     .await
             }
             Err(JobError::Permanent(error)) => {
-                self.finish_failed(&job, &scrubbed(&error), FailureKind::Permanent, started)
+                let failure = Failure::of(&error);
+                self.finish_failed(&job, failure, FailureKind::Permanent, started)
                     .await
             }
         }
@@ -349,12 +353,23 @@ impl Worker {
     async fn finish_failed(
         &self,
         job: &ClaimedJob,
-        error: &str,
+        failure: Failure,
         kind: FailureKind,
         started: Instant,
     ) -> relay_store::Result<Outcome> {
         let job_id = job.id;
-        let failed = queue::fail(&self.pool, job, error, kind, self.settings.backoff()).await?;
+        let error = failure.error.as_str();
+        let failed = queue::fail(
+            &self.pool,
+            job,
+            &queue::Failure {
+                error,
+                cause: failure.cause.as_deref(),
+            },
+            kind,
+            self.settings.backoff(),
+        )
+        .await?;
         let outcome = match failed {
             Failed::Retried { run_after } => {
                 tracing::warn!(error.message = %error, retry_at = %run_after, "job failed; will retry");
@@ -367,12 +382,12 @@ impl Worker {
                 Outcome::Retried { job_id }
             }
             Failed::Dead => {
-                tracing::error!(error.message = %error, "job failed on its last attempt; dead-lettered");
+                tracing::error!(error.message = %error, error.cause = failure.cause.as_deref(), "job failed on its last attempt; dead-lettered");
                 record(&job.kind, Finished::Dead, started);
                 Outcome::Dead { job_id }
             }
             Failed::Failed => {
-                tracing::error!(error.message = %error, "job failed permanently");
+                tracing::error!(error.message = %error, error.cause = failure.cause.as_deref(), "job failed permanently");
                 record(&job.kind, Finished::Failed, started);
                 Outcome::Failed { job_id }
             }
@@ -505,6 +520,23 @@ impl Worker {
 
 /// A job's error as it is logged, traced and stored: every configured secret scrubbed (an error
 /// may quote a URL or a response that echoes one).
+/// A failed attempt as the queue records it: the error's whole chain, scrubbed, and its
+/// classified root cause.
+struct Failure {
+    error: String,
+    /// [`Cause::label`].
+    cause: Option<String>,
+}
+
+impl Failure {
+    fn of(error: &anyhow::Error) -> Failure {
+        Failure {
+            error: scrubbed(error),
+            cause: Cause::of(error).map(Cause::label),
+        }
+    }
+}
+
 fn scrubbed(error: &impl std::fmt::Display) -> String {
     relay_core::secrets::scrub_secrets(&format!("{error:#}"))
         .body

@@ -14,6 +14,7 @@ use super::super::job::{Attempt, Job, JobRun};
 use super::super::planning_input::status_reply_to;
 use super::env::CycleEnv;
 use super::load::CycleView;
+use crate::cause::{Cause, Classified};
 use crate::handler::JobError;
 
 /// Queues the stopped cycle's status comment, in the triggering note's discussion when there is
@@ -79,7 +80,20 @@ pub async fn end_job(
 ) -> Result<Value, JobError> {
     let reason = match &outcome.result {
         PlanResult::Stopped(reason) if recurs(reason) => reason,
-        _ => {
+        PlanResult::Stopped(reason) => {
+            // Why it stopped is the job's error, with its classified cause (the LLM's error
+            // kind), so the operator's list of failed jobs says it without the trace.
+            let stopped = format!("planning cycle {cycle} stopped without a decision");
+            let error = match reason {
+                StopReason::Llm(llm) => anyhow::Error::new(Classified {
+                    cause: Cause::llm(llm),
+                    message: reason.to_string(),
+                }),
+                _ => anyhow::anyhow!("{reason}"),
+            };
+            return Err(JobError::Retryable(error.context(stopped)));
+        }
+        PlanResult::Submitted(_) => {
             return Err(JobError::Retryable(anyhow::anyhow!(
                 "planning cycle {cycle} stopped without a decision"
             )));
