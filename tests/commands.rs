@@ -89,7 +89,17 @@ async fn every_command(h: &Harness) {
 
     // budget: only a maintainer raises the cap; the raise goes on to a planner cycle.
     h.say("dev", &format!("{bot} budget 200k")).await;
-    assert!(last().starts_with("Only a maintainer"), "{}", last());
+    // The refusal says what is checked on this tracker (issue #45 §4).
+    let rule = match h.side {
+        Side::GitHub(_) => "someone with admin permission on this repository",
+        Side::GitLab(_) => "a member with the Maintainer or Owner role on this project",
+    };
+    assert_eq!(
+        last(),
+        format!("Only {rule} can raise this issue's budget."),
+        "{}",
+        last()
+    );
     assert!(h.llm.requests().is_empty());
     h.script(comment_only("Continuing with the retries."));
     h.say("maint", &format!("{bot} budget 200k")).await;

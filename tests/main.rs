@@ -19,7 +19,8 @@
 //! `findings` (findings re-verified on every push, the living summary comment), `repo_config`
 //! (the repository's `.relay.toml` narrowing, excluding, guiding; refused widenings; a
 //! malformed file) and `commands` (every `@bot` command on both trackers, forget, the cap), on
-//! `repo_config_harness`.
+//! `repo_config_harness`; `retried_reply` (a retried job's reply lands: after the operator's
+//! retry of a dead job, an automatic retry, a worker that died).
 
 mod commands;
 mod context_poisoning;
@@ -51,6 +52,7 @@ mod reconcile_harness;
 mod reconcile_latency;
 mod repo_config;
 mod repo_config_harness;
+mod retried_reply;
 mod spec_flow;
 mod status_browser;
 mod status_content;

@@ -174,9 +174,18 @@ async fn a_dead_workers_job_runs_again_and_completes_once(pool: PgPool) {
     );
     let backoff = settings().backoff();
     assert_eq!(
-        queue::fail(&pool, &dead, "late", FailureKind::Retryable, backoff)
-            .await
-            .unwrap(),
+        queue::fail(
+            &pool,
+            &dead,
+            &queue::Failure {
+                error: "late",
+                cause: None
+            },
+            FailureKind::Retryable,
+            backoff
+        )
+        .await
+        .unwrap(),
         queue::Failed::LeaseLost
     );
 
@@ -615,7 +624,10 @@ async fn a_failed_retry_folds_into_the_queued_follow_up(pool: PgPool) {
     let failed = queue::fail(
         &pool,
         &claimed,
-        "nope",
+        &queue::Failure {
+            error: "nope",
+            cause: Some("tracker transient"),
+        },
         FailureKind::Retryable,
         settings().backoff(),
     )
@@ -634,6 +646,21 @@ async fn a_failed_retry_folds_into_the_queued_follow_up(pool: PgPool) {
         "the attempt count carries over"
     );
     assert_eq!(status(&pool, first).await.0, "failed");
+    let causes: Vec<Option<String>> =
+        sqlx::query_scalar("SELECT last_cause FROM jobs WHERE id IN ($1, $2) ORDER BY id")
+            .bind(first)
+            .bind(follow_up)
+            .fetch_all(&pool)
+            .await
+            .unwrap();
+    assert_eq!(
+        causes,
+        [
+            Some("tracker transient".to_owned()),
+            Some("tracker transient".to_owned())
+        ],
+        "the cause is kept with the error, on both rows"
+    );
     let _ = worker;
 }
 

@@ -2,7 +2,9 @@
 //! a worker with the in-memory code graph): a file that narrows who may engage, excludes a
 //! directory (no tool result or graph symbol from it reaches a prompt) and adds instructions
 //! (fenced with their origin below the planner's rules); a file that tries to widen the budget
-//! (refused and reported); a malformed file (the server's settings apply, the error is shown).
+//! (refused and reported); a malformed file (the server's settings apply, the error is shown); a
+//! server cap lowered after the file was read (in effect, and shown, at once); a project named
+//! by its path.
 
 use relay_agent::llm::scripted::ScriptedReply;
 use serde_json::{Value, json};
@@ -263,4 +265,61 @@ async fn a_malformed_file_falls_back_to_the_server_and_the_error_is_shown(pool: 
         html.contains(".relay.toml:4: `engage.public`: invalid type: string &quot;owner&quot;, expected a sequence"),
         "{html}"
     );
+}
+
+/// Issue #45 §4: what the API shows is what is in effect — the repository's file narrowed by the
+/// server's settings as the gateway runs them now, not as the last job recorded them — and a
+/// project can be named by its path as the CLI names it (URL-encoded) as well as by its id.
+#[sqlx::test(migrator = "relay_store::MIGRATOR")]
+async fn a_lowered_server_cap_is_shown_at_once_and_a_project_is_found_by_its_path(pool: PgPool) {
+    let files = repository(&[(".relay.toml", "[budget]\nissue_tokens = 300000\n")]);
+    let mut h = Harness::github(pool, &files, agent()).await;
+    h.set_role("Codertocat", Role::Maintainer);
+    h.script(comment_only("Looking."));
+    h.say("Codertocat", "@relay-bot can retries be configured?")
+        .await;
+    let issue_url = format!("/api/issues/{}", h.issue_id().await);
+    let project_url = format!("/api/projects/github/{}", h.project_id().await);
+    let issue = h.api(&issue_url).await;
+    assert_eq!(issue["budget"]["cap_tokens"], 300_000, "{issue}");
+
+    // The server's cap is lowered below the repository's and the gateway restarted; no job runs.
+    let jobs = crate::helpers::count(&h.pool, "jobs").await;
+    h.restart_gateway(&relay_agent::agent_settings::AgentSettings {
+        issue_token_budget: 100_000,
+        ..agent()
+    });
+    let issue = h.api(&issue_url).await;
+    assert_eq!(issue["budget"]["cap_tokens"], 100_000, "{issue}");
+    let project = h.api(&project_url).await;
+    let config = &project["config"];
+    assert_eq!(config["computed_now"], true, "{config}");
+    assert_eq!(config["effective"]["issue_token_budget"], 100_000);
+    let refused = config["effective"]["refused"].to_string();
+    assert!(
+        refused.contains("budget.issue_tokens") && refused.contains("100000"),
+        "the repository's 300000 now widens the server's cap: {refused}"
+    );
+    assert_eq!(crate::helpers::count(&h.pool, "jobs").await, jobs);
+
+    // The same project by its path, URL-encoded as one segment; an unknown path is a 404.
+    let by_path = h
+        .api(&format!(
+            "/api/projects/github/{}",
+            GH_REPO.replace('/', "%2F")
+        ))
+        .await;
+    assert_eq!(by_path, project);
+    let unknown = crate::helpers::call(
+        &h.app,
+        http::Request::get("/api/projects/github/nobody%2Fnothing")
+            .header(
+                "authorization",
+                format!("Bearer {}", crate::status_fixture::UI_TOKEN),
+            )
+            .body(axum::body::Body::empty())
+            .unwrap(),
+    )
+    .await;
+    assert_eq!(unknown.status, http::StatusCode::NOT_FOUND);
 }

@@ -50,6 +50,8 @@ pub struct Harness {
     pub side: Side,
     pub llm: ScriptedLlm,
     pub app: axum::Router,
+    /// The tracker as configured, for a gateway started again with other settings.
+    tracker_settings: relay_core::TrackerSettings,
     worker: Worker,
     pub codegraph: Arc<CodegraphIndexing>,
     upstream: tempfile::TempDir,
@@ -128,6 +130,7 @@ impl Harness {
             tracker_settings.name.clone(),
             relay_tracker::build(&tracker_settings).unwrap(),
         );
+        let app = gateway(&pool, &tracker_settings, &agent);
         let data = tempfile::tempdir().unwrap();
         let repos = relay_repo::RepoManager::new(relay_repo::RepoSettings {
             data_dir: data.path().to_path_buf(),
@@ -146,7 +149,7 @@ impl Harness {
             codegraph: Some(codegraph.clone()),
             orchestrator: Some(Arc::new(Orchestrator {
                 trackers: clients,
-                tracker_settings: vec![tracker_settings],
+                tracker_settings: vec![tracker_settings.clone()],
                 llm: llm_settings,
                 agent,
                 tools: Default::default(),
@@ -156,17 +159,23 @@ impl Harness {
             })),
         });
         let worker = Worker::new(pool.clone(), registry, crate::queue::settings());
-        let app = relay_gateway::app(ui_state(pool.clone(), Default::default()));
         Harness {
             pool,
             side,
             llm,
             app,
+            tracker_settings,
             worker,
             codegraph,
             upstream,
             _data: data,
         }
+    }
+
+    /// The gateway started again with `agent` as the server's `[agent]` (the worker keeps its
+    /// settings, and no job runs).
+    pub fn restart_gateway(&mut self, agent: &AgentSettings) {
+        self.app = gateway(&self.pool, &self.tracker_settings, agent);
     }
 
     /// Gives `who` a role on the project.
@@ -320,6 +329,18 @@ impl Harness {
     pub fn script(&self, replies: impl IntoIterator<Item = ScriptedReply>) {
         self.llm.push(replies);
     }
+}
+
+/// The gateway with the read API, narrowing each repository's recorded file by the tracker's
+/// server policy under `agent`, as `relay serve` composes it.
+fn gateway(
+    pool: &PgPool,
+    tracker: &relay_core::TrackerSettings,
+    agent: &AgentSettings,
+) -> axum::Router {
+    let policy = relay_worker::jobs::repo_config::server_policy(agent, tracker);
+    let policies = [(tracker.name.as_str().to_owned(), policy)].into();
+    relay_gateway::app(ui_state(pool.clone(), Default::default()).with_policies(policies))
 }
 
 /// A comment's own words: without its idempotency marker, and without the quote of the

@@ -226,6 +226,9 @@ async fn each_page_shows_what_relay_knows(pool: PgPool) {
         .unwrap();
     for expected in [
         "llm: 429 too many requests (3 attempts)",
+        // The dead job's root cause, and where its trace is.
+        "llm rate_limited",
+        "#trace\">trace</a>",
         "github: 403 resource not accessible",
         "not_mentioned",
         "engaged",

@@ -161,8 +161,9 @@ pub async fn seed(pool: &PgPool, text: &SeedText<'_>) -> Seeded {
         .unwrap();
     }
     sqlx::query(
-        "INSERT INTO jobs (kind, payload, max_attempts, status, attempts, last_error, finished_at)
-         VALUES ('process_issue', $1, 3, 'dead', 3, 'llm: 429 too many requests (3 attempts)', now())",
+        "INSERT INTO jobs (kind, payload, max_attempts, status, attempts, last_error, last_cause, finished_at)
+         VALUES ('process_issue', $1, 3, 'dead', 3, 'llm: 429 too many requests (3 attempts)',
+                 'llm rate_limited', now())",
     )
     .bind(json!({ "issue_id": issue }))
     .execute(pool)

@@ -101,6 +101,7 @@ async fn run(url: &str, batches: usize, writes: usize) -> anyhow::Result<()> {
                 &validated,
                 BatchId {
                     job_id: JobId(i as i64 + 1),
+                    run: 1,
                     cycle: 0,
                 },
                 Some(WatermarkRaise {

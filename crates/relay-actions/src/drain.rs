@@ -136,7 +136,7 @@ impl Executor {
                     relay_store::outbox::mark_sent(&mut conn, row.id, note, discussion).await?;
                     // A spec is posted once its last part is, in whichever drain that happens.
                     crate::execute::record_spec_part_sent(&mut conn, &row.idempotency_key).await?;
-                    count_write(kind, "sent");
+                    count_write(kind, SENT);
                     report.sent.push(SentWrite {
                         idempotency_key: row.idempotency_key.clone(),
                         note_id: note.map(str::to_owned),
@@ -166,7 +166,7 @@ impl Executor {
                         retry: Retry::Retryable,
                     });
                     report.reschedule_after = Some(wait);
-                    count_write(kind, "rescheduled");
+                    count_write(kind, RESCHEDULED);
                     return Ok(false);
                 }
                 Wait::GiveUp => {
@@ -228,7 +228,7 @@ impl Executor {
             .map_err(relay_store::Error::from)?;
         relay_store::outbox::mark_failed(&mut conn, row.id, error).await?;
         let kind = row.write_kind().map_or("write", WriteKind::action_name);
-        metrics::counter!(TRACKER_WRITES_TOTAL, "kind" => kind, "outcome" => "failed").increment(1);
+        metrics::counter!(TRACKER_WRITES_TOTAL, "kind" => kind, "outcome" => FAILED).increment(1);
         tracing::warn!(
             outbox.key = %row.idempotency_key,
             issue.id = row.issue_id.get(),
@@ -244,6 +244,28 @@ impl Executor {
             retry: Retry::Permanent,
         });
         Ok(())
+    }
+}
+
+/// How a write's drain attempt ended, as `relay_tracker_writes_total{outcome}` names it.
+const WRITE_OUTCOMES: [&str; 3] = [SENT, RESCHEDULED, FAILED];
+const SENT: &str = "sent";
+/// Left pending for a later drain (a long `Retry-After`, the inline retries spent).
+const RESCHEDULED: &str = "rescheduled";
+/// Refused for good (a 4xx other than a rate limit).
+const FAILED: &str = "failed";
+
+/// Creates `relay_tracker_writes_total` at 0 for every kind of write and outcome, so the first
+/// write refused for good after a start is an increase the alert sees (see
+/// [`relay_telemetry::metrics::zero_counter`]).
+pub fn zero_write_counters() {
+    for kind in WriteKind::ALL {
+        for outcome in WRITE_OUTCOMES {
+            relay_telemetry::metrics::zero_counter(
+                TRACKER_WRITES_TOTAL,
+                &[("kind", kind.action_name()), ("outcome", outcome)],
+            );
+        }
     }
 }
 

@@ -198,8 +198,6 @@ pub async fn record_spec_part_sent(conn: &mut PgConnection, key: &str) -> Result
         return Ok(false);
     }
     let parts = crate::spec::split_spec(&spec.body, crate::spec::SPEC_PART_CHARS).len();
-    let keys: Vec<String> = (0..parts)
-        .map(|p| keys::spec_key(spec.issue_id, part.batch, spec.version, p))
-        .collect();
+    let keys: Vec<String> = (0..parts).map(|p| part.part_key(p)).collect();
     record_spec_posted(conn, spec.id, &keys).await
 }

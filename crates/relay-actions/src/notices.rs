@@ -1,7 +1,7 @@
 //! Relay's own notices: the tracker writes a job queues outside a planner batch — the
 //! first-contact acknowledgement, the budget note, the answers to commands (`@bot help`) and the
-//! status comments (a failure before the first cycle, a spec that could not be written, a reply
-//! the tracker refused). Like every write
+//! status comments (a failure before the first cycle, a cycle that stopped without a decision, a
+//! spec that could not be written, a reply the tracker refused). Like every write
 //! they are outbox rows, keyed in [`crate::keys`] and sent by [`crate::Executor::drain_outbox`];
 //! only this crate enqueues them. Each returns whether the row is new (a replayed job finds its
 //! notice already queued).
@@ -80,6 +80,21 @@ pub async fn enqueue_pre_cycle_status(
     place: NoticePlace<'_>,
 ) -> Result<bool> {
     let key = keys::pre_cycle_status_key(issue_id, job_id);
+    enqueue_comment(conn, &key, issue_id, job_id, body, place).await
+}
+
+/// The status comment of a planning cycle that stopped without a decision; it answers the
+/// issue's pending events through delivery `through`, which stay pending (see
+/// [`keys::stopped_status_key`]: one per set of events answered, whichever run says it).
+pub async fn enqueue_stopped_status(
+    conn: &mut PgConnection,
+    issue_id: IssueId,
+    job_id: JobId,
+    through: i64,
+    body: &str,
+    place: NoticePlace<'_>,
+) -> Result<bool> {
+    let key = keys::stopped_status_key(issue_id, through);
     enqueue_comment(conn, &key, issue_id, job_id, body, place).await
 }
 

@@ -4,7 +4,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::AuthorRole;
+use crate::{AuthorRole, Provider};
 
 /// A role an author may hold, as configured (`"owner"`, `"member"`, ... or `"anyone"`).
 #[derive(
@@ -75,10 +75,20 @@ impl EngageRole {
     }
 }
 
-/// Whether an author with `role` is a maintainer of the project: GitHub OWNER, GitLab Owner or
-/// Maintainer. Only maintainers may raise an issue's budget (`@bot budget …`).
+/// Whether an author with `role` is a maintainer of the project: on GitHub the `admin`
+/// permission on the repository (a repository's owner has it), on GitLab the Owner or Maintainer
+/// role (each tracker's client maps those to [`AuthorRole::Owner`]). Only maintainers may raise
+/// an issue's budget (`@bot budget …`).
 pub fn is_maintainer(role: Option<AuthorRole>) -> bool {
     role == Some(AuthorRole::Owner)
+}
+
+/// What [`is_maintainer`] checks on `provider`, in words for a reply that refuses.
+pub fn maintainer_rule(provider: Provider) -> &'static str {
+    match provider {
+        Provider::GitHub => "someone with admin permission on this repository",
+        Provider::GitLab => "a member with the Maintainer or Owner role on this project",
+    }
 }
 
 #[cfg(test)]

@@ -43,6 +43,7 @@ use axum::middleware;
 use axum::routing::{get, post};
 use metrics_exporter_prometheus::PrometheusHandle;
 use relay_core::TrackerSettings;
+use relay_core::repo_config::ServerPolicy;
 use relay_store::PgPool;
 use tokio::net::TcpListener;
 use tokio_util::sync::CancellationToken;
@@ -70,6 +71,10 @@ pub struct AppState {
     pub(crate) ui: Arc<ui::UiState>,
     /// `[prices]`: what the status page shows as cost.
     pub(crate) prices: Arc<relay_core::prices::Prices>,
+    /// Per tracker name, what the server allows as it runs now (`[agent]` and the tracker's
+    /// settings): the read API and the status page narrow each repository's recorded file by it
+    /// ([`projects`]). Empty: the configuration is shown as the last job recorded it.
+    pub(crate) policies: Arc<HashMap<String, ServerPolicy>>,
     /// Parts running degraded (component → what still works), shown in `/readyz`'s detail.
     pub(crate) degraded: Degraded,
     /// Bytes of request bodies buffered across requests in flight (`[server] body_budget_bytes`).
@@ -121,10 +126,12 @@ impl AppState {
         settings: ServerSettings,
         job_max_attempts: i32,
     ) -> AppState {
-        let trackers = trackers
+        let trackers: HashMap<String, Arc<TrackerSettings>> = trackers
             .into_iter()
             .map(|t| (t.name.as_str().to_owned(), Arc::new(t)))
             .collect();
+        let metrics = relay_telemetry::metrics::install();
+        routes::webhook::zero_counters(trackers.keys().map(String::as_str));
         let wake_workers = spawn_notifier(pool.clone());
         let trace_feed = trace_feed::TraceFeed::new(pool.clone());
         let ui = settings::UiSettings::default();
@@ -137,12 +144,13 @@ impl AppState {
             trackers: Arc::new(trackers),
             settings: Arc::new(settings),
             api: Arc::new(ApiSettings::default()),
-            metrics: relay_telemetry::metrics::install(),
+            metrics,
             job_max_attempts,
             wake_workers,
             trace_feed,
             ui: Arc::new(ui::UiState::new(ui)),
             prices: Arc::new(relay_core::prices::Prices::new()),
+            policies: Arc::default(),
             degraded: Degraded::default(),
         }
     }
@@ -169,6 +177,17 @@ impl AppState {
     pub fn with_prices(mut self, prices: relay_core::prices::Prices) -> AppState {
         self.prices = Arc::new(prices);
         self
+    }
+
+    /// What the server allows per tracker name, as it runs (see [`AppState::policies`]).
+    pub fn with_policies(mut self, policies: HashMap<String, ServerPolicy>) -> AppState {
+        self.policies = Arc::new(policies);
+        self
+    }
+
+    /// The running server policy of `tracker`, when known.
+    pub(crate) fn policy(&self, tracker: &str) -> Option<&ServerPolicy> {
+        self.policies.get(tracker)
     }
 
     /// Enables the read API with these settings.

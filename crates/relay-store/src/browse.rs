@@ -100,13 +100,16 @@ pub struct JobSummary {
     pub max_attempts: i32,
     pub run_after: DateTime<Utc>,
     pub last_error: Option<String>,
+    /// The classified root cause of the last failed attempt (`llm server_error`,
+    /// `tracker forbidden`); `last_error` has the whole story, the run trace every step.
+    pub last_cause: Option<String>,
     pub created_at: DateTime<Utc>,
     pub started_at: Option<DateTime<Utc>>,
     pub finished_at: Option<DateTime<Utc>>,
 }
 
 const JOB_COLUMNS: &str = "id, kind, payload, status, attempts, max_attempts, run_after, \
-     last_error, created_at, started_at, finished_at";
+     last_error, last_cause, created_at, started_at, finished_at";
 
 /// The `process_issue` jobs of an issue, newest first.
 pub async fn jobs_of_issue(pool: &PgPool, issue_id: IssueId) -> Result<Vec<JobSummary>> {

@@ -47,12 +47,15 @@ pub struct FinishedJob {
     pub concurrency_key: Option<String>,
     pub finished_at: Option<DateTime<Utc>>,
     pub last_error: Option<String>,
+    /// The classified root cause of the last failed attempt (`llm server_error`).
+    pub last_cause: Option<String>,
 }
 
 /// Jobs in `filter`'s state, newest first, at most `limit`.
 pub async fn list_jobs(pool: &PgPool, filter: JobFilter, limit: i64) -> Result<Vec<FinishedJob>> {
     Ok(sqlx::query_as(
-        "SELECT id, kind, status, attempts, max_attempts, concurrency_key, finished_at, last_error
+        "SELECT id, kind, status, attempts, max_attempts, concurrency_key, finished_at, last_error,
+                last_cause
          FROM jobs WHERE status = $1 ORDER BY id DESC LIMIT $2",
     )
     .bind(filter.as_str())

@@ -235,8 +235,12 @@ pub struct ClaimedJob {
     pub kind: String,
     pub payload: Value,
     pub concurrency_key: Option<String>,
-    /// 1 for the first run.
+    /// 1 for the first run; the operator's retry starts it from 0 again, a release at shutdown
+    /// gives one back.
     pub attempt: i32,
+    /// How many times the job was claimed, this claim included (`jobs.runs`): never reset, so
+    /// each run of a job has its own number (its writes are keyed by it).
+    pub run: i32,
     pub max_attempts: i32,
     pub lease_token: Uuid,
     pub lease_owner: String,
@@ -247,7 +251,7 @@ pub struct ClaimedJob {
 macro_rules! returning_claimed {
     () => {
         " RETURNING jobs.id, jobs.kind, jobs.payload, jobs.concurrency_key,
-            jobs.attempts AS attempt, jobs.max_attempts, jobs.lease_token, jobs.lease_owner, jobs.started_at"
+            jobs.attempts AS attempt, jobs.runs AS run, jobs.max_attempts, jobs.lease_token, jobs.lease_owner, jobs.started_at"
     };
 }
 
@@ -275,7 +279,8 @@ pub async fn reclaim_expired(
     sqlx::query(
         "UPDATE jobs SET status = 'dead', finished_at = now(), updated_at = now(),
              lease_owner = NULL, lease_token = NULL, lease_expires_at = NULL,
-             last_error = 'lease expired on the last attempt (worker died or stalled)'
+             last_error = 'lease expired on the last attempt (worker died or stalled)',
+             last_cause = NULL
          WHERE status = 'running' AND lease_expires_at < now() AND attempts >= max_attempts",
     )
     .execute(pool)
@@ -286,9 +291,10 @@ pub async fn reclaim_expired(
              SELECT id FROM jobs
              WHERE status = 'running' AND lease_expires_at < now() AND attempts < max_attempts
              ORDER BY lease_expires_at LIMIT 1 FOR UPDATE SKIP LOCKED)
-         UPDATE jobs SET attempts = jobs.attempts + 1, lease_owner = $1, lease_token = $2,
+         UPDATE jobs SET attempts = jobs.attempts + 1, runs = jobs.runs + 1,
+             lease_owner = $1, lease_token = $2,
              lease_expires_at = now() + make_interval(secs => $3), started_at = now(), updated_at = now(),
-             last_error = 'lease expired (worker died or stalled)'
+             last_error = 'lease expired (worker died or stalled)', last_cause = NULL
          FROM candidate WHERE jobs.id = candidate.id",
         returning_claimed!()
     ))
@@ -313,7 +319,8 @@ pub async fn claim_queued(
                AND (j.concurrency_key IS NULL OR NOT EXISTS (
                    SELECT 1 FROM jobs r WHERE r.concurrency_key = j.concurrency_key AND r.status = 'running'))
              ORDER BY j.run_after, j.id LIMIT 1 FOR UPDATE SKIP LOCKED)
-         UPDATE jobs SET status = 'running', attempts = jobs.attempts + 1, lease_owner = $1, lease_token = $2,
+         UPDATE jobs SET status = 'running', attempts = jobs.attempts + 1, runs = jobs.runs + 1,
+             lease_owner = $1, lease_token = $2,
              lease_expires_at = now() + make_interval(secs => $3), started_at = now(), updated_at = now()
          FROM candidate WHERE jobs.id = candidate.id",
         returning_claimed!()
@@ -413,16 +420,27 @@ pub enum FailureKind {
     Permanent,
 }
 
+/// What a failed attempt leaves on its job: `last_error` and `last_cause`.
+#[derive(Debug, Clone, Copy)]
+pub struct Failure<'a> {
+    /// The error's whole chain (secrets scrubbed).
+    pub error: &'a str,
+    /// Its classified root cause (`llm server_error`, `tracker forbidden`), when one is known.
+    pub cause: Option<&'a str>,
+}
+
 /// Records a failed attempt: retry with exponential backoff and jitter (computed in SQL), or
 /// dead-letter once attempts are exhausted, or fail at once when the failure is
 /// [`FailureKind::Permanent`].
 pub async fn fail(
     pool: &PgPool,
     job: &ClaimedJob,
-    error: &str,
+    failure: &Failure<'_>,
     kind: FailureKind,
     backoff: Backoff,
 ) -> Result<Failed> {
+    let error = failure.error;
+    let cause = failure.cause;
     let mut tx = pool.begin().await?;
     let terminal = match kind {
         FailureKind::Permanent => Some("failed"),
@@ -432,20 +450,27 @@ pub async fn fail(
 
     if let Some(status) = terminal {
         let result = sqlx::query(
-            "UPDATE jobs SET status = $3, last_error = $4, finished_at = now(), updated_at = now(),
-                 lease_owner = NULL, lease_token = NULL, lease_expires_at = NULL
+            "UPDATE jobs SET status = $3, last_error = $4, last_cause = $5, finished_at = now(),
+                 updated_at = now(), lease_owner = NULL, lease_token = NULL, lease_expires_at = NULL
              WHERE id = $1 AND lease_token = $2 AND status = 'running'",
         )
         .bind(job.id)
         .bind(job.lease_token)
         .bind(status)
         .bind(error)
+        .bind(cause)
         .execute(&mut *tx)
         .await?;
         if result.rows_affected() != 1 {
             return Ok(Failed::LeaseLost);
         }
-        record_run(&mut tx, job, status, &serde_json::json!({ "error": error })).await?;
+        record_run(
+            &mut tx,
+            job,
+            status,
+            &serde_json::json!({ "error": error, "cause": cause }),
+        )
+        .await?;
         tx.commit().await?;
         return Ok(if status == "dead" {
             Failed::Dead
@@ -457,7 +482,7 @@ pub async fn fail(
     // Retry. A savepoint lets us detect a queued sibling through the unique index.
     let mut savepoint = tx.begin().await?;
     let requeued: std::result::Result<Option<DateTime<Utc>>, sqlx::Error> = sqlx::query_scalar(
-        "UPDATE jobs SET status = 'queued', last_error = $3, updated_at = now(),
+        "UPDATE jobs SET status = 'queued', last_error = $3, last_cause = $6, updated_at = now(),
              lease_owner = NULL, lease_token = NULL, lease_expires_at = NULL,
              run_after = now() + make_interval(secs =>
                  LEAST($5::float8, $4::float8 * power(2, attempts - 1)) * (0.75 + random() * 0.5))
@@ -469,6 +494,7 @@ pub async fn fail(
     .bind(error)
     .bind(backoff.base.as_secs_f64())
     .bind(backoff.max.as_secs_f64())
+    .bind(cause)
     .fetch_optional(&mut *savepoint)
     .await;
     let outcome = match requeued {
@@ -478,7 +504,7 @@ pub async fn fail(
                 &mut tx,
                 job,
                 "retried",
-                &serde_json::json!({ "error": error }),
+                &serde_json::json!({ "error": error, "cause": cause }),
             )
             .await?;
             Failed::Retried { run_after }
@@ -487,7 +513,8 @@ pub async fn fail(
         Err(e) if is_unique_violation(&e) => {
             savepoint.rollback().await?;
             let sibling: JobId = sqlx::query_scalar(
-                "UPDATE jobs SET attempts = GREATEST(attempts, $2), last_error = $3, updated_at = now(),
+                "UPDATE jobs SET attempts = GREATEST(attempts, $2), last_error = $3,
+                     last_cause = $6, updated_at = now(),
                      run_after = GREATEST(run_after, now() + make_interval(secs =>
                          LEAST($5::float8, $4::float8 * power(2, $2 - 1)) * (0.75 + random() * 0.5)))
                  WHERE concurrency_key = $1 AND status = 'queued'
@@ -498,16 +525,19 @@ pub async fn fail(
             .bind(error)
             .bind(backoff.base.as_secs_f64())
             .bind(backoff.max.as_secs_f64())
+            .bind(cause)
             .fetch_one(&mut *tx)
             .await?;
             let result = sqlx::query(
                 "UPDATE jobs SET status = 'failed', finished_at = now(), updated_at = now(),
-                     last_error = $3, lease_owner = NULL, lease_token = NULL, lease_expires_at = NULL
+                     last_error = $3, last_cause = $4, lease_owner = NULL, lease_token = NULL,
+                     lease_expires_at = NULL
                  WHERE id = $1 AND lease_token = $2 AND status = 'running'",
             )
             .bind(job.id)
             .bind(job.lease_token)
             .bind(format!("{error} (retry folded into queued job {sibling})"))
+            .bind(cause)
             .execute(&mut *tx)
             .await?;
             if result.rows_affected() != 1 {
@@ -517,7 +547,7 @@ pub async fn fail(
                 &mut tx,
                 job,
                 "retried",
-                &serde_json::json!({ "error": error, "folded_into": sibling }),
+                &serde_json::json!({ "error": error, "cause": cause, "folded_into": sibling }),
             )
             .await?;
             Failed::FoldedInto { job_id: sibling }

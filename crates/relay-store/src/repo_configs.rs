@@ -20,6 +20,9 @@ pub struct RepoConfigRow {
     pub guidance_digest: Option<String>,
     pub has_errors: bool,
     pub read_at: DateTime<Utc>,
+    /// The configuration file's text as read at `commit_sha` (migration 0090; `None`: no file,
+    /// over the bound, or recorded before).
+    pub file_text: Option<String>,
 }
 
 /// What to record.
@@ -33,6 +36,8 @@ pub struct NewRepoConfig<'a> {
     pub guidance: &'a serde_json::Value,
     pub guidance_digest: Option<&'a str>,
     pub has_errors: bool,
+    /// The configuration file's text, when one was read (and within the size bound).
+    pub file_text: Option<&'a str>,
 }
 
 /// Records the configuration in effect; returns whether it is news — the first record of the
@@ -41,16 +46,17 @@ pub struct NewRepoConfig<'a> {
 pub async fn record(conn: &mut PgConnection, config: &NewRepoConfig<'_>) -> Result<bool> {
     let news: Option<bool> = sqlx::query_scalar(
         "INSERT INTO repo_configs AS r (tracker, project_id, project_path, commit_sha, effective,
-                                        guidance, guidance_digest, has_errors)
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8)
+                                        guidance, guidance_digest, has_errors, file_text)
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)
          ON CONFLICT (tracker, project_id) DO UPDATE
             SET project_path = EXCLUDED.project_path, commit_sha = EXCLUDED.commit_sha,
                 effective = EXCLUDED.effective, guidance = EXCLUDED.guidance,
                 guidance_digest = EXCLUDED.guidance_digest, has_errors = EXCLUDED.has_errors,
-                read_at = now()
+                file_text = EXCLUDED.file_text, read_at = now()
             WHERE r.commit_sha IS DISTINCT FROM EXCLUDED.commit_sha
                OR r.effective IS DISTINCT FROM EXCLUDED.effective
                OR r.guidance IS DISTINCT FROM EXCLUDED.guidance
+               OR r.file_text IS DISTINCT FROM EXCLUDED.file_text
          RETURNING true",
     )
     .bind(config.tracker)
@@ -61,6 +67,7 @@ pub async fn record(conn: &mut PgConnection, config: &NewRepoConfig<'_>) -> Resu
     .bind(config.guidance)
     .bind(config.guidance_digest)
     .bind(config.has_errors)
+    .bind(config.file_text)
     .fetch_optional(conn)
     .await?;
     Ok(news.unwrap_or(false))
@@ -74,7 +81,7 @@ pub async fn get(
 ) -> Result<Option<RepoConfigRow>> {
     Ok(sqlx::query_as(
         "SELECT tracker, project_id, project_path, commit_sha, effective, guidance, guidance_digest,
-                has_errors, read_at
+                has_errors, read_at, file_text
          FROM repo_configs WHERE tracker = $1 AND project_id = $2",
     )
     .bind(tracker)
@@ -166,6 +173,7 @@ mod tests {
             guidance: &guidance,
             guidance_digest: None,
             has_errors: true,
+            file_text: None,
         };
         assert!(record(&mut conn, &config).await.unwrap());
         assert!(
@@ -181,6 +189,12 @@ mod tests {
         let row = get(&mut conn, "gh", "7").await.unwrap().unwrap();
         assert_eq!(row.commit_sha, "b");
         assert!(!row.has_errors);
+        assert_eq!(row.file_text, None);
+        // The file's text kept for the first time (a record from before it was kept) is news.
+        config.file_text = Some("[budget]\nissue_tokens = 1\n");
+        assert!(record(&mut conn, &config).await.unwrap());
+        let row = get(&mut conn, "gh", "7").await.unwrap().unwrap();
+        assert_eq!(row.file_text.as_deref(), config.file_text);
         assert!(
             projects(&mut conn, 10).await.unwrap().is_empty(),
             "no issue yet"

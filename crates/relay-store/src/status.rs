@@ -146,6 +146,8 @@ pub struct DeadJob {
     pub issue_id: Option<IssueId>,
     pub attempts: i32,
     pub last_error: Option<String>,
+    /// The classified root cause of the last attempt (`llm server_error`), when known.
+    pub last_cause: Option<String>,
     pub finished_at: Option<DateTime<Utc>>,
 }
 
@@ -153,7 +155,7 @@ pub struct DeadJob {
 pub async fn dead_jobs(pool: &PgPool, limit: i64) -> Result<Vec<DeadJob>> {
     Ok(sqlx::query_as(
         "SELECT id, kind, (payload->>'issue_id')::BIGINT AS issue_id, attempts, last_error,
-                finished_at
+                last_cause, finished_at
          FROM jobs WHERE status = 'dead' ORDER BY id DESC LIMIT $1",
     )
     .bind(limit.clamp(1, MAX_ROWS))

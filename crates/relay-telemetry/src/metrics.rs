@@ -213,6 +213,21 @@ fn describe_all() {
     }
 }
 
+/// Creates the counter series `name{labels}` at 0, or leaves it as it is when it exists.
+///
+/// A counter a process creates only when it first increases appears at 1, and `increase()` sees
+/// no increase in a series' first sample: an alert on "any increase" stays silent for the first
+/// event after a start. So the series the alert rules (`deploy/prometheus/alerts.yml`) read are
+/// created at start-up, for every label value known then (Prometheus' instrumentation
+/// guidelines: "avoid missing metrics"); each owner names its own label values.
+pub fn zero_counter(name: &'static str, labels: &[(&'static str, &str)]) {
+    let labels: Vec<metrics::Label> = labels
+        .iter()
+        .map(|&(key, value)| metrics::Label::new(key, value.to_owned()))
+        .collect();
+    metrics::counter!(name, labels).increment(0);
+}
+
 static HANDLE: OnceLock<PrometheusHandle> = OnceLock::new();
 
 /// Installs the process-wide Prometheus recorder (once; later calls return the same handle).

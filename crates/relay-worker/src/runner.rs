@@ -19,6 +19,7 @@ use tokio::task::JoinSet;
 use tokio_util::sync::CancellationToken;
 use tracing::Instrument;
 
+use crate::cause::Cause;
 use crate::handler::{JobContext, JobError, Registry};
 use crate::settings::WorkerSettings;
 use crate::trace_sink::TraceRun;
@@ -195,8 +196,9 @@ impl Worker {
 
         let Some(handler) = self.registry.get(&job.kind) else {
             let error = format!("no handler for job kind {:?}", job.kind);
+            let failure = Failure { error, cause: None };
             return self
-                .finish_failed(&job, &error, FailureKind::Permanent, started)
+                .finish_failed(&job, failure, FailureKind::Permanent, started)
                 .await;
         };
         let cancel = CancellationToken::new();
@@ -301,7 +303,7 @@ impl Worker {
                 if let Some(follow_up) =
                     queue::complete(&mut *self.pool.acquire().await?, &job, &detail).await?
                 {
-                    record(&kind, "succeeded", started);
+                    record(&kind, Finished::Succeeded, started);
                     tracing::info!(
                         duration_ms = started.elapsed().as_millis() as u64,
                         "job succeeded"
@@ -317,11 +319,13 @@ impl Worker {
                 }
             }
             Err(JobError::Retryable(error)) => {
-                self.finish_failed(&job, &scrubbed(&error), FailureKind::Retryable, started)
+                let failure = Failure::of(&error);
+                self.finish_failed(&job, failure, FailureKind::Retryable, started)
                     .await
             }
             Err(JobError::Permanent(error)) => {
-                self.finish_failed(&job, &scrubbed(&error), FailureKind::Permanent, started)
+                let failure = Failure::of(&error);
+                self.finish_failed(&job, failure, FailureKind::Permanent, started)
                     .await
             }
         }
@@ -349,31 +353,42 @@ impl Worker {
     async fn finish_failed(
         &self,
         job: &ClaimedJob,
-        error: &str,
+        failure: Failure,
         kind: FailureKind,
         started: Instant,
     ) -> relay_store::Result<Outcome> {
         let job_id = job.id;
-        let failed = queue::fail(&self.pool, job, error, kind, self.settings.backoff()).await?;
+        let error = failure.error.as_str();
+        let failed = queue::fail(
+            &self.pool,
+            job,
+            &queue::Failure {
+                error,
+                cause: failure.cause.as_deref(),
+            },
+            kind,
+            self.settings.backoff(),
+        )
+        .await?;
         let outcome = match failed {
             Failed::Retried { run_after } => {
                 tracing::warn!(error.message = %error, retry_at = %run_after, "job failed; will retry");
-                record(&job.kind, "retried", started);
+                record(&job.kind, Finished::Retried, started);
                 Outcome::Retried { job_id }
             }
             Failed::FoldedInto { job_id: sibling } => {
                 tracing::warn!(error.message = %error, folded_into = sibling.get(), "job failed; retry folded into the queued follow-up");
-                record(&job.kind, "retried", started);
+                record(&job.kind, Finished::Retried, started);
                 Outcome::Retried { job_id }
             }
             Failed::Dead => {
-                tracing::error!(error.message = %error, "job failed on its last attempt; dead-lettered");
-                record(&job.kind, "dead", started);
+                tracing::error!(error.message = %error, error.cause = failure.cause.as_deref(), "job failed on its last attempt; dead-lettered");
+                record(&job.kind, Finished::Dead, started);
                 Outcome::Dead { job_id }
             }
             Failed::Failed => {
-                tracing::error!(error.message = %error, "job failed permanently");
-                record(&job.kind, "failed", started);
+                tracing::error!(error.message = %error, error.cause = failure.cause.as_deref(), "job failed permanently");
+                record(&job.kind, Finished::Failed, started);
                 Outcome::Failed { job_id }
             }
             Failed::LeaseLost => Outcome::LeaseLost { job_id },
@@ -505,14 +520,72 @@ impl Worker {
 
 /// A job's error as it is logged, traced and stored: every configured secret scrubbed (an error
 /// may quote a URL or a response that echoes one).
+/// A failed attempt as the queue records it: the error's whole chain, scrubbed, and its
+/// classified root cause.
+struct Failure {
+    error: String,
+    /// [`Cause::label`].
+    cause: Option<String>,
+}
+
+impl Failure {
+    fn of(error: &anyhow::Error) -> Failure {
+        Failure {
+            error: scrubbed(error),
+            cause: Cause::of(error).map(Cause::label),
+        }
+    }
+}
+
 fn scrubbed(error: &impl std::fmt::Display) -> String {
     relay_core::secrets::scrub_secrets(&format!("{error:#}"))
         .body
         .into_owned()
 }
 
-fn record(kind: &str, outcome: &'static str, started: Instant) {
-    metrics::counter!(JOBS_TOTAL, "kind" => kind.to_owned(), "outcome" => outcome).increment(1);
+/// How a job attempt finished, as `relay_jobs_total{outcome}` names it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Finished {
+    Succeeded,
+    Retried,
+    Failed,
+    Dead,
+}
+
+impl Finished {
+    const ALL: [Finished; 4] = [
+        Finished::Succeeded,
+        Finished::Retried,
+        Finished::Failed,
+        Finished::Dead,
+    ];
+
+    fn label(self) -> &'static str {
+        match self {
+            Finished::Succeeded => "succeeded",
+            Finished::Retried => "retried",
+            Finished::Failed => "failed",
+            Finished::Dead => "dead",
+        }
+    }
+}
+
+/// Creates `relay_jobs_total` at 0 for every job kind and outcome, so the first dead job after a
+/// start is an increase the alert sees (see [`relay_telemetry::metrics::zero_counter`]).
+pub fn zero_job_counters() {
+    for kind in relay_core::JobKind::ALL {
+        for outcome in Finished::ALL {
+            relay_telemetry::metrics::zero_counter(
+                JOBS_TOTAL,
+                &[("kind", kind.as_str()), ("outcome", outcome.label())],
+            );
+        }
+    }
+}
+
+fn record(kind: &str, outcome: Finished, started: Instant) {
+    metrics::counter!(JOBS_TOTAL, "kind" => kind.to_owned(), "outcome" => outcome.label())
+        .increment(1);
     metrics::histogram!(JOB_DURATION_SECONDS, "kind" => kind.to_owned())
         .record(started.elapsed().as_secs_f64());
 }

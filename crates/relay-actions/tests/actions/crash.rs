@@ -154,6 +154,7 @@ async fn parent(pool: &PgPool, database: &str) {
             &validated,
             BatchId {
                 job_id: relay_core::JobId(1),
+                run: 1,
                 cycle: 0,
             },
             None,

@@ -27,6 +27,7 @@ async fn setup(pool: &PgPool, actions: serde_json::Value) -> i64 {
             &validated,
             BatchId {
                 job_id: relay_core::JobId(1),
+                run: 1,
                 cycle: 0,
             },
             None,
@@ -70,7 +71,7 @@ async fn writes_go_out_in_order_with_their_marker_and_only_once(pool: PgPool) {
     let comments = tracker.comments.lock().unwrap().clone();
     assert_eq!(
         comments[0].body,
-        format!("one\n\n<!-- relay:write:i{issue}-j1-c0-a0-p0 -->")
+        format!("one\n\n<!-- relay:write:i{issue}-j1-r1-c0-a0-p0 -->")
     );
     assert_eq!(comments[1].reply_to.as_deref(), Some("501"));
     assert_eq!(comments[1].discussion_id.as_deref(), Some("dA"));
@@ -356,6 +357,7 @@ async fn a_long_spec_is_posted_in_numbered_parts(pool: PgPool) {
         &spec,
         BatchId {
             job_id: relay_core::JobId(3),
+            run: 1,
             cycle: 0,
         },
     )
@@ -414,6 +416,7 @@ async fn a_spec_sent_by_a_later_drain_is_recorded_posted(pool: PgPool) {
     .unwrap();
     let batch = BatchId {
         job_id: relay_core::JobId(3),
+        run: 1,
         cycle: 0,
     };
     let keys = relay_actions::execute::enqueue_spec(&mut tx, &spec, batch)

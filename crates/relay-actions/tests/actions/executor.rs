@@ -80,6 +80,7 @@ async fn a_batch_commits_state_outbox_and_watermark_together(pool: PgPool) {
             &validated,
             BatchId {
                 job_id: relay_core::JobId(11),
+                run: 1,
                 cycle: 0,
             },
             Some(WatermarkRaise {
@@ -93,7 +94,10 @@ async fn a_batch_commits_state_outbox_and_watermark_together(pool: PgPool) {
     assert_eq!(applied.opened_gaps, vec![2]);
     assert_eq!(applied.added_findings, vec![1]);
     assert_eq!(applied.new_learnings, 1);
-    assert_eq!(applied.outbox_keys, vec![format!("i{issue}-j11-c0-a3-p0")]);
+    assert_eq!(
+        applied.outbox_keys,
+        vec![format!("i{issue}-j11-r1-c0-a3-p0")]
+    );
     assert!(applied.spec_requested.is_some());
     let request = relay_store::specs::pending_request(&mut conn, relay_core::IssueId(issue))
         .await
@@ -141,7 +145,7 @@ async fn a_batch_commits_state_outbox_and_watermark_together(pool: PgPool) {
     assert_eq!(outbox[0].target_discussion_id.as_deref(), Some("dA"));
     assert_eq!(
         outbox[0].body,
-        format!("Thanks, CSV it is.\n\n<!-- relay:write:i{issue}-j11-c0-a3-p0 -->")
+        format!("Thanks, CSV it is.\n\n<!-- relay:write:i{issue}-j11-r1-c0-a3-p0 -->")
     );
 }
 
@@ -182,6 +186,7 @@ async fn a_failure_mid_batch_leaves_nothing(pool: PgPool) {
             &validated,
             BatchId {
                 job_id: relay_core::JobId(3),
+                run: 1,
                 cycle: 0,
             },
             Some(WatermarkRaise {
@@ -249,6 +254,7 @@ async fn a_failure_mid_batch_leaves_nothing(pool: PgPool) {
             &ok,
             BatchId {
                 job_id: relay_core::JobId(4),
+                run: 1,
                 cycle: 0,
             },
         )
@@ -288,6 +294,7 @@ async fn a_replayed_batch_maps_to_the_same_writes(pool: PgPool) {
     .unwrap();
     let id = BatchId {
         job_id: relay_core::JobId(5),
+        run: 1,
         cycle: 1,
     };
     let first = executor(&pool).execute(&validated, id, None).await.unwrap();
@@ -309,6 +316,7 @@ async fn a_replayed_batch_maps_to_the_same_writes(pool: PgPool) {
             &validated,
             BatchId {
                 job_id: relay_core::JobId(5),
+                run: 1,
                 cycle: 2,
             },
             None,
@@ -358,6 +366,7 @@ async fn findings_past_the_cap_drop_the_oldest_and_say_so(pool: PgPool) {
             &validated,
             BatchId {
                 job_id: relay_core::JobId(1),
+                run: 1,
                 cycle: 0,
             },
             None,
@@ -417,6 +426,7 @@ async fn spec_verdicts_are_recorded(pool: PgPool) {
             &validated,
             BatchId {
                 job_id: relay_core::JobId(2),
+                run: 1,
                 cycle: 0,
             },
             None,
@@ -468,6 +478,7 @@ async fn a_worker_that_lost_its_lease_cannot_apply_a_batch(pool: PgPool) {
         .unwrap();
     let id = BatchId {
         job_id: job.id,
+        run: 1,
         cycle: 0,
     };
     let stale = relay_actions::Lease {

@@ -8,7 +8,8 @@
 //! `exclude` globs as one matcher for the tools and the code graph), [`guidance`] (instructions
 //! and guidance files bounded and labelled with their origin), `keys` (the configuration in
 //! effect as keys with their origin, as the status page, the API and `relay config check` show
-//! it).
+//! it), [`recorded`] (the configuration in effect now, from the file as recorded and the server's
+//! settings as they run).
 //!
 //! Invariants:
 //! - A bad file never stops Relay: any error falls back to the server's settings whole
@@ -22,9 +23,11 @@ pub mod guidance;
 mod keys;
 pub mod narrow;
 pub mod parse;
+pub mod recorded;
 
 pub use exclude::ExcludeSet;
 pub use file::{CONFIG_PATHS, DEFAULT_GUIDANCE_FILES, RepoConfigFile, Thoroughness, schema};
 pub use guidance::{GuidanceDoc, GuidanceText};
 pub use narrow::{EffectiveConfig, KeyInEffect, Origin, ServerPolicy, effective};
 pub use parse::{ConfigProblem, ParsedFile, parse};
+pub use recorded::{Recorded, in_effect_now};

@@ -25,7 +25,7 @@ pub async fn receive(
 ) -> Result<Response, ApiError> {
     let started = Instant::now();
     let Some(tracker) = state.trackers.get(&tracker_name).cloned() else {
-        count("unknown", "unverified", "rejected");
+        count("unknown", "unverified", REJECTED);
         return Err(ApiError::UnknownTracker);
     };
     let span = tracing::Span::current();
@@ -35,13 +35,13 @@ pub async fn receive(
     // Authenticate before looking at anything else in the request.
     let secret = tracker.webhook_secret.expose_secret().as_bytes();
     if let Err(rejection) = format.verify(&headers, &body, secret) {
-        count(tracker.name.as_str(), "unverified", "rejected");
+        count(tracker.name.as_str(), UNVERIFIED, REJECTED);
         tracing::warn!(reason = %rejection, "webhook rejected");
         return Err(ApiError::Unauthorized(rejection.to_string()));
     }
 
     let delivery: DeliveryHeaders = format.delivery(&headers, &body).map_err(|e| {
-        count(tracker.name.as_str(), "unknown", "rejected");
+        count(tracker.name.as_str(), "unknown", REJECTED);
         ApiError::BadRequest(e.to_string())
     })?;
     span.record("event", delivery.event.as_str());
@@ -49,11 +49,11 @@ pub async fn receive(
 
     // NULs are replaced here, before parsing, so every stored copy agrees (see `crate::payload`).
     let payload: Value = crate::payload::parse(&body).map_err(|e| {
-        count(tracker.name.as_str(), &event_label, "rejected");
+        count(tracker.name.as_str(), &event_label, REJECTED);
         ApiError::BadRequest(format!("body is not valid JSON: {e}"))
     })?;
     if !payload.is_object() {
-        count(tracker.name.as_str(), &event_label, "rejected");
+        count(tracker.name.as_str(), &event_label, REJECTED);
         return Err(ApiError::BadRequest("body must be a JSON object".into()));
     }
     let parsed = format.parse(&delivery.event, &payload);
@@ -120,6 +120,30 @@ pub async fn receive(
         }
     };
     Ok(response.into_response())
+}
+
+/// The outcome of a delivery refused (401, 400).
+const REJECTED: &str = "rejected";
+
+/// The event label of a delivery refused before its event could be read: the signature or token
+/// did not verify (a wrong webhook secret).
+const UNVERIFIED: &str = "unverified";
+
+/// Creates the refused-delivery series of each configured tracker at 0 (`{tracker, event =
+/// "unverified", outcome = "rejected"}`), so the first refused webhook after a start is an
+/// increase the alert sees (see [`relay_telemetry::metrics::zero_counter`]). Other events' names
+/// are the trackers' and not known before they arrive; the alert rule copes with those.
+pub fn zero_counters<'a>(trackers: impl IntoIterator<Item = &'a str>) {
+    for tracker in trackers {
+        relay_telemetry::metrics::zero_counter(
+            WEBHOOK_DELIVERIES_TOTAL,
+            &[
+                ("tracker", tracker),
+                ("event", UNVERIFIED),
+                ("outcome", REJECTED),
+            ],
+        );
+    }
 }
 
 fn count(tracker: &str, event: &str, outcome: &'static str) {

@@ -50,9 +50,14 @@ pub async fn show(
         let specs = relay_store::status::spec_versions(&state.pool, id).await?;
         let spend = relay_store::status::spend_by_role_and_model(&state.pool, id).await?;
         let jobs = relay_store::browse::jobs_of_issue(&state.pool, id).await?;
-        let budget =
-            crate::projects::issue_budget(&state.pool, id, &issue.tracker, &issue.project_id)
-                .await?;
+        let budget = crate::projects::issue_budget(
+            &state.pool,
+            state.policy(&issue.tracker),
+            id,
+            &issue.tracker,
+            &issue.project_id,
+        )
+        .await?;
         Ok(Some((
             issue,
             (gaps, evidence),

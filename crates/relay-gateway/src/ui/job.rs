@@ -72,6 +72,9 @@ pub async fn show(
             " · created " (format::time(job.created_at))
             @if let Some(finished) = job.finished_at { " · finished " (format::time(finished)) }
         }
+        @if let Some(cause) = &job.last_cause {
+            p.cause { "Cause: " (cause) }
+        }
         @if let Some(error) = &job.last_error {
             pre.error { (format::clip(error, 4000)) }
         }
@@ -89,7 +92,7 @@ pub async fn show(
                 } }
             }
         }
-        h2 { "Trace" }
+        h2 #trace { "Trace" }
         p #live-status .live-status data-live=(live) {
             @if live { "Running: new events appear here as they happen." } @else { "Finished." }
         }

@@ -1,5 +1,6 @@
-//! `GET /ui/ops`: operations: queue depth by state, dead jobs with their last error, tracker
-//! writes that failed for good, and the latest deliveries with what Relay decided.
+//! `GET /ui/ops`: operations: queue depth by state, dead jobs with their root cause (the LLM's or
+//! the tracker's classified error), last error and a link to their trace, tracker writes that
+//! failed for good, and the latest deliveries with what Relay decided.
 
 use axum::extract::State;
 use axum::http::{HeaderMap, StatusCode};
@@ -61,7 +62,7 @@ pub async fn show(State(state): State<AppState>, headers: HeaderMap) -> Result<R
             h2 { "Dead jobs" }
             @if dead.is_empty() { p.empty { "None." } } @else {
                 table {
-                    thead { tr { th { "Job" } th { "Kind" } th { "Issue" } th.num { "Attempts" } th { "Died" } th { "Last error" } } }
+                    thead { tr { th { "Job" } th { "Kind" } th { "Issue" } th.num { "Attempts" } th { "Died" } th { "Cause" } th { "Last error" } } }
                     tbody { @for job in &dead {
                         tr {
                             td { a href=(format!("/ui/jobs/{}", job.id)) { "Job " (job.id) } }
@@ -69,7 +70,11 @@ pub async fn show(State(state): State<AppState>, headers: HeaderMap) -> Result<R
                             td { @if let Some(issue) = job.issue_id { a href=(format!("/ui/issues/{issue}")) { "Issue " (issue) } } }
                             td.num { (job.attempts) }
                             td { (job.finished_at.map(format::time).unwrap_or_default()) }
-                            td.error { (job.last_error.as_deref().map(|e| format::clip(e, 300)).unwrap_or_default()) }
+                            td.cause { (job.last_cause.as_deref().unwrap_or("–")) }
+                            td.error {
+                                (job.last_error.as_deref().map(|e| format::clip(e, 300)).unwrap_or_default())
+                                " " a href=(format!("/ui/jobs/{}#trace", job.id)) { "trace" }
+                            }
                         }
                     } }
                 }

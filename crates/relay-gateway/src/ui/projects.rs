@@ -73,7 +73,16 @@ pub async fn show(
         return Ok(super::to_sign_in());
     }
     let project = crate::routes::api::with_timeout(&state, async {
-        Ok(crate::projects::load(&state.pool, &tracker, &project_id).await?)
+        // An id, or the project's URL-encoded path, as the read API takes it.
+        let Some(project_id) =
+            crate::projects::project_id(&state.pool, &tracker, &project_id).await?
+        else {
+            return Ok(None);
+        };
+        Ok(
+            crate::projects::load(&state.pool, state.policy(&tracker), &tracker, &project_id)
+                .await?,
+        )
     })
     .await?;
     let Some(project) = project else {
@@ -112,6 +121,7 @@ fn config_section(project: &ProjectView) -> Markup {
         read_at,
         effective,
         guidance,
+        computed_now,
     } = config;
     html! {
         p.meta {
@@ -120,6 +130,7 @@ fn config_section(project: &ProjectView) -> Markup {
                 None => { "No usable repository file at commit " code { (short(commit)) } ": the server's settings apply" },
             }
             " · read " (format::time(*read_at))
+            @if !*computed_now { " · as recorded then (the server's settings may have changed since)" }
         }
         @if !effective.errors.is_empty() {
             div.error #config-errors {

@@ -42,6 +42,7 @@ impl JobHandler for ProcessIssueJob {
                     &orchestrator.specs,
                     &JobRun::new(context.job.id, context.job.max_attempts, payload.issue_id)
                         .at_attempt(context.job.attempt, context.job.max_attempts)
+                        .at_run(context.job.run)
                         .with_lease(relay_actions::Lease {
                             job_id: context.job.id,
                             token: context.job.lease_token,

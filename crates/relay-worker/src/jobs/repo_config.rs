@@ -7,6 +7,7 @@ use std::sync::Arc;
 
 use relay_agent::agent_settings::AgentSettings;
 use relay_core::TrackerSettings;
+use relay_core::repo_config::file::MAX_CONFIG_BYTES;
 use relay_core::repo_config::{
     self, CONFIG_PATHS, ConfigProblem, EffectiveConfig, ExcludeSet, GuidanceText, ServerPolicy,
 };
@@ -22,6 +23,9 @@ pub struct LoadedConfig {
     pub guidance: GuidanceText,
     /// The `exclude` globs, compiled.
     pub excludes: Arc<ExcludeSet>,
+    /// The configuration file's text as read (within `MAX_CONFIG_BYTES`), recorded so the read
+    /// API can narrow it by the server's settings as they run then.
+    pub file_text: Option<String>,
 }
 
 impl LoadedConfig {
@@ -31,6 +35,7 @@ impl LoadedConfig {
             effective: repo_config::effective(policy, commit, None),
             guidance: GuidanceText::default(),
             excludes: Arc::default(),
+            file_text: None,
         }
     }
 }
@@ -122,10 +127,17 @@ pub async fn load(
     let guidance = GuidanceText::bound(commit, instructions, &files);
     // Validated by `parse`; a file whose patterns did not compile never gets here.
     let excludes = ExcludeSet::new(&effective.exclude).unwrap_or_default();
+    // Over the bound, the file's only effect is its error, which the record keeps.
+    let file_text = present
+        .first()
+        .map(|(_, raw)| raw)
+        .filter(|raw| raw.len() <= MAX_CONFIG_BYTES)
+        .cloned();
     LoadedConfig {
         effective,
         guidance,
         excludes: Arc::new(excludes),
+        file_text,
     }
 }
 
@@ -168,6 +180,7 @@ pub async fn record(
                 guidance: &guidance,
                 guidance_digest: digest.as_deref(),
                 has_errors: !config.errors.is_empty(),
+                file_text: loaded.file_text.as_deref(),
             },
         )
         .await

@@ -35,6 +35,20 @@ pub use settings::ReconcileSettings;
 /// The event type stored with reconciled events (a webhook stores its header's).
 pub const EVENT_TYPE: &str = "reconcile";
 
+/// `relay_reconcile_passes_total{outcome}` of a project the pass could ask, and of one it could
+/// not.
+const PASS_OK: &str = "ok";
+const PASS_FAILED: &str = "failed";
+
+/// Creates `relay_reconcile_passes_total` at 0 for both outcomes: the alert on passes that all
+/// fail compares the failures with the successes, and needs both series even when every pass
+/// since the start failed (see [`relay_telemetry::metrics::zero_counter`]).
+pub fn zero_pass_counters() {
+    for outcome in [PASS_OK, PASS_FAILED] {
+        relay_telemetry::metrics::zero_counter(RECONCILE_PASSES_TOTAL, &[("outcome", outcome)]);
+    }
+}
+
 /// Runs reconciliation passes.
 #[derive(Clone)]
 pub struct Reconciler {
@@ -109,6 +123,7 @@ impl Reconciler {
             tracing::info!("reconciler off ([reconcile] interval_secs = 0)");
             return;
         };
+        zero_pass_counters();
         loop {
             match self.pass(PassOptions::default()).await {
                 Ok(report) => log_pass(&report),
@@ -226,11 +241,11 @@ impl Reconciler {
         let (watermark, project_id, error) = match outcome {
             Ok((events, project_id)) => {
                 report.events = events;
-                metrics::counter!(RECONCILE_PASSES_TOTAL, "outcome" => "ok").increment(1);
+                metrics::counter!(RECONCILE_PASSES_TOTAL, "outcome" => PASS_OK).increment(1);
                 (Some(started), project_id, None)
             }
             Err(error) => {
-                metrics::counter!(RECONCILE_PASSES_TOTAL, "outcome" => "failed").increment(1);
+                metrics::counter!(RECONCILE_PASSES_TOTAL, "outcome" => PASS_FAILED).increment(1);
                 tracing::warn!(
                     tracker = %project.tracker,
                     project.path = %project.project_path,

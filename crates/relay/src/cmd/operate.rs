@@ -173,15 +173,17 @@ fn one_line(text: Option<&str>) -> String {
     }
 }
 
+/// One line per job: why it failed — its root cause (the LLM's or the tracker's classified
+/// error), then the last error's first characters — and the command that shows every step.
 pub fn render_jobs(jobs: &[operator::FinishedJob]) -> String {
     if jobs.is_empty() {
         return "no jobs\n".to_owned();
     }
-    let mut out = String::from("id\tkind\tstatus\tattempts\tfinished\tlast error\n");
+    let mut out = String::from("id\tkind\tstatus\tattempts\tfinished\tcause\tlast error\tsteps\n");
     for job in jobs {
         let _ = writeln!(
             out,
-            "{}\t{}\t{}\t{}/{}\t{}\t{}",
+            "{}\t{}\t{}\t{}/{}\t{}\t{}\t{}\trelay trace {}",
             job.id,
             job.kind,
             job.status,
@@ -190,7 +192,9 @@ pub fn render_jobs(jobs: &[operator::FinishedJob]) -> String {
             job.finished_at.map_or("-".to_owned(), |at| at
                 .format("%Y-%m-%d %H:%M:%S")
                 .to_string()),
-            one_line(job.last_error.as_deref())
+            job.last_cause.as_deref().unwrap_or("-"),
+            one_line(job.last_error.as_deref()),
+            job.id,
         );
     }
     out

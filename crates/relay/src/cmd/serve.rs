@@ -51,7 +51,19 @@ pub async fn run(config: Option<&Path>, roles: Roles) -> anyhow::Result<()> {
     )
     .with_api(settings.api.clone())
     .with_ui(settings.ui.clone())
-    .with_prices(settings.prices.clone());
+    .with_prices(settings.prices.clone())
+    // The read API and the status page narrow each repository's recorded file by these, as
+    // this process runs them (not as the job that recorded it did).
+    .with_policies(
+        settings
+            .trackers
+            .iter()
+            .map(|t| {
+                let policy = relay_worker::jobs::repo_config::server_policy(&settings.agent, t);
+                (t.name.as_str().to_owned(), policy)
+            })
+            .collect(),
+    );
     let degraded = state.degraded();
     {
         let shutdown = shutdown.clone();
@@ -97,6 +109,9 @@ pub async fn run(config: Option<&Path>, roles: Roles) -> anyhow::Result<()> {
             .map(|t| t.name.as_str().to_owned())
             .collect();
         warn_unroutable_writes(&pool, &configured).await;
+        // After `AppState::new` installed the recorder: the series the alert rules read exist
+        // from the first scrape.
+        relay_worker::zero_counters(&configured.iter().map(String::as_str).collect::<Vec<_>>());
         let worker = relay_worker::Worker::new(
             pool.clone(),
             relay_worker::jobs::registry(&deps),

@@ -422,10 +422,10 @@ async fn jobs_and_writes_commands_list_retry_discard_idempotently(pool: PgPool) 
     for sql in [
         "INSERT INTO issues (id, tracker, project_id, project_path, number, title, state, author, url, updated_at)
          OVERRIDING SYSTEM VALUE VALUES (7, 'github', '1', 'o/r', 1, 't', 'open', 'a', 'u', now())",
-        "INSERT INTO jobs (id, kind, payload, concurrency_key, max_attempts, status, attempts, last_error, finished_at)
+        "INSERT INTO jobs (id, kind, payload, concurrency_key, max_attempts, status, attempts, last_error, last_cause, finished_at)
          OVERRIDING SYSTEM VALUE VALUES
-         (1001, 'process_issue', '{\"issue_id\": 7}', 'issue:7', 5, 'dead', 5, 'tracker said no', now()),
-         (1002, 'update_checkout', '{}', NULL, 5, 'dead', 5, 'clone failed', now())",
+         (1001, 'process_issue', '{\"issue_id\": 7}', 'issue:7', 5, 'dead', 5, 'tracker said no', 'tracker forbidden', now()),
+         (1002, 'update_checkout', '{}', NULL, 5, 'dead', 5, 'clone failed', NULL, now())",
         "INSERT INTO outbox (id, idempotency_key, issue_id, job_id, kind, body, status, attempts, last_error)
          OVERRIDING SYSTEM VALUE VALUES (1, 'w1', 7, 1001, 'comment', 'hello', 'failed', 1, '422 Validation Failed')",
     ] {
@@ -447,6 +447,15 @@ async fn jobs_and_writes_commands_list_retry_discard_idempotently(pool: PgPool) 
         "{listed}"
     );
     assert!(listed.contains("tracker said no"), "{listed}");
+    // The root cause, and where every step is.
+    assert!(
+        listed.contains("\ttracker forbidden\ttracker said no\trelay trace 1001\n"),
+        "{listed}"
+    );
+    assert!(
+        listed.contains("\t-\tclone failed\trelay trace 1002\n"),
+        "{listed}"
+    );
     assert_eq!(run(&["jobs", "retry", "1001"]), "job 1001: retried\n");
     assert_eq!(
         run(&["jobs", "retry", "1001"]),

@@ -42,7 +42,13 @@ pub async fn show(
         )
         .await?;
         let budget =
-            crate::projects::issue_budget(&state.pool, id, &issue.tracker, &issue.project_id)
+            crate::projects::issue_budget(
+                &state.pool,
+                state.policy(&issue.tracker),
+                id,
+                &issue.tracker,
+                &issue.project_id,
+            )
                 .await?;
         let open_gaps = gaps.iter().filter(|g| g.is_open()).count();
         let status = if budget.stopped.is_some() {

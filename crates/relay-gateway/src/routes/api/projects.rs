@@ -1,6 +1,8 @@
-//! `GET /api/projects` and `GET /api/projects/{tracker}/{project_id}`: per project, the
-//! repository's `.relay.toml` in effect (each key with its origin and the commit it was read
-//! at, the refused widenings, the errors) and its learnings (provenance, use, forgotten, review).
+//! `GET /api/projects` and `GET /api/projects/{tracker}/{project}`: per project (by id, or by its
+//! URL-encoded path), the repository's `.relay.toml` in effect now (each key with its origin and
+//! the commit it was read at, the refused widenings, the errors: the file as read, narrowed by
+//! the server's settings as this process runs them) and its learnings (provenance, use,
+//! forgotten, review).
 
 use axum::Json;
 use axum::extract::{Path, State};
@@ -26,12 +28,19 @@ pub async fn list(State(state): State<AppState>) -> Result<Response, ApiError> {
     .await
 }
 
+/// `project` is the project's id (`123456`) or its path, URL-encoded as one segment
+/// (`acme%2Fapp`, as the CLI's `github:acme/app` names it).
 pub async fn show(
     State(state): State<AppState>,
-    Path((tracker, project_id)): Path<(String, String)>,
+    Path((tracker, project)): Path<(String, String)>,
 ) -> Result<Response, ApiError> {
     super::with_timeout(&state, async {
-        match crate::projects::load(&state.pool, &tracker, &project_id).await? {
+        let Some(project_id) = crate::projects::project_id(&state.pool, &tracker, &project).await?
+        else {
+            return Ok(super::not_found("project"));
+        };
+        let policy = state.policy(&tracker);
+        match crate::projects::load(&state.pool, policy, &tracker, &project_id).await? {
             Some(project) => Ok(Json(json!(project)).into_response()),
             None => Ok(super::not_found("project")),
         }

@@ -169,7 +169,6 @@ pub struct RoleLookupFailed {
 impl RoleLookupFailed {
     /// The job's error (retryable), traced and logged; on the last attempt loudly, with why.
     pub fn fail_job(self, run: &JobRun, tracer: &Tracer) -> JobError {
-        let why = format!("role lookup for @{} failed: {}", self.actor, self.error);
         let last = run.attempt == Attempt::Last;
         tracer.event(
             TraceKind::Decision,
@@ -194,7 +193,9 @@ impl RoleLookupFailed {
                 "role lookup failed; the job backs off and tries again"
             );
         }
-        JobError::Retryable(anyhow::anyhow!(why))
+        // The tracker's error stays the source: the operator's list shows it as the cause.
+        let why = format!("role lookup for @{} failed", self.actor);
+        JobError::Retryable(anyhow::Error::new(self.error).context(why))
     }
 }
 

@@ -217,7 +217,11 @@ mod tests {
 
     #[test]
     fn only_the_planners_replies_get_a_status_comment() {
+        assert!(is_planner_reply(&row("i1-j2-r3-c0-a0-p0", "reply")));
+        // Queued before runs were counted.
         assert!(is_planner_reply(&row("i1-j2-c0-a0-p0", "reply")));
+        // A stopped cycle's status is a notice of ours, not the planner's reply.
+        assert!(!is_planner_reply(&row("stopped:1:9", "comment")));
         assert!(is_planner_reply(&row("i1-j2-c0-a1-p0", "comment")));
         assert!(!is_planner_reply(&row("i1-j2-c0-spec1-p0", "comment")));
         assert!(!is_planner_reply(&row("refused:4", "comment")));

@@ -31,6 +31,9 @@ pub struct JobRun {
     /// Attempts of the follow-up job, when events are left after the last cycle.
     pub max_attempts: i32,
     pub issue_id: IssueId,
+    /// The queue's claim of the job this run is (`jobs.runs`, from 1, never reset): what the run
+    /// decides is keyed by it, so a later run's writes never take an earlier run's keys.
+    pub run: i32,
     /// Where the run's trace events go.
     pub tracer: Tracer,
     /// The claim's lease: the executor's transactions are fenced by it (`None`: unfenced, for
@@ -41,12 +44,13 @@ pub struct JobRun {
 }
 
 impl JobRun {
-    /// An untraced run.
+    /// An untraced first run.
     pub fn new(job_id: JobId, max_attempts: i32, issue_id: IssueId) -> JobRun {
         JobRun {
             job_id,
             max_attempts,
             issue_id,
+            run: 1,
             tracer: Tracer::noop(),
             attempt: Attempt::Last,
             lease: None,
@@ -68,6 +72,13 @@ impl JobRun {
         } else {
             Attempt::Last
         };
+        self
+    }
+
+    /// The same run, as the queue's claim number `run` of its job.
+    #[must_use]
+    pub fn at_run(mut self, run: i32) -> JobRun {
+        self.run = run;
         self
     }
 

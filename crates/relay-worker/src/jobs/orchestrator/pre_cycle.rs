@@ -7,6 +7,7 @@ use relay_actions::notices::NoticePlace;
 use relay_store::PgPool;
 
 use super::job::{Attempt, Job, JobRun};
+use crate::cause::Cause;
 use crate::handler::JobError;
 
 /// Longest reason quoted in the status comment (the error's first line), in characters.
@@ -39,15 +40,19 @@ impl PreCycleStep {
 pub struct PreCycleFailure {
     pub step: PreCycleStep,
     pub reason: String,
+    /// The classified error behind it (a tracker's, for the credential and the thread), kept for
+    /// the operator's list of failed jobs (the reason is only its text).
+    pub cause: Option<Cause>,
 }
 
 impl PreCycleFailure {
-    pub fn new(step: PreCycleStep, error: &dyn std::fmt::Display) -> PreCycleFailure {
+    pub fn new(step: PreCycleStep, error: &(dyn std::error::Error + 'static)) -> PreCycleFailure {
         let text = error.to_string();
         let first = text.lines().next().unwrap_or_default();
         PreCycleFailure {
             step,
             reason: first.chars().take(MAX_REASON_CHARS).collect(),
+            cause: Cause::of_source(error),
         }
     }
 }

@@ -183,10 +183,9 @@ pub async fn budget(
         })
     };
     if !relay_core::roles::is_maintainer(job.admission.role(&command.actor)) {
-        return refused(
-            "Only a maintainer (GitHub: the owner; GitLab: an owner or maintainer) can raise this issue's budget."
-                .into(),
-        );
+        // Says what is checked, on this tracker (GitHub's admin permission, not "the owner").
+        let rule = relay_core::roles::maintainer_rule(job.settings.provider);
+        return refused(format!("Only {rule} can raise this issue's budget."));
     }
     let cap = IssueCap::of(&checkout.config.effective);
     let raise = match amount {

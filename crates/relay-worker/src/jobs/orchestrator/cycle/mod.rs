@@ -101,6 +101,7 @@ async fn stages(env: &CycleEnv, job: &mut Job, n: i32) -> anyhow::Result<CycleEn
     };
     let batch = BatchId {
         job_id: env.run.job_id,
+        run: env.run.run,
         cycle: n,
     };
     let (outcome, validator) = plan::plan(env, &loaded).await;
@@ -115,7 +116,7 @@ async fn stages(env: &CycleEnv, job: &mut Job, n: i32) -> anyhow::Result<CycleEn
             })
         }
         PlanResult::Stopped(reason) => {
-            stopped::say(env, job, &loaded, &outcome, reason, batch).await?;
+            stopped::say(env, job, &loaded, &outcome, reason).await?;
             let sent = after::send(env, job, Queued::default()).await?;
             Ok(CycleEnd::Stopped {
                 outcome,
@@ -159,6 +160,7 @@ pub async fn retry_spec(
     // Cycle numbers of the job's own cycles start at 0; the retry's writes get their own.
     let batch = BatchId {
         job_id: env.run.job_id,
+        run: env.run.run,
         cycle: RETRY_CYCLE,
     };
     let step = spec::write(env, job, &context, &handover, batch, request.id).await?;

@@ -1,14 +1,12 @@
 //! A cycle that stopped without a decision: its one status comment queued ([`say`]: what Relay
-//! did, what stopped it, how to re-trigger; short on purpose, keyed by job and cycle so a retried
-//! job never posts it twice), and how the job ends after it ([`end_job`]). Its events stay
-//! pending.
+//! did, what stopped it, how to re-trigger; short on purpose, keyed by the events it answers so a
+//! retried job never posts it twice), and how the job ends after it ([`end_job`]). Its events
+//! stay pending.
 
 use anyhow::Context as _;
-use relay_actions::BatchId;
+use relay_actions::notices::NoticePlace;
 use relay_agent::planner::{PlanOutcome, PlanResult, StopReason};
 use relay_agent::trace::TraceKind;
-use relay_core::action::PostComment;
-use relay_core::{Action, ActionBatch};
 use relay_store::PgPool;
 use serde_json::{Value, json};
 
@@ -16,35 +14,55 @@ use super::super::job::{Attempt, Job, JobRun};
 use super::super::planning_input::status_reply_to;
 use super::env::CycleEnv;
 use super::load::CycleView;
+use crate::cause::{Cause, Classified};
 use crate::handler::JobError;
 
 /// Queues the stopped cycle's status comment, in the triggering note's discussion when there is
 /// one. An unavailable LLM may be back for the retry: nothing is said until the last attempt
 /// (the queue backs off meanwhile); other stops would recur, so they are said at once.
+///
+/// The comment is a notice keyed by the events it answers, never a planner batch's write: a
+/// later run of the job (the operator's retry of a dead job) plans its cycles from 0 again, and
+/// its reply must not take the notice's key (issue #45).
 pub async fn say(
     env: &CycleEnv,
     job: &Job,
     loaded: &CycleView,
     outcome: &PlanOutcome,
     reason: &StopReason,
-    batch: BatchId,
 ) -> anyhow::Result<()> {
     tracing::warn!(issue.id = job.issue.id.get(), reason = %reason, "planning cycle stopped");
     if matches!(reason, StopReason::Llm(_)) && env.run.attempt == Attempt::Retryable {
         return Ok(());
     }
-    let status = ActionBatch {
-        actions: vec![Action::PostComment(PostComment {
-            content: status_comment(outcome, reason, job.bot()),
-            reply_to: status_reply_to(&loaded.input.events, &loaded.thread),
-        })],
+    let body = status_comment(outcome, reason, job.bot());
+    let answered = status_reply_to(&loaded.input.events, &loaded.thread)
+        .and_then(|note_id| loaded.thread.iter().find(|n| n.note_id == note_id));
+    let place = match answered {
+        Some(note) => NoticePlace::Reply {
+            note_id: &note.note_id,
+            discussion_id: note.discussion_id.as_deref(),
+        },
+        None => NoticePlace::Issue,
     };
-    let validated = relay_actions::validate(&loaded.validation, &status)
-        .map_err(|report| anyhow::anyhow!("status comment refused: {report}"))?;
-    relay_actions::Executor::new(env.pool.clone(), job.tracker.clone())
-        .with_lease(env.run.lease)
-        .execute(&validated, batch, None)
-        .await?;
+    let mut tx = env
+        .pool
+        .begin()
+        .await
+        .context("failed to begin a transaction")?;
+    relay_actions::execute::fence(&mut tx, env.run.lease).await?;
+    relay_actions::notices::enqueue_stopped_status(
+        &mut tx,
+        job.issue.id,
+        env.run.job_id,
+        loaded.last_event,
+        &body,
+        place,
+    )
+    .await?;
+    tx.commit()
+        .await
+        .context("failed to commit the status comment")?;
     Ok(())
 }
 
@@ -62,7 +80,20 @@ pub async fn end_job(
 ) -> Result<Value, JobError> {
     let reason = match &outcome.result {
         PlanResult::Stopped(reason) if recurs(reason) => reason,
-        _ => {
+        PlanResult::Stopped(reason) => {
+            // Why it stopped is the job's error, with its classified cause (the LLM's error
+            // kind), so the operator's list of failed jobs says it without the trace.
+            let stopped = format!("planning cycle {cycle} stopped without a decision");
+            let error = match reason {
+                StopReason::Llm(llm) => anyhow::Error::new(Classified {
+                    cause: Cause::llm(llm),
+                    message: reason.to_string(),
+                }),
+                _ => anyhow::anyhow!("{reason}"),
+            };
+            return Err(JobError::Retryable(error.context(stopped)));
+        }
+        PlanResult::Submitted(_) => {
             return Err(JobError::Retryable(anyhow::anyhow!(
                 "planning cycle {cycle} stopped without a decision"
             )));

@@ -89,6 +89,15 @@ pub fn announce(tracker: &str, spent: u64, budget: u64, resets_at: DateTime<Utc>
     true
 }
 
+/// Creates `relay_daily_token_budget_reached_total` at 0 for each configured tracker: it counts
+/// once per tracker and day, so without the zero the first time a budget is reached after a start
+/// would be no increase to the alert (see [`relay_telemetry::metrics::zero_counter`]).
+pub fn zero_counters(trackers: &[&str]) {
+    for tracker in trackers {
+        relay_telemetry::metrics::zero_counter(DAILY_BUDGET_REACHED_TOTAL, &[("tracker", tracker)]);
+    }
+}
+
 /// Queues (or joins) the issue's next job and holds it until `resets_at`; the pending events stay
 /// for it. Returns the job id.
 pub async fn defer_issue(
