@@ -39,6 +39,8 @@ use std::path::Path;
 pub use budget::{JobBudget, ToolLimits};
 pub use error::ToolError;
 pub use name::{ToolName, UnknownToolName};
+/// Where the `history` tool reads (relay-repo's, re-exported for the agents' toolbox).
+pub use relay_repo::GitHistory;
 pub use tool::{JobState, Tool, ToolContext, ToolRegistry};
 
 /// `Result` with [`ToolError`].
