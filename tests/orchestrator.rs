@@ -257,6 +257,45 @@ async fn a_mention_is_explored_asked_and_recorded(pool: PgPool) {
     }
 }
 
+/// The job's explorers read the git history of the snapshot they explore (the repository's
+/// mirror at the snapshot's commit): an explorer offered `history` asks it and gets the commit that
+/// wrote the file.
+#[sqlx::test(migrator = "relay_store::MIGRATOR")]
+async fn the_explorer_reads_the_history_of_its_snapshot(pool: PgPool) {
+    let github = FakeGitHub::start().await;
+    github.seed_issue(REPO, 1, "Retries", "Since when can retries be configured?");
+    github.set_permission(REPO, "Codertocat", "admin");
+    let mut script = happy_script();
+    script[1] = ScriptedReply::tool_calls(vec![("history", json!({"path": "config.go"}))]);
+    let llm = ScriptedLlm::start(script).await;
+    run_mention(&pool, &github, &llm).await;
+
+    let requests = llm.requests();
+    let offered: Vec<&str> = requests[1].body["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|tool| tool["function"]["name"].as_str())
+        .collect();
+    assert!(offered.contains(&"history"), "{offered:?}");
+    let answered = requests[2].body["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|message| message["role"] == "tool")
+        .filter_map(|message| message["content"].as_str())
+        .collect::<Vec<_>>()
+        .join("\n");
+    assert!(
+        answered.starts_with("History of config.go at "),
+        "{answered}"
+    );
+    assert!(
+        answered.contains(" — config\nShowing 1 of 1 commit"),
+        "{answered}"
+    );
+}
+
 #[sqlx::test(migrator = "relay_store::MIGRATOR")]
 async fn a_mention_by_someone_without_a_role_is_ignored_without_an_llm_call(pool: PgPool) {
     let github = FakeGitHub::start().await;
