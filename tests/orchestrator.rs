@@ -296,6 +296,55 @@ async fn the_explorer_reads_the_history_of_its_snapshot(pool: PgPool) {
     );
 }
 
+/// The job's run trace keeps the explorer's tool-argument names, not their values: the grep
+/// pattern is the repository's data.
+#[sqlx::test(migrator = "relay_store::MIGRATOR")]
+async fn the_trace_keeps_argument_names_by_default(pool: PgPool) {
+    let payloads = traced_tool_calls(&pool, None).await;
+    assert_eq!(payloads.len(), 2, "{payloads:?}");
+    for payload in &payloads {
+        assert_eq!(payload["args"], "{pattern}", "{payload}");
+        assert_eq!(payload["arg_keys"], json!(["pattern"]), "{payload}");
+    }
+    assert!(!json!(payloads).to_string().contains("Retries"));
+}
+
+/// With `[trace] record_argument_values` the worker's trace keeps the values too.
+#[sqlx::test(migrator = "relay_store::MIGRATOR")]
+async fn the_trace_keeps_argument_values_when_asked_to(pool: PgPool) {
+    let recorded = relay_agent::trace::TraceSettings {
+        record_argument_values: true,
+    };
+    let payloads = traced_tool_calls(&pool, Some(recorded)).await;
+    assert_eq!(
+        payloads[1]["args"], r#"{"pattern":"Retries"}"#,
+        "{payloads:?}"
+    );
+}
+
+/// The `tool_start`/`tool_call` payloads of a mention's job (the explorer greps `Retries`), run by
+/// a worker with `trace` settings.
+async fn traced_tool_calls(
+    pool: &PgPool,
+    trace: Option<relay_agent::trace::TraceSettings>,
+) -> Vec<serde_json::Value> {
+    let github = FakeGitHub::start().await;
+    github.seed_issue(REPO, 1, "Retries", "Can retries be configured?");
+    github.set_permission(REPO, "Codertocat", "admin");
+    let llm = ScriptedLlm::start(happy_script()).await;
+    let mut mention = accept_mention(pool, &github, &llm).await;
+    if let Some(trace) = trace {
+        mention.worker = mention.worker.with_trace_settings(&trace);
+    }
+    mention.run().await;
+    sqlx::query_scalar(
+        "SELECT payload FROM trace_events WHERE type IN ('tool_start', 'tool_call') ORDER BY run_id, seq",
+    )
+    .fetch_all(pool)
+    .await
+    .unwrap()
+}
+
 #[sqlx::test(migrator = "relay_store::MIGRATOR")]
 async fn a_mention_by_someone_without_a_role_is_ignored_without_an_llm_call(pool: PgPool) {
     let github = FakeGitHub::start().await;
