@@ -257,6 +257,94 @@ async fn a_mention_is_explored_asked_and_recorded(pool: PgPool) {
     }
 }
 
+/// The job's explorers read the git history of the snapshot they explore (the repository's
+/// mirror at the snapshot's commit): an explorer offered `history` asks it and gets the commit that
+/// wrote the file.
+#[sqlx::test(migrator = "relay_store::MIGRATOR")]
+async fn the_explorer_reads_the_history_of_its_snapshot(pool: PgPool) {
+    let github = FakeGitHub::start().await;
+    github.seed_issue(REPO, 1, "Retries", "Since when can retries be configured?");
+    github.set_permission(REPO, "Codertocat", "admin");
+    let mut script = happy_script();
+    script[1] = ScriptedReply::tool_calls(vec![("history", json!({"path": "config.go"}))]);
+    let llm = ScriptedLlm::start(script).await;
+    run_mention(&pool, &github, &llm).await;
+
+    let requests = llm.requests();
+    let offered: Vec<&str> = requests[1].body["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|tool| tool["function"]["name"].as_str())
+        .collect();
+    assert!(offered.contains(&"history"), "{offered:?}");
+    let answered = requests[2].body["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|message| message["role"] == "tool")
+        .filter_map(|message| message["content"].as_str())
+        .collect::<Vec<_>>()
+        .join("\n");
+    assert!(
+        answered.starts_with("History of config.go at "),
+        "{answered}"
+    );
+    assert!(
+        answered.contains(" — config\nShowing 1 of 1 commit"),
+        "{answered}"
+    );
+}
+
+/// The job's run trace keeps the explorer's tool-argument names, not their values: the grep
+/// pattern is the repository's data.
+#[sqlx::test(migrator = "relay_store::MIGRATOR")]
+async fn the_trace_keeps_argument_names_by_default(pool: PgPool) {
+    let payloads = traced_tool_calls(&pool, None).await;
+    assert_eq!(payloads.len(), 2, "{payloads:?}");
+    for payload in &payloads {
+        assert_eq!(payload["args"], "{pattern}", "{payload}");
+        assert_eq!(payload["arg_keys"], json!(["pattern"]), "{payload}");
+    }
+    assert!(!json!(payloads).to_string().contains("Retries"));
+}
+
+/// With `[trace] record_argument_values` the worker's trace keeps the values too.
+#[sqlx::test(migrator = "relay_store::MIGRATOR")]
+async fn the_trace_keeps_argument_values_when_asked_to(pool: PgPool) {
+    let recorded = relay_agent::trace::TraceSettings {
+        record_argument_values: true,
+    };
+    let payloads = traced_tool_calls(&pool, Some(recorded)).await;
+    assert_eq!(
+        payloads[1]["args"], r#"{"pattern":"Retries"}"#,
+        "{payloads:?}"
+    );
+}
+
+/// The `tool_start`/`tool_call` payloads of a mention's job (the explorer greps `Retries`), run by
+/// a worker with `trace` settings.
+async fn traced_tool_calls(
+    pool: &PgPool,
+    trace: Option<relay_agent::trace::TraceSettings>,
+) -> Vec<serde_json::Value> {
+    let github = FakeGitHub::start().await;
+    github.seed_issue(REPO, 1, "Retries", "Can retries be configured?");
+    github.set_permission(REPO, "Codertocat", "admin");
+    let llm = ScriptedLlm::start(happy_script()).await;
+    let mut mention = accept_mention(pool, &github, &llm).await;
+    if let Some(trace) = trace {
+        mention.worker = mention.worker.with_trace_settings(&trace);
+    }
+    mention.run().await;
+    sqlx::query_scalar(
+        "SELECT payload FROM trace_events WHERE type IN ('tool_start', 'tool_call') ORDER BY run_id, seq",
+    )
+    .fetch_all(pool)
+    .await
+    .unwrap()
+}
+
 #[sqlx::test(migrator = "relay_store::MIGRATOR")]
 async fn a_mention_by_someone_without_a_role_is_ignored_without_an_llm_call(pool: PgPool) {
     let github = FakeGitHub::start().await;

@@ -12,7 +12,11 @@
 //!   `relay-worker`, and no error is flattened into its text (`anyhow!("{e}")`);
 //! - no production source file is longer than [`MAX_FILE_LINES`] unless [`LONG_FILES`] says why;
 //! - no production source file outside relay-tools spells an explore tool's name as a string
-//!   literal (`ToolName::X` instead), unless [`TOOL_NAME_LOOKALIKES`] says why.
+//!   literal (`ToolName::X` instead), unless [`TOOL_NAME_LOOKALIKES`] says why;
+//! - the deviation list, the evaluation's suites and the code graph's store defaults are said as
+//!   the design audits and the code have them ([`tidy_design`]).
+
+mod tidy_design;
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::fs;

@@ -9,10 +9,46 @@
 use std::sync::{Arc, Mutex};
 
 use chrono::{DateTime, Utc};
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 /// Characters of any free-form text (tool arguments, error messages) an event keeps.
 pub const MAX_TRACE_TEXT_CHARS: usize = 200;
+
+/// What a tool call's `error` is in the trace when argument values are not recorded: tool errors
+/// quote the arguments (a path not found and its closest paths, a pattern that does not compile).
+pub const ERROR_NOT_RECORDED: &str = "[not recorded: it may quote the arguments]";
+
+/// `[trace]`: what the run trace records.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct TraceSettings {
+    /// Record tool arguments' values (patterns, paths, qnames, capped at
+    /// [`MAX_TRACE_TEXT_CHARS`]) and tool error texts, besides the argument names. Off by default:
+    /// the patterns and paths of a private repository are its data, and the trace is kept for
+    /// `[retention] trace_days` and shown to every reader of the API and the status page.
+    pub record_argument_values: bool,
+}
+
+impl TraceSettings {
+    /// The setting as the tracer applies it.
+    pub fn argument_values(&self) -> ArgumentValues {
+        if self.record_argument_values {
+            ArgumentValues::Recorded
+        } else {
+            ArgumentValues::KeysOnly
+        }
+    }
+}
+
+/// What the trace keeps of a tool call's arguments.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum ArgumentValues {
+    /// Their names only (`{path, pattern}`); error texts are not recorded either.
+    #[default]
+    KeysOnly,
+    /// Names and values (the raw arguments, capped), and error texts.
+    Recorded,
+}
 
 /// What kind of thing happened. Stored as its snake_case name (`trace_events.type`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
@@ -20,10 +56,12 @@ pub const MAX_TRACE_TEXT_CHARS: usize = 200;
 pub enum TraceKind {
     /// One LLM call: role, model, tokens in/out/cached, latency, outcome.
     LlmCall,
-    /// One tool call ended: tool, arguments (capped), result tokens, duration, ok/error, and the
-    /// `call_id` of its [`TraceKind::ToolStart`].
+    /// One tool call ended: tool, argument names (`arg_keys`), `args` (the names, or with
+    /// `[trace] record_argument_values` the arguments capped), result tokens, duration, ok/error
+    /// (its text only with values), and the `call_id` of its [`TraceKind::ToolStart`].
     ToolCall,
-    /// One tool call began: `call_id` (unique in the process), tool, arguments (capped).
+    /// One tool call began: `call_id` (unique in the process), tool, `arg_keys` and `args` as in
+    /// [`TraceKind::ToolCall`].
     ToolStart,
     /// How far a long step is: `done` of `total` (a turn's tool calls, a stage's planned steps).
     Progress,
@@ -97,6 +135,7 @@ pub trait TraceSink: Send + Sync + std::fmt::Debug {
 pub struct Tracer {
     sink: Option<Arc<dyn TraceSink>>,
     agent: Option<Arc<str>>,
+    arguments: ArgumentValues,
 }
 
 impl Tracer {
@@ -110,7 +149,16 @@ impl Tracer {
         Self {
             sink: Some(sink),
             agent: None,
+            arguments: ArgumentValues::KeysOnly,
         }
+    }
+
+    /// This tracer keeping `arguments` of tool calls (the `[trace] record_argument_values`
+    /// setting); tracers made from it with [`Tracer::for_agent`] keep the same.
+    #[must_use]
+    pub fn with_argument_values(mut self, arguments: ArgumentValues) -> Self {
+        self.arguments = arguments;
+        self
     }
 
     /// The same sink, with `agent` as the default emitter name for [`Tracer::event`].
@@ -118,6 +166,51 @@ impl Tracer {
         Self {
             sink: self.sink.clone(),
             agent: Some(Arc::from(agent.into())),
+            arguments: self.arguments,
+        }
+    }
+
+    /// What this tracer keeps of tool arguments.
+    pub fn argument_values(&self) -> ArgumentValues {
+        self.arguments
+    }
+
+    /// A tool call's raw JSON `arguments` as an event records them: with values, the text capped;
+    /// without, the names of its top-level keys (`{path, pattern}`; `{}` when it is no object).
+    pub fn arguments(&self, arguments: &str) -> String {
+        self.arguments_keyed(arguments, &argument_keys(arguments))
+    }
+
+    /// [`Tracer::arguments`] with the keys already known (`arguments` may be cut short of valid
+    /// JSON).
+    pub fn arguments_keyed(&self, arguments: &str, keys: &[String]) -> String {
+        match self.arguments {
+            ArgumentValues::Recorded => capped(arguments),
+            ArgumentValues::KeysOnly => format!("{{{}}}", keys.join(", ")),
+        }
+    }
+
+    /// A tool error's text as an event records it ([`ERROR_NOT_RECORDED`] without values).
+    pub fn error_text(&self, message: &str) -> String {
+        match self.arguments {
+            ArgumentValues::Recorded => capped(message),
+            ArgumentValues::KeysOnly => ERROR_NOT_RECORDED.to_owned(),
+        }
+    }
+
+    /// `detail` of an event about a tool step's arguments (a narrowed scope, a path checked, a
+    /// qname retried): whole with values; without, `{"keys": [...]}`, its keys only.
+    pub fn argument_detail(&self, detail: serde_json::Value) -> serde_json::Value {
+        match self.arguments {
+            ArgumentValues::Recorded => detail,
+            ArgumentValues::KeysOnly => {
+                let mut keys: Vec<&String> = detail
+                    .as_object()
+                    .map(|object| object.keys().collect())
+                    .unwrap_or_default();
+                keys.sort();
+                serde_json::json!({ "keys": keys })
+            }
         }
     }
 
@@ -194,6 +287,16 @@ pub fn log(tracer: &Tracer, about: &str, note: &str) {
         TraceKind::Log,
         serde_json::json!({ "about": about, "note": capped(note) }),
     );
+}
+
+/// The top-level keys of a JSON object's text, sorted (empty when it is no object).
+pub fn argument_keys(arguments: &str) -> Vec<String> {
+    let mut keys: Vec<String> = serde_json::from_str::<serde_json::Value>(arguments)
+        .ok()
+        .and_then(|value| value.as_object().map(|o| o.keys().cloned().collect()))
+        .unwrap_or_default();
+    keys.sort();
+    keys
 }
 
 /// `text` cut at [`MAX_TRACE_TEXT_CHARS`] characters.

@@ -12,6 +12,21 @@ use tokio::process::Command;
 use crate::error::{Error, Result};
 use crate::spec::RepoSpec;
 
+/// The environment every git process of this crate runs in: no system or user configuration, no
+/// prompt of any kind, the C locale (messages are matched in English).
+pub(crate) const ISOLATED_ENV: [(&str, &str); 7] = [
+    ("GIT_TERMINAL_PROMPT", "0"),
+    ("GIT_ASKPASS", ""),
+    ("SSH_ASKPASS", ""),
+    ("GCM_INTERACTIVE", "never"),
+    ("GIT_CONFIG_NOSYSTEM", "1"),
+    ("GIT_CONFIG_GLOBAL", "/dev/null"),
+    ("LC_ALL", "C"),
+];
+
+/// Variables of the caller's environment that would point git at another repository or index.
+pub(crate) const CLEARED_ENV: [&str; 3] = ["GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE"];
+
 /// A configured git invocation context for one repository.
 #[derive(Debug, Clone)]
 pub(crate) struct Git {
@@ -117,17 +132,11 @@ impl Git {
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
             .kill_on_drop(true)
-            .env("GIT_TERMINAL_PROMPT", "0")
-            .env("GIT_ASKPASS", "")
-            .env("SSH_ASKPASS", "")
-            .env("GCM_INTERACTIVE", "never")
-            .env("GIT_CONFIG_NOSYSTEM", "1")
-            .env("GIT_CONFIG_GLOBAL", "/dev/null")
-            .env("LC_ALL", "C")
-            .env_remove("GIT_DIR")
-            .env_remove("GIT_WORK_TREE")
-            .env_remove("GIT_INDEX_FILE")
+            .envs(ISOLATED_ENV)
             .env("GIT_CONFIG_COUNT", self.config.len().to_string());
+        for name in CLEARED_ENV {
+            command.env_remove(name);
+        }
         for (index, (key, value)) in self.config.iter().enumerate() {
             command
                 .env(format!("GIT_CONFIG_KEY_{index}"), key)

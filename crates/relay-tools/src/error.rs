@@ -58,6 +58,12 @@ pub enum ToolError {
     /// The explore or job that made the call was cancelled.
     #[error("the call was cancelled")]
     Cancelled,
+    /// The tool cannot answer here (`history` over a checkout that is not a git repository).
+    #[error("{0}")]
+    Unavailable(String),
+    /// git could not read the history (its own message, without the repository's location).
+    #[error("history: {0}")]
+    History(String),
     /// An I/O error while reading inside the repository.
     #[error("i/o error: {0}")]
     Io(String),

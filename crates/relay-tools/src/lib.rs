@@ -3,7 +3,8 @@
 //! # Layout
 //! - [`name`]: [`ToolName`], the one list of the explore tools' names.
 //! - [`tool`]: the [`Tool`] trait, the per-job [`ToolContext`] and the [`ToolRegistry`].
-//! - [`grep`], [`read`], [`glob`], [`tree`]: one module per tool.
+//! - [`grep`], [`read`], [`glob`], [`tree`], [`history`]: one module per tool (`history` asks
+//!   relay-repo's [`relay_repo::code_history`] for the git part).
 //! - [`sandbox`]: path confinement to the checkout root.
 //! - [`citation`]: checks that a `path:start-end` citation (and its quote) exists in the checkout.
 //! - [`search`]: the parallel search engine behind `grep`.
@@ -22,6 +23,7 @@ pub mod control;
 pub mod error;
 pub mod glob;
 pub mod grep;
+pub mod history;
 pub mod name;
 pub mod output;
 pub mod read;
@@ -37,13 +39,16 @@ use std::path::Path;
 pub use budget::{JobBudget, ToolLimits};
 pub use error::ToolError;
 pub use name::{ToolName, UnknownToolName};
+/// Where the `history` tool reads (relay-repo's, re-exported for the agents' toolbox).
+pub use relay_repo::GitHistory;
 pub use tool::{JobState, Tool, ToolContext, ToolRegistry};
 
 /// `Result` with [`ToolError`].
 pub type Result<T, E = ToolError> = std::result::Result<T, E>;
 
 /// Runs one tool call on the checkout at `repo_root` with default limits and a fresh job state,
-/// returning exactly the text the agent would receive (this is what `relay tool` prints).
+/// returning exactly the text the agent would receive (this is what `relay tool` prints). When the
+/// checkout is in a git repository, `history` reads it at `HEAD`.
 pub fn run_tool(name: &str, repo_root: &Path, args_json: &str) -> Result<String> {
     run_tool_with_limits(name, repo_root, args_json, ToolLimits::default())
 }
@@ -55,6 +60,6 @@ pub fn run_tool_with_limits(
     args_json: &str,
     limits: ToolLimits,
 ) -> Result<String> {
-    let context = ToolContext::new(repo_root, limits)?;
+    let context = ToolContext::new(repo_root, limits)?.with_worktree_history();
     ToolRegistry::standard().call(&context, name, args_json)
 }

@@ -39,6 +39,7 @@ tool_names! {
     Glob => "glob",
     Tree => "tree",
     Codegraph => "codegraph",
+    History => "history",
 }
 
 impl fmt::Display for ToolName {

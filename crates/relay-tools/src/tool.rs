@@ -4,6 +4,8 @@ use std::sync::{Arc, Mutex, MutexGuard};
 
 use serde::de::DeserializeOwned;
 
+use relay_repo::GitHistory;
+
 use crate::budget::{JobBudget, ToolLimits};
 use crate::control::{CallControl, Stop};
 use crate::error::ToolError;
@@ -26,6 +28,11 @@ pub trait Tool: Send + Sync {
     fn description(&self) -> &'static str;
     /// JSON schema of the arguments (generated with `schemars`).
     fn parameters_schema(&self) -> serde_json::Value;
+    /// Whether the tool can answer in `context` (the agent's toolbox offers only those that can:
+    /// `history` needs the checkout's git history).
+    fn available(&self, _context: &ToolContext) -> bool {
+        true
+    }
     /// Whether a call counts against the job's files-read budget.
     fn reads_files(&self) -> bool {
         false
@@ -48,6 +55,8 @@ pub struct ToolContext {
     job: Arc<Mutex<JobState>>,
     /// The deadline and cancellation flag of the call in progress (set per call by the registry).
     control: CallControl,
+    /// Where the checkout's git history is read (`None`: the `history` tool cannot answer).
+    history: Option<Arc<GitHistory>>,
 }
 
 /// Mutable per-job state: the budget totals.
@@ -65,7 +74,31 @@ impl ToolContext {
             limits,
             job: Arc::default(),
             control: CallControl::default(),
+            history: None,
         })
+    }
+
+    /// This context with the checkout's git history (the repository's mirror at the snapshot's
+    /// commit in the worker, the working tree's `HEAD` for the CLI): the `history` tool reads it.
+    #[must_use]
+    pub fn with_history(mut self, history: GitHistory) -> Self {
+        self.history = Some(Arc::new(history));
+        self
+    }
+
+    /// This context with the history of the working tree at its root, when the root is in a git
+    /// repository with a commit (`relay tool`, `relay explore` on a plain checkout).
+    #[must_use]
+    pub fn with_worktree_history(self) -> Self {
+        match GitHistory::of_worktree(self.sandbox.root()) {
+            Some(history) => self.with_history(history),
+            None => self,
+        }
+    }
+
+    /// The checkout's git history, when it has one.
+    pub fn history(&self) -> Option<&GitHistory> {
+        self.history.as_deref()
     }
 
     /// This context with the repository's excluded paths refused by every tool.
@@ -149,13 +182,15 @@ impl ToolRegistry {
         Self { tools: Vec::new() }
     }
 
-    /// The four code tools: `grep`, `read`, `glob`, `tree`.
+    /// The code tools: `grep`, `read`, `glob`, `tree` and `history` (which answers only over a
+    /// context with the checkout's git history).
     pub fn standard() -> Self {
         let mut registry = Self::empty();
         registry.register(Box::new(crate::grep::GrepTool));
         registry.register(Box::new(crate::read::ReadTool));
         registry.register(Box::new(crate::glob::GlobTool));
         registry.register(Box::new(crate::tree::TreeTool));
+        registry.register(Box::new(crate::history::HistoryTool));
         registry
     }
 

@@ -5,7 +5,7 @@ use relay_core::JobId;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use relay_agent::trace::{TraceKind, Tracer};
+use relay_agent::trace::{ArgumentValues, TraceKind, TraceSettings, Tracer};
 use relay_store::PgPool;
 use relay_store::outbox::SweepScope;
 use relay_store::queue::{self, ClaimedJob, Failed, FailureKind, Notifications};
@@ -64,6 +64,8 @@ pub struct Worker {
     name: Arc<str>,
     /// The trackers whose pending writes the sweeper drains; `None`: every issue's.
     sweep_trackers: Option<Arc<[String]>>,
+    /// What the run trace keeps of tool arguments (`[trace] record_argument_values`).
+    trace_arguments: ArgumentValues,
 }
 
 impl Worker {
@@ -80,7 +82,14 @@ impl Worker {
             settings: Arc::new(settings),
             name: name.into(),
             sweep_trackers: None,
+            trace_arguments: ArgumentValues::default(),
         }
+    }
+
+    /// Applies `[trace]`: by default the run trace keeps tool-argument names only.
+    pub fn with_trace_settings(mut self, trace: &TraceSettings) -> Worker {
+        self.trace_arguments = trace.argument_values();
+        self
     }
 
     /// Limits the outbox sweeper to the issues of these (the configured) trackers: a write whose
@@ -203,7 +212,10 @@ impl Worker {
         };
         let cancel = CancellationToken::new();
         let trace = self.start_trace(&job);
-        let tracer = trace.as_ref().map_or_else(Tracer::noop, TraceRun::tracer);
+        let tracer = trace
+            .as_ref()
+            .map_or_else(Tracer::noop, TraceRun::tracer)
+            .with_argument_values(self.trace_arguments);
         let job_tracer = tracer.for_agent("worker");
         job_tracer.event(
             TraceKind::Stage,

@@ -39,6 +39,9 @@ pub struct Settings {
     pub reconcile: relay_worker::reconcile::ReconcileSettings,
     #[serde(default)]
     pub log: LogSettings,
+    /// `[trace]`: what the run trace records (tool-argument values only when asked).
+    #[serde(default)]
+    pub trace: relay_agent::trace::TraceSettings,
     /// `[repo]`: repository checkouts.
     #[serde(default)]
     pub repo: relay_repo::RepoSettings,

@@ -22,6 +22,7 @@
 //! depth = 2                          # callers/callees followed at least this deep
 //! chain = true                       # a search, then callers or callees
 //! grep_fallback = false              # grep after a codegraph answer that found nothing
+//! history = true                     # the git history asked (why / since when questions)
 //! [question.issue]                   # optional: start from a tracker issue (planner level)
 //! title = "Claiming a job twice"      # the planner's context file (`relay plan --issue`)
 //! body = "Two workers ran the same job. Where is a job claimed?"
@@ -108,6 +109,9 @@ pub struct ExpectedTools {
     /// grep after a codegraph answer that found nothing.
     #[serde(default)]
     pub grep_fallback: Option<bool>,
+    /// The `history` tool used ("why is this like this?", "since when?").
+    #[serde(default)]
+    pub history: Option<bool>,
 }
 
 /// A line of a file that a citation should cover; `contains` is the line's text, checked against
@@ -252,6 +256,9 @@ impl EvalReport {
             let mut notes = Vec::new();
             if q.tools.used_codegraph {
                 notes.push("used codegraph");
+            }
+            if q.tools.used_history {
+                notes.push("asked the history");
             }
             if q.tools.chained_search_callers_callees {
                 notes.push("chained search → callers → callees");

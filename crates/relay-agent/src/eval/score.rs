@@ -1,6 +1,6 @@
 //! One question's score: the expected lines its citations cover (and their files), the facts its
 //! answer contains, the tool use the design expects (codegraph used, operations, depth, the
-//! search → callers/callees chain, the grep fallback), and how it worked (tokens, iterations,
+//! search → callers/callees chain, the grep fallback, the history asked), and how it worked (tokens, iterations,
 //! the tool sequence, qname errors and their refinements).
 
 use serde::Serialize;
@@ -29,7 +29,8 @@ pub struct QuestionScore {
     /// Tool-use checks the question sets ([`super::ExpectedTools`]), and those met.
     pub tool_checks: usize,
     pub tool_checks_hit: usize,
-    /// The checks missed (`codegraph`, `operation callers`, `depth 2`, `chain`, `grep fallback`).
+    /// The checks missed (`codegraph`, `operation callers`, `depth 2`, `chain`, `grep fallback`,
+    /// `history`).
     pub tool_checks_missed: Vec<String>,
     /// Facts the answer lacks.
     pub facts_missed: Vec<String>,
@@ -54,6 +55,8 @@ pub struct ToolUse {
     pub fell_back_to_grep: bool,
     /// A `codegraph search` followed by `callers` or `callees` (the design's basic chain).
     pub chained_search_then_calls: bool,
+    /// The git history asked (the `history` tool called).
+    pub used_history: bool,
     /// The deepest `depth` a `callers`/`callees` call asked (0: none).
     pub max_depth: u8,
     /// Codegraph calls whose qname the graph did not know.
@@ -208,6 +211,14 @@ fn tool_checks(expected: &super::ExpectedTools, used: &ToolUse) -> Vec<(String, 
             used.fell_back_to_grep == fallback,
         ));
     }
+    if let Some(history) = expected.history {
+        let name = if history {
+            ToolName::History.as_str()
+        } else {
+            "no history"
+        };
+        checks.push((name.to_owned(), used.used_history == history));
+    }
     // Whatever the question expects, a search cut short and never narrowed is a miss.
     for truncation in 0..used.search_truncations {
         checks.push((
@@ -313,6 +324,7 @@ fn tool_use(calls: &[ToolCallRecord]) -> ToolUse {
     let (search_truncations, search_refinements) = search_refinement(calls, &sequence);
     ToolUse {
         used_codegraph: calls.iter().any(|c| c.tool == ToolName::Codegraph),
+        used_history: calls.iter().any(|c| c.tool == ToolName::History),
         chained_search_callers_callees: next.is_none(),
         fell_back_to_grep,
         chained_search_then_calls,

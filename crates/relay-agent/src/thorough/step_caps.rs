@@ -24,7 +24,7 @@ enum StepBound {
     Tokens(u64, &'static str),
     /// Lines up to this many entries (an entry's continuation lines stay with it).
     Entries(usize, fn(&str) -> bool, &'static str),
-    /// The tool's own cap is the bound (a list of paths).
+    /// The tool's own cap is the bound (a list of paths, of commits).
     ToolCap,
 }
 
@@ -40,6 +40,8 @@ fn step_bound(tool: &str) -> Option<StepBound> {
             StepBound::Entries(STEP_SYMBOLS, is_graph_entry, "code-graph symbols")
         }
         ToolName::Glob => StepBound::ToolCap,
+        // At most 30 commits and 40 blame groups, one line each: the tool's cap is the bound.
+        ToolName::History => StepBound::ToolCap,
     })
 }
 

@@ -243,7 +243,9 @@ async fn recover(
         calls: Vec::new(),
         skipped: None,
     };
+    // The detail names paths, patterns and qnames: recorded as the tool arguments are.
     let decide = |kind: &str, detail: Value| {
+        let detail = tracer.argument_detail(detail);
         tracer.event(
             TraceKind::Decision,
             json!({"decision": "step_recovery", "kind": kind, "tool": step.tool, "detail": detail}),

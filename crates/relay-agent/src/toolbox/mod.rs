@@ -1,5 +1,6 @@
-//! The agents' toolbox: one async surface over the code tools (`grep`, `read`, `glob`, `tree` from
-//! relay-tools) and the `codegraph` tool (relay-codegraph ops, over any [`GraphStore`]).
+//! The agents' toolbox: one async surface over the code tools (`grep`, `read`, `glob`, `tree` and,
+//! over a checkout with git history, `history`, from relay-tools) and the `codegraph` tool
+//! (relay-codegraph ops, over any [`GraphStore`]).
 //!
 //! Invariants:
 //! - one definition per tool, rendered through the LLM layer's [`ToolDefinition`];
@@ -118,22 +119,7 @@ impl Toolbox {
     ) -> Result<Self, ToolboxError> {
         let registry = ToolRegistry::standard();
         let context = ToolContext::new(snapshot_root, limits)?.with_excludes(excludes);
-        let mut definitions: Vec<ToolDefinition> = registry
-            .tools()
-            .map(|tool| ToolDefinition {
-                name: tool.name().to_owned(),
-                description: tool.description().to_owned(),
-                parameters: tool.parameters_schema(),
-            })
-            .collect();
-        if graph.is_some() {
-            definitions.push(ToolDefinition::from_schema::<
-                relay_codegraph::ops::CodegraphArgs,
-            >(
-                ToolName::Codegraph.as_str(),
-                &relay_codegraph::ops::TOOL_DESCRIPTION,
-            ));
-        }
+        let definitions = definitions(&registry, &context, graph.is_some());
         Ok(Self {
             registry: Arc::new(registry),
             context,
@@ -141,6 +127,26 @@ impl Toolbox {
             graph_down: AtomicBool::new(false),
             definitions,
         })
+    }
+
+    /// This toolbox with the checkout's git history: the `history` tool is offered and reads it
+    /// (the repository's mirror at the snapshot's commit in the worker, a working tree's `HEAD`
+    /// for the CLI).
+    #[must_use]
+    pub fn with_history(mut self, history: relay_tools::GitHistory) -> Self {
+        self.context = self.context.with_history(history);
+        self.definitions = definitions(&self.registry, &self.context, self.graph.is_some());
+        self
+    }
+
+    /// This toolbox with the history of the working tree at its root, when the root is in a git
+    /// repository (`relay explore`, `relay eval` on a plain checkout); unchanged otherwise.
+    #[must_use]
+    pub fn with_worktree_history(self) -> Self {
+        match relay_tools::GitHistory::of_worktree(self.context.sandbox().root()) {
+            Some(history) => self.with_history(history),
+            None => self,
+        }
     }
 
     /// The definitions offered to the model, in a stable order.
@@ -253,6 +259,29 @@ impl Toolbox {
             .charge(estimate_tokens(&text), false);
         Ok(text)
     }
+}
+
+/// What the model is offered: the code tools that can answer over `context` (`history` only with
+/// the checkout's git history), then `codegraph` when there is a graph.
+fn definitions(registry: &ToolRegistry, context: &ToolContext, graph: bool) -> Vec<ToolDefinition> {
+    let mut definitions: Vec<ToolDefinition> = registry
+        .tools()
+        .filter(|tool| tool.available(context))
+        .map(|tool| ToolDefinition {
+            name: tool.name().to_owned(),
+            description: tool.description().to_owned(),
+            parameters: tool.parameters_schema(),
+        })
+        .collect();
+    if graph {
+        definitions.push(ToolDefinition::from_schema::<
+            relay_codegraph::ops::CodegraphArgs,
+        >(
+            ToolName::Codegraph.as_str(),
+            &relay_codegraph::ops::TOOL_DESCRIPTION,
+        ));
+    }
+    definitions
 }
 
 /// Small models send `""` (or whitespace) as the arguments of a call; treat that as `{}` so the

@@ -47,15 +47,9 @@ pub struct ToolCallRecord {
 impl ToolCallRecord {
     /// The record of `call`, which took `duration` and answered `result`.
     pub fn new(call: &ToolCall, duration: Duration, status: CallStatus, result: &str) -> Self {
-        let mut argument_keys: Vec<String> =
-            serde_json::from_str::<serde_json::Value>(&call.arguments)
-                .ok()
-                .and_then(|value| value.as_object().map(|o| o.keys().cloned().collect()))
-                .unwrap_or_default();
-        argument_keys.sort();
         Self {
             tool: call.name.clone(),
-            argument_keys,
+            argument_keys: crate::trace::argument_keys(&call.arguments),
             arguments: call
                 .arguments
                 .chars()
@@ -108,7 +102,8 @@ impl CallTrace {
                 serde_json::json!({
                     "call_id": trace.id,
                     "tool": call.name,
-                    "args": crate::trace::capped(&call.arguments),
+                    "arg_keys": crate::trace::argument_keys(&call.arguments),
+                    "args": tracer.arguments(&call.arguments),
                 }),
             );
         }
@@ -127,15 +122,17 @@ impl CallTrace {
 }
 
 impl ToolCallRecord {
-    /// Emits the call's `tool_call` trace event (its arguments are already capped), carrying
-    /// `call_id` when the call's start was traced.
+    /// Emits the call's `tool_call` trace event, carrying `call_id` when the call's start was
+    /// traced: the argument names always, their values and the error text only when the tracer
+    /// records values (`[trace] record_argument_values`).
     fn trace(&self, tracer: &crate::trace::Tracer, call_id: Option<&str>) {
         if !tracer.is_enabled() {
             return;
         }
         let mut payload = serde_json::json!({
             "tool": self.tool,
-            "args": self.arguments,
+            "arg_keys": self.argument_keys,
+            "args": tracer.arguments_keyed(&self.arguments, &self.argument_keys),
             "result_tokens": self.result_tokens,
             "duration_ms": u64::try_from(self.duration.as_millis()).unwrap_or(u64::MAX),
             "ok": self.is_ok(),
@@ -144,7 +141,7 @@ impl ToolCallRecord {
             payload["call_id"] = serde_json::json!(id);
         }
         if let CallStatus::Error { message } = &self.status {
-            payload["error"] = serde_json::json!(crate::trace::capped(message));
+            payload["error"] = serde_json::json!(tracer.error_text(message));
         }
         tracer.event(crate::trace::TraceKind::ToolCall, payload);
     }

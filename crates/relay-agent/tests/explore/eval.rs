@@ -62,7 +62,13 @@ fn the_shipped_suites_cite_lines_of_their_trees() {
         "usages",
         "implementations",
     ];
-    assert_eq!(ids("eval/relay.toml"), six, "the seed's six test questions");
+    let mut relay = six.map(str::to_owned).to_vec();
+    relay.push("history".to_owned());
+    assert_eq!(
+        ids("eval/relay.toml"),
+        relay,
+        "the seed's six test questions, then one for the history"
+    );
     let mut fixture = six.map(str::to_owned).to_vec();
     fixture.extend(
         [
@@ -524,4 +530,87 @@ async fn a_failed_llm_call_ends_its_question_and_the_suite_goes_on() {
     let explorer = agent(&dead, repo.path(), ExploreConfig::default()).await;
     let error = run_suite(&explorer, &suite).await.unwrap_err();
     assert!(matches!(error, relay_agent::Error::Llm { .. }), "{error}");
+}
+
+/// A question that expects the history is answerable from what the `history` tool says about its
+/// cited lines in this repository: every fact is in the tool's answer. The suite needs the
+/// repository's git history (a clone, not an export): without it this fails, never skips.
+#[test]
+fn the_history_questions_facts_are_in_the_tools_answer() {
+    let mut asked = 0;
+    for (path, root) in SHIPPED_SUITES {
+        for question in suite(path).questions {
+            if question.tools.history != Some(true) {
+                continue;
+            }
+            asked += 1;
+            let mut answers = String::new();
+            for cited in &question.cite {
+                let arguments =
+                    json!({"path": cited.path, "start_line": cited.line, "end_line": cited.line});
+                let answer = relay_tools::run_tool(
+                    "history",
+                    std::path::Path::new(&format!("{REPO_ROOT}/{root}")),
+                    &arguments.to_string(),
+                )
+                .unwrap_or_else(|e| {
+                    panic!(
+                        "{path}: {}: the history of {}: {e} (the history is read at HEAD: a clone with its history, the cited file committed)",
+                        question.id, cited.path
+                    )
+                });
+                answers.push_str(&answer.to_lowercase());
+            }
+            for fact in &question.facts {
+                assert!(
+                    answers.contains(&fact.to_lowercase()),
+                    "{path}: {}: {fact:?} is not in the history's answer:\n{answers}",
+                    question.id
+                );
+            }
+        }
+    }
+    assert_eq!(asked, 1, "one shipped question needs the history");
+}
+
+/// The history question scored: a run that reads the line and asks its history hits every check;
+/// one that only greps misses the history and the facts.
+#[tokio::test]
+async fn the_history_question_scores_its_tool_use() {
+    let mut suite = suite("eval/relay.toml");
+    suite.questions.retain(|q| q.id == "history");
+    let question = suite.questions[0].clone();
+    suite.questions.push(question.clone());
+    let cited = &question.cite[0];
+    let server = ScriptedLlm::start(vec![
+        call("read", json!({"path": cited.path, "offset": cited.line, "limit": 10})),
+        call("history", json!({"path": cited.path, "start_line": cited.line, "end_line": cited.line})),
+        submit(
+            &format!("Since 2026-11-25 (8c26ea9): the schema check refused it and cost the model a turn. Facts: {}", question.facts.join(", ")),
+            json!([{"path": cited.path, "start_line": cited.line, "end_line": cited.line + 7}]),
+            "high",
+        ),
+        call("grep", json!({"pattern": "clamped_depth"})),
+        submit("It is clamped.", json!([]), "low"),
+    ])
+    .await;
+    let toolbox = relay_agent::toolbox::Toolbox::new(
+        std::path::Path::new(REPO_ROOT),
+        None,
+        Default::default(),
+    )
+    .unwrap()
+    .with_worktree_history();
+    let agent = relay_agent::explore::ExploreAgent::new(
+        client(&server),
+        std::sync::Arc::new(toolbox),
+        ExploreConfig::default(),
+    );
+    let report = run_suite(&agent, &suite).await.unwrap();
+    let (good, poor) = (&report.questions[0], &report.questions[1]);
+    assert_eq!((good.tool_checks, good.tool_checks_hit), (2, 2), "{good:?}");
+    assert!(good.tools.used_history && !good.tools.used_codegraph);
+    assert_eq!(good.score, 1.0, "{good:?}");
+    assert_eq!(poor.tool_checks_missed, ["history"], "{poor:?}");
+    assert_eq!(poor.facts_hit, 0, "{poor:?}");
 }

@@ -6,6 +6,7 @@ mod codegraph;
 mod eval;
 mod happy;
 mod hints;
+mod history;
 mod learning;
 mod limits;
 mod masking;

@@ -1,9 +1,12 @@
 //! The explore's run trace: a stage begin/end around each explore and one `tool_call` event per
-//! tool call, in call order, failures included and marked, arguments capped.
+//! tool call, in call order, failures included and marked, arguments capped; argument values only
+//! with `[trace] record_argument_values`.
 
 use relay_agent::explore::{ExploreConfig, ExploreRequest, Thoroughness};
 use relay_agent::llm::scripted::ScriptedLlm;
-use relay_agent::trace::{MAX_TRACE_TEXT_CHARS, MemoryTraceSink, TraceKind, Tracer};
+use relay_agent::trace::{
+    ArgumentValues, ERROR_NOT_RECORDED, MAX_TRACE_TEXT_CHARS, MemoryTraceSink, TraceKind, Tracer,
+};
 use serde_json::json;
 
 use crate::support::*;
@@ -24,9 +27,10 @@ async fn stages_and_tool_calls_are_traced_in_order() {
     ])
     .await;
     let sink = MemoryTraceSink::new();
+    let tracer = Tracer::new(sink.clone()).with_argument_values(ArgumentValues::Recorded);
     let agent = agent(&server, repo.path(), ExploreConfig::default())
         .await
-        .with_tracer(&Tracer::new(sink.clone()));
+        .with_tracer(&tracer);
     let report = explore(&agent).await;
 
     let events = sink.events();
@@ -155,4 +159,53 @@ async fn parallel_explores_are_named_by_position() {
             "explore#2"
         ]
     );
+}
+
+/// By default the trace keeps a tool call's argument names, never their values (a private
+/// repository's patterns and paths are its data), nor an error text that quotes them; with
+/// `[trace] record_argument_values` it keeps both.
+#[tokio::test]
+async fn tool_arguments_are_traced_as_names_unless_values_are_recorded() {
+    let repo = checkout();
+    let events = traced(repo.path(), ArgumentValues::default()).await;
+    assert_eq!(events.len(), 4);
+    let all = serde_json::to_string(&events).unwrap();
+    assert!(
+        !all.contains("PrivatePattern") && !all.contains("private-file"),
+        "{all}"
+    );
+    assert_eq!(events[1].payload["arg_keys"], json!(["pattern"]));
+    assert_eq!(events[1].payload["args"], "{pattern}");
+    assert_eq!(events[2].payload["args"], "{path}");
+    assert_eq!(events[3].payload["ok"], false);
+    assert_eq!(events[3].payload["error"], ERROR_NOT_RECORDED);
+
+    let events = traced(repo.path(), ArgumentValues::Recorded).await;
+    assert_eq!(events[1].payload["args"], r#"{"pattern":"PrivatePattern"}"#);
+    assert_eq!(events[1].payload["arg_keys"], json!(["pattern"]));
+    let error = events[3].payload["error"].as_str().unwrap();
+    assert!(error.contains("internal/private-file.go"), "{error}");
+}
+
+/// The tool events of an explore that greps, reads a missing file and reports, traced with `values`.
+async fn traced(
+    root: &std::path::Path,
+    values: ArgumentValues,
+) -> Vec<relay_agent::trace::TraceEvent> {
+    let server = ScriptedLlm::start(vec![
+        call("grep", json!({"pattern": "PrivatePattern"})),
+        call("read", json!({"path": "internal/private-file.go"})),
+        submit("Plan is at plan.go:7.", json!([good_citation()]), "high"),
+    ])
+    .await;
+    let sink = MemoryTraceSink::new();
+    let tracer = Tracer::new(sink.clone()).with_argument_values(values);
+    let agent = agent(&server, root, ExploreConfig::default())
+        .await
+        .with_tracer(&tracer);
+    explore(&agent).await;
+    sink.events()
+        .into_iter()
+        .filter(|e| matches!(e.kind, TraceKind::ToolStart | TraceKind::ToolCall))
+        .collect()
 }

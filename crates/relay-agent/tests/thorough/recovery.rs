@@ -11,7 +11,7 @@ use relay_agent::thorough::bounds::QueryBudget;
 use relay_agent::thorough::state::TraversalState;
 use relay_agent::thorough::traverser::StepStatus;
 use relay_agent::thorough::{ThoroughReport, analyze_within};
-use relay_agent::trace::{MemoryTraceSink, TraceKind, Tracer};
+use relay_agent::trace::{ArgumentValues, MemoryTraceSink, TraceKind, Tracer};
 use serde_json::{Value, json};
 
 use crate::support::*;
@@ -47,7 +47,8 @@ async fn run_from(
 ) -> (ThoroughReport, Vec<relay_agent::trace::TraceEvent>) {
     let toolbox = toolbox(root).await;
     let sink = MemoryTraceSink::new();
-    let tracer = Tracer::new(sink.clone() as Arc<_>);
+    // The recoveries' details (paths, qnames) are what these tests read: record them.
+    let tracer = Tracer::new(sink.clone() as Arc<_>).with_argument_values(ArgumentValues::Recorded);
     let report = analyze_within(
         &client(server),
         &toolbox,

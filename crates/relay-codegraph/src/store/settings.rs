@@ -125,9 +125,10 @@ pub enum StoreBackend {
     Postgres,
     /// An ArangoDB server ([`super::arangodb::ArangoStore`]).
     Arangodb,
-    /// ArangoDB when the host of `[codegraph.arangodb] url` resolves, else PostgreSQL: what
-    /// docker compose sets, since the `arangodb` service's name resolves only when its profile
-    /// runs it ([`StoreBackend::resolve`]).
+    /// ArangoDB when the host of `[codegraph.arangodb] url` resolves, else PostgreSQL
+    /// ([`StoreBackend::resolve`]): one configuration for hosts with and without an ArangoDB
+    /// server. Relay's compose file does not use it: it runs ArangoDB with Relay and sets
+    /// `arangodb`.
     Auto,
 }
 

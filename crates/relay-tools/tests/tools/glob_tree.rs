@@ -131,7 +131,7 @@ fn tree_outline() {
 fn registry_tools_and_budget() {
     let registry = ToolRegistry::standard();
     let names: Vec<&str> = registry.tools().map(|tool| tool.name()).collect();
-    assert_eq!(names, ["grep", "read", "glob", "tree"]);
+    assert_eq!(names, ["grep", "read", "glob", "tree", "history"]);
     for tool in registry.tools() {
         assert!(tool.description().len() > 100, "{}", tool.name());
         assert_eq!(
@@ -174,7 +174,7 @@ fn registry_tools_and_budget() {
     let error = registry.call(&context, "bash", "{}").unwrap_err();
     assert_eq!(
         error.to_string(),
-        "unknown tool `bash`; available tools: grep, read, glob, tree"
+        "unknown tool `bash`; available tools: grep, read, glob, tree, history"
     );
     let error = registry.call(&context, "grep", "not json").unwrap_err();
     assert!(

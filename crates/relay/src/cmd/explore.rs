@@ -101,8 +101,10 @@ pub async fn workbench(
     if let Some(bar) = &bar {
         bar.finish_and_clear();
     }
+    // On a git checkout the explorer also gets `history` (the commits at HEAD).
     let toolbox = Toolbox::new(&root, Some(graph), settings.tools)
-        .with_context(|| format!("cannot open {}", root.display()))?;
+        .with_context(|| format!("cannot open {}", root.display()))?
+        .with_worktree_history();
     Ok(Workbench {
         llm,
         toolbox,

@@ -46,7 +46,8 @@ pub async fn run(config: Option<&Path>, args: &PlanArgs) -> anyhow::Result<()> {
         .with_context(|| format!("{} is not an issue file", args.issue.display()))?;
 
     let toolbox = Toolbox::new(&args.repo, None, settings.tools.clone())
-        .with_context(|| format!("failed to open {}", args.repo.display()))?;
+        .with_context(|| format!("failed to open {}", args.repo.display()))?
+        .with_worktree_history();
     let explorer = ExploreAgent::new(
         LlmClient::from_settings(&settings.llm, Role::Explore)?,
         Arc::new(toolbox),

@@ -117,7 +117,8 @@ pub async fn run(config: Option<&Path>, roles: Roles) -> anyhow::Result<()> {
             relay_worker::jobs::registry(&deps),
             worker_settings,
         )
-        .with_sweep_trackers(configured);
+        .with_sweep_trackers(configured)
+        .with_trace_settings(&settings.trace);
         if !settings.trackers.is_empty() {
             let reconciler = reconciler(&settings, pool.clone())?;
             let shutdown = shutdown.clone();

@@ -68,6 +68,18 @@ pub async fn prepare(
         config.excludes.clone(),
     )
     .context("failed to build the toolbox over the snapshot")?;
+    // `history` reads the repository's mirror at the snapshot's commit.
+    let toolbox = match relay_repo::GitHistory::of_snapshot(
+        repos,
+        &checkout.spec,
+        snapshot.commit(),
+    ) {
+        Ok(history) => toolbox.with_history(history),
+        Err(error) => {
+            tracing::warn!(error.message = %error, "no git history for the explorers: `history` is not offered");
+            toolbox
+        }
+    };
     // Every call of the job is recorded against the issue and the job (the role is the
     // client's), so the issue's spend per role and its budget read from `llm_usage`.
     let usage = UsageContext {

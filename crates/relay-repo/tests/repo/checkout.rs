@@ -1,91 +1,14 @@
 //! Checkout management against real local git repositories (file:// remotes) and a fake HTTP
 //! tracker on 127.0.0.1.
 
-use std::path::{Path, PathBuf};
-use std::process::Command;
+use std::path::Path;
 use std::sync::Arc;
 
-use relay_repo::{Error, Provider, RepoManager, RepoSettings, RepoSpec};
+use relay_repo::{Error, Provider, RepoSpec};
 use secrecy::SecretString;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
-/// An upstream repository the manager clones from.
-struct Upstream {
-    _dir: tempfile::TempDir,
-    path: PathBuf,
-}
-
-impl Upstream {
-    fn new() -> Self {
-        let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join("upstream");
-        std::fs::create_dir(&path).unwrap();
-        git(&path, &["init", "--quiet", "--initial-branch=trunk"]);
-        Self { _dir: dir, path }
-    }
-
-    /// Commits `files` (path, content) on the current branch and returns the SHA.
-    fn commit(&self, files: &[(&str, &str)], message: &str) -> String {
-        for (rel, content) in files {
-            let path = self.path.join(rel);
-            std::fs::create_dir_all(path.parent().unwrap()).unwrap();
-            std::fs::write(path, content).unwrap();
-        }
-        git(&self.path, &["add", "--all"]);
-        git(
-            &self.path,
-            &[
-                "-c",
-                "user.name=t",
-                "-c",
-                "user.email=t@example.com",
-                "commit",
-                "--quiet",
-                "-m",
-                message,
-            ],
-        );
-        git(&self.path, &["rev-parse", "HEAD"])
-    }
-
-    fn version(&self, version: usize) -> String {
-        let text = format!("version {version}\n");
-        self.commit(
-            &[("a.txt", &text), ("nested/b.txt", &text)],
-            &format!("v{version}"),
-        )
-    }
-
-    fn spec(&self) -> RepoSpec {
-        RepoSpec::new(Provider::GitHub, "https://github.com", "acme/widgets")
-            .with_local_path(format!("file://{}", self.path.display()))
-    }
-}
-
-fn git(dir: &Path, args: &[&str]) -> String {
-    let output = Command::new("git")
-        .args(args)
-        .current_dir(dir)
-        .env("GIT_CONFIG_GLOBAL", "/dev/null")
-        .env("GIT_CONFIG_NOSYSTEM", "1")
-        .output()
-        .unwrap();
-    assert!(
-        output.status.success(),
-        "git {args:?}: {}",
-        String::from_utf8_lossy(&output.stderr)
-    );
-    String::from_utf8(output.stdout).unwrap().trim().to_string()
-}
-
-fn manager(data_dir: &Path) -> RepoManager {
-    RepoManager::new(RepoSettings {
-        data_dir: data_dir.to_path_buf(),
-        snapshot_retention_secs: 0,
-        ..RepoSettings::default()
-    })
-    .unwrap()
-}
+use crate::support::{Upstream, git, manager};
 
 fn read(path: &Path, rel: &str) -> String {
     std::fs::read_to_string(path.join(rel)).unwrap()
