@@ -42,6 +42,7 @@ run() {
   cat >"$CONFIG" <<TOML
 [server]
 listen = "127.0.0.1:$PORT"
+admin_listen = "off"
 [database]
 url = "$DB_URL"
 max_connections = 20

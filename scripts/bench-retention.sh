@@ -29,7 +29,7 @@ config() { # database-name [retention days]
   local file
   file="$(mktemp)"
   {
-    printf '[server]\nlisten = "127.0.0.1:%s"\n' "${PORT:-18282}"
+    printf '[server]\nlisten = "127.0.0.1:%s"\nadmin_listen = "off"\n' "${PORT:-18282}"
     printf '[database]\nurl = "%s/%s"\nmax_connections = 20\n' "$SERVER" "$1"
     printf '[log]\nfilter = "warn"\nformat = "json"\n'
     printf '[repo]\ndata_dir = "%s"\n' "$(mktemp -d)"

@@ -48,6 +48,15 @@ fn defaults_alone_are_valid() {
     assert_eq!(loaded.settings.server.max_connections, 1024);
     assert_eq!(loaded.settings.server.header_read_timeout_ms, 10_000);
     assert!(loaded.settings.trackers.is_empty());
+    // The admin endpoints are off the public listener unless the operator says otherwise.
+    assert_eq!(
+        loaded.settings.server.admin_listen,
+        Some("127.0.0.1:9090".parse().unwrap())
+    );
+    for off in ["off", ""] {
+        let loaded = load_with(None, &env(&[("RELAY__SERVER__ADMIN_LISTEN", off)])).unwrap();
+        assert_eq!(loaded.settings.server.admin_listen, None, "{off:?}");
+    }
 }
 
 #[test]
@@ -178,6 +187,25 @@ fn a_short_api_token_is_refused_without_showing_it() {
     let long = "a".repeat(32);
     let loaded = load_with(Some(file.path()), &env(&[("RELAY__API__TOKEN", &long)])).unwrap();
     assert!(loaded.settings.api.token.is_some());
+}
+
+/// The ArangoDB password belongs in `password`: in the URL it would reach every HTTP error text,
+/// the log and `/readyz`. Such a URL stops Relay at start-up, without repeating the password.
+#[test]
+fn an_arangodb_url_with_a_password_is_refused_without_showing_it() {
+    let file = write(EXAMPLE);
+    let error = load_with(
+        Some(file.path()),
+        &env(&[(
+            "RELAY__CODEGRAPH__ARANGODB__URL",
+            "http://root:Arango-Pw-7731@127.0.0.1:1",
+        )]),
+    )
+    .err()
+    .unwrap()
+    .to_string();
+    assert!(error.contains("`codegraph.arangodb.url`"), "{error}");
+    assert!(!error.contains("Arango-Pw-7731"), "{error}");
 }
 
 #[test]

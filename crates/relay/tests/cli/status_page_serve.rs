@@ -35,7 +35,7 @@ async fn relay_serve_serves_the_status_page_with_its_settings() {
     std::fs::write(
         &config,
         format!(
-            "[server]\nlisten = \"127.0.0.1:{port}\"\n[api]\ntoken = \"{TOKEN}\"\n\
+            "[server]\nlisten = \"127.0.0.1:{port}\"\nadmin_listen = \"off\"\n[api]\ntoken = \"{TOKEN}\"\n\
              [ui]\nsession_ttl_secs = 600\nsecure_cookie = true\n\
              [repo]\ndata_dir = \"{}\"\n",
             dir.path().join("data").display()
