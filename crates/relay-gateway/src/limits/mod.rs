@@ -128,6 +128,12 @@ pub async fn admit(State(state): State<AppState>, mut request: Request, next: Ne
         .settings
         .trusted_proxies
         .client(peer.ip(), request.headers());
+    if !client.forwarded
+        && client::names_a_forwarded_client(request.headers())
+        && !state.settings.trusted_proxies.contains(peer.ip())
+    {
+        warn_untrusted_proxy_once(peer.ip());
+    }
     request.extensions_mut().insert(client);
     if !client.forwarded {
         return next.run(request).await;
@@ -137,4 +143,18 @@ pub async fn admit(State(state): State<AppState>, mut request: Request, next: Ne
         return refuse(Refusal::ClientConnections);
     };
     next.run(request).await
+}
+
+/// Warns, once per process, that a peer not in `trusted_proxies` forwards requests for others:
+/// all of its clients count as one (the start-up warning says what that costs).
+fn warn_untrusted_proxy_once(peer: std::net::IpAddr) {
+    static WARNED: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+    if !WARNED.swap(true, std::sync::atomic::Ordering::Relaxed) {
+        tracing::warn!(
+            peer = %peer,
+            "a request came with X-Forwarded-For or Forwarded from a peer that is not in [server] \
+             trusted_proxies: its clients all count as that one address (per-client cap, sign-in \
+             throttle, logs); if it is your reverse proxy, list it there"
+        );
+    }
 }

@@ -35,6 +35,12 @@ pub async fn run(config: Option<&Path>, roles: Roles) -> anyhow::Result<()> {
         (Roles::Worker, _) | (_, None) => None,
         (_, Some(admin)) => Some(bind(admin, "server.admin_listen").await?),
     };
+    if roles != Roles::Worker && settings.server.trusted_proxies.is_empty() {
+        tracing::warn!(
+            "{}",
+            relay_gateway::limits::client::NO_TRUSTED_PROXY_WARNING
+        );
+    }
     let trackers = if roles == Roles::Worker {
         Vec::new()
     } else {
