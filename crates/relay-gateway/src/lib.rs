@@ -78,6 +78,10 @@ pub struct AppState {
     pub(crate) clients: limits::client::ClientCounts,
     /// Failed sign-ins per client (`[ui] signin_max_failures`).
     pub(crate) throttle: Arc<limits::throttle::SigninThrottle>,
+    /// Wrong webhook secrets per client (GitLab's token; the same allowance as sign-ins, its own
+    /// count, so a sender's wrong secrets lock no operator out and no operator's typos hold up
+    /// deliveries).
+    pub(crate) webhook_throttle: Arc<limits::throttle::SigninThrottle>,
     /// Cancelled when the gateway shuts down: open event streams end.
     pub(crate) shutdown: CancellationToken,
 }
@@ -165,6 +169,7 @@ impl AppState {
             budget: limits::budget::BodyBudget::new(settings.body_budget_bytes),
             clients: limits::client::ClientCounts::new(settings.client_cap()),
             throttle: Arc::new(throttle(&ui)),
+            webhook_throttle: Arc::new(throttle(&ui)),
             shutdown: CancellationToken::new(),
             pool,
             trackers: Arc::new(trackers),
@@ -188,6 +193,7 @@ impl AppState {
     /// The status page's settings (it is served when the API has a token).
     pub fn with_ui(mut self, ui: settings::UiSettings) -> AppState {
         self.throttle = Arc::new(throttle(&ui));
+        self.webhook_throttle = Arc::new(throttle(&ui));
         self.ui = Arc::new(ui::UiState::new(ui));
         self
     }

@@ -21,7 +21,7 @@
 //! | `relay_trace_events_dropped_total` | counter | `reason` (`buffer_full`, `write_failed`) | run trace events lost (the job went on) |
 //! | `relay_tracker_writes_total` | counter | `kind` (`post_comment`, `edit_comment`, `add_reaction`), `outcome` (`sent`, `rescheduled`, `failed`) | outbox writes by how their drain attempt ended; `failed` = refused for good (a 4xx) |
 //! | `relay_outbox_sweeps_total` | counter | – | drain jobs the outbox sweeper queued for stranded writes |
-//! | `relay_http_refused_total` | counter | `reason` (`connections`, `client_connections`, `deadline`, `body_limit`, `body_budget`, `body_failed`, `signin_throttled`) | connections and requests the gateway refused to protect itself |
+//! | `relay_http_refused_total` | counter | `reason` (`connections`, `client_connections`, `deadline`, `body_limit`, `body_budget`, `body_failed`, `signin_throttled`, `webhook_throttled`) | connections and requests the gateway refused to protect itself |
 //! | `relay_http_body_buffered_bytes` | gauge | – | request body bytes held by requests in flight (counted against `[server] body_budget_bytes`) |
 //! | `relay_codegraph_store_up` | gauge | – | 1 while the worker's code-graph store is connected, 0 while it reconnects |
 //! | `relay_codegraph_store_outages_total` | counter | – | times the code-graph store was found unavailable (at start or mid-run) |

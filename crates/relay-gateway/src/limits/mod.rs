@@ -5,7 +5,7 @@
 //! - [`deadline`]: one total deadline per request, body included (`[server] request_deadline_ms`).
 //! - [`budget`]: bodies are copied into one buffer per request, charged against a process-wide
 //!   byte budget (`[server] body_budget_bytes`), within the route's body limit.
-//! - [`throttle`]: failed sign-ins per client.
+//! - [`throttle`]: failed sign-ins per client (and, in its own count, wrong `X-Gitlab-Token`s).
 //!
 //! Every refusal closes the connection, is counted in `relay_http_refused_total{reason}` and is
 //! logged at debug with the client.
@@ -41,6 +41,8 @@ pub enum Refusal {
     BodyFailed,
     /// Too many failed sign-ins from this client.
     SigninThrottled,
+    /// Too many wrong webhook secrets (`X-Gitlab-Token`) from this client.
+    WebhookThrottled,
 }
 
 impl Refusal {
@@ -53,13 +55,16 @@ impl Refusal {
             Refusal::BodyBudget => "body_budget",
             Refusal::BodyFailed => "body_failed",
             Refusal::SigninThrottled => "signin_throttled",
+            Refusal::WebhookThrottled => "webhook_throttled",
         }
     }
 
     fn status(self) -> StatusCode {
         match self {
             Refusal::Connections | Refusal::BodyBudget => StatusCode::SERVICE_UNAVAILABLE,
-            Refusal::ClientConnections | Refusal::SigninThrottled => StatusCode::TOO_MANY_REQUESTS,
+            Refusal::ClientConnections | Refusal::SigninThrottled | Refusal::WebhookThrottled => {
+                StatusCode::TOO_MANY_REQUESTS
+            }
             Refusal::Deadline => StatusCode::REQUEST_TIMEOUT,
             Refusal::BodyLimit => StatusCode::PAYLOAD_TOO_LARGE,
             Refusal::BodyFailed => StatusCode::BAD_REQUEST,
@@ -75,6 +80,7 @@ impl Refusal {
             Refusal::BodyBudget => "too many bodies in flight; retry later",
             Refusal::BodyFailed => "the body could not be read",
             Refusal::SigninThrottled => "too many failed sign-ins; retry later",
+            Refusal::WebhookThrottled => "too many wrong webhook secrets; retry later",
         }
     }
 
