@@ -264,3 +264,38 @@ async fn a_malformed_file_falls_back_to_the_server_and_the_error_is_shown(pool: 
         "{html}"
     );
 }
+
+/// The repository narrows the trigger labels to `relay`; the issue already carries `relay`, and a
+/// maintainer adds `bug` (a trigger of the server's only). The label the event added is what
+/// counts: no LLM call, the event is consumed as ignored.
+#[sqlx::test(migrator = "relay_store::MIGRATOR")]
+async fn a_label_the_repository_narrowed_out_does_not_engage_on_an_issue_with_another_trigger(
+    pool: PgPool,
+) {
+    let files = repository(&[(".relay.toml", "[labels]\ntrigger = [\"relay\"]\n")]);
+    let h = Harness::github(pool.clone(), &files, agent()).await;
+    h.set_role("Codertocat", Role::Maintainer);
+    let answer = h.label("Codertocat", "bug", &["relay", "bug"]).await;
+    assert!(
+        answer.body.to_string().contains("trigger_label"),
+        "the server's trigger engaged at intake: {}",
+        answer.body
+    );
+    assert!(
+        h.llm.requests().is_empty(),
+        "a narrowed-out label engaged because the issue carries another trigger"
+    );
+    let detail: Value = sqlx::query_scalar(
+        "SELECT detail FROM job_runs WHERE outcome = 'succeeded' ORDER BY id DESC LIMIT 1",
+    )
+    .fetch_one(&pool)
+    .await
+    .unwrap();
+    assert_eq!(detail["cycles"], 0, "{detail}");
+    let stored: Option<Vec<String>> =
+        sqlx::query_scalar("SELECT trigger_labels FROM deliveries WHERE reason = 'trigger_label'")
+            .fetch_one(&pool)
+            .await
+            .unwrap();
+    assert_eq!(stored, Some(vec!["bug".to_owned()]));
+}
