@@ -299,3 +299,29 @@ async fn a_label_the_repository_narrowed_out_does_not_engage_on_an_issue_with_an
             .unwrap();
     assert_eq!(stored, Some(vec!["bug".to_owned()]));
 }
+
+/// A guidance file the repository excludes (`CLAUDE.md` in `exclude`) is read for no prompt: no
+/// LLM request of the job carries its text, while a guidance file that is not excluded does.
+#[sqlx::test(migrator = "relay_store::MIGRATOR")]
+async fn an_excluded_guidance_file_reaches_no_prompt(pool: PgPool) {
+    let files = repository(&[
+        (".relay.toml", "exclude = [\"CLAUDE.md\"]\n"),
+        ("CLAUDE.md", "Private notes. CLAUDE-EXCLUDED-MARK\n"),
+        (
+            "AGENTS.md",
+            "Tests live next to the code. AGENTS-KEPT-MARK\n",
+        ),
+    ]);
+    let h = Harness::github(pool, &files, agent()).await;
+    h.set_role("Codertocat", Role::Maintainer);
+    h.script(comment_only("Retries are in config.go."));
+    h.say("Codertocat", "@relay-bot can retries be configured?")
+        .await;
+    let bodies = h.llm_bodies();
+    assert!(!bodies.is_empty(), "the mention was planned");
+    assert!(
+        bodies.iter().all(|b| !b.contains("CLAUDE-EXCLUDED-MARK")),
+        "an excluded guidance file reached a prompt"
+    );
+    assert!(bodies.iter().any(|b| b.contains("AGENTS-KEPT-MARK")));
+}
