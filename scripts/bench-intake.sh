@@ -14,7 +14,7 @@ cd "$(dirname "$0")/.."
 BASE_URL="${DATABASE_URL:-postgres://postgres@127.0.0.1:5432/postgres}"
 DB_URL="${BASE_URL%/*}/relay_bench_intake"
 PORT="${PORT:-18181}"
-SECRET="bench-secret-$$"
+SECRET="bench-intake-secret-$$"
 HOLD="${HOLD_SNAPSHOT_SECS:-0}"
 
 # BIN=path/to/relay benchmarks another build (e.g. to compare two versions in one session).
@@ -42,6 +42,7 @@ run() {
   cat >"$CONFIG" <<TOML
 [server]
 listen = "127.0.0.1:$PORT"
+admin_listen = "off"
 [database]
 url = "$DB_URL"
 max_connections = 20

@@ -29,7 +29,7 @@ config() { # database-name [retention days]
   local file
   file="$(mktemp)"
   {
-    printf '[server]\nlisten = "127.0.0.1:%s"\n' "${PORT:-18282}"
+    printf '[server]\nlisten = "127.0.0.1:%s"\nadmin_listen = "off"\n' "${PORT:-18282}"
     printf '[database]\nurl = "%s/%s"\nmax_connections = 20\n' "$SERVER" "$1"
     printf '[log]\nfilter = "warn"\nformat = "json"\n'
     printf '[repo]\ndata_dir = "%s"\n' "$(mktemp -d)"
@@ -37,7 +37,7 @@ config() { # database-name [retention days]
       printf '[retention]\ndelivery_payload_days = %s\ntrace_days = %s\nfinished_job_days = %s\noutbox_days = %s\n' "$2" "$2" "$2" "$2"
     fi
     printf '[[trackers]]\nname = "github"\nprovider = "github"\nbase_url = "https://api.github.com"\n'
-    printf 'token = "unused"\nwebhook_secret = "bench-secret"\nbot_username = "relay-bot"\n'
+    printf 'token = "unused"\nwebhook_secret = "bench-retention-secret"\nbot_username = "relay-bot"\n'
   } >"$file"
   echo "$file"
 }
@@ -90,14 +90,14 @@ intake() {
     psql "$SERVER/$db" -q -v run="r$round" -v age_days=40 -f scripts/simulate-month.sql >/dev/null
     echo "== round $round: intake without pruning"
     "$BIN" bench-intake --drain-timeout-secs 0 --rounds 1 --count "$COUNT" \
-      --url "http://127.0.0.1:${PORT:-18282}/webhooks/github" --secret bench-secret \
+      --url "http://127.0.0.1:${PORT:-18282}/webhooks/github" --secret bench-retention-secret \
       --database-url "$SERVER/$db" | grep -E '^round'
     echo "== round $round: intake while relay prune runs"
     local started=$SECONDS
     env -u DATABASE_URL "$BIN" --config "$cfg" prune >/tmp/relay-bench-prune.out 2>&1 &
     local prune=$!
     "$BIN" bench-intake --drain-timeout-secs 0 --rounds 1 --count "$COUNT" \
-      --url "http://127.0.0.1:${PORT:-18282}/webhooks/github" --secret bench-secret \
+      --url "http://127.0.0.1:${PORT:-18282}/webhooks/github" --secret bench-retention-secret \
       --database-url "$SERVER/$db" | grep -E '^round'
     local bench_done=$((SECONDS - started))
     if kill -0 $prune 2>/dev/null; then

@@ -39,6 +39,7 @@ port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); pr
 cat >"$work/relay.toml" <<EOF
 [server]
 listen = "127.0.0.1:$port"
+admin_listen = "off"
 max_connections = $max_connections
 ${EXTRA_CONFIG:-}
 [repo]

@@ -323,3 +323,64 @@ async fn a_lowered_server_cap_is_shown_at_once_and_a_project_is_found_by_its_pat
     .await;
     assert_eq!(unknown.status, http::StatusCode::NOT_FOUND);
 }
+
+/// The repository narrows the trigger labels to `relay`; the issue already carries `relay`, and a
+/// maintainer adds `bug` (a trigger of the server's only). The label the event added is what
+/// counts: no LLM call, the event is consumed as ignored.
+#[sqlx::test(migrator = "relay_store::MIGRATOR")]
+async fn a_label_the_repository_narrowed_out_does_not_engage_on_an_issue_with_another_trigger(
+    pool: PgPool,
+) {
+    let files = repository(&[(".relay.toml", "[labels]\ntrigger = [\"relay\"]\n")]);
+    let h = Harness::github(pool.clone(), &files, agent()).await;
+    h.set_role("Codertocat", Role::Maintainer);
+    let answer = h.label("Codertocat", "bug", &["relay", "bug"]).await;
+    assert!(
+        answer.body.to_string().contains("trigger_label"),
+        "the server's trigger engaged at intake: {}",
+        answer.body
+    );
+    assert!(
+        h.llm.requests().is_empty(),
+        "a narrowed-out label engaged because the issue carries another trigger"
+    );
+    let detail: Value = sqlx::query_scalar(
+        "SELECT detail FROM job_runs WHERE outcome = 'succeeded' ORDER BY id DESC LIMIT 1",
+    )
+    .fetch_one(&pool)
+    .await
+    .unwrap();
+    assert_eq!(detail["cycles"], 0, "{detail}");
+    let stored: Option<Vec<String>> =
+        sqlx::query_scalar("SELECT trigger_labels FROM deliveries WHERE reason = 'trigger_label'")
+            .fetch_one(&pool)
+            .await
+            .unwrap();
+    assert_eq!(stored, Some(vec!["bug".to_owned()]));
+}
+
+/// A guidance file the repository excludes (`CLAUDE.md` in `exclude`) is read for no prompt: no
+/// LLM request of the job carries its text, while a guidance file that is not excluded does.
+#[sqlx::test(migrator = "relay_store::MIGRATOR")]
+async fn an_excluded_guidance_file_reaches_no_prompt(pool: PgPool) {
+    let files = repository(&[
+        (".relay.toml", "exclude = [\"CLAUDE.md\"]\n"),
+        ("CLAUDE.md", "Private notes. CLAUDE-EXCLUDED-MARK\n"),
+        (
+            "AGENTS.md",
+            "Tests live next to the code. AGENTS-KEPT-MARK\n",
+        ),
+    ]);
+    let h = Harness::github(pool, &files, agent()).await;
+    h.set_role("Codertocat", Role::Maintainer);
+    h.script(comment_only("Retries are in config.go."));
+    h.say("Codertocat", "@relay-bot can retries be configured?")
+        .await;
+    let bodies = h.llm_bodies();
+    assert!(!bodies.is_empty(), "the mention was planned");
+    assert!(
+        bodies.iter().all(|b| !b.contains("CLAUDE-EXCLUDED-MARK")),
+        "an excluded guidance file reached a prompt"
+    );
+    assert!(bodies.iter().any(|b| b.contains("AGENTS-KEPT-MARK")));
+}

@@ -110,6 +110,13 @@ impl Harness {
         files: &[(&str, &str)],
         agent: AgentSettings,
     ) -> Harness {
+        // The worker's server settings agree with the gateway's (`trackers()`): one server.
+        let mut tracker_settings = tracker_settings;
+        tracker_settings.trigger_labels = trackers()
+            .into_iter()
+            .find(|t| t.name.as_str() == tracker)
+            .map(|t| t.trigger_labels)
+            .unwrap_or_default();
         let upstream = tempfile::tempdir().unwrap();
         git(upstream.path(), &["init", "-q"]);
         for (rel, text) in files {
@@ -247,6 +254,40 @@ impl Harness {
                 .await
             }
         };
+        assert!(answer.status.is_success(), "{:?}", answer.body);
+        let outcomes = self.worker.drain().await.unwrap();
+        for outcome in &outcomes {
+            assert!(
+                matches!(outcome, Outcome::Succeeded { .. }),
+                "every job succeeds: {outcomes:?}"
+            );
+        }
+        answer
+    }
+
+    /// `who` adds the label `added` to the GitHub issue, which then carries `labels`: the
+    /// signed `issues.labeled` webhook through the gateway, and the worker run to the end.
+    pub async fn label(&self, who: &str, added: &str, labels: &[&str]) -> Answer {
+        let n = DELIVERY.fetch_add(1, Ordering::Relaxed);
+        let mut payload = fixture_json("webhooks/github/issues.labeled.json");
+        payload["label"]["name"] = json!(added);
+        payload["issue"]["labels"] = json!(
+            labels
+                .iter()
+                .map(|name| json!({ "name": name }))
+                .collect::<Vec<_>>()
+        );
+        payload["sender"]["login"] = json!(who);
+        payload["issue"]["updated_at"] = json!(chrono::Utc::now().to_rfc3339());
+        let answer = call(
+            &self.app,
+            github_request(
+                "issues",
+                &format!("rc-{n}"),
+                serde_json::to_vec(&payload).unwrap(),
+            ),
+        )
+        .await;
         assert!(answer.status.is_success(), "{:?}", answer.body);
         let outcomes = self.worker.drain().await.unwrap();
         for outcome in &outcomes {

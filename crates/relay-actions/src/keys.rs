@@ -188,14 +188,16 @@ pub fn command_reply_key(issue_id: IssueId, delivery_id: DeliveryId) -> String {
     format!("cmd:{issue_id}:{delivery_id}")
 }
 
-/// The living summary comment: one per issue.
+/// The living summary comment: one per issue (the format lives with the store, which
+/// `relay writes retry` reads it with: [`relay_store::summaries::post_key`]).
 pub fn summary_key(issue_id: IssueId) -> String {
-    format!("summary-i{issue_id}")
+    relay_store::summaries::post_key(issue_id)
 }
 
-/// Revision `revision` of the summary comment, as an edit.
+/// Revision `revision` of the summary comment, as an edit
+/// ([`relay_store::summaries::edit_key`]).
 pub fn summary_edit_key(issue_id: IssueId, revision: i32) -> String {
-    format!("summary-i{issue_id}-r{revision}")
+    relay_store::summaries::edit_key(issue_id, revision)
 }
 
 /// The stale-findings notice after a push moved the default branch to `commit`.

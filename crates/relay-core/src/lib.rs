@@ -10,7 +10,9 @@
 //! [`repo_config`] (the repository's `.relay.toml`: parsed, narrowed, in effect), [`command`]
 //! (commands in a mention, parsed deterministically), [`learning_review`] (when a learning is
 //! marked for review), [`secrets`] (the configured secrets: the registry every tracker write,
-//! prompt and job error is scrubbed with, and the one redaction of a URL).
+//! prompt and job error is scrubbed with, and the one redaction of a URL), [`token_shapes`]
+//! (credentials recognised by their shape, whoever's they are: every tracker write is scanned
+//! for them too).
 
 pub mod action;
 pub mod bot;
@@ -27,6 +29,7 @@ pub mod prices;
 pub mod repo_config;
 pub mod roles;
 pub mod secrets;
+pub mod token_shapes;
 pub mod tracker;
 
 pub use action::{Action, ActionBatch};

@@ -203,6 +203,11 @@ impl fmt::Debug for TrackerSettings {
     }
 }
 
+/// The shortest `webhook_secret` accepted. GitLab sends its hook's secret token as it is
+/// (`X-Gitlab-Token`), so a short one could be guessed online; GitHub's HMAC key is no stronger
+/// than its length either. Sixteen random characters are past any online guessing.
+pub const MIN_WEBHOOK_SECRET_CHARS: usize = 16;
+
 impl TrackerSettings {
     /// Whether the `projects` allow-list admits a project (by path, case-insensitively, or by
     /// id). Without a list every project is admitted.
@@ -222,6 +227,15 @@ impl TrackerSettings {
             return Err((
                 "webhook_secret".into(),
                 "must not be empty (unauthenticated webhooks are refused)".into(),
+            ));
+        }
+        if self.webhook_secret.expose_secret().chars().count() < MIN_WEBHOOK_SECRET_CHARS {
+            return Err((
+                "webhook_secret".into(),
+                format!(
+                    "must be at least {MIN_WEBHOOK_SECRET_CHARS} characters: a GitLab hook's token \
+                     is compared as it is, so a short one can be guessed (e.g. `openssl rand -hex 32`)"
+                ),
             ));
         }
         let bot = self.bot_username.trim_start_matches('@');
@@ -322,7 +336,7 @@ mod settings_tests {
     fn parse(extra: &str, provider: &str) -> TrackerSettings {
         let text = format!(
             "name = \"t\"\nprovider = \"{provider}\"\nbase_url = \"https://example.com\"\n\
-             webhook_secret = \"s\"\nbot_username = \"relay\"\n{extra}"
+             webhook_secret = \"sixteen-chars-ok\"\nbot_username = \"relay\"\n{extra}"
         );
         toml::from_str(&text).unwrap()
     }
@@ -335,6 +349,22 @@ mod settings_tests {
         assert_eq!(t.write_burst, DEFAULT_WRITE_BURST);
         assert_eq!(t.request_timeout_secs, DEFAULT_TRACKER_REQUEST_TIMEOUT_SECS);
         assert_eq!(t.auth, TokenAuth::Token);
+    }
+
+    /// A webhook secret shorter than sixteen characters stops Relay at start-up; the message
+    /// names the rule, never the secret.
+    #[test]
+    fn a_short_webhook_secret_is_refused() {
+        let mut t = parse("token = \"x\"", "gitlab");
+        t.webhook_secret = secrecy::SecretString::from("gl-secret".to_owned());
+        let (key, why) = t.validate().unwrap_err();
+        assert_eq!(key, "webhook_secret");
+        assert!(
+            why.contains("at least 16 characters") && !why.contains("gl-secret"),
+            "{why}"
+        );
+        t.webhook_secret = secrecy::SecretString::from("0123456789abcdef".to_owned());
+        assert_eq!(t.validate(), Ok(()));
     }
 
     /// With a GitHub App, the human whose login is the App's slug is not the bot.

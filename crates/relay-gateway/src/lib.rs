@@ -83,6 +83,10 @@ pub struct AppState {
     pub(crate) clients: limits::client::ClientCounts,
     /// Failed sign-ins per client (`[ui] signin_max_failures`).
     pub(crate) throttle: Arc<limits::throttle::SigninThrottle>,
+    /// Wrong webhook secrets per client (GitLab's token; the same allowance as sign-ins, its own
+    /// count, so a sender's wrong secrets lock no operator out and no operator's typos hold up
+    /// deliveries).
+    pub(crate) webhook_throttle: Arc<limits::throttle::SigninThrottle>,
     /// Cancelled when the gateway shuts down: open event streams end.
     pub(crate) shutdown: CancellationToken,
 }
@@ -91,15 +95,30 @@ pub struct AppState {
 /// reached. Shared by every clone of the state, so the worker can note a part after
 /// the listener started.
 #[derive(Debug, Clone, Default)]
-pub struct Degraded(Arc<std::sync::RwLock<std::collections::BTreeMap<String, String>>>);
+pub struct Degraded(Arc<std::sync::RwLock<std::collections::BTreeMap<String, Degradation>>>);
+
+/// One degraded part: what still works (a fixed sentence of Relay's) and why (an error's text).
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct Degradation {
+    works: &'static str,
+    reason: String,
+}
 
 impl Degraded {
-    /// Notes that `component` runs degraded, with what still works.
-    pub fn note(&self, component: &str, detail: impl Into<String>) {
+    /// Notes that `component` runs degraded: `works` says what still works (a fixed text, shown
+    /// on every listener), `reason` why (shown only on the admin listener: it is an error's
+    /// text, and the public listener names components, not errors).
+    pub fn note(&self, component: &str, works: &'static str, reason: impl Into<String>) {
         self.0
             .write()
             .unwrap_or_else(std::sync::PoisonError::into_inner)
-            .insert(component.to_owned(), detail.into());
+            .insert(
+                component.to_owned(),
+                Degradation {
+                    works,
+                    reason: reason.into(),
+                },
+            );
     }
 
     /// Notes that `component` runs whole again.
@@ -110,13 +129,31 @@ impl Degraded {
             .remove(component);
     }
 
-    /// Component → detail, sorted by component.
-    pub fn snapshot(&self) -> std::collections::BTreeMap<String, String> {
+    /// Component → what still works, with the reason when `detail` allows it; sorted by
+    /// component.
+    pub fn snapshot(&self, detail: ReadinessDetail) -> std::collections::BTreeMap<String, String> {
         self.0
             .read()
             .unwrap_or_else(std::sync::PoisonError::into_inner)
-            .clone()
+            .iter()
+            .map(|(component, part)| {
+                let text = match detail {
+                    ReadinessDetail::Components => part.works.to_owned(),
+                    ReadinessDetail::Reasons => format!("{} ({})", part.works, part.reason),
+                };
+                (component.clone(), text)
+            })
+            .collect()
     }
+}
+
+/// How much `/readyz` says of a degraded part: on a listener anyone may reach (`listen`), the
+/// component and what still works; on the admin listener (`admin_listen`), also the reason,
+/// which is an error's text.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ReadinessDetail {
+    Components,
+    Reasons,
 }
 
 impl AppState {
@@ -139,6 +176,7 @@ impl AppState {
             budget: limits::budget::BodyBudget::new(settings.body_budget_bytes),
             clients: limits::client::ClientCounts::new(settings.client_cap()),
             throttle: Arc::new(throttle(&ui)),
+            webhook_throttle: Arc::new(throttle(&ui)),
             shutdown: CancellationToken::new(),
             pool,
             trackers: Arc::new(trackers),
@@ -163,6 +201,7 @@ impl AppState {
     /// The status page's settings (it is served when the API has a token).
     pub fn with_ui(mut self, ui: settings::UiSettings) -> AppState {
         self.throttle = Arc::new(throttle(&ui));
+        self.webhook_throttle = Arc::new(throttle(&ui));
         self.ui = Arc::new(ui::UiState::new(ui));
         self
     }
@@ -229,8 +268,9 @@ fn spawn_notifier(pool: PgPool) -> tokio::sync::mpsc::Sender<()> {
 /// The gateway's router: webhooks, the read API, the status page and the ops endpoints (one
 /// listener, `[server] admin_listen` unset).
 pub fn app(state: AppState) -> Router {
+    // One listener, reachable by whoever reaches the webhooks: `/readyz` names components only.
     let routes = webhook_routes(&state)
-        .merge(admin_routes(&state))
+        .merge(admin_routes(&state, ReadinessDetail::Components))
         .route("/healthz", get(routes::health::healthz));
     finish(routes, state)
 }
@@ -243,13 +283,20 @@ pub fn public_app(state: AppState) -> Router {
 
 /// What the admin listener serves: the status page, the read API and the ops endpoints.
 pub fn admin_app(state: AppState) -> Router {
-    let routes = admin_routes(&state).route("/healthz", get(routes::health::healthz));
+    let routes = admin_routes(&state, ReadinessDetail::Reasons)
+        .route("/healthz", get(routes::health::healthz));
     finish(routes, state)
 }
 
-/// Only the ops endpoints (`/healthz`, `/readyz`, `/metrics`): what a worker-only process serves.
+/// Only the ops endpoints (`/healthz`, `/readyz`, `/metrics`): what a worker-only process serves,
+/// on `admin_listen` when it is set (then `/readyz` gives the reasons), else on `listen`.
 pub fn ops_app(state: AppState) -> Router {
-    finish(ops_routes(), state)
+    let detail = if state.settings.admin_listen.is_some() {
+        ReadinessDetail::Reasons
+    } else {
+        ReadinessDetail::Components
+    };
+    finish(ops_routes(detail), state)
 }
 
 /// Webhooks: each body is read whole within `body_limit_bytes`, charged against the budget.
@@ -267,18 +314,22 @@ fn webhook_routes(state: &AppState) -> Router<AppState> {
         .layer(DefaultBodyLimit::max(body_limit))
 }
 
-fn admin_routes(state: &AppState) -> Router<AppState> {
+fn admin_routes(state: &AppState, detail: ReadinessDetail) -> Router<AppState> {
     routes::api::router(state)
         .merge(ui::router(state))
-        .route("/readyz", get(routes::health::readyz))
+        .route("/readyz", readyz(detail))
         .route("/metrics", get(routes::metrics::render))
 }
 
-fn ops_routes() -> Router<AppState> {
+fn ops_routes(detail: ReadinessDetail) -> Router<AppState> {
     Router::new()
         .route("/healthz", get(routes::health::healthz))
-        .route("/readyz", get(routes::health::readyz))
+        .route("/readyz", readyz(detail))
         .route("/metrics", get(routes::metrics::render))
+}
+
+fn readyz(detail: ReadinessDetail) -> axum::routing::MethodRouter<AppState> {
+    get(move |state: axum::extract::State<AppState>| routes::health::readyz(state, detail))
 }
 
 /// The layers every listener's routes run under, outermost first: the total deadline, the

@@ -19,8 +19,9 @@ pub struct ServerSettings {
     pub listen: SocketAddr,
     /// A second address for the status page (`/ui`), the read API (`/api`) and `/metrics` and
     /// `/readyz`; `listen` then serves only webhooks and `/healthz`. Keep it off the public
-    /// network.
-    #[serde(default)]
+    /// network. The shipped configuration sets `127.0.0.1:9090`; `"off"` (or `""`) serves
+    /// everything on `listen`.
+    #[serde(default, deserialize_with = "admin_address")]
     pub admin_listen: Option<SocketAddr>,
     /// Largest accepted webhook body in bytes; larger requests get 413 (see README "Limits").
     #[serde(default = "default_body_limit")]
@@ -65,6 +66,21 @@ pub struct ServerSettings {
     /// Removed with `intake_batch_window_us`.
     #[serde(default)]
     pub intake_batch_max: Option<Removed>,
+}
+
+/// `admin_listen`: an address, or `"off"` / `""` for none (a later configuration layer can
+/// turn off what an earlier one set; TOML has no null).
+fn admin_address<'de, D: serde::Deserializer<'de>>(
+    deserializer: D,
+) -> Result<Option<SocketAddr>, D::Error> {
+    let text = Option::<String>::deserialize(deserializer)?.unwrap_or_default();
+    let text = text.trim();
+    if text.is_empty() || text.eq_ignore_ascii_case("off") {
+        return Ok(None);
+    }
+    text.parse().map(Some).map_err(|_| {
+        serde::de::Error::custom(format!("{text:?} is not an address (host:port) or \"off\""))
+    })
 }
 
 /// A configuration key that was removed: any value is accepted and ignored.

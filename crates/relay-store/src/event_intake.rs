@@ -79,6 +79,9 @@ pub async fn record_issue_event(pool: &PgPool, intake: &EventIntake<'_>) -> Resu
         Decision::Ignore(reason) => (None, Some(reason)),
     };
     let event_key = engage::event_key(tracker.name.as_str(), event, intake.action);
+    // What a label engagement engaged on: the job narrows by these, not the issue's labels.
+    let trigger_labels = matches!(decision, Decision::Engage(engage::TRIGGER_LABEL))
+        .then(|| engage::trigger_labels_added(event, tracker));
     let recorded = intake::record_issue_delivery(
         pool,
         &IssueDelivery {
@@ -94,6 +97,7 @@ pub async fn record_issue_event(pool: &PgPool, intake: &EventIntake<'_>) -> Resu
             ignore_reason,
             origin: intake.origin.as_str(),
             event_key: Some(&event_key),
+            trigger_labels: trigger_labels.as_deref(),
         },
     )
     .await?;

@@ -89,6 +89,9 @@ pub struct IssueDelivery<'a> {
     pub origin: &'a str,
     /// The event's content identity (`relay_core::engage::event_key`), unique per tracker.
     pub event_key: Option<&'a str>,
+    /// For a `trigger_label` engagement: the trigger labels the event added
+    /// (`relay_core::engage::trigger_labels_added`).
+    pub trigger_labels: Option<&'a [String]>,
 }
 
 /// The work an engaging delivery creates.
@@ -176,10 +179,11 @@ async fn record_issue_delivery_once(
         " RETURNING id
          ), delivery AS (
              INSERT INTO deliveries (tracker, event_type, action, delivery_key, outcome, reason, payload,
-                                     issue_id, job_id, actor, note_id, origin, event_key)
+                                     issue_id, job_id, actor, note_id, origin, event_key,
+                                     trigger_labels)
              SELECT $1, $2, $3, $4, CASE WHEN $26::text IS NULL THEN 'ignored' ELSE 'accepted' END,
                     COALESCE($26, $29), $5, issue.id, (SELECT id FROM job),
-                    CASE WHEN $26::text IS NOT NULL THEN $30 END, $18, $33, $34
+                    CASE WHEN $26::text IS NOT NULL THEN $30 END, $18, $33, $34, $35
              FROM issue
              RETURNING id, issue_id, job_id
          )
@@ -219,6 +223,7 @@ async fn record_issue_delivery_once(
     .bind(issue.visibility.map(|v| v.as_str())) // $32
     .bind(delivery.origin) // $33
     .bind(delivery.event_key) // $34
+    .bind(delivery.trigger_labels) // $35
     .fetch_one(pool)
     .await;
     match result {

@@ -78,6 +78,9 @@ pub struct IssueEventRow {
     pub actor_id: Option<i64>,
     pub note_id: Option<String>,
     pub created_at: DateTime<Utc>,
+    /// For a `trigger_label` event: the trigger labels it added (`None` for other events and
+    /// for deliveries recorded before migration 0098).
+    pub trigger_labels: Option<Vec<String>>,
 }
 
 /// Events of the issue that no job has handled yet, oldest first.
@@ -90,7 +93,7 @@ pub async fn pending_events(
                 -- Only a well-formed id: the payload is data, and a bad cast would fail the job.
                 CASE WHEN d.payload->'user'->>'id' ~ '^[0-9]{1,18}$'
                      THEN (d.payload->'user'->>'id')::bigint END AS actor_id,
-                d.note_id, d.received_at AS created_at
+                d.note_id, d.received_at AS created_at, d.trigger_labels
          FROM deliveries d
          WHERE d.issue_id = $1 AND d.outcome = 'accepted'
            AND d.id > (SELECT handled_delivery_id FROM issues WHERE id = $1)

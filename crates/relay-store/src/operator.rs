@@ -81,6 +81,11 @@ pub enum ActionOutcome {
     Superseded {
         by_job: JobId,
     },
+    /// Nothing to do: a later write replaces what this one would write (a newer revision of the
+    /// issue's summary); sending this one would put older text over newer.
+    Replaced {
+        by_write: String,
+    },
     NotFound,
 }
 
@@ -89,7 +94,7 @@ impl ActionOutcome {
         match self {
             ActionOutcome::Done { .. } => "done",
             ActionOutcome::NotApplicable { .. } => "not_applicable",
-            ActionOutcome::Superseded { .. } => "superseded",
+            ActionOutcome::Superseded { .. } | ActionOutcome::Replaced { .. } => "superseded",
             ActionOutcome::NotFound => "not_found",
         }
     }
@@ -196,22 +201,35 @@ pub async fn discard_job(pool: &PgPool, job_id: JobId, actor: &str) -> Result<Ac
 
 /// Makes a failed write pending again (due now, attempts from zero) and queues the issue's job
 /// that drains it (as the outbox sweeper would; none when one is already queued or running). The
-/// write keeps its idempotency key, so it is still sent at most once.
+/// write keeps its idempotency key and whether an earlier attempt may have landed
+/// (`maybe_sent`), so the drain looks for its marker on the tracker before posting, as it does
+/// for any write an attempt may have delivered: it is still sent at most once. A summary write
+/// that a later one replaces is not sent again ([`ActionOutcome::Replaced`]).
 pub async fn retry_write(pool: &PgPool, write_id: OutboxId, actor: &str) -> Result<ActionOutcome> {
     let mut tx = pool.begin().await?;
-    let row: Option<(String, IssueId, Option<JobId>)> =
-        sqlx::query_as("SELECT status, issue_id, job_id FROM outbox WHERE id = $1 FOR UPDATE")
-            .bind(write_id)
-            .fetch_optional(&mut *tx)
-            .await?;
-    let (outcome, traced_job) = match row {
-        None => (ActionOutcome::NotFound, None),
-        Some((status, _, job)) if status != "failed" => {
+    let row: Option<(String, IssueId, Option<JobId>, String)> = sqlx::query_as(
+        "SELECT status, issue_id, job_id, idempotency_key FROM outbox WHERE id = $1 FOR UPDATE",
+    )
+    .bind(write_id)
+    .fetch_optional(&mut *tx)
+    .await?;
+    let newer = match &row {
+        Some((status, issue_id, _, key))
+            if status == "failed" && crate::summaries::is_summary_write(*issue_id, key) =>
+        {
+            newer_summary_write(&mut tx, *issue_id, write_id).await?
+        }
+        _ => None,
+    };
+    let (outcome, traced_job) = match (row, newer) {
+        (None, _) => (ActionOutcome::NotFound, None),
+        (Some((status, _, job, _)), _) if status != "failed" => {
             (ActionOutcome::NotApplicable { status }, job)
         }
-        Some((_, issue_id, job)) => {
+        (Some((_, _, job, _)), Some(by_write)) => (ActionOutcome::Replaced { by_write }, job),
+        (Some((_, issue_id, job, _)), None) => {
             sqlx::query(
-                "UPDATE outbox SET status = 'pending', attempts = 0, maybe_sent = false,
+                "UPDATE outbox SET status = 'pending', attempts = 0,
                         next_attempt_at = now(), updated_at = now()
                  WHERE id = $1 AND status = 'failed'",
             )
@@ -252,6 +270,24 @@ pub async fn retry_write(pool: &PgPool, write_id: OutboxId, actor: &str) -> Resu
     Ok(outcome)
 }
 
+/// The key of a summary write of the issue recorded after `write_id` (a newer revision), if any.
+async fn newer_summary_write(
+    tx: &mut sqlx::PgConnection,
+    issue_id: IssueId,
+    write_id: OutboxId,
+) -> Result<Option<String>> {
+    let later: Vec<String> = sqlx::query_scalar(
+        "SELECT idempotency_key FROM outbox WHERE issue_id = $1 AND id > $2 ORDER BY id DESC",
+    )
+    .bind(issue_id)
+    .bind(write_id)
+    .fetch_all(tx)
+    .await?;
+    Ok(later
+        .into_iter()
+        .find(|key| crate::summaries::is_summary_write(issue_id, key)))
+}
+
 /// Attempts of the drain job a write retry queues (the sweeper's jobs use the worker's setting;
 /// the CLI has no worker settings to hand, so it uses the default).
 const DRAIN_MAX_ATTEMPTS: i32 = 5;
@@ -282,6 +318,7 @@ fn detail(outcome: &ActionOutcome) -> Value {
         ActionOutcome::Done { job_id } => json!({ "job_id": job_id }),
         ActionOutcome::NotApplicable { status } => json!({ "status": status }),
         ActionOutcome::Superseded { by_job } => json!({ "by_job": by_job }),
+        ActionOutcome::Replaced { by_write } => json!({ "replaced_by": by_write }),
         ActionOutcome::NotFound => json!({}),
     }
 }

@@ -137,16 +137,22 @@ const COLUMNS: &str = "id, idempotency_key, issue_id, job_id, kind, body, target
 
 /// The one door into the outbox: every body written to a row ([`enqueue`], and the summary's
 /// [`crate::summaries::rewrite_unsent`] and [`crate::summaries::rearm_refused`]) passes here first.
-/// It is scanned for the process's configured secrets ([`relay_core::secrets::scrub_secrets`]),
-/// whichever tracker and whoever composed the text, so a secret found is replaced by
-/// `[REDACTED]` and the redaction is logged (what kind of secret, never its value).
+/// It is scanned for the process's configured secrets ([`relay_core::secrets::scrub_secrets`])
+/// and for credentials of a known shape, whoever's they are
+/// ([`relay_core::token_shapes::scrub_token_shapes`]: a token a model read in a repository or an
+/// issue), whichever tracker and whoever composed the text. Each one found is replaced by
+/// `[REDACTED]`, counted (`relay_outgoing_credentials_redacted_total{kind}`) and logged (what
+/// kind, never the value).
 pub(crate) fn outgoing_body<'a>(
     idempotency_key: &str,
     issue_id: Option<IssueId>,
     body: &'a str,
 ) -> std::borrow::Cow<'a, str> {
+    use relay_telemetry::metrics::OUTGOING_CREDENTIALS_REDACTED_TOTAL;
     let scrubbed = relay_core::secrets::scrub_secrets(body);
     if !scrubbed.redacted.is_empty() {
+        metrics::counter!(OUTGOING_CREDENTIALS_REDACTED_TOTAL, "kind" => "configured_secret")
+            .increment(scrubbed.redacted.len() as u64);
         tracing::warn!(
             outbox.key = idempotency_key,
             issue.id = issue_id.map(IssueId::get),
@@ -154,7 +160,22 @@ pub(crate) fn outgoing_body<'a>(
             "a configured secret was found in an outgoing tracker write and redacted"
         );
     }
-    scrubbed.body
+    let shaped = relay_core::token_shapes::scrub_token_shapes(&scrubbed.body);
+    if shaped.redacted.is_empty() {
+        return scrubbed.body;
+    }
+    for shape in &shaped.redacted {
+        metrics::counter!(OUTGOING_CREDENTIALS_REDACTED_TOTAL, "kind" => shape.as_str())
+            .increment(1);
+    }
+    let kinds: Vec<&str> = shaped.redacted.iter().map(|s| s.as_str()).collect();
+    tracing::warn!(
+        outbox.key = idempotency_key,
+        issue.id = issue_id.map(IssueId::get),
+        credentials = ?kinds,
+        "a credential was found in an outgoing tracker write and redacted"
+    );
+    std::borrow::Cow::Owned(shaped.body.into_owned())
 }
 
 /// Records a write; a write with the same key already recorded (a replayed batch) is left as it
@@ -470,6 +491,44 @@ mod tests {
             target_note_id: Some("n1"),
             target_discussion_id: Some("d1"),
         }
+    }
+
+    /// A credential that is no configured secret of Relay's (a model read it somewhere) still
+    /// never reaches the tracker: the body is stored with `[REDACTED]`, each one counted.
+    #[sqlx::test(migrator = "crate::MIGRATOR")]
+    async fn credentials_of_a_known_shape_are_redacted_and_counted(pool: PgPool) {
+        use metrics_util::debugging::{DebugValue, DebuggingRecorder};
+        let recorder = DebuggingRecorder::new();
+        let snapshotter = recorder.snapshotter();
+        // One thread: the local recorder sees this test's metrics only.
+        let _local = metrics::set_default_local_recorder(&recorder);
+        let foreign = format!("ghp_{}", "Zq8".repeat(12));
+        let body = format!(
+            "Found in config.py: {foreign} and AKIAIOSFODNN7EXAMPLE\n\
+             -----BEGIN EC PRIVATE KEY-----\nMHcCAQEE\n-----END EC PRIVATE KEY-----\n"
+        );
+        let mut conn = pool.acquire().await.unwrap();
+        let new = NewWrite {
+            body: &body,
+            ..write("leak")
+        };
+        assert!(enqueue(&mut conn, &new).await.unwrap());
+        let stored = get(&mut conn, "leak").await.unwrap().unwrap().body;
+        assert_eq!(
+            stored,
+            "Found in config.py: [REDACTED] and [REDACTED]\n[REDACTED]\n"
+        );
+        let counted: u64 = snapshotter
+            .snapshot()
+            .into_vec()
+            .into_iter()
+            .filter(|(key, ..)| key.key().name() == "relay_outgoing_credentials_redacted_total")
+            .map(|(.., value)| match value {
+                DebugValue::Counter(n) => n,
+                _ => 0,
+            })
+            .sum();
+        assert_eq!(counted, 3);
     }
 
     #[sqlx::test(migrator = "crate::MIGRATOR")]

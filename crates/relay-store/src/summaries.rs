@@ -6,6 +6,27 @@ use sqlx::PgConnection;
 
 use crate::Result;
 
+/// The outbox key of the issue's summary comment (its first post; also its marker).
+pub fn post_key(issue_id: IssueId) -> String {
+    format!("summary-i{issue_id}")
+}
+
+/// The outbox key of revision `revision` of the summary, an edit of the posted comment.
+pub fn edit_key(issue_id: IssueId, revision: i32) -> String {
+    format!("{}-r{revision}", post_key(issue_id))
+}
+
+/// Whether `key` is a write of the issue's summary (its post or an edit): each one replaces the
+/// comment's whole text, so only the newest may reach the tracker.
+pub fn is_summary_write(issue_id: IssueId, key: &str) -> bool {
+    let post = post_key(issue_id);
+    key == post
+        || key
+            .strip_prefix(&post)
+            .and_then(|rest| rest.strip_prefix("-r"))
+            .is_some_and(|revision| revision.parse::<i32>().is_ok())
+}
+
 /// What was last enqueued for an issue's summary.
 #[derive(Debug, Clone, PartialEq, Eq, sqlx::FromRow)]
 pub struct SummaryRow {

@@ -1,6 +1,8 @@
 //! Status-page sign-ins (migration 0030): one row per session, keyed by the SHA-256 digest of the
 //! random id the cookie carries. Every gateway reads the same rows, so a restart or a second
-//! gateway signs no one out, and a sign-out (or "sign out everywhere") holds on all of them.
+//! gateway signs no one out, and a sign-out (or "sign out everywhere") holds on all of them. Each
+//! session keeps the fingerprint of the API token it was created with (migration 0097) and is
+//! live only under the same one: rotating the token ends every session.
 
 use std::time::Duration;
 
@@ -14,6 +16,9 @@ pub const DIGEST_BYTES: usize = 32;
 /// A session id's digest; the id itself is never stored.
 pub type SessionDigest = [u8; DIGEST_BYTES];
 
+/// A fingerprint of the API token a session was created with (a digest, never the token).
+pub type TokenFingerprint = [u8; DIGEST_BYTES];
+
 /// A sign-in to record.
 #[derive(Debug, Clone, Copy)]
 pub struct NewSession<'a> {
@@ -24,6 +29,8 @@ pub struct NewSession<'a> {
     pub max_sessions: u64,
     /// The client as the gateway saw it (for the operator's eyes only).
     pub client: &'a str,
+    /// The API token the client signed in with, fingerprinted.
+    pub token: &'a TokenFingerprint,
 }
 
 /// Records a sign-in. Expired sessions are deleted on the way, and the oldest ones past
@@ -34,12 +41,13 @@ pub async fn start(pool: &PgPool, session: &NewSession<'_>) -> Result<()> {
         .execute(&mut *tx)
         .await?;
     sqlx::query(
-        "INSERT INTO ui_sessions (id_digest, expires_at, client)
-         VALUES ($1, now() + make_interval(secs => $2), $3)",
+        "INSERT INTO ui_sessions (id_digest, expires_at, client, token_fingerprint)
+         VALUES ($1, now() + make_interval(secs => $2), $3, $4)",
     )
     .bind(session.digest.as_slice())
     .bind(session.ttl.as_secs_f64())
     .bind(session.client)
+    .bind(session.token.as_slice())
     .execute(&mut *tx)
     .await?;
     // The new row has the latest `created_at` of the transaction's clock, so it is kept.
@@ -57,12 +65,19 @@ pub async fn start(pool: &PgPool, session: &NewSession<'_>) -> Result<()> {
     Ok(())
 }
 
-/// Whether the digest names a session that has not expired.
-pub async fn is_live(pool: &PgPool, digest: &SessionDigest) -> Result<bool> {
+/// Whether the digest names a session that has not expired and was created with the token
+/// whose fingerprint is `token` (a session of a rotated token, or of none, is not).
+pub async fn is_live(
+    pool: &PgPool,
+    digest: &SessionDigest,
+    token: &TokenFingerprint,
+) -> Result<bool> {
     Ok(sqlx::query_scalar(
-        "SELECT EXISTS (SELECT 1 FROM ui_sessions WHERE id_digest = $1 AND expires_at > now())",
+        "SELECT EXISTS (SELECT 1 FROM ui_sessions
+                        WHERE id_digest = $1 AND expires_at > now() AND token_fingerprint = $2)",
     )
     .bind(digest.as_slice())
+    .bind(token.as_slice())
     .fetch_one(pool)
     .await?)
 }

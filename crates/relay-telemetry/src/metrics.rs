@@ -21,10 +21,11 @@
 //! | `relay_trace_events_dropped_total` | counter | `reason` (`buffer_full`, `write_failed`) | run trace events lost (the job went on) |
 //! | `relay_tracker_writes_total` | counter | `kind` (`post_comment`, `edit_comment`, `add_reaction`), `outcome` (`sent`, `rescheduled`, `failed`) | outbox writes by how their drain attempt ended; `failed` = refused for good (a 4xx) |
 //! | `relay_outbox_sweeps_total` | counter | – | drain jobs the outbox sweeper queued for stranded writes |
-//! | `relay_http_refused_total` | counter | `reason` (`connections`, `client_connections`, `deadline`, `body_limit`, `body_budget`, `body_failed`, `signin_throttled`) | connections and requests the gateway refused to protect itself |
+//! | `relay_http_refused_total` | counter | `reason` (`connections`, `client_connections`, `deadline`, `body_limit`, `body_budget`, `body_failed`, `signin_throttled`, `webhook_throttled`) | connections and requests the gateway refused to protect itself |
 //! | `relay_http_body_buffered_bytes` | gauge | – | request body bytes held by requests in flight (counted against `[server] body_budget_bytes`) |
 //! | `relay_codegraph_store_up` | gauge | – | 1 while the worker's code-graph store is connected, 0 while it reconnects |
 //! | `relay_codegraph_store_outages_total` | counter | – | times the code-graph store was found unavailable (at start or mid-run) |
+//! | `relay_outgoing_credentials_redacted_total` | counter | `kind` (`configured_secret`, or a token shape: `github_token`, `github_fine_grained_token`, `gitlab_token`, `openai_key`, `anthropic_key`, `aws_access_key_id`, `pem_private_key`) | credentials found in an outgoing tracker write and replaced by `[REDACTED]` |
 
 use std::sync::OnceLock;
 
@@ -53,6 +54,7 @@ pub const HTTP_REFUSED_TOTAL: &str = "relay_http_refused_total";
 pub const HTTP_BODY_BUFFERED_BYTES: &str = "relay_http_body_buffered_bytes";
 pub const CODEGRAPH_STORE_UP: &str = "relay_codegraph_store_up";
 pub const CODEGRAPH_STORE_OUTAGES_TOTAL: &str = "relay_codegraph_store_outages_total";
+pub const OUTGOING_CREDENTIALS_REDACTED_TOTAL: &str = "relay_outgoing_credentials_redacted_total";
 
 /// What kind of metric a family is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -194,6 +196,11 @@ pub const FAMILIES: &[Family] = &[
         CODEGRAPH_STORE_OUTAGES_TOTAL,
         Kind::Counter,
         "Times the code-graph store was found unavailable.",
+    ),
+    family(
+        OUTGOING_CREDENTIALS_REDACTED_TOTAL,
+        Kind::Counter,
+        "Credentials found in an outgoing tracker write and redacted, by kind.",
     ),
     family(
         "relay_daily_token_budget_reached_total",

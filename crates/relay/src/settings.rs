@@ -328,6 +328,12 @@ fn validate(settings: &Settings) -> Result<(), ConfigError> {
                 .into(),
         });
     }
+    if let Err(message) = settings.codegraph.arangodb.validate() {
+        return Err(ConfigError::Invalid {
+            key: "codegraph.arangodb.url".into(),
+            message,
+        });
+    }
     if settings.worker.concurrency == 0 {
         return Err(ConfigError::Invalid {
             key: "worker.concurrency".into(),

@@ -336,6 +336,62 @@ async fn permanent_errors_fail_that_write_and_the_drain_goes_on(pool: PgPool) {
     assert_eq!(statuses(&pool, issue).await, vec!["failed", "sent"]);
 }
 
+/// `relay writes retry` on a write whose refused attempt had in fact landed (the tracker
+/// created the comment and answered with an error): the retried drain finds the marker on the
+/// tracker, as it does after a crash, and records the write sent without posting it again.
+#[sqlx::test(migrator = "relay_store::MIGRATOR")]
+async fn an_operator_retry_finds_a_write_already_on_the_tracker(pool: PgPool) {
+    let issue = setup(
+        &pool,
+        json!([{"type": "post_comment", "content": "Which format?"}]),
+    )
+    .await;
+    let tracker = Arc::new(MemoryTracker::default());
+    tracker.fail_with([TrackerError::Validation(
+        "422 after the comment was created".into(),
+    )]);
+    executor(&pool, &tracker)
+        .drain_outbox(relay_core::IssueId(issue), &issue_ref(NUMBER))
+        .await
+        .unwrap();
+    assert_eq!(statuses(&pool, issue).await, vec!["failed"]);
+    // What the refused attempt had in fact left on the tracker.
+    let mut conn = pool.acquire().await.unwrap();
+    let row = relay_store::outbox::for_issue(&mut conn, relay_core::IssueId(issue))
+        .await
+        .unwrap()
+        .remove(0);
+    drop(conn);
+    tracker
+        .comments
+        .lock()
+        .unwrap()
+        .push(crate::support::StoredComment {
+            issue_number: NUMBER,
+            note_id: "landed-1".into(),
+            discussion_id: None,
+            body: row.body.clone(),
+            by_bot: true,
+            reply_to: None,
+        });
+
+    let outcome = relay_store::operator::retry_write(&pool, row.id, "carol")
+        .await
+        .unwrap();
+    assert!(
+        matches!(outcome, relay_store::operator::ActionOutcome::Done { .. }),
+        "{outcome:?}"
+    );
+    let report = executor(&pool, &tracker)
+        .drain_outbox(relay_core::IssueId(issue), &issue_ref(NUMBER))
+        .await
+        .unwrap();
+    assert_eq!(report.sent.len(), 1);
+    assert!(report.sent[0].recovered, "{report:?}");
+    assert_eq!(tracker.comments.lock().unwrap().len(), 1, "posted twice");
+    assert_eq!(statuses(&pool, issue).await, vec!["sent"]);
+}
+
 #[sqlx::test(migrator = "relay_store::MIGRATOR")]
 async fn a_long_spec_is_posted_in_numbered_parts(pool: PgPool) {
     let issue = insert_issue(&pool, NUMBER, &[]).await;

@@ -214,6 +214,31 @@ impl Default for ArangoSettings {
     }
 }
 
+impl ArangoSettings {
+    /// Refuses a URL that carries credentials (`http://user:password@host`): they belong in
+    /// `username` and `password`, which only the `Authorization` header carries. A password in
+    /// the URL would reach every error the HTTP client prints (the request's URL is part of its
+    /// text), and from there the log and `/readyz`.
+    pub fn validate(&self) -> Result<(), String> {
+        if url_userinfo(&self.url).is_some() {
+            return Err(format!(
+                "must not carry credentials ({}): set [codegraph.arangodb] username and password instead",
+                relay_core::secrets::redact_url(&self.url)
+            ));
+        }
+        Ok(())
+    }
+}
+
+/// The `user[:password]` part of an `scheme://user:password@host/...` URL, if any.
+pub(crate) fn url_userinfo(url: &str) -> Option<&str> {
+    let (_, rest) = url.split_once("://")?;
+    let authority_end = rest.find(['/', '?', '#']).unwrap_or(rest.len());
+    rest[..authority_end]
+        .rsplit_once('@')
+        .map(|(userinfo, _)| userinfo)
+}
+
 impl fmt::Debug for ArangoSettings {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("ArangoSettings")
@@ -305,6 +330,23 @@ mod tests {
             StoreBackend::Memory
         );
         assert_eq!(host_and_port("https://db/x").as_deref(), Some("db:443"));
+    }
+
+    #[test]
+    fn a_url_with_credentials_is_refused_without_echoing_them() {
+        let at = |url: &str| ArangoSettings {
+            url: url.to_owned(),
+            ..ArangoSettings::default()
+        };
+        let error = at("http://root:Arango-Pw-7731@127.0.0.1:1")
+            .validate()
+            .unwrap_err();
+        assert!(!error.contains("Arango-Pw-7731"), "{error}");
+        assert!(error.contains("username and password"), "{error}");
+        assert!(at("http://root@db:8529").validate().is_err());
+        assert!(at("http://db:8529").validate().is_ok());
+        // An `@` after the authority is not userinfo.
+        assert!(at("http://db:8529/x@y").validate().is_ok());
     }
 
     fn toml_like(json: &str) -> CodegraphSettings {

@@ -15,6 +15,9 @@ use crate::TrackerSettings;
 use super::event::IssueEvent;
 use super::mention::mentions;
 
+/// The event kind of an engagement by a trigger label being added.
+pub const TRIGGER_LABEL: &str = "trigger_label";
+
 /// The verdict for one event.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Decision {
@@ -33,6 +36,23 @@ pub struct Context {
     pub stored_body: Option<String>,
     /// The note body we had before this event (for edits).
     pub stored_note_body: Option<String>,
+}
+
+/// The labels `event` added that are trigger labels of `tracker` (compared without case), as
+/// the event named them: what a `trigger_label` engagement is recorded with, so that a job can
+/// narrow by the label that engaged, not by every label of the issue.
+pub fn trigger_labels_added(event: &IssueEvent, tracker: &TrackerSettings) -> Vec<String> {
+    event
+        .labels_added
+        .iter()
+        .filter(|label| {
+            tracker
+                .trigger_labels
+                .iter()
+                .any(|t| t.eq_ignore_ascii_case(label))
+        })
+        .cloned()
+        .collect()
 }
 
 /// Whether [`decide`] can use what the store knows ([`Context`]) for this event. When it cannot,
@@ -102,13 +122,8 @@ pub fn decide(event: &IssueEvent, tracker: &TrackerSettings, context: &Context) 
             return Decision::Engage("mention");
         }
     }
-    if event.labels_added.iter().any(|label| {
-        tracker
-            .trigger_labels
-            .iter()
-            .any(|t| t.eq_ignore_ascii_case(label))
-    }) {
-        return Decision::Engage("trigger_label");
+    if !trigger_labels_added(event, tracker).is_empty() {
+        return Decision::Engage(TRIGGER_LABEL);
     }
     if event.assignees_added.iter().any(|a| tracker.is_bot(a)) {
         return Decision::Engage("assigned");

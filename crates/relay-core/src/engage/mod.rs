@@ -13,7 +13,7 @@ pub mod event;
 pub mod identity;
 pub mod mention;
 
-pub use decide::{Context, Decision, decide, needs_context};
+pub use decide::{Context, Decision, TRIGGER_LABEL, decide, needs_context, trigger_labels_added};
 pub use event::{BodyChange, IssueEvent, NoteEvent};
 pub use identity::{Origin, event_key};
 pub use mention::mentions;

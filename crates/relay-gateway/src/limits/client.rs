@@ -116,6 +116,20 @@ impl<'de> Deserialize<'de> for TrustedProxies {
     }
 }
 
+/// What a gateway that trusts no proxy says at start-up: each TCP peer is one client, which is
+/// right only when no reverse proxy stands in front of it.
+pub const NO_TRUSTED_PROXY_WARNING: &str = "[server] trusted_proxies is empty: each TCP peer is one \
+     client. Behind a reverse proxy every client then has the proxy's address and shares one \
+     connection cap and one sign-in throttle: one client's wrong tokens lock every operator out of \
+     /ui and /api for [ui] signin_failure_window_secs. List the proxy in trusted_proxies (and keep \
+     the status page on admin_listen, where only operators reach it)";
+
+/// Whether a request carries a proxy's forwarding header (`X-Forwarded-For`, `Forwarded`): from a
+/// peer that is not trusted, the sign of a proxy missing from `trusted_proxies`.
+pub fn names_a_forwarded_client(headers: &HeaderMap) -> bool {
+    headers.contains_key("x-forwarded-for") || headers.contains_key(axum::http::header::FORWARDED)
+}
+
 /// `for=` of a forwarded hop: an address, maybe with a port or in brackets.
 fn parse_hop(hop: &str) -> Option<IpAddr> {
     let hop = hop.trim().trim_matches('"');

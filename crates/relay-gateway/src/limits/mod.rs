@@ -5,7 +5,7 @@
 //! - [`deadline`]: one total deadline per request, body included (`[server] request_deadline_ms`).
 //! - [`budget`]: bodies are copied into one buffer per request, charged against a process-wide
 //!   byte budget (`[server] body_budget_bytes`), within the route's body limit.
-//! - [`throttle`]: failed sign-ins per client.
+//! - [`throttle`]: failed sign-ins per client (and, in its own count, wrong `X-Gitlab-Token`s).
 //!
 //! Every refusal closes the connection, is counted in `relay_http_refused_total{reason}` and is
 //! logged at debug with the client.
@@ -41,6 +41,8 @@ pub enum Refusal {
     BodyFailed,
     /// Too many failed sign-ins from this client.
     SigninThrottled,
+    /// Too many wrong webhook secrets (`X-Gitlab-Token`) from this client.
+    WebhookThrottled,
 }
 
 impl Refusal {
@@ -53,13 +55,16 @@ impl Refusal {
             Refusal::BodyBudget => "body_budget",
             Refusal::BodyFailed => "body_failed",
             Refusal::SigninThrottled => "signin_throttled",
+            Refusal::WebhookThrottled => "webhook_throttled",
         }
     }
 
     fn status(self) -> StatusCode {
         match self {
             Refusal::Connections | Refusal::BodyBudget => StatusCode::SERVICE_UNAVAILABLE,
-            Refusal::ClientConnections | Refusal::SigninThrottled => StatusCode::TOO_MANY_REQUESTS,
+            Refusal::ClientConnections | Refusal::SigninThrottled | Refusal::WebhookThrottled => {
+                StatusCode::TOO_MANY_REQUESTS
+            }
             Refusal::Deadline => StatusCode::REQUEST_TIMEOUT,
             Refusal::BodyLimit => StatusCode::PAYLOAD_TOO_LARGE,
             Refusal::BodyFailed => StatusCode::BAD_REQUEST,
@@ -75,6 +80,7 @@ impl Refusal {
             Refusal::BodyBudget => "too many bodies in flight; retry later",
             Refusal::BodyFailed => "the body could not be read",
             Refusal::SigninThrottled => "too many failed sign-ins; retry later",
+            Refusal::WebhookThrottled => "too many wrong webhook secrets; retry later",
         }
     }
 
@@ -128,6 +134,12 @@ pub async fn admit(State(state): State<AppState>, mut request: Request, next: Ne
         .settings
         .trusted_proxies
         .client(peer.ip(), request.headers());
+    if !client.forwarded
+        && client::names_a_forwarded_client(request.headers())
+        && !state.settings.trusted_proxies.contains(peer.ip())
+    {
+        warn_untrusted_proxy_once(peer.ip());
+    }
     request.extensions_mut().insert(client);
     if !client.forwarded {
         return next.run(request).await;
@@ -137,4 +149,18 @@ pub async fn admit(State(state): State<AppState>, mut request: Request, next: Ne
         return refuse(Refusal::ClientConnections);
     };
     next.run(request).await
+}
+
+/// Warns, once per process, that a peer not in `trusted_proxies` forwards requests for others:
+/// all of its clients count as one (the start-up warning says what that costs).
+fn warn_untrusted_proxy_once(peer: std::net::IpAddr) {
+    static WARNED: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+    if !WARNED.swap(true, std::sync::atomic::Ordering::Relaxed) {
+        tracing::warn!(
+            peer = %peer,
+            "a request came with X-Forwarded-For or Forwarded from a peer that is not in [server] \
+             trusted_proxies: its clients all count as that one address (per-client cap, sign-in \
+             throttle, logs); if it is your reverse proxy, list it there"
+        );
+    }
 }

@@ -33,6 +33,10 @@ impl WebhookFormat for GitHub {
     fn action<'a>(&self, payload: &'a Value) -> Option<&'a str> {
         str_at(payload, "/action")
     }
+
+    fn failed_secret(&self) -> super::FailedSecret {
+        super::FailedSecret::Signature
+    }
 }
 
 /// Verifies the HMAC-SHA256 of the raw body in constant time.

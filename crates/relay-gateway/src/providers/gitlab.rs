@@ -32,6 +32,10 @@ impl WebhookFormat for GitLab {
     fn action<'a>(&self, payload: &'a Value) -> Option<&'a str> {
         str_at(payload, "/action").or_else(|| str_at(payload, "/object_attributes/action"))
     }
+
+    fn failed_secret(&self) -> super::FailedSecret {
+        super::FailedSecret::Guess
+    }
 }
 
 /// Compares `X-Gitlab-Token` with the secret in constant time. Both sides are hashed first so the

@@ -24,6 +24,20 @@ pub trait WebhookFormat: Sync {
     /// The payload's action word (`opened`, `created`, `update`, …), recorded with the delivery
     /// and part of an event's identity.
     fn action<'a>(&self, payload: &'a Value) -> Option<&'a str>;
+    /// How a failed [`WebhookFormat::verify`] counts against its client.
+    fn failed_secret(&self) -> FailedSecret;
+}
+
+/// Whether a wrong webhook credential is a guess at the secret that counts against the client.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FailedSecret {
+    /// The secret itself arrives (GitLab's `X-Gitlab-Token`): each wrong one is a guess, throttled
+    /// per client like a wrong API token.
+    Guess,
+    /// A signature over the body arrives (GitHub's HMAC); not throttled: GitHub delivers every
+    /// hook, anyone's, from the same addresses, so throttling them would let a stranger's hook
+    /// with a wrong secret hold up the real deliveries.
+    Signature,
 }
 
 /// The webhook format of `provider`, looked up once per request.

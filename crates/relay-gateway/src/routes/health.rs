@@ -5,7 +5,7 @@ use axum::extract::State;
 use axum::http::StatusCode;
 use serde_json::{Value, json};
 
-use crate::AppState;
+use crate::{AppState, ReadinessDetail};
 
 /// The process is up and serving.
 pub async fn healthz() -> Json<Value> {
@@ -14,12 +14,16 @@ pub async fn healthz() -> Json<Value> {
 
 /// Ready when the database answers within the timeout and every migration has been applied. Parts
 /// running degraded (the code graph while its store is unavailable) do not make the process
-/// unready (200): the status says `degraded` and `degraded` lists each part with the reason and
-/// what still works.
-pub async fn readyz(State(state): State<AppState>) -> (StatusCode, Json<Value>) {
+/// unready (200): the status says `degraded` and `degraded` lists each part with what still
+/// works, and on the admin listener the reason ([`ReadinessDetail`]). The other answers are
+/// fixed texts: an error's own text goes only to the log.
+pub async fn readyz(
+    State(state): State<AppState>,
+    detail: ReadinessDetail,
+) -> (StatusCode, Json<Value>) {
     match tokio::time::timeout(state.db_timeout(), relay_store::readiness(&state.pool)).await {
         Ok(Ok(true)) => {
-            let degraded = state.degraded.snapshot();
+            let degraded = state.degraded.snapshot(detail);
             if degraded.is_empty() {
                 (StatusCode::OK, Json(json!({ "status": "ready" })))
             } else {

@@ -4,7 +4,7 @@ use std::time::Instant;
 
 use axum::Json;
 use axum::body::Bytes;
-use axum::extract::{Path, State};
+use axum::extract::{Extension, Path, State};
 use axum::http::{HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Response};
 use relay_telemetry::metrics::{WEBHOOK_DELIVERIES_TOTAL, WEBHOOK_REQUEST_DURATION_SECONDS};
@@ -14,30 +14,48 @@ use serde_json::{Value, json};
 use crate::AppState;
 use crate::error::ApiError;
 use crate::intake::{self, Delivery, Recorded};
-use crate::providers::{self, DeliveryHeaders};
+use crate::limits::client::ClientAddr;
+use crate::limits::{Refusal, refuse};
+use crate::providers::{self, DeliveryHeaders, FailedSecret};
 
 /// Verifies, parses, records and answers one webhook delivery.
 pub async fn receive(
     State(state): State<AppState>,
     Path(tracker_name): Path<String>,
+    client: Option<Extension<ClientAddr>>,
     headers: HeaderMap,
     body: Bytes,
 ) -> Result<Response, ApiError> {
     let started = Instant::now();
     let Some(tracker) = state.trackers.get(&tracker_name).cloned() else {
-        count("unknown", "unverified", REJECTED);
+        count("unknown", UNVERIFIED, REJECTED);
         return Err(ApiError::UnknownTracker);
     };
     let span = tracing::Span::current();
     span.record("tracker", tracker.name.as_str());
 
     let format = providers::format(tracker.provider);
+    // A client past its allowance of wrong secrets is refused without a comparison.
+    let guesses = format.failed_secret() == FailedSecret::Guess;
+    let client = client.map(|Extension(client)| client);
+    let ip = client.map(|c| c.ip);
+    if guesses && !state.webhook_throttle.allows(ip) {
+        count(tracker.name.as_str(), UNVERIFIED, REJECTED);
+        tracing::warn!(client = ?client.map(|c| c.to_string()), "webhook refused: too many wrong secrets");
+        return Ok(refuse(Refusal::WebhookThrottled));
+    }
     // Authenticate before looking at anything else in the request.
     let secret = tracker.webhook_secret.expose_secret().as_bytes();
     if let Err(rejection) = format.verify(&headers, &body, secret) {
+        if guesses {
+            state.webhook_throttle.failed(ip);
+        }
         count(tracker.name.as_str(), UNVERIFIED, REJECTED);
-        tracing::warn!(reason = %rejection, "webhook rejected");
+        tracing::warn!(reason = %rejection, client = ?client.map(|c| c.to_string()), "webhook rejected");
         return Err(ApiError::Unauthorized(rejection.to_string()));
+    }
+    if guesses {
+        state.webhook_throttle.succeeded(ip);
     }
 
     let delivery: DeliveryHeaders = format.delivery(&headers, &body).map_err(|e| {

@@ -6,7 +6,7 @@
 use std::time::Duration;
 
 use axum::http::{HeaderMap, header};
-use relay_store::ui_sessions::{self, NewSession, SessionDigest};
+use relay_store::ui_sessions::{self, NewSession, SessionDigest, TokenFingerprint};
 use sha2::{Digest, Sha256};
 use tokio::sync::broadcast;
 
@@ -46,14 +46,19 @@ impl Sessions {
         }
     }
 
-    /// Starts a session and returns its id (the cookie value).
+    /// Starts a session bound to the API token in force and returns its id (the cookie value).
     pub async fn start(&self, state: &AppState, client: &str) -> Result<String, ApiError> {
+        let Some(token) = token_fingerprint(state) else {
+            // The sign-in route exists only with a token; no session without one.
+            return Err(ApiError::Unauthorized("no API token is configured".into()));
+        };
         let id = hex::encode(rand::random::<[u8; ID_BYTES]>());
         let new = NewSession {
             digest: &digest(&id),
             ttl: self.ttl,
             max_sessions: self.max,
             client,
+            token: &token,
         };
         crate::routes::api::with_timeout(state, async {
             Ok(ui_sessions::start(&state.pool, &new).await?)
@@ -92,6 +97,20 @@ fn digest(id: &str) -> SessionDigest {
     Sha256::digest(id.as_bytes()).into()
 }
 
+/// Labels the token's digest, so that it is no digest of the token anything else computes.
+const TOKEN_FINGERPRINT_LABEL: &[u8] = b"relay ui session token v1\0";
+
+/// The fingerprint of `[api] token` sessions are bound to (none without a token): a session
+/// created under another token (before a rotation) is not live under this one.
+fn token_fingerprint(state: &AppState) -> Option<TokenFingerprint> {
+    use secrecy::ExposeSecret as _;
+    let token = state.api.token.as_ref()?;
+    let mut hasher = Sha256::new();
+    hasher.update(TOKEN_FINGERPRINT_LABEL);
+    hasher.update(token.expose_secret().as_bytes());
+    Some(hasher.finalize().into())
+}
+
 /// The session id the request's cookie carries, if any, and only if it has the shape of one
 /// (so junk never reaches the database).
 pub fn cookie_id(headers: &HeaderMap) -> Option<&str> {
@@ -116,15 +135,15 @@ pub async fn signed_in(
     state: &AppState,
     headers: &HeaderMap,
 ) -> Result<Option<SessionDigest>, ApiError> {
-    if state.api.token.is_none() {
+    let Some(token) = token_fingerprint(state) else {
         return Ok(None);
-    }
+    };
     let Some(id) = cookie_id(headers) else {
         return Ok(None);
     };
     let session = digest(id);
     let live = crate::routes::api::with_timeout(state, async {
-        Ok(ui_sessions::is_live(&state.pool, &session).await?)
+        Ok(ui_sessions::is_live(&state.pool, &session, &token).await?)
     })
     .await?;
     Ok(live.then_some(session))
@@ -134,6 +153,9 @@ pub async fn signed_in(
 /// out on another gateway, expired). A failed re-read keeps the stream: the database being slow
 /// is not a sign-out.
 pub async fn ended(state: &AppState, session: SessionDigest) {
+    let Some(token) = token_fingerprint(state) else {
+        return;
+    };
     let mut signed_out = state.ui.sessions.signed_out();
     let mut recheck = tokio::time::interval(SESSION_RECHECK);
     recheck.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
@@ -155,7 +177,7 @@ pub async fn ended(state: &AppState, session: SessionDigest) {
         if reread
             && let Ok(Ok(false)) = tokio::time::timeout(
                 state.db_timeout(),
-                ui_sessions::is_live(&state.pool, &session),
+                ui_sessions::is_live(&state.pool, &session, &token),
             )
             .await
         {

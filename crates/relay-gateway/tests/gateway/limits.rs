@@ -195,3 +195,75 @@ async fn bodies_past_the_limit_or_the_budget_are_refused_and_small_ones_still_pa
     assert_eq!(status(&answer), 200, "{answer}");
     drop(first);
 }
+
+/// A GitLab hook's token arrives as it is, so each wrong one is a guess at the secret: past
+/// `[ui] signin_max_failures` wrong tokens in the window, the client's deliveries are refused
+/// with 429 without a comparison, even with the right token; another client is unaffected, and
+/// the sign-in throttle counts apart.
+#[sqlx::test(migrator = "relay_store::MIGRATOR")]
+async fn wrong_gitlab_tokens_are_throttled_per_client(pool: PgPool) {
+    use relay_gateway::{AppState, UiSettings};
+    const GITLAB_SECRET: &str = "gitlab-hook-token-0123";
+    let gitlab: relay_core::TrackerSettings = serde_json::from_value(serde_json::json!({
+        "name": "gitlab",
+        "provider": "gitlab",
+        "base_url": "http://127.0.0.1:9",
+        "webhook_secret": GITLAB_SECRET,
+        "bot_username": "relay",
+    }))
+    .unwrap();
+    let ui = UiSettings {
+        signin_max_failures: 2,
+        ..UiSettings::default()
+    };
+    let state = AppState::new(
+        pool,
+        vec![crate::support::github(), gitlab],
+        ServerSettings::default(),
+        3,
+    )
+    .with_api(relay_gateway::ApiSettings {
+        token: Some(crate::support::TOKEN.to_string().into()),
+    })
+    .with_ui(ui);
+    let server = crate::support::serve_state(state).await;
+    let push = |token: &str, uuid: &str| {
+        let body = r#"{"object_kind":"push","ref":"refs/heads/main","project":{"id":1,"path_with_namespace":"o/r"}}"#;
+        format!(
+            "POST /webhooks/gitlab HTTP/1.1\r\nhost: relay\r\nconnection: close\r\n\
+             content-type: application/json\r\nx-gitlab-event: Push Hook\r\n\
+             x-gitlab-token: {token}\r\nx-gitlab-event-uuid: {uuid}\r\ncontent-length: {}\r\n\r\n{body}",
+            body.len()
+        )
+        .into_bytes()
+    };
+    for n in 0..2 {
+        let answer = exchange(
+            "127.0.0.2",
+            server.address,
+            &push("guess", &format!("g{n}")),
+        )
+        .await;
+        assert_eq!(status(&answer), 401, "{answer}");
+    }
+    let answer = exchange("127.0.0.2", server.address, &push(GITLAB_SECRET, "right-1")).await;
+    assert_eq!(
+        status(&answer),
+        429,
+        "throttled even with the right token: {answer}"
+    );
+    let answer = exchange("127.0.0.3", server.address, &push(GITLAB_SECRET, "right-2")).await;
+    assert!(
+        [200, 202].contains(&status(&answer)),
+        "another client is unaffected: {answer}"
+    );
+    // The status page's sign-in keeps its own count: the same client signs in.
+    let login = format!("token={}", crate::support::TOKEN);
+    let request = format!(
+        "POST /ui/login HTTP/1.1\r\nhost: relay\r\nconnection: close\r\n\
+         content-type: application/x-www-form-urlencoded\r\ncontent-length: {}\r\n\r\n{login}",
+        login.len()
+    );
+    let answer = exchange("127.0.0.2", server.address, request.as_bytes()).await;
+    assert_eq!(status(&answer), 303, "{answer}");
+}

@@ -5,7 +5,7 @@
 use relay_core::JobId;
 use std::time::Duration;
 
-use relay_gateway::{ApiSettings, AppState, ServerSettings};
+use relay_gateway::{ApiSettings, AppState, ServerSettings, UiSettings};
 use relay_store::PgPool;
 use relay_store::trace::{self, NewEvent, NewRun, RunOutcome};
 use serde_json::json;
@@ -200,5 +200,42 @@ async fn with_an_admin_listener_the_public_one_serves_only_webhooks(pool: PgPool
         status(&answer),
         404,
         "webhooks on the admin listener: {answer}"
+    );
+}
+
+/// `/readyz` on a listener anyone may reach names a degraded part and what still works, never
+/// the reason (an error's text: a URL, a server's message); the admin listener gives the reason.
+#[sqlx::test(migrator = "relay_store::MIGRATOR")]
+async fn readyz_names_components_publicly_and_reasons_only_on_the_admin_listener(pool: PgPool) {
+    use crate::support::{exchange, get, serve_split_state, serve_state, state, status};
+    const WORKS: &str = "store unavailable: explores use grep and read meanwhile";
+    const REASON: &str = "request failed (http://root:Arango-Pw-7731@db:8529/_api/version)";
+    let degraded = |state: &relay_gateway::AppState| {
+        state.degraded().note("codegraph", WORKS, REASON);
+    };
+
+    let one = state(
+        pool.clone(),
+        ServerSettings::default(),
+        UiSettings::default(),
+    );
+    degraded(&one);
+    let public = serve_state(one).await;
+    let answer = exchange("127.0.0.1", public.address, &get("/readyz")).await;
+    assert_eq!(status(&answer), 200, "{answer}");
+    assert!(
+        answer.contains("\"degraded\"") && answer.contains(WORKS),
+        "{answer}"
+    );
+    assert!(!answer.contains("Arango-Pw"), "{answer}");
+    assert!(!answer.contains("request failed"), "{answer}");
+
+    let split = state(pool, ServerSettings::default(), UiSettings::default());
+    degraded(&split);
+    let server = serve_split_state(split).await;
+    let answer = exchange("127.0.0.1", server.admin.unwrap(), &get("/readyz")).await;
+    assert!(
+        answer.contains(WORKS) && answer.contains("request failed"),
+        "{answer}"
     );
 }

@@ -99,6 +99,52 @@ async fn a_sign_in_holds_on_every_gateway_and_across_a_restart(pool: PgPool) {
     assert!(ids.iter().all(|digest| hex_of(digest) != id));
 }
 
+/// A session is bound to the API token it was created with: a gateway restarted with a rotated
+/// token knows none of the old sessions (the read API's cookie path included), and a sign-in with
+/// the new token works.
+#[sqlx::test(migrator = "relay_store::MIGRATOR")]
+async fn rotating_the_api_token_ends_every_session(pool: PgPool) {
+    let before = gateway(another_pool(&pool).await).await;
+    let cookie = sign_in(&before).await;
+    assert!(signed_in(&before, &cookie).await);
+    drop(before);
+
+    const ROTATED: &str = "gateway-test-token-rotated-to-32-characters";
+    let after = serve_state(
+        state(
+            another_pool(&pool).await,
+            ServerSettings::default(),
+            UiSettings::default(),
+        )
+        .with_api(relay_gateway::ApiSettings {
+            token: Some(ROTATED.to_string().into()),
+        }),
+    )
+    .await;
+    assert!(
+        !signed_in(&after, &cookie).await,
+        "a session of the old token survived its rotation"
+    );
+    let api = client()
+        .get(format!("http://{}/api/issues", after.address))
+        .header("cookie", &cookie)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(api.status(), StatusCode::UNAUTHORIZED);
+    let response = client()
+        .post(format!("http://{}/ui/login", after.address))
+        .header("content-type", "application/x-www-form-urlencoded")
+        .body(format!("token={ROTATED}"))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(response.status(), StatusCode::SEE_OTHER);
+    let fresh = response.headers()["set-cookie"].to_str().unwrap();
+    let fresh = fresh.split(';').next().unwrap().to_owned();
+    assert!(signed_in(&after, &fresh).await);
+}
+
 fn hex_of(bytes: &[u8]) -> String {
     bytes.iter().map(|b| format!("{b:02x}")).collect()
 }

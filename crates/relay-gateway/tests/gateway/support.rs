@@ -73,12 +73,16 @@ pub async fn serve(pool: PgPool, settings: ServerSettings) -> Server {
 
 /// Serves webhooks on one listener and the rest on another (`[server] admin_listen`).
 pub async fn serve_split(pool: PgPool, settings: ServerSettings) -> Server {
+    serve_split_state(state(pool, settings, UiSettings::default())).await
+}
+
+/// [`serve_split`] for a state the test prepared.
+pub async fn serve_split_state(state: AppState) -> Server {
     let public = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let admin = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let address = public.local_addr().unwrap();
     let admin_address = admin.local_addr().unwrap();
     let shutdown = CancellationToken::new();
-    let state = state(pool, settings, UiSettings::default());
     let stopped = tokio::spawn(relay_gateway::run_split(
         public,
         admin,

@@ -234,3 +234,51 @@ async fn retrying_a_failed_write_makes_it_pending_and_queues_its_drain_once(pool
     assert_eq!(traced[0]["target_id"], 1);
     let _ = operator::OPERATOR_WORKER;
 }
+
+/// Each summary write replaces the comment's whole text: an older revision refused for good is
+/// not sent again once a newer one was recorded (it would put older text over newer); the newest
+/// can be. A retried write keeps `maybe_sent`, so the drain looks for its marker first.
+#[sqlx::test(migrator = "relay_store::MIGRATOR")]
+async fn an_older_summary_revision_is_not_sent_over_a_newer_one(pool: PgPool) {
+    exec(
+        &pool,
+        "INSERT INTO issues (id, tracker, project_id, project_path, number, title, state, author, url, updated_at)
+         OVERRIDING SYSTEM VALUE VALUES (8, 'github', '1', 'o/r', 2, 't', 'open', 'a', 'u', now())",
+    )
+    .await;
+    exec(
+        &pool,
+        "INSERT INTO outbox (id, idempotency_key, issue_id, kind, body, status, attempts, maybe_sent, last_error, target_note_id)
+         OVERRIDING SYSTEM VALUE VALUES
+         (11, 'summary-i8', 8, 'comment', 'r1', 'sent', 1, true, NULL, NULL),
+         (12, 'summary-i8-r2', 8, 'edit', 'r2', 'failed', 1, true, '422', 'n1'),
+         (13, 'summary-i8-r3', 8, 'edit', 'r3', 'failed', 1, true, '422', 'n1')",
+    )
+    .await;
+    assert_eq!(
+        retry_write(&pool, relay_core::ids::OutboxId(12), "carol")
+            .await
+            .unwrap(),
+        ActionOutcome::Replaced {
+            by_write: "summary-i8-r3".into()
+        }
+    );
+    let (status, maybe_sent): (String, bool) =
+        sqlx::query_as("SELECT status, maybe_sent FROM outbox WHERE id = 12")
+            .fetch_one(&pool)
+            .await
+            .unwrap();
+    assert_eq!((status.as_str(), maybe_sent), ("failed", true));
+    assert!(matches!(
+        retry_write(&pool, relay_core::ids::OutboxId(13), "carol")
+            .await
+            .unwrap(),
+        ActionOutcome::Done { .. }
+    ));
+    let (status, maybe_sent): (String, bool) =
+        sqlx::query_as("SELECT status, maybe_sent FROM outbox WHERE id = 13")
+            .fetch_one(&pool)
+            .await
+            .unwrap();
+    assert_eq!((status.as_str(), maybe_sent), ("pending", true));
+}

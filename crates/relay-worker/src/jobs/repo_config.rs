@@ -114,9 +114,14 @@ pub async fn load(
             ),
         }
     }
+    // Validated by `parse`; a file whose patterns did not compile never gets here.
+    let excludes = ExcludeSet::new(&effective.exclude).unwrap_or_default();
+    // An excluded path reaches no prompt, a guidance file included (`CLAUDE.md` in `exclude`
+    // keeps it from the planner as from the code tools).
     let files: Vec<(String, String)> = effective
         .guidance_files
         .iter()
+        .filter(|path| !excludes.is_excluded(path, false))
         .filter_map(|path| Some((path.clone(), texts.get(path)?.clone()?)))
         .collect();
     let instructions = effective
@@ -125,8 +130,6 @@ pub async fn load(
         .zip(effective.file.as_deref())
         .map(|(text, file)| (file, text));
     let guidance = GuidanceText::bound(commit, instructions, &files);
-    // Validated by `parse`; a file whose patterns did not compile never gets here.
-    let excludes = ExcludeSet::new(&effective.exclude).unwrap_or_default();
     // Over the bound, the file's only effect is its error, which the record keeps.
     let file_text = present
         .first()

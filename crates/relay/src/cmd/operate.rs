@@ -156,6 +156,9 @@ fn describe(what: &str, id: i64, done: &str, outcome: &ActionOutcome) -> String 
         ActionOutcome::Superseded { by_job } => {
             format!("{what} {id}: nothing to do (job {by_job} is queued for the same work)")
         }
+        ActionOutcome::Replaced { by_write } => format!(
+            "{what} {id}: nothing to do (the newer {by_write} replaces it; sending it would put older text over newer)"
+        ),
         ActionOutcome::NotFound => format!("{what} {id}: not found"),
     }
 }

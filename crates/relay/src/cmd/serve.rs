@@ -35,6 +35,12 @@ pub async fn run(config: Option<&Path>, roles: Roles) -> anyhow::Result<()> {
         (Roles::Worker, _) | (_, None) => None,
         (_, Some(admin)) => Some(bind(admin, "server.admin_listen").await?),
     };
+    if roles != Roles::Worker && settings.server.trusted_proxies.is_empty() {
+        tracing::warn!(
+            "{}",
+            relay_gateway::limits::client::NO_TRUSTED_PROXY_WARNING
+        );
+    }
     let trackers = if roles == Roles::Worker {
         Vec::new()
     } else {
@@ -162,7 +168,8 @@ async fn bind(address: std::net::SocketAddr, key: &str) -> anyhow::Result<tokio:
         .with_context(|| format!("failed to listen on {address} ({key})"))
 }
 
-/// What `/readyz` says of a code graph whose store is not connected (the reason follows).
+/// What `/readyz` says of a code graph whose store is not connected (on the admin listener the
+/// reason follows).
 pub const CODEGRAPH_UNAVAILABLE: &str =
     "store unavailable, reconnecting: explores use grep and read meanwhile";
 
@@ -179,10 +186,7 @@ async fn open_codegraph(
     shutdown: &CancellationToken,
 ) -> std::sync::Arc<relay_codegraph::store::supervised::SupervisedStore> {
     // Not ready until the first attempt says otherwise: the listener already answers /readyz.
-    degraded.note(
-        "codegraph",
-        format!("{CODEGRAPH_UNAVAILABLE} (not connected yet)"),
-    );
+    degraded.note("codegraph", CODEGRAPH_UNAVAILABLE, "not connected yet");
     let store = relay_codegraph::store::supervised::SupervisedStore::start(
         settings.codegraph.clone(),
         Some(pool.clone()),
@@ -215,7 +219,7 @@ async fn report_codegraph_health(
                 was_up = Some(true);
             }
             StoreHealth::Unavailable { reason } => {
-                degraded.note("codegraph", format!("{CODEGRAPH_UNAVAILABLE} ({reason})"));
+                degraded.note("codegraph", CODEGRAPH_UNAVAILABLE, reason);
                 metrics::gauge!(CODEGRAPH_STORE_UP).set(0.0);
                 // One outage per fall from up, and the one a process starts in.
                 if was_up != Some(false) {

@@ -24,7 +24,7 @@ name = "github"
 provider = "github"
 base_url = "https://api.github.com"
 token = "ghp_secret"
-webhook_secret = "hook-secret"
+webhook_secret = "hook-secret-0123456"
 bot_username = "relay-bot"
 trigger_labels = ["relay"]
 [[trackers]]
@@ -32,7 +32,7 @@ name = "gitlab"
 provider = "gitlab"
 base_url = "https://gitlab.example.com"
 token = "glpat-secret"
-webhook_secret = "gl-secret"
+webhook_secret = "gl-secret-0123456789"
 bot_username = "relay"
 [worker]
 concurrency = 4
@@ -48,6 +48,15 @@ fn defaults_alone_are_valid() {
     assert_eq!(loaded.settings.server.max_connections, 1024);
     assert_eq!(loaded.settings.server.header_read_timeout_ms, 10_000);
     assert!(loaded.settings.trackers.is_empty());
+    // The admin endpoints are off the public listener unless the operator says otherwise.
+    assert_eq!(
+        loaded.settings.server.admin_listen,
+        Some("127.0.0.1:9090".parse().unwrap())
+    );
+    for off in ["off", ""] {
+        let loaded = load_with(None, &env(&[("RELAY__SERVER__ADMIN_LISTEN", off)])).unwrap();
+        assert_eq!(loaded.settings.server.admin_listen, None, "{off:?}");
+    }
 }
 
 #[test]
@@ -112,6 +121,12 @@ fn errors_name_the_key() {
             EXAMPLE,
             &[("RELAY__TRACKERS__0__WEBHOOK_SECRET", "")],
             "trackers[0].webhook_secret",
+        ),
+        // Guessable: shorter than 16 characters.
+        (
+            EXAMPLE,
+            &[("RELAY__TRACKERS__1__WEBHOOK_SECRET", "gl-secret")],
+            "trackers[1].webhook_secret",
         ),
         (
             EXAMPLE,
@@ -180,6 +195,25 @@ fn a_short_api_token_is_refused_without_showing_it() {
     assert!(loaded.settings.api.token.is_some());
 }
 
+/// The ArangoDB password belongs in `password`: in the URL it would reach every HTTP error text,
+/// the log and `/readyz`. Such a URL stops Relay at start-up, without repeating the password.
+#[test]
+fn an_arangodb_url_with_a_password_is_refused_without_showing_it() {
+    let file = write(EXAMPLE);
+    let error = load_with(
+        Some(file.path()),
+        &env(&[(
+            "RELAY__CODEGRAPH__ARANGODB__URL",
+            "http://root:Arango-Pw-7731@127.0.0.1:1",
+        )]),
+    )
+    .err()
+    .unwrap()
+    .to_string();
+    assert!(error.contains("`codegraph.arangodb.url`"), "{error}");
+    assert!(!error.contains("Arango-Pw-7731"), "{error}");
+}
+
 #[test]
 fn the_listener_limits_load_from_the_environment() {
     let file = write(EXAMPLE);
@@ -232,9 +266,9 @@ fn secrets_are_redacted_everywhere() {
     let printed = toml::to_string_pretty(&redacted(&loaded.document)).unwrap();
     for secret in [
         "ghp_secret",
-        "hook-secret",
+        "hook-secret-0123456",
         "glpat-secret",
-        "gl-secret",
+        "gl-secret-0123456789",
         "pw@",
     ] {
         assert!(!printed.contains(secret), "{secret} leaked:\n{printed}");
@@ -243,9 +277,9 @@ fn secrets_are_redacted_everywhere() {
     let debug = format!("{:?}", loaded.settings);
     for secret in [
         "ghp_secret",
-        "hook-secret",
+        "hook-secret-0123456",
         "glpat-secret",
-        "gl-secret",
+        "gl-secret-0123456789",
         ":pw@",
     ] {
         assert!(!debug.contains(secret), "{secret} leaked in Debug: {debug}");
@@ -261,7 +295,7 @@ fn trackers_can_come_entirely_from_the_environment() {
             ("RELAY__TRACKERS__0__PROVIDER", "github"),
             ("RELAY__TRACKERS__0__BASE_URL", "https://api.github.com"),
             ("RELAY__TRACKERS__0__TOKEN", "t"),
-            ("RELAY__TRACKERS__0__WEBHOOK_SECRET", "s"),
+            ("RELAY__TRACKERS__0__WEBHOOK_SECRET", "s-sixteen-chars!"),
             ("RELAY__TRACKERS__0__BOT_USERNAME", "relay-bot"),
             ("RELAY__TRACKERS__0__TRIGGER_LABELS", "[\"relay\"]"),
         ]),
@@ -286,7 +320,7 @@ provider = "github"
 base_url = "https://api.github.com"
 app_id = 42
 private_key = "-----BEGIN RSA PRIVATE KEY-----app-key-material"
-webhook_secret = "hook-secret"
+webhook_secret = "hook-secret-0123456"
 bot_username = "relay-app"
 "#,
     );
@@ -317,9 +351,9 @@ fn every_configured_secret_is_listed_for_the_outgoing_scan() {
         .collect();
     for (label, value) in [
         ("trackers.github.token", "ghp_secret"),
-        ("trackers.github.webhook_secret", "hook-secret"),
+        ("trackers.github.webhook_secret", "hook-secret-0123456"),
         ("trackers.gitlab.token", "glpat-secret"),
-        ("trackers.gitlab.webhook_secret", "gl-secret"),
+        ("trackers.gitlab.webhook_secret", "gl-secret-0123456789"),
         ("api.token", "api-token-value-of-32-characters"),
         ("llm.planner.api_key", "sk-llm-key-value"),
         ("database.url", "db-password-1"),

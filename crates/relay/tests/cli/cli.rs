@@ -188,7 +188,7 @@ fn tracker_config(dir: &Path, entries: &str) -> PathBuf {
 
 fn tracker_entry(name: &str, provider: &str, base_url: &str, auth: &str, bot: &str) -> String {
     format!(
-        "[[trackers]]\nname = \"{name}\"\nprovider = \"{provider}\"\nbase_url = \"{base_url}\"\n{auth}\nwebhook_secret = \"hook-secret\"\nbot_username = \"{bot}\"\n\n"
+        "[[trackers]]\nname = \"{name}\"\nprovider = \"{provider}\"\nbase_url = \"{base_url}\"\n{auth}\nwebhook_secret = \"cli-hook-secret-0001\"\nbot_username = \"{bot}\"\n\n"
     )
 }
 

@@ -130,6 +130,7 @@ async fn a_gateway_killed_mid_load_loses_and_doubles_nothing() {
             r#"
 [server]
 listen = "127.0.0.1:{port}"
+admin_listen = "off"
 # Group commit's keys were removed: a configuration that still sets them starts (one warning).
 intake_batch_window_us = 2000
 [repo]

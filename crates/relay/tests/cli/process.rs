@@ -62,6 +62,7 @@ async fn serve_takes_a_webhook_runs_its_job_and_stops_on_sigterm() {
             r#"
 [server]
 listen = "127.0.0.1:{port}"
+admin_listen = "off"
 [worker]
 poll_interval_secs = 1
 shutdown_grace_secs = 5
@@ -183,6 +184,10 @@ bot_username = "relay-bot"
 /// notices and reconnects again. The store is chosen by the environment
 /// (`RELAY__CODEGRAPH__BACKEND`, as the compose file sets it), which also shows the override
 /// reaches `[codegraph]`.
+/// The ArangoDB password of [`a_worker_reconnects_to_a_graph_store_that_starts_late_and_drops_mid_run`]:
+/// it reaches neither the log nor `/readyz`.
+const ARANGO_PASSWORD: &str = "Arango-Pw-7731";
+
 #[tokio::test]
 async fn a_worker_reconnects_to_a_graph_store_that_starts_late_and_drops_mid_run() {
     let base = base_database_url();
@@ -199,7 +204,10 @@ async fn a_worker_reconnects_to_a_graph_store_that_starts_late_and_drops_mid_run
     std::fs::write(
         &config,
         format!(
-            "[server]\nlisten = \"127.0.0.1:{port}\"\n[codegraph]\nbackend = \"postgres\"\n[repo]\ndata_dir = \"{data}\"\n",
+            // The worker serves its ops endpoints on the admin listener, where /readyz gives
+            // the reason.
+            "[server]\nlisten = \"127.0.0.1:{public}\"\nadmin_listen = \"127.0.0.1:{port}\"\n[codegraph]\nbackend = \"postgres\"\n[repo]\ndata_dir = \"{data}\"\n",
+            public = free_port(),
             data = dir.path().join("data").display()
         ),
     )
@@ -214,7 +222,7 @@ async fn a_worker_reconnects_to_a_graph_store_that_starts_late_and_drops_mid_run
             "RELAY__CODEGRAPH__ARANGODB__URL",
             format!("http://{arango_addr}"),
         )
-        .env("RELAY__CODEGRAPH__ARANGODB__PASSWORD", "secret")
+        .env("RELAY__CODEGRAPH__ARANGODB__PASSWORD", ARANGO_PASSWORD)
         .env("RELAY__CODEGRAPH__RECONNECT__INITIAL_MS", "50")
         .env("RELAY__CODEGRAPH__RECONNECT__MAX_SECS", "1")
         .env("RELAY__CODEGRAPH__RECONNECT__PROBE_SECS", "1")
@@ -262,6 +270,7 @@ async fn a_worker_reconnects_to_a_graph_store_that_starts_late_and_drops_mid_run
         detail.contains("unavailable") && detail.contains("grep and read"),
         "{ready}"
     );
+    assert!(!ready.to_string().contains(ARANGO_PASSWORD), "{ready}");
     assert_eq!(metric("relay_codegraph_store_up").await, Some(0.0));
     assert_eq!(
         metric("relay_codegraph_store_outages_total").await,
@@ -279,6 +288,7 @@ async fn a_worker_reconnects_to_a_graph_store_that_starts_late_and_drops_mid_run
                 && line.contains("\"level\":\"WARN\"")),
         "{log_text}"
     );
+    assert!(!log_text.contains(ARANGO_PASSWORD), "{log_text}");
 
     // The store starts late: the same process connects, and /readyz is whole again.
     let arango = FakeArango::start_at(arango_addr).await;

@@ -75,7 +75,7 @@ async fn start(name: &str, server: &str) -> Gateway {
     std::fs::write(
         &config,
         format!(
-            "[server]\nlisten = \"127.0.0.1:{port}\"\n{server}\n[api]\ntoken = \"{TOKEN}\"\n\
+            "[server]\nlisten = \"127.0.0.1:{port}\"\nadmin_listen = \"off\"\n{server}\n[api]\ntoken = \"{TOKEN}\"\n\
              [repo]\ndata_dir = \"{data}\"\n[[trackers]]\nname = \"github\"\nprovider = \"github\"\n\
              base_url = \"http://127.0.0.1:9\"\ntoken = \"t\"\nwebhook_secret = \"{SECRET}\"\n\
              bot_username = \"relay-bot\"\n",

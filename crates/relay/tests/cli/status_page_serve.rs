@@ -1,5 +1,7 @@
 //! The real `relay serve` serves the status page with `[api] token`, reads `[ui]` (a Secure
-//! cookie with `secure_cookie = true`, its lifetime) and signs in with the token.
+//! cookie with `secure_cookie = true`, its lifetime) and signs in with the token; without
+//! `trusted_proxies` it warns at start-up that a proxy's clients would share one address, and
+//! once more when a peer it does not trust forwards a request.
 
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
@@ -35,18 +37,20 @@ async fn relay_serve_serves_the_status_page_with_its_settings() {
     std::fs::write(
         &config,
         format!(
-            "[server]\nlisten = \"127.0.0.1:{port}\"\n[api]\ntoken = \"{TOKEN}\"\n\
+            "[server]\nlisten = \"127.0.0.1:{port}\"\nadmin_listen = \"off\"\n[api]\ntoken = \"{TOKEN}\"\n\
              [ui]\nsession_ttl_secs = 600\nsecure_cookie = true\n\
              [repo]\ndata_dir = \"{}\"\n",
             dir.path().join("data").display()
         ),
     )
     .unwrap();
+    let log_path = dir.path().join("stderr.log");
+    let log = std::fs::File::create(&log_path).unwrap();
     let child = Command::new(env!("CARGO_BIN_EXE_relay"))
         .args(["--config", config.to_str().unwrap(), "serve"])
         .env("DATABASE_URL", format!("{prefix}/{database}"))
         .stdout(Stdio::null())
-        .stderr(Stdio::null())
+        .stderr(log)
         .spawn()
         .expect("relay starts");
     let server = Server { child };
@@ -92,6 +96,30 @@ async fn relay_serve_serves_the_status_page_with_its_settings() {
         .unwrap();
     assert_eq!(issues.status(), 200);
     assert!(issues.text().await.unwrap().contains("<h1>Issues</h1>"));
+
+    let log_text = || std::fs::read_to_string(&log_path).unwrap_or_default();
+    assert!(
+        log_text().contains("trusted_proxies is empty"),
+        "{}",
+        log_text()
+    );
+    // A peer it does not trust forwards a request: the log says so (once).
+    let forwarded = client
+        .get(format!("{origin}/healthz"))
+        .header("x-forwarded-for", "198.51.100.7")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(forwarded.status(), 200);
+    let started = Instant::now();
+    while !log_text().contains("not in [server] trusted_proxies") {
+        assert!(
+            started.elapsed() < Duration::from_secs(30),
+            "no warning: {}",
+            log_text()
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
 
     drop(server);
     let dropped = Command::new("psql")

@@ -50,20 +50,21 @@ impl ClientExt for ReqwestClient {
                 http::HeaderValue::from_static("application/json"),
             );
         }
+        let url = request.uri().to_string();
         let request = reqwest::Request::try_from(request)
-            .map_err(|e| ClientError::HttpClient(format!("invalid request: {e}")))?;
+            .map_err(|e| request_failed("invalid request", &url, &e))?;
         let response = self
             .client
             .execute(request)
             .await
-            .map_err(|e| ClientError::HttpClient(format!("request failed: {e}")))?;
+            .map_err(|e| request_failed("request failed", &url, &e))?;
         let status = response.status();
         let version = response.version();
         let headers = response.headers().clone();
         let body = response
             .text()
             .await
-            .map_err(|e| ClientError::HttpClient(format!("failed to read response body: {e}")))?;
+            .map_err(|e| request_failed("failed to read the response body", &url, &e))?;
         let mut builder = http::Response::builder().status(status).version(version);
         if let Some(h) = builder.headers_mut() {
             *h = headers;
@@ -71,5 +72,60 @@ impl ClientExt for ReqwestClient {
         builder
             .body(body)
             .map_err(|e| ClientError::HttpClient(format!("invalid response: {e}")))
+    }
+}
+
+/// A failed request, said from the redacted URL and the kind of failure only. reqwest's own text
+/// repeats the request's URL, userinfo and all, and its causes may too; what reaches the log,
+/// the health reason and `/readyz` is built here instead.
+fn request_failed(what: &str, url: &str, error: &reqwest::Error) -> ClientError {
+    ClientError::HttpClient(format!(
+        "{what}: {} ({})",
+        failure_kind(error),
+        relay_core::secrets::redact_url(url)
+    ))
+}
+
+/// What kind of failure `error` is: reqwest's classification, and the I/O error kind beneath it
+/// (`connection refused`, `timed out`), never a message text.
+fn failure_kind(error: &reqwest::Error) -> String {
+    let kind = if error.is_timeout() {
+        "timed out"
+    } else if error.is_connect() {
+        "could not connect"
+    } else if error.is_body() || error.is_decode() {
+        "the body could not be read"
+    } else if error.is_redirect() {
+        "too many redirects"
+    } else if error.is_builder() {
+        "invalid request"
+    } else {
+        "failed"
+    };
+    let mut source = std::error::Error::source(error);
+    while let Some(cause) = source {
+        if let Some(io) = cause.downcast_ref::<std::io::Error>() {
+            return format!("{kind}: {}", io.kind());
+        }
+        source = cause.source();
+    }
+    kind.to_owned()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A URL that carries a password never reaches the error text, whatever reqwest prints.
+    #[tokio::test]
+    async fn a_failed_request_names_the_redacted_url_and_the_kind_only() {
+        let client = ReqwestClient::new(None).unwrap();
+        let request = http::Request::get("http://root:Arango-Pw-7731@127.0.0.1:1/_api/version")
+            .body(String::new())
+            .unwrap();
+        let error = client.request(request).await.unwrap_err().to_string();
+        assert!(!error.contains("Arango-Pw-7731"), "{error}");
+        assert!(error.contains("root:[REDACTED]@127.0.0.1:1"), "{error}");
+        assert!(error.contains("could not connect"), "{error}");
     }
 }

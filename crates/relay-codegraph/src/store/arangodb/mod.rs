@@ -185,6 +185,10 @@ struct StepDoc {
 impl ArangoStore {
     /// Connects (arangors checks the `Server: ArangoDB` header of `GET <url>`) and opens the database.
     pub async fn connect(settings: &ArangoSettings) -> StoreResult<Self> {
+        // The binary refuses such a URL at start-up; a library caller gets the same answer.
+        settings
+            .validate()
+            .map_err(|why| StoreError::Config(format!("[codegraph.arangodb] url {why}")))?;
         let connection = GenericConnection::<ReqwestClient>::establish_basic_auth(
             &settings.url,
             &settings.username,

@@ -16,6 +16,7 @@ use std::time::Instant;
 use anyhow::Context as _;
 use relay_agent::agent_settings::{EngageDecision, EngageRoles, Visibility};
 use relay_agent::trace::{TraceKind, Tracer};
+use relay_core::engage::TRIGGER_LABEL;
 use relay_core::repo_config::EffectiveConfig;
 use relay_store::PgPool;
 use relay_store::issues::{IssueEventRow, IssueRow};
@@ -59,12 +60,19 @@ pub async fn narrow(
 ) -> JobStep {
     let private = engage_visibility(&job.issue) == Visibility::Private;
     job.admission = std::mem::take(&mut job.admission).narrowed(config.engage_roles(private));
-    let label_triggers = job.issue.labels.iter().any(|l| config.triggers_on(l));
+    // A label event engages only when the label it added is still a trigger here: another
+    // trigger label the issue already carries is no reason to engage now.
+    let engages = |event: &IssueEventRow| match (&event.kind[..], &event.trigger_labels) {
+        (TRIGGER_LABEL, Some(added)) => added.iter().any(|l| config.triggers_on(l)),
+        // Recorded before migration 0098: the issue's labels are all that is known.
+        (TRIGGER_LABEL, None) => job.issue.labels.iter().any(|l| config.triggers_on(l)),
+        _ => true,
+    };
     let actionable = job
         .pending
         .events
         .iter()
-        .any(|e| job.admission.admits(&e.actor) && (e.kind != TRIGGER_LABEL || label_triggers));
+        .any(|e| job.admission.admits(&e.actor) && engages(e));
     if job.pending.events.is_empty() || actionable {
         return Ok(());
     }
@@ -212,9 +220,6 @@ pub fn engage_visibility(issue: &IssueRow) -> Visibility {
         _ => Visibility::Public,
     }
 }
-
-/// The event kind of a trigger label being added.
-const TRIGGER_LABEL: &str = "trigger_label";
 
 /// Consumes the pending events as ignored (nobody who may make Relay act), with the reasons, and
 /// ends the job — unless a go-ahead left pending by an earlier job is still to be retried.

@@ -360,6 +360,7 @@ mod tests {
                 actor: "alice".into(),
                 note_id: Some("5".into()),
                 created_at: at(),
+                trigger_labels: None,
             }],
         };
         let thread = vec![
@@ -405,6 +406,7 @@ mod tests {
             actor_id: None,
             note_id: note_id.map(str::to_owned),
             created_at: chrono::Utc::now(),
+            trigger_labels: None,
         }
     }
 
