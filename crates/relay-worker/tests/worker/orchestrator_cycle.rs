@@ -353,9 +353,32 @@ async fn go_ahead_writes_stores_and_posts_the_spec(pool: PgPool) {
 
 #[sqlx::test(migrator = "relay_store::MIGRATOR")]
 async fn the_explorer_queries_the_code_graph_from_the_postgres_store(pool: PgPool) {
+    explorer_answers_from_the_graph(pool, GraphBackend::Postgres).await;
+}
+
+/// The same cycle over the ArangoDB store, in ArangoDB's wire protocol (the local double): the
+/// job indexes the commit into it, and the explorer's search is answered with the symbol document
+/// the store wrote.
+#[sqlx::test(migrator = "relay_store::MIGRATOR")]
+async fn the_explorer_queries_the_code_graph_from_the_arangodb_store(pool: PgPool) {
+    let arango = relay_codegraph::store::arangodb::double::FakeArango::start().await;
+    explorer_answers_from_the_graph(pool, GraphBackend::Arangodb(arango)).await;
+}
+
+/// The code-graph store a cycle's explorer reads.
+enum GraphBackend {
+    Postgres,
+    Arangodb(relay_codegraph::store::arangodb::double::FakeArango),
+}
+
+/// One cycle whose explorer asks the code graph: the job indexes its commit into the store first
+/// (nothing stored yet), the explorer's `codegraph search` is answered from the store, and the
+/// planner decides on that answer.
+async fn explorer_answers_from_the_graph(pool: PgPool, backend: GraphBackend) {
     use relay_agent::explore::ExploreAgent;
     use relay_agent::toolbox::Toolbox;
     use relay_codegraph::store::GraphStore;
+    use relay_codegraph::store::arangodb::aql;
     use relay_codegraph::store::postgres::PostgresStore;
     use relay_worker::jobs::orchestrator::graph::{ensure_graph, graph_repo_key};
     use relay_worker::jobs::reindex::CodegraphIndexing;
@@ -363,7 +386,21 @@ async fn the_explorer_queries_the_code_graph_from_the_postgres_store(pool: PgPoo
     let github = FakeGitHub::start().await;
     let issue = seed(&pool, &github).await;
     let (dir, snapshot) = checkout();
-    let store: Arc<dyn GraphStore> = Arc::new(PostgresStore::new(pool.clone()));
+    let store: Arc<dyn GraphStore> = match &backend {
+        GraphBackend::Postgres => Arc::new(PostgresStore::new(pool.clone())),
+        GraphBackend::Arangodb(arango) => {
+            // Nothing stored (asked here and by the job), the full index written, then stored.
+            arango.expect(aql::LATEST_COMMIT, vec![]);
+            arango.expect(aql::LATEST_COMMIT, vec![]);
+            for _ in 0..written_collections(dir.path()) {
+                arango.expect(aql::INSERT_DOCS, vec![]);
+            }
+            arango.expect(aql::FIND_SNAPSHOT, vec![]);
+            arango.expect(aql::INSERT_SNAPSHOT, vec![]);
+            arango.expect(aql::LATEST_COMMIT, vec![json!("c0ffee")]);
+            Arc::new(arango.store().await)
+        }
+    };
     let indexing = CodegraphIndexing::new(store.clone(), 1);
     let data = tempfile::tempdir().unwrap();
     let repos = relay_repo::RepoManager::new(relay_repo::RepoSettings {
@@ -373,7 +410,7 @@ async fn the_explorer_queries_the_code_graph_from_the_postgres_store(pool: PgPoo
     .unwrap();
     let spec = relay_repo::RepoSpec::new(relay_repo::Provider::GitHub, "https://github.com", REPO);
     let repo = graph_repo_key("github", REPO);
-    // Nothing stored yet: the commit is indexed into Postgres first.
+    // Nothing stored yet: the commit is indexed into the store first.
     assert_eq!(store.latest_commit(&repo).await.unwrap(), None);
     let access = ensure_graph(
         &indexing,
@@ -390,6 +427,31 @@ async fn the_explorer_queries_the_code_graph_from_the_postgres_store(pool: PgPoo
         store.latest_commit(&repo).await.unwrap().as_deref(),
         Some("c0ffee")
     );
+    if let GraphBackend::Arangodb(arango) = &backend {
+        // The symbols went over the wire as documents; the search answers with Config's, as the
+        // server would.
+        let requests = arango.finish();
+        let symbols = &requests[2]["bindVars"];
+        assert_eq!(symbols["@collection"], "codegraph_symbols");
+        let mut config = symbols["docs"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|doc| doc["name"] == "Config")
+            .cloned()
+            .expect("Config's document was written");
+        config["_key"] = json!("7001");
+        config["_id"] = json!("codegraph_symbols/7001");
+        config["_rev"] = json!("_hV2xYz---");
+        let snapshot = config["snapshot"].clone();
+        let snapshots = &requests[requests.len() - 2]["bindVars"];
+        assert_eq!(snapshots["snapshot"], snapshot, "{snapshots}");
+        arango.expect(aql::FIND_SNAPSHOT, vec![snapshot]);
+        arango.expect(
+            aql::search(false, true, false, false),
+            vec![json!({"total": 1, "symbols": [config]})],
+        );
+    }
 
     let llm = ScriptedLlm::start(vec![
         // Planner: ask.
@@ -426,7 +488,7 @@ async fn the_explorer_queries_the_code_graph_from_the_postgres_store(pool: PgPoo
     let end = run(&env, &mut job, 0).await.unwrap();
     assert!(matches!(end, CycleEnd::Applied { .. }), "{end:?}");
 
-    // The explorer's second request carries the codegraph result, read from Postgres.
+    // The explorer's second request carries the codegraph result, read from the store.
     let requests = llm.requests();
     assert_eq!(requests.len(), 4);
     let offered: Vec<String> = requests[1].body["tools"]
@@ -456,6 +518,29 @@ async fn the_explorer_queries_the_code_graph_from_the_postgres_store(pool: PgPoo
         graph_answer.contains("Config") && graph_answer.contains("config.go:3"),
         "{graph_answer}"
     );
+    if let GraphBackend::Arangodb(arango) = &backend {
+        let requests = arango.finish();
+        let search = &requests[requests.len() - 1]["bindVars"];
+        assert_eq!(search["pattern"], "config", "{search}");
+    }
+}
+
+/// How many collections a full index of `root` writes documents to (each in one chunk here):
+/// symbols and their vertices, then resolved calls and other edges when there are any.
+fn written_collections(root: &std::path::Path) -> usize {
+    use relay_codegraph::index::{IndexOptions, index_repository};
+    use relay_codegraph::model::EdgeKind;
+    let graph = index_repository(root, &IndexOptions::default())
+        .unwrap()
+        .graph;
+    let calls = graph
+        .edges
+        .iter()
+        .filter(|e| e.kind == EdgeKind::Calls && e.to.is_some())
+        .count();
+    let others = graph.edges.len() - calls;
+    assert!(!graph.symbols.is_empty());
+    2 + usize::from(calls > 0) + usize::from(others > 0)
 }
 
 #[sqlx::test(migrator = "relay_store::MIGRATOR")]
