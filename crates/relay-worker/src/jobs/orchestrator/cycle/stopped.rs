@@ -78,26 +78,20 @@ pub async fn end_job(
     cycle: u32,
     cycles: u32,
 ) -> Result<Value, JobError> {
+    let stopped = || format!("planning cycle {cycle} stopped without a decision");
     let reason = match &outcome.result {
         PlanResult::Stopped(reason) if recurs(reason) => reason,
-        PlanResult::Stopped(reason) => {
+        PlanResult::Stopped(reason @ StopReason::Llm(llm)) => {
             // Why it stopped is the job's error, with its classified cause (the LLM's error
-            // kind), so the operator's list of failed jobs says it without the trace.
-            let stopped = format!("planning cycle {cycle} stopped without a decision");
-            let error = match reason {
-                StopReason::Llm(llm) => anyhow::Error::new(Classified {
-                    cause: Cause::llm(llm),
-                    message: reason.to_string(),
-                }),
-                _ => anyhow::anyhow!("{reason}"),
-            };
-            return Err(JobError::Retryable(error.context(stopped)));
+            // kind), so the operator's list of failed jobs says it without the trace. The
+            // planner's error is borrowed: its text and kind are kept, not the error itself.
+            let error = anyhow::Error::new(Classified {
+                cause: Cause::llm(llm),
+                message: reason.to_string(),
+            });
+            return Err(JobError::Retryable(error.context(stopped())));
         }
-        PlanResult::Submitted(_) => {
-            return Err(JobError::Retryable(anyhow::anyhow!(
-                "planning cycle {cycle} stopped without a decision"
-            )));
-        }
+        _ => return Err(JobError::Retryable(anyhow::anyhow!(stopped()))),
     };
     let mut conn = pool.acquire().await.context("no database connection")?;
     relay_store::issues::mark_events_handled(&mut conn, run.issue_id, through)
