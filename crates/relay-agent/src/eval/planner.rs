@@ -18,7 +18,7 @@ use crate::llm::LlmClient;
 use crate::planner::adapters::{explore_failure, explore_outcome};
 use crate::planner::{
     BatchValidator, ExploreFailure, ExploreOutcome, ExploreRequest, Explorer, PlanResult, Planner,
-    PlannerLimits, Thoroughness,
+    PlannerLimits, StopReason, Thoroughness,
 };
 
 /// Builds the validator a planner-level question's batches go to, from its issue (the thread
@@ -101,6 +101,12 @@ pub async fn run_issue(
             let (text, citations) = what_a_user_reads(batch);
             (text, citations, "accepted".to_owned())
         }
+        // A failed LLM call ends the question as an explore's does (`llm_error: <kind>`).
+        PlanResult::Stopped(StopReason::Llm(error)) => (
+            String::new(),
+            Vec::new(),
+            format!("llm_error: {}", error.kind().as_str()),
+        ),
         PlanResult::Stopped(reason) => (String::new(), Vec::new(), format!("stopped: {reason}")),
     };
     let tool_calls: Vec<_> = reports

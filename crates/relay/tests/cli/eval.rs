@@ -77,10 +77,16 @@ async fn eval_scores_the_shipped_suite_on_this_repository() {
         .lines()
         .filter(|l| !l.starts_with(' ') && !l.starts_with("question"))
         .collect();
-    assert_eq!(rows.len(), 7, "six questions and the suite: {stdout}");
-    for row in &rows[..6] {
+    assert_eq!(
+        rows.len(),
+        8,
+        "the six, the history question and the suite: {stdout}"
+    );
+    for row in &rows[..7] {
         let score: f64 = row.split_whitespace().nth(1).unwrap().parse().unwrap();
-        if row.starts_with("usages") {
+        // `usages` cites one line of two; `history` expects the history tool, which this
+        // transcript (codegraph search, then grep) never calls.
+        if row.starts_with("usages") || row.starts_with("history") {
             assert!(score < 1.0, "{row}");
         } else {
             assert_eq!(score, 1.0, "{row}");
