@@ -15,7 +15,7 @@ const DEVIATIONS: [&str; 12] = [
     "Where the execution and integration outputs live",
     "Output formats",
     "PostgreSQL is the code graph's store outside compose",
-    "The evaluation runs the explorer, not the planner",
+    "The evaluation runs the explorer, and the planner only for questions",
     "The `log` payload",
     "Tool arguments are traced by name",
     "Closing a gap as `answered`",
