@@ -5,7 +5,7 @@
 //! tree for the CLI), at which commit, and under which subdirectory the tool's sandbox root lies.
 //! Every answer is bounded: bytes read from git ([`MAX_HISTORY_BYTES`]), commits counted
 //! ([`MAX_COUNTED_COMMITS`]), lines blamed ([`MAX_BLAME_LINES`]), the call's time; every field is
-//! cleaned ([`parse`]). What the caller passes is checked before git sees it: the commit is a hex
+//! cleaned (`parse`). What the caller passes is checked before git sees it: the commit is a hex
 //! object id, a path never starts with `-` (and follows `--` anyway), pathspecs are literal.
 
 mod parse;

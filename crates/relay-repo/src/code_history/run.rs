@@ -20,11 +20,16 @@ const MAX_STDERR_BYTES: usize = 4 * 1024;
 /// How often the stop check is polled while git runs.
 const POLL: Duration = Duration::from_millis(25);
 
-/// Configuration every history command runs with, on top of the isolated environment: no hooks
-/// and no file-system monitor, whatever the repository's own config says (a user's checkout for
-/// `relay explore`). External diffs and text conversions are refused on the command line.
-const HISTORY_CONFIG: [(&str, &str); 2] =
-    [("core.hooksPath", "/dev/null"), ("core.fsmonitor", "false")];
+/// Configuration every history command runs with, on top of the isolated environment, whatever
+/// the repository's own config says (a user's checkout for `relay explore`): no hooks, no
+/// file-system monitor, no signature checks (they start gpg), no ignore-revisions file. External
+/// diffs and text conversions are refused on the command line.
+const HISTORY_CONFIG: [(&str, &str); 4] = [
+    ("core.hooksPath", "/dev/null"),
+    ("core.fsmonitor", "false"),
+    ("log.showSignature", "false"),
+    ("blame.ignoreRevsFile", ""),
+];
 
 /// What git printed, at most the asked number of bytes.
 #[derive(Debug)]

@@ -7,7 +7,7 @@ use clap::Args;
 
 #[derive(Debug, Args)]
 pub struct ToolArgs {
-    /// The tool: grep, read, glob or tree.
+    /// The tool: grep, read, glob, tree or history (history: the commits at the checkout's HEAD).
     name: String,
     /// The checkout to run it in (the sandbox root).
     #[arg(long, default_value = ".")]

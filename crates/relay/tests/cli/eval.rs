@@ -1,7 +1,8 @@
 //! `relay eval` as a user runs it: the shipped suite over this repository, against the scripted
 //! LLM server. The transcript searches the graph, then greps (the graph indexes no Rust)
 //! and cites the suite's lines, except on `usages`, where it cites only the definition and misses
-//! a fact: that row scores below 1, every other row 1. The table is printed (`--nocapture`).
+//! a fact, and on `history`, where it asks the git history of the cited line: the `usages` row
+//! scores below 1, every other row 1. The table is printed (`--nocapture`).
 
 use relay_agent::llm::scripted::{ScriptedLlm, ScriptedReply};
 use serde_json::{Value, json};
@@ -18,14 +19,24 @@ fn transcript(suite: &Value) -> Vec<ScriptedReply> {
             .split(|c: char| !c.is_alphanumeric() && c != '_')
             .rfind(|w| w.len() > 3)
             .unwrap_or(first);
-        script.push(ScriptedReply::tool_calls(vec![(
-            "codegraph",
-            json!({"operation": "search", "name": word}),
-        )]));
-        script.push(ScriptedReply::tool_calls(vec![(
-            "grep",
-            json!({"pattern": word}),
-        )]));
+        if id == "history" {
+            // "Why, and since when?": the history of the cited line, which `relay eval` offers
+            // on this repository (a git checkout).
+            let line = cites[0]["line"].clone();
+            script.push(ScriptedReply::tool_calls(vec![(
+                "history",
+                json!({"path": cites[0]["path"], "start_line": line, "end_line": line}),
+            )]));
+        } else {
+            script.push(ScriptedReply::tool_calls(vec![(
+                "codegraph",
+                json!({"operation": "search", "name": word}),
+            )]));
+            script.push(ScriptedReply::tool_calls(vec![(
+                "grep",
+                json!({"pattern": word}),
+            )]));
+        }
         let (cited, facts): (Vec<&Value>, Vec<&Value>) = if id == "usages" {
             (cites[..1].to_vec(), Vec::new())
         } else {
@@ -80,13 +91,11 @@ async fn eval_scores_the_shipped_suite_on_this_repository() {
     assert_eq!(
         rows.len(),
         8,
-        "the six, the history question and the suite: {stdout}"
+        "six questions, the history question and the suite: {stdout}"
     );
     for row in &rows[..7] {
         let score: f64 = row.split_whitespace().nth(1).unwrap().parse().unwrap();
-        // `usages` cites one line of two; `history` expects the history tool, which this
-        // transcript (codegraph search, then grep) never calls.
-        if row.starts_with("usages") || row.starts_with("history") {
+        if row.starts_with("usages") {
             assert!(score < 1.0, "{row}");
         } else {
             assert_eq!(score, 1.0, "{row}");
@@ -100,5 +109,11 @@ async fn eval_scores_the_shipped_suite_on_this_repository() {
         lookup.lines().nth(1).unwrap().contains("fell back to grep"),
         "{stdout}"
     );
+    let history = rows[6];
+    assert!(
+        history.starts_with("history ") && history.contains("2/2"),
+        "{stdout}"
+    );
+    assert!(stdout.contains("asked the history"), "{stdout}");
     assert_eq!(server.remaining(), 0);
 }
