@@ -218,7 +218,7 @@ impl AppState {
         self
     }
 
-    /// What the server allows per tracker name, as it runs (see [`AppState::policies`]).
+    /// What the server allows per tracker name, as it runs (kept in the state's `policies`).
     pub fn with_policies(mut self, policies: HashMap<String, ServerPolicy>) -> AppState {
         self.policies = Arc::new(policies);
         self

@@ -29,7 +29,7 @@
 //! ```
 //!
 //! A question with an `issue` is asked the way Relay is asked: the planner reads the issue,
-//! explores and submits actions ([`planner`]); `question` then only describes it.
+//! explores and submits actions ([`PlannerEval`]); `question` then only describes it.
 
 mod planner;
 mod score;
