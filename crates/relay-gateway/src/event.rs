@@ -1,7 +1,7 @@
 //! The provider-neutral description of one webhook, produced by [`crate::providers`] and acted on by
 //! [`crate::intake`]. Wire JSON ends at the providers; everything after works on these types.
 
-pub use relay_core::engage::{BodyChange, IssueEvent, NoteEvent};
+pub use relay_core::engage::{BodyChange, IssueEvent, NoteEvent, Stamp};
 
 /// What one delivery is about.
 #[derive(Debug, Clone, PartialEq, Eq)]

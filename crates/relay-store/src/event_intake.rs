@@ -78,7 +78,7 @@ pub async fn record_issue_event(pool: &PgPool, intake: &EventIntake<'_>) -> Resu
         ),
         Decision::Ignore(reason) => (None, Some(reason)),
     };
-    let event_key = engage::event_key(tracker.name.as_str(), event, intake.action);
+    let event_key = engage::content_identity(tracker.name.as_str(), event, intake.action);
     // What a label engagement engaged on: the job narrows by these, not the issue's labels.
     let trigger_labels = matches!(decision, Decision::Engage(engage::TRIGGER_LABEL))
         .then(|| engage::trigger_labels_added(event, tracker));
@@ -96,7 +96,7 @@ pub async fn record_issue_event(pool: &PgPool, intake: &EventIntake<'_>) -> Resu
             engage: engagement,
             ignore_reason,
             origin: intake.origin.as_str(),
-            event_key: Some(&event_key),
+            event_key: event_key.as_deref(),
             trigger_labels: trigger_labels.as_deref(),
         },
     )

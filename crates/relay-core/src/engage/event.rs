@@ -1,5 +1,7 @@
 //! The provider-neutral facts of one issue event, the input of [`super::decide()`].
 
+use chrono::{DateTime, Utc};
+
 use crate::{IssueSnapshot, NoteSnapshot};
 
 /// A change to an issue or its thread, with just the facts engagement rules need.
@@ -25,6 +27,31 @@ pub struct IssueEvent {
     pub note: Option<NoteEvent>,
     /// GitHub App deliveries: `installation.id`, stored with the issue for write-back auth.
     pub installation_id: Option<i64>,
+    /// Where the time in the event's content identity came from (the issue's `updated_at` for an
+    /// issue change, the note's for a note edit).
+    pub stamp: Stamp,
+}
+
+/// Where an event's time came from. A payload that does not say when the issue (or the edited
+/// note) changed gets the clock's time at intake; that time is no identity, since a redelivery of
+/// the same payload a second later would get another one (see [`super::content_identity`]).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum Stamp {
+    /// The payload said.
+    #[default]
+    Payload,
+    /// The payload did not say (or said something that is not a time): the clock's.
+    Clock,
+}
+
+impl Stamp {
+    /// `parsed` when the payload carried a time, else the clock's now, with where it came from.
+    pub fn or_clock(parsed: Option<DateTime<Utc>>) -> (DateTime<Utc>, Stamp) {
+        match parsed {
+            Some(at) => (at, Stamp::Payload),
+            None => (Utc::now(), Stamp::Clock),
+        }
+    }
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -58,6 +85,7 @@ impl IssueEvent {
             assignees_added: Vec::new(),
             note: None,
             installation_id: None,
+            stamp: Stamp::Payload,
         }
     }
 }

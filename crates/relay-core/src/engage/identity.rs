@@ -12,7 +12,20 @@ use std::fmt::Write as _;
 
 use chrono::{DateTime, SubsecRound, Utc};
 
-use super::event::IssueEvent;
+use super::event::{IssueEvent, Stamp};
+
+/// The content identity `event` is kept unique under, or `None` when its identity would rest on
+/// a time the payload did not carry ([`Stamp::Clock`]): then only the delivery key identifies
+/// it. A clock time is no identity: two different stamp-less events in one second would be one,
+/// and a redelivery of the first of them a second later would be new (the content duplicate
+/// recorded nothing, so not even its delivery key was kept).
+pub fn content_identity(tracker: &str, event: &IssueEvent, action: Option<&str>) -> Option<String> {
+    let stamped = match &event.note {
+        Some(note) => note.edited,
+        None => !event.opened,
+    };
+    (!stamped || event.stamp == Stamp::Payload).then(|| event_key(tracker, event, action))
+}
 
 /// How an event reached Relay. Stored with the event; nothing downstream depends on it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -182,5 +195,33 @@ mod tests {
             event_key("gh", &reopened, Some("reopened")),
             "gh/7/3/reopened@5"
         );
+    }
+
+    #[test]
+    fn a_time_the_payload_did_not_carry_is_no_identity() {
+        let mut edit = note_event(true, 1_000_000);
+        edit.stamp = Stamp::Clock;
+        assert_eq!(content_identity("gh", &edit, Some("edited")), None);
+        let mut created = note_event(false, 1_000_000);
+        created.stamp = Stamp::Clock;
+        assert_eq!(
+            content_identity("gh", &created, Some("created")).as_deref(),
+            Some("gh/7/3/note/99/created")
+        );
+        let mut opened = IssueEvent::new(issue(5_000), "alice".into());
+        opened.opened = true;
+        opened.stamp = Stamp::Clock;
+        assert_eq!(
+            content_identity("gl", &opened, Some("open")).as_deref(),
+            Some("gl/7/3/opened")
+        );
+        let mut closed = IssueEvent::new(issue(5_000), "alice".into());
+        closed.closed = true;
+        assert_eq!(
+            content_identity("gl", &closed, Some("close")).as_deref(),
+            Some("gl/7/3/closed@5")
+        );
+        closed.stamp = Stamp::Clock;
+        assert_eq!(content_identity("gl", &closed, Some("close")), None);
     }
 }

@@ -14,6 +14,6 @@ pub mod identity;
 pub mod mention;
 
 pub use decide::{Context, Decision, TRIGGER_LABEL, decide, needs_context, trigger_labels_added};
-pub use event::{BodyChange, IssueEvent, NoteEvent};
-pub use identity::{Origin, event_key};
+pub use event::{BodyChange, IssueEvent, NoteEvent, Stamp};
+pub use identity::{Origin, content_identity, event_key};
 pub use mention::mentions;

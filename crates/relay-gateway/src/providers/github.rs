@@ -10,7 +10,7 @@ use super::{
     DeliveryHeaders, Rejection, WebhookFormat, body_digest, i64_at, id_at, names_at, parse_time,
     str_at,
 };
-use crate::event::{BodyChange, IssueEvent, NoteEvent, ParsedEvent};
+use crate::event::{BodyChange, IssueEvent, NoteEvent, ParsedEvent, Stamp};
 
 const SIGNATURE: &str = "x-hub-signature-256";
 
@@ -162,11 +162,13 @@ pub fn parse(event: &str, payload: &Value) -> ParsedEvent {
                     reason: "malformed_payload",
                 };
             };
-            let Some(note) = comment(payload) else {
+            let Some((note, note_stamp)) = comment(payload) else {
                 return ParsedEvent::Ignored {
                     reason: "malformed_payload",
                 };
             };
+            // A comment's identity rests on the comment's time, not the issue's.
+            event.stamp = note_stamp;
             event.note = Some(NoteEvent {
                 note,
                 edited: action == "edited",
@@ -232,6 +234,7 @@ fn visibility(payload: &Value) -> Option<ProjectVisibility> {
 
 fn issue_event(payload: &Value) -> Option<IssueEvent> {
     let issue = payload.get("issue")?;
+    let (updated_at, stamp) = Stamp::or_clock(parse_time(str_at(issue, "/updated_at")));
     let snapshot = IssueSnapshot {
         project_id: id_at(payload, "/repository/id")?,
         project_path: str_at(payload, "/repository/full_name")?.to_owned(),
@@ -244,20 +247,26 @@ fn issue_event(payload: &Value) -> Option<IssueEvent> {
         assignees: names_at(issue, "/assignees", "login"),
         url: str_at(issue, "/html_url").unwrap_or_default().to_owned(),
         confidential: false,
-        updated_at: parse_time(str_at(issue, "/updated_at")).unwrap_or_else(chrono::Utc::now),
+        updated_at,
         visibility: visibility(payload),
     };
     let actor = str_at(payload, "/sender/login")?.to_owned();
     let mut event = IssueEvent::new(snapshot, actor);
     event.actor_is_bot_account = str_at(payload, "/sender/type") == Some("Bot");
     event.installation_id = i64_at(payload, "/installation/id");
+    event.stamp = stamp;
     Some(event)
 }
 
-fn comment(payload: &Value) -> Option<NoteSnapshot> {
+/// The comment, and where its time came from (an edit is identified by it: its own, else its
+/// creation's).
+fn comment(payload: &Value) -> Option<(NoteSnapshot, Stamp)> {
     let comment = payload.get("comment")?;
-    let created_at = parse_time(str_at(comment, "/created_at")).unwrap_or_else(chrono::Utc::now);
-    Some(NoteSnapshot {
+    let created = parse_time(str_at(comment, "/created_at"));
+    let (updated_at, stamp) =
+        Stamp::or_clock(parse_time(str_at(comment, "/updated_at")).or(created));
+    let created_at = created.unwrap_or(updated_at);
+    let note = NoteSnapshot {
         note_id: id_at(comment, "/id")?,
         discussion_id: None,
         author: str_at(comment, "/user/login")?.to_owned(),
@@ -265,8 +274,9 @@ fn comment(payload: &Value) -> Option<NoteSnapshot> {
         internal: false,
         url: str_at(comment, "/html_url").map(str::to_owned),
         created_at,
-        updated_at: parse_time(str_at(comment, "/updated_at")).unwrap_or(created_at),
-    })
+        updated_at,
+    };
+    Some((note, stamp))
 }
 
 #[cfg(test)]

@@ -10,7 +10,7 @@ use super::{
     DeliveryHeaders, Rejection, WebhookFormat, added, body_digest, i64_at, id_at, names_at,
     parse_time, str_at,
 };
-use crate::event::{BodyChange, IssueEvent, NoteEvent, ParsedEvent};
+use crate::event::{BodyChange, IssueEvent, NoteEvent, ParsedEvent, Stamp};
 
 /// GitLab's [`WebhookFormat`].
 pub struct GitLab;
@@ -118,6 +118,7 @@ fn issue_hook(payload: &Value) -> ParsedEvent {
     ) else {
         return malformed();
     };
+    let (updated_at, stamp) = Stamp::or_clock(parse_time(str_at(attrs, "/updated_at")));
     let issue = IssueSnapshot {
         project_id,
         project_path: project_path.to_owned(),
@@ -134,10 +135,11 @@ fn issue_hook(payload: &Value) -> ParsedEvent {
             .get("confidential")
             .and_then(Value::as_bool)
             .unwrap_or(false),
-        updated_at: parse_time(str_at(attrs, "/updated_at")).unwrap_or_else(chrono::Utc::now),
+        updated_at,
         visibility: visibility(payload),
     };
     let mut event = IssueEvent::new(issue, actor.to_owned());
+    event.stamp = stamp;
     event.opened = action == "open";
     event.closed = action == "close";
     let changes = payload.get("changes");
@@ -237,7 +239,11 @@ fn note_hook(event_name: &str, payload: &Value) -> ParsedEvent {
         updated_at: parse_time(str_at(issue, "/updated_at")).unwrap_or_else(chrono::Utc::now),
         visibility: visibility(payload),
     };
-    let created_at = parse_time(str_at(attrs, "/created_at")).unwrap_or_else(chrono::Utc::now);
+    let note_created_at = parse_time(str_at(attrs, "/created_at"));
+    // A note edit is identified by the note's time: its own, else its creation's.
+    let (note_updated_at, note_stamp) =
+        Stamp::or_clock(parse_time(str_at(attrs, "/updated_at")).or(note_created_at));
+    let created_at = note_created_at.unwrap_or(note_updated_at);
     let note = NoteSnapshot {
         note_id,
         discussion_id: str_at(attrs, "/discussion_id").map(str::to_owned),
@@ -250,9 +256,10 @@ fn note_hook(event_name: &str, payload: &Value) -> ParsedEvent {
             || (event_name == "Confidential Note Hook" && !snapshot.confidential),
         url: note_url,
         created_at,
-        updated_at: parse_time(str_at(attrs, "/updated_at")).unwrap_or(created_at),
+        updated_at: note_updated_at,
     };
     let mut event = IssueEvent::new(snapshot, actor.to_owned());
+    event.stamp = note_stamp;
     event.note = Some(NoteEvent {
         note,
         edited: str_at(attrs, "/action") == Some("update"),
