@@ -62,6 +62,10 @@ pub struct AgentSettings {
     /// citations' status, the spec, the spend), edited in place after each change. Off: a push
     /// that makes findings stale posts one short notice instead.
     pub summary_comment: bool,
+    /// Let a repository name related repositories (`.relay.toml` `related`, and the trackers'
+    /// `related` tables) whose code its issues' explorations may read. Off: every name is
+    /// refused, and only the issue's own repository is explored.
+    pub related_repositories: bool,
 }
 
 impl Default for AgentSettings {
@@ -80,6 +84,7 @@ impl Default for AgentSettings {
             engage_roles: EngageRoles::default(),
             tool_hints: true,
             summary_comment: true,
+            related_repositories: true,
         }
     }
 }

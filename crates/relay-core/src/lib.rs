@@ -7,7 +7,8 @@
 //! [`engage`] (engagement rules and event identity, shared by the gateway and the reconciler),
 //! [`error`] (the one cause-chain formatter), [`outgoing`] (quick-action neutralisation of every
 //! tracker write), [`roles`] (the roles that may engage Relay),
-//! [`repo_config`] (the repository's `.relay.toml`: parsed, narrowed, in effect), [`command`]
+//! [`repo_config`] (the repository's `.relay.toml`: parsed, narrowed, in effect), [`related`]
+//! (related repositories: which the server admits and why each refused one is refused), [`command`]
 //! (commands in a mention, parsed deterministically), [`learning_review`] (when a learning is
 //! marked for review), [`secrets`] (the configured secrets: the registry every tracker write,
 //! prompt and job error is scrubbed with, and the one redaction of a URL), [`token_shapes`]
@@ -26,6 +27,7 @@ pub mod job;
 pub mod learning_review;
 pub mod outgoing;
 pub mod prices;
+pub mod related;
 pub mod repo_config;
 pub mod roles;
 pub mod secrets;

@@ -2,6 +2,7 @@
 
 pub mod web;
 
+use std::collections::BTreeMap;
 use std::fmt;
 
 use serde::{Deserialize, Serialize};
@@ -176,6 +177,11 @@ pub struct TrackerSettings {
     /// before any webhook arrives from them.
     #[serde(default)]
     pub projects: Option<Vec<String>>,
+    /// Related repositories the server declares, by repository path, added after those a
+    /// repository's `.relay.toml` names (for repositories that have no file):
+    /// `related = { "acme/app" = ["acme/sdk"] }`. Judged by the same rules (`crate::related`).
+    #[serde(default)]
+    pub related: BTreeMap<String, Vec<String>>,
 }
 
 impl fmt::Debug for TrackerSettings {
@@ -199,6 +205,7 @@ impl fmt::Debug for TrackerSettings {
             .field("write_burst", &self.write_burst)
             .field("request_timeout_secs", &self.request_timeout_secs)
             .field("projects", &self.projects)
+            .field("related", &self.related)
             .finish()
     }
 }
@@ -218,6 +225,16 @@ impl TrackerSettings {
                 p.eq_ignore_ascii_case(project_path) || (!project_id.is_empty() && p == project_id)
             })
         })
+    }
+
+    /// The related repositories this server declares for the repository at `project_path`
+    /// (matched case-insensitively, surrounding slashes ignored).
+    pub fn related_of(&self, project_path: &str) -> &[String] {
+        let wanted = project_path.trim_matches('/');
+        self.related
+            .iter()
+            .find(|(path, _)| path.trim_matches('/').eq_ignore_ascii_case(wanted))
+            .map_or(&[], |(_, related)| related.as_slice())
     }
 
     /// Checks what serde cannot: returns the offending key and why.

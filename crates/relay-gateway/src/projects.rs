@@ -22,6 +22,9 @@ pub struct ProjectView {
     /// The configuration in effect as last read (`None`: no job or push read it yet).
     pub config: Option<ConfigView>,
     pub learnings: Vec<LearningView>,
+    /// The related repositories as the last job judged them, in the order named: admitted (with
+    /// the commit explored and its graph snapshot) or refused with the reason.
+    pub related: Vec<relay_store::related::RelatedRow>,
 }
 
 /// The configuration in effect, and when and where it was read.
@@ -83,6 +86,7 @@ pub async fn load(
     };
     let row = relay_store::repo_configs::get(&mut conn, tracker, project_id).await?;
     let rows = relay_store::learnings::for_project(&mut conn, tracker, project_id).await?;
+    let related = relay_store::related::list(&mut conn, tracker, project_id).await?;
     let digest = row.as_ref().and_then(|row| row.guidance_digest.clone());
     let config = row.and_then(|row| config_view(row, policy));
     let excludes = config
@@ -120,6 +124,7 @@ pub async fn load(
         project_path,
         config,
         learnings,
+        related,
     }))
 }
 

@@ -25,6 +25,8 @@
 //!   per issue (migrations 0021, 0022).
 //! - [`ui_sessions`]: status-page sign-ins, shared by every gateway (migration 0030).
 //! - [`repo_configs`]: the repository's `.relay.toml` in effect, per repository (migration 0040).
+//! - [`related`]: each repository's related repositories, admitted or refused with the reason
+//!   (migration 0099).
 //! - [`issue_controls`]: `stop`/`resume` and budget raises per issue (migration 0042).
 //! - [`mod@bench`]: the baseline of `relay bench-intake` (a single-row insert and commit).
 //! - `error`: [`Error`], every failure of a query, and [`Result`].
@@ -47,6 +49,7 @@ pub mod operator;
 pub mod outbox;
 pub mod queue;
 pub mod reconcile;
+pub mod related;
 pub mod repo_configs;
 pub mod retention;
 pub mod reverify;

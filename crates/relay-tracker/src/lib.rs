@@ -35,7 +35,8 @@ pub use pacing::WritePacing;
 pub use registry::{Trackers, build, build_with};
 pub use types::{
     AuthorRole, BotIdentity, ChangedIssue, ChangedNote, CommentTarget, IssueRef, NoteRef,
-    PostedComment, ProjectChanges, ProjectRef, Reaction, ReactionTarget, ThreadNote,
+    PostedComment, ProjectChanges, ProjectRef, Reaction, ReactionTarget, RepositoryInfo,
+    ThreadNote,
 };
 pub use write::{TrackerWrite, WriteAck};
 
@@ -105,6 +106,30 @@ pub trait IssueTracker: Send + Sync {
     /// and refreshed by the client). `None` when the client has no credential for git (test
     /// doubles). Callers pass it to git only through the environment.
     async fn clone_credential(&self, _issue: &IssueRef) -> Result<Option<secrecy::SecretString>> {
+        Ok(None)
+    }
+
+    /// The repository at `path` as Relay's credentials see it (in GitHub App mode, those of the
+    /// installation of `issue`'s repository): `Ok(None)` when it does not exist or Relay may not
+    /// read it (trackers answer both with a 404). For a related repository's admission; the
+    /// default says the implementation cannot tell.
+    async fn repository(&self, issue: &IssueRef, path: &str) -> Result<Option<RepositoryInfo>> {
+        let _ = (issue, path);
+        Err(TrackerError::Config(
+            "this tracker client cannot look repositories up".into(),
+        ))
+    }
+
+    /// The token git should clone the related repository at `path` with: read-only where the
+    /// tracker can say so (in GitHub App mode an installation token for that repository alone,
+    /// with `contents: read` and `metadata: read`; the issue's write token never reaches another
+    /// repository's clone). `None` as for [`IssueTracker::clone_credential`].
+    async fn read_credential(
+        &self,
+        issue: &IssueRef,
+        path: &str,
+    ) -> Result<Option<secrecy::SecretString>> {
+        let _ = (issue, path);
         Ok(None)
     }
 

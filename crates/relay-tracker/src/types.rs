@@ -132,3 +132,14 @@ pub struct BotIdentity {
     /// The GitHub App's slug when authenticated as an App.
     pub app_slug: Option<String>,
 }
+
+/// What the tracker says of a repository Relay's credentials can read (a related repository's
+/// admission).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RepositoryInfo {
+    /// The tracker's id (GitHub repository id, GitLab project id).
+    pub project_id: String,
+    /// The path as the tracker spells it (`acme/sdk`, `group/sub/project`).
+    pub project_path: String,
+    pub visibility: relay_core::ProjectVisibility,
+}

@@ -76,6 +76,12 @@ pub struct RepoConfigFile {
     /// Per-issue spending caps, at most the server's.
     #[serde(default)]
     pub budget: Option<BudgetSection>,
+    /// Other repositories of the same tracker whose code may answer this repository's issues
+    /// (`["acme/sdk", "acme/proto"]`; GitLab: project paths). A request: the server admits at
+    /// most 8, only those its credentials can read, inside its `projects` allow-list and not
+    /// more private than this repository; each refusal is shown with its reason.
+    #[serde(default)]
+    pub related: Vec<String>,
 }
 
 /// `[engage]`.

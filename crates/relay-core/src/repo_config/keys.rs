@@ -68,6 +68,7 @@ pub(super) fn keys_of(config: &EffectiveConfig, from_repo: &[&str]) -> Vec<KeyIn
         ("labels.opt_out", serde_json::json!(config.opt_out_labels)),
         ("budget.issue_tokens", cap_tokens),
         ("budget.issue_cost_usd", cap_usd),
+        ("related", serde_json::json!(config.related)),
     ]
     .into_iter()
     .map(|(key, value)| KeyInEffect {

@@ -22,6 +22,8 @@ pub struct ServerPolicy {
     pub issue_cost_budget_usd: f64,
     /// `[agent] summary_comment`.
     pub summary_comment: bool,
+    /// `[agent] related_repositories`: whether a repository may name related repositories.
+    pub related_repositories: bool,
 }
 
 /// Where a key's value in effect came from.
@@ -61,6 +63,10 @@ pub struct EffectiveConfig {
     pub issue_token_budget: u64,
     /// Dollars per issue (0: no cap).
     pub issue_cost_budget_usd: f64,
+    /// The related repositories the file names: requests, judged by each job
+    /// (`crate::related`), never admitted here.
+    #[serde(default)]
+    pub related: Vec<String>,
     /// Every key with its value and origin.
     pub keys: Vec<KeyInEffect>,
     /// Widening attempts: reported, not applied.
@@ -121,6 +127,7 @@ pub fn effective(server: &ServerPolicy, commit: &str, file: FileOutcome<'_>) -> 
         opt_out_labels: Vec::new(),
         issue_token_budget: server.issue_token_budget,
         issue_cost_budget_usd: server.issue_cost_budget_usd,
+        related: Vec::new(),
         keys: Vec::new(),
         refused: Vec::new(),
         errors: Vec::new(),
@@ -253,6 +260,17 @@ fn apply(
             from_repo.push("labels.opt_out");
         }
     }
+    if !file.related.is_empty() {
+        if server.related_repositories {
+            config.related = file.related.clone();
+            from_repo.push("related");
+        } else {
+            config.refused.push(refuser.refuse(
+                "related",
+                "the server has related repositories turned off ([agent] related_repositories = false) (not applied)".into(),
+            ));
+        }
+    }
     if let Some(budget) = &file.budget {
         if let Some(tokens) = budget.issue_tokens {
             match narrower(server.issue_token_budget as f64, tokens as f64) {
@@ -320,6 +338,7 @@ mod tests {
             issue_token_budget: 500_000,
             issue_cost_budget_usd: 0.0,
             summary_comment: true,
+            related_repositories: true,
         }
     }
 

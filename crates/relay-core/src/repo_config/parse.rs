@@ -187,6 +187,31 @@ fn check_bounds(file: &RepoConfigFile) -> Vec<(String, String)> {
             "a cost is a number of dollars, 0 or more".into(),
         ));
     }
+    if file.related.len() > crate::related::MAX_RELATED_NAMES {
+        out.push((
+            "related".into(),
+            format!(
+                "{} names; at most {} are read (and {} admitted)",
+                file.related.len(),
+                crate::related::MAX_RELATED_NAMES,
+                crate::related::MAX_RELATED
+            ),
+        ));
+    }
+    if let Some(long) = file
+        .related
+        .iter()
+        .find(|name| name.chars().count() > crate::related::MAX_RELATED_PATH_CHARS)
+    {
+        out.push((
+            "related".into(),
+            format!(
+                "a name of {} characters; at most {}",
+                long.chars().count(),
+                crate::related::MAX_RELATED_PATH_CHARS
+            ),
+        ));
+    }
     out
 }
 

@@ -52,6 +52,7 @@ mod tests {
             issue_token_budget: tokens,
             issue_cost_budget_usd: 0.0,
             summary_comment: true,
+            related_repositories: true,
         }
     }
 

@@ -96,6 +96,10 @@ pub async fn show(
             h2 { "Configuration in effect" }
             (config_section(&project))
         }
+        section #related {
+            h2 { "Related repositories" }
+            (related_section(&project.related))
+        }
         section #learnings {
             h2 { "Learnings" }
             (learnings_section(&project.learnings))
@@ -105,6 +109,36 @@ pub async fn show(
         StatusCode::OK,
         page(&title, Nav::Projects, body),
     ))
+}
+
+/// The related repositories as the last job judged them: each admitted one with the commit
+/// explored and its graph snapshot, each refused one with the reason.
+fn related_section(related: &[relay_store::related::RelatedRow]) -> Markup {
+    if related.is_empty() {
+        return html! { p.empty { "None named: issues here explore this repository only. Name others in .relay.toml (related = [\"owner/name\"])." } };
+    }
+    html! {
+        table.related {
+            thead { tr { th { "Repository" } th { "Named by" } th { "Status" } th { "Commit" } th { "Code graph" } } }
+            tbody {
+                @for row in related {
+                    tr {
+                        td { code { (row.related_path) } }
+                        td { (if row.source == "file" { "the repository's file" } else { "the server" }) }
+                        td {
+                            @match &row.reason {
+                                None => { "admitted" @if let Some(visibility) = &row.visibility { " (" (visibility) ")" } },
+                                Some(reason) => { span.refused { "refused: " (reason) } },
+                            }
+                        }
+                        td { @if let Some(commit) = &row.head_commit { code { (short(commit)) } } @else { "—" } }
+                        td { @if let Some(commit) = &row.graph_commit { code { (short(commit)) } } @else { "—" } }
+                    }
+                }
+            }
+        }
+        p.meta { "As judged by the last job on " (format::time(related[0].checked_at)) "." }
+    }
 }
 
 /// The project page's address.

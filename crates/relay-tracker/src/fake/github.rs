@@ -93,6 +93,8 @@ pub(crate) struct State {
     pub permissions: HashMap<(String, String), String>,
     /// `owner/repo` → repository id (`GET /repos/:owner/:repo`); unset ones get a stable id.
     pub repo_ids: HashMap<String, i64>,
+    /// `owner/repo` → `public`, `private` or `internal` (`GET /repos/:owner/:repo`); unset: public.
+    pub repo_visibility: HashMap<String, String>,
     /// `owner/repo` → the bare repository its git endpoint serves.
     pub git_repos: HashMap<String, super::github_git::Served>,
     pub next_id: i64,
@@ -218,6 +220,15 @@ impl FakeGitHub {
         {
             i.pull_request = true;
         }
+    }
+
+    /// Sets the visibility `GET /repos/:owner/:repo` answers for `repo` (`public`, `private`,
+    /// `internal`), making the repository known.
+    pub fn set_repo_visibility(&self, repo: &str, visibility: &str) {
+        let mut state = lock(&self.state);
+        state.repo_visibility.insert(repo.into(), visibility.into());
+        let id = 600_000_000 + i64::try_from(state.repo_ids.len()).unwrap_or(0);
+        state.repo_ids.entry(repo.into()).or_insert(id);
     }
 
     /// Sets the id `GET /repos/:owner/:repo` answers for `repo`.

@@ -272,7 +272,15 @@ fn route(s: &mut State, req: &Request<'_>) -> Response {
                 });
                 500_000_000 + i64::try_from(hash % 100_000_000).unwrap_or(0)
             });
-            json_response(StatusCode::OK, json!({"id": id, "full_name": repo}))
+            let visibility = s
+                .repo_visibility
+                .get(&repo)
+                .map_or("public", String::as_str);
+            json_response(
+                StatusCode::OK,
+                json!({"id": id, "full_name": repo, "private": visibility != "public",
+                       "visibility": visibility}),
+            )
         }
         ("GET", ["repos", o, r, "issues"]) => list_repo_issues(s, base, &format!("{o}/{r}"), query),
         ("GET", ["repos", o, r, "issues", "comments"]) => {

@@ -91,6 +91,8 @@ pub(crate) struct State {
     pub tokens: HashMap<String, String>,
     /// Project id → `group/project`.
     pub projects: HashMap<i64, String>,
+    /// Project id → `public`, `internal` or `private` (`GET /projects/:id`); unset: public.
+    pub project_visibility: HashMap<i64, String>,
     pub issues: Vec<Issue>,
     pub discussions: Vec<FakeDiscussion>,
     pub awards: Vec<FakeAward>,
@@ -283,6 +285,13 @@ impl FakeGitLab {
             }
             None => false,
         }
+    }
+
+    /// Makes project `id` at `path` known with `visibility` (`public`, `internal`, `private`).
+    pub fn seed_project(&self, id: i64, path: &str, visibility: &str) {
+        let mut state = lock(&self.state);
+        state.projects.insert(id, path.into());
+        state.project_visibility.insert(id, visibility.into());
     }
 
     /// Gives `username` an access level (10 guest … 50 owner) on `project`.

@@ -139,6 +139,16 @@ async fn handle(
         if let ["projects", project, "members", "all", id] = seg.as_slice() {
             return member_by_id(&s, project, id);
         }
+        if let (&Method::GET, ["projects", project]) = (&method, seg.as_slice()) {
+            return match resolve_project(&s, project) {
+                Some(id) => json_response(
+                    StatusCode::OK,
+                    json!({"id": id, "path_with_namespace": s.projects[&id],
+                           "visibility": s.project_visibility.get(&id).map_or("public", String::as_str)}),
+                ),
+                None => error(404, "404 Project Not Found"),
+            };
+        }
         return error(404, "404 Not Found");
     };
     let Some(project) = resolve_project(&s, project) else {

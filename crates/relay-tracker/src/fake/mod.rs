@@ -287,5 +287,6 @@ pub fn tracker_settings(
         write_burst: relay_core::tracker::DEFAULT_WRITE_BURST,
         request_timeout_secs: relay_core::tracker::DEFAULT_TRACKER_REQUEST_TIMEOUT_SECS,
         projects: None,
+        related: Default::default(),
     }
 }

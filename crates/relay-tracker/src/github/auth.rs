@@ -39,6 +39,27 @@ pub const TOKEN_PERMISSIONS: [(&str, &str); 3] = [
     ("metadata", "read"),
 ];
 
+/// The permissions of a token for a related repository: reading its code, nothing else.
+pub const READ_PERMISSIONS: [(&str, &str); 2] = [("contents", "read"), ("metadata", "read")];
+
+/// What an installation token is minted for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub(crate) enum TokenScope {
+    /// The issue's repository: [`TOKEN_PERMISSIONS`].
+    Issue,
+    /// A related repository: [`READ_PERMISSIONS`].
+    ReadOnly,
+}
+
+impl TokenScope {
+    fn permissions(self) -> &'static [(&'static str, &'static str)] {
+        match self {
+            TokenScope::Issue => &TOKEN_PERMISSIONS,
+            TokenScope::ReadOnly => &READ_PERMISSIONS,
+        }
+    }
+}
+
 pub(crate) enum Auth {
     Token(SecretString),
     App(AppAuth),
@@ -52,9 +73,9 @@ struct CachedToken {
 pub(crate) struct AppAuth {
     app_id: u64,
     key: EncodingKey,
-    /// Per (installation, repository name). Held across an exchange so concurrent writers do not
-    /// all exchange at once.
-    tokens: tokio::sync::Mutex<HashMap<(i64, String), CachedToken>>,
+    /// Per (installation, repository name, scope). Held across an exchange so concurrent
+    /// writers do not all exchange at once.
+    tokens: tokio::sync::Mutex<HashMap<(i64, String, TokenScope), CachedToken>>,
     installations: std::sync::Mutex<HashMap<String, i64>>,
 }
 
@@ -114,25 +135,49 @@ impl GitHubClient {
             None => self.find_installation(app, &issue.project_path).await?,
         };
         let token = self
-            .installation_token(app, installation, &issue.project_path)
+            .installation_token(app, installation, &issue.project_path, TokenScope::Issue)
             .await?;
         Ok((token, PaceKey::Installation(installation)))
     }
 
-    /// A token of `installation` for repository `repo` (`owner/name`) only, with
-    /// [`TOKEN_PERMISSIONS`] only.
+    /// The credential for reading the related repository `repo` for `issue`: the configured
+    /// token, or in App mode a token of the issue's installation for `repo` alone with
+    /// [`READ_PERMISSIONS`] (GitHub refuses the exchange when the installation does not cover
+    /// `repo`: then `repo` is not readable).
+    pub(crate) async fn read_credential_for(
+        &self,
+        issue: &IssueRef,
+        repo: &str,
+    ) -> Result<(SecretString, PaceKey)> {
+        let app = match &self.auth {
+            Auth::Token(token) => return Ok((token.clone(), PaceKey::Token)),
+            Auth::App(app) => app,
+        };
+        let installation = match issue.installation_id {
+            Some(id) => id,
+            None => self.find_installation(app, &issue.project_path).await?,
+        };
+        let token = self
+            .installation_token(app, installation, repo, TokenScope::ReadOnly)
+            .await?;
+        Ok((token, PaceKey::Installation(installation)))
+    }
+
+    /// A token of `installation` for repository `repo` (`owner/name`) only, with the
+    /// permissions of `scope` only.
     async fn installation_token(
         &self,
         app: &AppAuth,
         installation: i64,
         repo: &str,
+        scope: TokenScope,
     ) -> Result<SecretString> {
         let name = super::repo_path(repo)?
             .rsplit('/')
             .next()
             .unwrap_or_default()
             .to_owned();
-        let key = (installation, name.clone());
+        let key = (installation, name.clone(), scope);
         let mut tokens = app.tokens.lock().await;
         if let Some(cached) = tokens.get(&key)
             && Utc::now() < cached.refresh_at
@@ -141,7 +186,8 @@ impl GitHubClient {
         }
         let path = format!("/app/installations/{installation}/access_tokens");
         let what = format!("POST {path}");
-        let permissions: serde_json::Map<String, serde_json::Value> = TOKEN_PERMISSIONS
+        let permissions: serde_json::Map<String, serde_json::Value> = scope
+            .permissions()
             .iter()
             .map(|(scope, level)| ((*scope).to_owned(), serde_json::json!(level)))
             .collect();
@@ -154,8 +200,12 @@ impl GitHubClient {
             chrono::Duration::from_std(INSTALLATION_TOKEN_REFRESH_MARGIN).unwrap_or_default();
         let token = SecretString::from(answer.token);
         // One entry per installation and repository: a refreshed token replaces the old one.
+        let suffix = match scope {
+            TokenScope::Issue => "",
+            TokenScope::ReadOnly => ".read",
+        };
         relay_core::secrets::register_rotating_secret(
-            &format!("github.installation.{installation}.{name}.token"),
+            &format!("github.installation.{installation}.{name}{suffix}.token"),
             &token,
         );
         tokens.insert(

@@ -9,6 +9,35 @@ use crate::http::json;
 use crate::{AuthorRole, IssueRef, Result, TrackerError};
 
 impl GitHubClient {
+    /// `GET /repos/{path}` with the read credential for `path`: its id and visibility; `None`
+    /// for a 404 (unknown, or not readable) or an App installation that does not cover it.
+    pub async fn repository(
+        &self,
+        issue: &IssueRef,
+        path: &str,
+    ) -> Result<Option<crate::RepositoryInfo>> {
+        let path = repo_path(path)?;
+        let bearer = match self.read_credential_for(issue, path).await {
+            Ok((bearer, _)) => bearer,
+            // The exchange is refused for a repository the installation does not cover.
+            Err(TrackerError::NotFound(_) | TrackerError::Validation(_)) => return Ok(None),
+            Err(error) => return Err(error),
+        };
+        let what = format!("GET /repos/{path}");
+        let request = self.request(Method::GET, &format!("/repos/{path}"), &bearer);
+        let response = match self.http.send_unpaced(request, &what).await {
+            Ok(response) => response,
+            Err(TrackerError::NotFound(_)) => return Ok(None),
+            Err(error) => return Err(error),
+        };
+        let got: model::Repository = json(response, &what).await?;
+        Ok(Some(crate::RepositoryInfo {
+            project_id: got.id.to_string(),
+            visibility: got.visibility(),
+            project_path: got.full_name,
+        }))
+    }
+
     pub async fn get_issue(&self, issue: &IssueRef) -> Result<IssueSnapshot> {
         let path = format!(
             "/repos/{}/issues/{}",

@@ -226,6 +226,19 @@ impl IssueTracker for GitHubClient {
         GitHubClient::whoami(self).await
     }
 
+    async fn repository(
+        &self,
+        issue: &IssueRef,
+        path: &str,
+    ) -> Result<Option<crate::RepositoryInfo>> {
+        GitHubClient::repository(self, issue, path).await
+    }
+
+    async fn read_credential(&self, issue: &IssueRef, path: &str) -> Result<Option<SecretString>> {
+        let (token, _) = self.read_credential_for(issue, repo_path(path)?).await?;
+        Ok(Some(token))
+    }
+
     async fn changes_since(
         &self,
         project: &crate::ProjectRef,

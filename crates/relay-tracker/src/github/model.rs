@@ -41,11 +41,6 @@ pub(crate) struct Issue {
 }
 
 #[derive(Debug, Deserialize)]
-pub(crate) struct Repository {
-    pub id: i64,
-}
-
-#[derive(Debug, Deserialize)]
 pub(crate) struct Comment {
     pub id: i64,
     #[serde(default)]
@@ -101,5 +96,32 @@ pub(crate) fn permission_role(permission: &str) -> AuthorRole {
         "triage" => AuthorRole::Collaborator,
         "read" => AuthorRole::Contributor,
         _ => AuthorRole::None,
+    }
+}
+
+/// `GET /repos/{owner}/{repo}`: what a related repository's admission reads.
+#[derive(Debug, Deserialize)]
+pub(crate) struct Repository {
+    pub id: i64,
+    pub full_name: String,
+    /// `true` for private and internal repositories.
+    #[serde(default)]
+    pub private: bool,
+    /// `public`, `private` or `internal` (GitHub Enterprise); older servers omit it.
+    #[serde(default)]
+    pub visibility: Option<String>,
+}
+
+impl Repository {
+    /// What it says, the more private reading when `visibility` and `private` disagree or
+    /// `visibility` is unknown.
+    pub fn visibility(&self) -> relay_core::ProjectVisibility {
+        use relay_core::ProjectVisibility;
+        match (self.visibility.as_deref(), self.private) {
+            (Some("public"), false) => ProjectVisibility::Public,
+            (Some("internal"), _) => ProjectVisibility::Internal,
+            (None, false) => ProjectVisibility::Public,
+            _ => ProjectVisibility::Private,
+        }
     }
 }

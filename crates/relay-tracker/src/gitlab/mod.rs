@@ -89,6 +89,32 @@ impl GitLabClient {
             .await
     }
 
+    /// `GET /projects/:path`: its id and visibility; `None` for a 404 (unknown, or not
+    /// readable with the token).
+    pub async fn repository(&self, path: &str) -> Result<Option<crate::RepositoryInfo>> {
+        let id = project(&IssueRef {
+            project_id: String::new(),
+            project_path: path.to_owned(),
+            number: 0,
+            installation_id: None,
+        })?;
+        let what = "GET /projects/:id";
+        let response = match self
+            .call(Method::GET, &format!("/projects/{id}"), None)
+            .await
+        {
+            Ok(response) => response,
+            Err(TrackerError::NotFound(_)) => return Ok(None),
+            Err(error) => return Err(error),
+        };
+        let got: model::Project = json(response, what).await?;
+        Ok(Some(crate::RepositoryInfo {
+            project_id: got.id.to_string(),
+            visibility: got.visibility(),
+            project_path: got.path_with_namespace,
+        }))
+    }
+
     /// Who the token belongs to (`GET /user`).
     pub async fn whoami(&self) -> Result<BotIdentity> {
         let user: model::User =
@@ -198,6 +224,24 @@ impl IssueTracker for GitLabClient {
 
     async fn whoami(&self) -> Result<BotIdentity> {
         GitLabClient::whoami(self).await
+    }
+
+    async fn repository(
+        &self,
+        _issue: &IssueRef,
+        path: &str,
+    ) -> Result<Option<crate::RepositoryInfo>> {
+        GitLabClient::repository(self, path).await
+    }
+
+    async fn read_credential(
+        &self,
+        _issue: &IssueRef,
+        _path: &str,
+    ) -> Result<Option<SecretString>> {
+        // One token serves every project; its scopes are the operator's (README: `read_api`,
+        // `read_repository` and `api` for the writes).
+        Ok(Some(self.token.clone()))
     }
 
     async fn changes_since(

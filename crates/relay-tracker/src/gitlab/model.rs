@@ -78,3 +78,22 @@ pub(crate) fn access_role(level: u32) -> AuthorRole {
         AuthorRole::None
     }
 }
+
+/// `GET /projects/:id`: what a related repository's admission reads.
+#[derive(Debug, Deserialize)]
+pub(crate) struct Project {
+    pub id: i64,
+    pub path_with_namespace: String,
+    /// `public`, `internal` or `private`; absent for a token that may not see it (then private).
+    #[serde(default)]
+    pub visibility: Option<String>,
+}
+
+impl Project {
+    pub fn visibility(&self) -> relay_core::ProjectVisibility {
+        self.visibility
+            .as_deref()
+            .and_then(relay_core::ProjectVisibility::parse)
+            .unwrap_or(relay_core::ProjectVisibility::Private)
+    }
+}

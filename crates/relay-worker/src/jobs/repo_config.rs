@@ -50,6 +50,7 @@ pub fn server_policy(agent: &AgentSettings, tracker: &TrackerSettings) -> Server
         issue_token_budget: agent.issue_token_budget,
         issue_cost_budget_usd: agent.issue_cost_budget_usd,
         summary_comment: agent.summary_comment,
+        related_repositories: agent.related_repositories,
     }
 }
 

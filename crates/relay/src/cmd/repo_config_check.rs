@@ -47,6 +47,7 @@ pub fn run(config: Option<&Path>, args: &CheckArgs) -> anyhow::Result<()> {
         issue_token_budget: settings.agent.issue_token_budget,
         issue_cost_budget_usd: settings.agent.issue_cost_budget_usd,
         summary_comment: settings.agent.summary_comment,
+        related_repositories: settings.agent.related_repositories,
     };
     let (root, file) = locate(&args.path)?;
     let effective = match &file {
@@ -174,6 +175,7 @@ mod tests {
             issue_token_budget: 500_000,
             issue_cost_budget_usd: 0.0,
             summary_comment: true,
+            related_repositories: true,
         };
         let effective = repo_config::effective(
             &policy,
@@ -202,6 +204,7 @@ mod tests {
             issue_token_budget: agent.issue_token_budget,
             issue_cost_budget_usd: agent.issue_cost_budget_usd,
             summary_comment: agent.summary_comment,
+            related_repositories: agent.related_repositories,
         };
         let parsed = repo_config::parse(".relay.toml", example);
         let effective =

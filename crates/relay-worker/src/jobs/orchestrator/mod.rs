@@ -15,7 +15,9 @@
 //! - [`commands`]: `@bot help`, `status`, `refresh`, `stop`, `resume`, `forget`, `budget`,
 //!   answered before any planning;
 //! - [`gates`]: the spend gates before each cycle (the tracker's daily budget, the cap);
-//! - [`prepare`]: the code graph ([`graph`]), toolbox, explorers, metered LLM clients and the
+//! - [`related`]: the related repositories the repository and the server name, judged, the
+//!   admitted ones checked out beside the issue's own;
+//! - [`prepare`]: the code graphs ([`graph`]), toolbox, explorers, metered LLM clients and the
 //!   prompt redactions ([`secrets`]) → the cycles' environment;
 //! - [`cycle`]: load → plan (the Validator as judge: [`validator`]) → apply | stopped → after, up
 //!   to `cycles_per_job` times, over the planner's input ([`planning_input`]); thorough mode's
@@ -40,6 +42,7 @@ pub mod pending;
 pub mod planning_input;
 pub mod pre_cycle;
 pub mod prepare;
+pub mod related;
 pub mod role_cache;
 pub mod secrets;
 pub mod start;
@@ -124,7 +127,9 @@ impl Orchestrator {
         commands::answer(pool, run, from, prices, job, &mut checkout).await?;
         let limits = Limits::of(&checkout, &self.agent, prices);
         gates::check(pool, run, job, &limits, Moment::BeforeFirstCycle).await?;
-        let env = prepare::prepare(self.setup(), pool, repos, run, job, &checkout).await?;
+        let related = related::check_out(from, job, &checkout).await;
+        let env =
+            prepare::prepare(self.setup(), pool, repos, run, job, &checkout, &related).await?;
         if let Some(request) = job.pending.spec_request.clone() {
             cycle::retry_spec(&env, job, &request).await?;
         }

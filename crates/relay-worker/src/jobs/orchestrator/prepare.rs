@@ -20,6 +20,7 @@ use relay_store::PgPool;
 use super::checkout::CheckedOut;
 use super::cycle::CycleEnv;
 use super::job::{Job, JobRun};
+use super::related::RelatedSet;
 use crate::handler::JobError;
 use crate::jobs::reindex::CodegraphIndexing;
 use crate::tool_graph::{StoreExploreObserver, load_class_hints, load_hint, repo_key};
@@ -45,6 +46,7 @@ pub async fn prepare(
     run: &JobRun,
     job: &mut Job,
     checkout: &CheckedOut,
+    related: &RelatedSet,
 ) -> Result<CycleEnv, JobError> {
     let (issue, config) = (&job.issue, &checkout.config);
     let graph = match setup.codegraph {
@@ -60,6 +62,18 @@ pub async fn prepare(
         }
         None => None,
     };
+    // Each related repository's graph is its own snapshot under its own key, indexed (or
+    // updated) when the store does not hold its commit yet.
+    let related_graphs = match setup.codegraph {
+        Some(indexing) => related_graphs(indexing, repos, related, &issue.tracker).await,
+        None => related.checkouts.iter().map(|_| None).collect(),
+    };
+    let graph_commits: Vec<Option<String>> = related_graphs
+        .iter()
+        .map(|g| g.as_ref().and_then(|g| g.scope.commit.clone()))
+        .collect();
+    super::related::record(pool, job, related, &graph_commits).await;
+    let issue = &job.issue;
     let snapshot = &checkout.snapshot;
     let toolbox = Toolbox::with_excludes(
         snapshot.path(),
@@ -179,6 +193,38 @@ async fn graph(
             None
         }
     }
+}
+
+/// The code graph of each related checkout, in order; `None` (logged) for one that cannot be
+/// had.
+async fn related_graphs(
+    indexing: &CodegraphIndexing,
+    repos: &RepoManager,
+    related: &RelatedSet,
+    tracker: &str,
+) -> Vec<Option<GraphAccess>> {
+    let mut graphs = Vec::with_capacity(related.checkouts.len());
+    for checkout in &related.checkouts {
+        let key = super::graph::graph_repo_key(tracker, &checkout.label);
+        let access = super::graph::ensure_graph(
+            indexing,
+            repos,
+            &checkout.spec,
+            &key,
+            checkout.snapshot.commit(),
+            checkout.snapshot.path(),
+            Arc::default(),
+        )
+        .await;
+        graphs.push(match access {
+            Ok(access) => Some(access),
+            Err(error) => {
+                tracing::warn!(related.path = %checkout.label, error.message = %error, "related repository's code graph unavailable");
+                None
+            }
+        });
+    }
+    graphs
 }
 
 /// The client for `role`, recording each call's tokens in `llm_usage` under `context`.
