@@ -20,7 +20,8 @@
 //! (the repository's `.relay.toml` narrowing, excluding, guiding; refused widenings; a
 //! malformed file) and `commands` (every `@bot` command on both trackers, forget, the cap), on
 //! `repo_config_harness`; `retried_reply` (a retried job's reply lands: after the operator's
-//! retry of a dead job, an automatic retry, a worker that died).
+//! retry of a dead job, an automatic retry, a worker that died); `related` (an answer in a related
+//! repository cited from it and verified there; refused names with their reasons, never read).
 
 mod commands;
 mod context_poisoning;
@@ -50,6 +51,7 @@ mod queue;
 mod reconcile;
 mod reconcile_harness;
 mod reconcile_latency;
+mod related;
 mod repo_config;
 mod repo_config_harness;
 mod retried_reply;

@@ -59,6 +59,7 @@ pub fn run(config: Option<&Path>, args: &CheckArgs) -> anyhow::Result<()> {
         }
     };
     print!("{}", render(&effective, &root));
+    print!("{}", render_related(&effective, tracker, settings.agent.related_repositories));
     if effective.errors.is_empty() && effective.refused.is_empty() {
         Ok(())
     } else {
@@ -103,6 +104,51 @@ fn read_bounded(path: &Path) -> anyhow::Result<String> {
         .read_to_end(&mut bytes)
         .with_context(|| format!("failed to read {}", path.display()))?;
     String::from_utf8(bytes).with_context(|| format!("{} is not UTF-8", path.display()))
+}
+
+/// The related repositories the file names, each with what can be judged without the tracker
+/// (the rest — readable, not more private — is judged by each job and shown on the project page).
+fn render_related(
+    effective: &EffectiveConfig,
+    tracker: Option<&relay_core::TrackerSettings>,
+    enabled: bool,
+) -> String {
+    use relay_core::related::{self, Admission, RelatedPolicy, Verdict};
+    let mut out = String::new();
+    if effective.related.is_empty() {
+        return out;
+    }
+    let _ = writeln!(out, "
+related repositories:");
+    let policy = RelatedPolicy {
+        enabled,
+        own_path: "",
+        issue_visibility: None,
+    };
+    let mut judged: Vec<Admission> = Vec::new();
+    for request in related::requests(&effective.related, &[]) {
+        let refusal = related::precheck(&policy, &request, &judged, |path| {
+            tracker.is_none_or(|t| t.allows_project("", path))
+        });
+        let _ = match &refusal {
+            Some(refusal) => writeln!(out, "  {:<32} refused: {refusal}", request.path),
+            None => writeln!(
+                out,
+                "  {:<32} asked of the tracker at each job (readable, not more private than this repository)",
+                request.path
+            ),
+        };
+        // Counted as looked up, as a job would, so the ninth is refused here too.
+        let verdict = match refusal {
+            Some(refusal) => Verdict::Refused(refusal),
+            None => Verdict::Admitted {
+                project_id: String::new(),
+                visibility: relay_core::ProjectVisibility::Public,
+            },
+        };
+        judged.push(Admission { request, verdict });
+    }
+    out
 }
 
 /// What a person reads: the problems first, then every key with its origin.
