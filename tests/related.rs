@@ -70,7 +70,10 @@ impl World {
         let names: Vec<String> = related.iter().map(|r| format!("{r:?}")).collect();
         let app = repo(&[
             ("main.go", "package main\n\nfunc main() {}\n"),
-            (".relay.toml", &format!("related = [{}]\n", names.join(", "))),
+            (
+                ".relay.toml",
+                &format!("related = [{}]\n", names.join(", ")),
+            ),
         ]);
         let sdk = repo(&[("client.go", SDK_CLIENT)]);
         let secret = repo(&[("salt.go", &format!("package lib\n\n{SECRET_LINE}\n"))]);
@@ -203,10 +206,7 @@ fn answer_in_the_sdk() -> Vec<ScriptedReply> {
             "explore",
             json!({"query": "how often is a call retried?", "thoroughness": "quick"}),
         )]),
-        ScriptedReply::tool_calls(vec![(
-            "grep",
-            json!({"pattern": "Retry", "repo": SDK}),
-        )]),
+        ScriptedReply::tool_calls(vec![("grep", json!({"pattern": "Retry", "repo": SDK}))]),
         ScriptedReply::tool_calls(vec![(
             "submit_report",
             json!({"answer": "The SDK's Retry constant (3)", "confidence": "high",
@@ -226,7 +226,9 @@ fn answer_in_the_sdk() -> Vec<ScriptedReply> {
 #[sqlx::test(migrator = "relay_store::MIGRATOR")]
 async fn an_answer_in_the_sdk_is_cited_from_the_sdk_and_verified_there(pool: PgPool) {
     let world = World::new(pool, &[SDK], answer_in_the_sdk()).await;
-    world.mention("@relay-bot how often is a call retried?").await;
+    world
+        .mention("@relay-bot how often is a call retried?")
+        .await;
 
     let comments = world.bot_comments();
     assert_eq!(comments.len(), 1, "{comments:?}");
@@ -290,7 +292,13 @@ async fn a_name_that_may_not_be_admitted_is_refused_with_its_reason_and_never_re
     ];
     let world = World::new(
         pool,
-        &[SECRET_LIB, "outside/lib", "acme/nowhere", "https://github.com/acme/sdk", APP],
+        &[
+            SECRET_LIB,
+            "outside/lib",
+            "acme/nowhere",
+            "https://github.com/acme/sdk",
+            APP,
+        ],
         script,
     )
     .await;
@@ -309,11 +317,17 @@ async fn a_name_that_may_not_be_admitted_is_refused_with_its_reason_and_never_re
         })
         .collect();
     assert_eq!(verdicts.len(), 5, "{verdicts:?}");
-    assert!(verdicts.iter().all(|(_, admitted, _)| !admitted), "{verdicts:?}");
+    assert!(
+        verdicts.iter().all(|(_, admitted, _)| !admitted),
+        "{verdicts:?}"
+    );
     assert!(verdicts[0].2.contains("private"), "{verdicts:?}");
     assert!(verdicts[1].2.contains("allow-list"), "{verdicts:?}");
     assert!(verdicts[2].2.contains("does not know it"), "{verdicts:?}");
-    assert!(verdicts[3].2.contains("not a repository path"), "{verdicts:?}");
+    assert!(
+        verdicts[3].2.contains("not a repository path"),
+        "{verdicts:?}"
+    );
     assert!(verdicts[4].2.contains("own repository"), "{verdicts:?}");
 
     let requests = world.llm.requests();
@@ -328,7 +342,10 @@ async fn a_name_that_may_not_be_admitted_is_refused_with_its_reason_and_never_re
     );
     for request in &requests {
         let body = request.body.to_string();
-        assert!(!body.contains("do-not-quote-7d1e"), "the private line reached a prompt");
+        assert!(
+            !body.contains("do-not-quote-7d1e"),
+            "the private line reached a prompt"
+        );
     }
     let comments = world.bot_comments();
     assert_eq!(comments.len(), 1, "{comments:?}");

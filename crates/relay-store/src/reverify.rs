@@ -8,12 +8,47 @@
 //! commit without its row being rewritten on every push; readers show the watermark's commit for
 //! it ([`EFFECTIVE_COMMIT`]). A push that touches none of the project's cited files and finds no
 //! source pending ([`advance_if_untouched`]) moves the watermark and writes nothing else.
+//!
+//! A project's sources are those of its own issues that cite it (bare paths) and those of any
+//! issue of the same tracker that cite it as a related repository (`owner/name:path`, the place
+//! form): a push to an SDK re-verifies the app's findings that cite the SDK. Its own issues'
+//! places in other repositories are theirs to check ([`Scope`]).
 
 use relay_core::IssueId;
 use sqlx::PgConnection;
 
 use crate::Result;
 use crate::findings::{Position, SourceStatus};
+
+/// The project whose sources a push checks: its tracker, id and path.
+#[derive(Debug, Clone, Copy)]
+pub struct Scope<'a> {
+    pub tracker: &'a str,
+    pub project_id: &'a str,
+    /// `owner/name` (`group/sub/project`): other issues cite it as `<project_path>:path`.
+    pub project_path: &'a str,
+}
+
+/// SQL: whether source `s` of issue `i` is the project's: its own issue's bare path (not a place
+/// `owner/name:path` in a related repository), or any issue's place in the project (`$2` the
+/// project id, `$P` its path; the caller substitutes `$P`).
+const IN_SCOPE: &str = "((i.project_id = $2 AND s.path !~ '^[A-Za-z0-9._-]+(/[A-Za-z0-9._-]+)+:') \
+     OR left(s.path, length($P) + 1) = $P || ':')";
+/// SQL: the source's path inside the project (the place's prefix taken off).
+const PATH_IN_PROJECT: &str = "CASE WHEN left(s.path, length($P) + 1) = $P || ':' THEN substr(s.path, length($P) + 2) ELSE s.path END";
+/// SQL: the place's repository label (`NULL` for the project's own bare paths).
+const LABEL: &str = "CASE WHEN left(s.path, length($P) + 1) = $P || ':' THEN $P END";
+
+/// `template` with `{IN_SCOPE}`, `{PATH}`, `{LABEL}` and `{EFFECTIVE_COMMIT}` filled in and the
+/// project path's placeholder `$P` bound as parameter `$n`.
+fn scoped(template: &str, n: usize) -> String {
+    let fill = |sql: &str| sql.replace("$P", &format!("${n}"));
+    template
+        .replace("{IN_SCOPE}", &fill(IN_SCOPE))
+        .replace("{PATH}", &fill(PATH_IN_PROJECT))
+        .replace("{LABEL}", &fill(LABEL))
+        .replace("{EFFECTIVE_COMMIT}", EFFECTIVE_COMMIT)
+}
 
 /// What a cited source belongs to.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -60,7 +95,12 @@ pub struct CitedSource {
     /// The finding's or the gap's number in its issue.
     pub owner_number: i32,
     pub position: i32,
+    /// The path inside the project (a related place's `owner/name:` prefix taken off: see
+    /// `label`).
     pub path: String,
+    /// `Some(project path)` for a source another issue cites as a related place
+    /// (`label:path`): its check is written back in that form ([`SourceCheck::path`]).
+    pub label: Option<String>,
     pub start_line: i32,
     pub end_line: i32,
     pub quote: Option<String>,
@@ -87,7 +127,8 @@ pub struct SourceCheck {
     pub owner: SourceOwner,
     pub owner_id: i64,
     pub position: i32,
-    /// Where the text stands now (unchanged for a stale source).
+    /// Where the text stands now (unchanged for a stale source), as stored: a related place
+    /// keeps its `label:` prefix.
     pub path: String,
     pub start_line: i32,
     pub end_line: i32,
@@ -128,33 +169,34 @@ pub async fn watermark(
 /// between the two commits). `false`: something must be read (or the watermark moved meanwhile).
 pub async fn advance_if_untouched(
     conn: &mut PgConnection,
-    tracker: &str,
-    project_id: &str,
+    scope: Scope<'_>,
     from: &str,
     to: &str,
     changed: &[String],
 ) -> Result<bool> {
-    let done = sqlx::query(
+    let done = sqlx::query(sqlx::AssertSqlSafe(scoped(
         "UPDATE reverify_watermarks w SET verified_through = $4, updated_at = now()
          WHERE w.tracker = $1 AND w.project_id = $2 AND w.verified_through = $3
            AND NOT EXISTS (
                SELECT 1 FROM finding_sources s
                JOIN findings f ON f.id = s.finding_id AND NOT f.removed
                JOIN issues i ON i.id = f.issue_id
-               WHERE i.tracker = $1 AND i.project_id = $2
-                 AND (s.recheck OR (s.through_watermark AND s.path = ANY($5))))
+               WHERE i.tracker = $1 AND {IN_SCOPE}
+                 AND (s.recheck OR (s.through_watermark AND {PATH} = ANY($5))))
            AND NOT EXISTS (
                SELECT 1 FROM gap_sources s
                JOIN gaps g ON g.id = s.gap_id AND g.status = 'open'
                JOIN issues i ON i.id = g.issue_id
-               WHERE i.tracker = $1 AND i.project_id = $2
-                 AND (s.recheck OR (s.through_watermark AND s.path = ANY($5))))",
-    )
-    .bind(tracker)
-    .bind(project_id)
+               WHERE i.tracker = $1 AND {IN_SCOPE}
+                 AND (s.recheck OR (s.through_watermark AND {PATH} = ANY($5))))",
+        6,
+    )))
+    .bind(scope.tracker)
+    .bind(scope.project_id)
     .bind(from)
     .bind(to)
     .bind(changed)
+    .bind(scope.project_path)
     .execute(conn)
     .await?;
     Ok(done.rows_affected() == 1)
@@ -166,66 +208,68 @@ pub async fn advance_if_untouched(
 /// position.
 pub async fn sources_to_check(
     conn: &mut PgConnection,
-    tracker: &str,
-    project_id: &str,
+    scope: Scope<'_>,
     changed: &[String],
 ) -> Result<Vec<CitedSource>> {
-    Ok(sqlx::query_as(sqlx::AssertSqlSafe(format!(
+    Ok(sqlx::query_as(sqlx::AssertSqlSafe(scoped(
         "SELECT f.issue_id, 'finding' AS owner, f.id AS owner_id, f.number AS owner_number,
-                s.position, s.path, s.start_line, s.end_line, s.quote, s.anchor_text,
-                {EFFECTIVE_COMMIT} AS commit_sha, s.status
+                s.position, {PATH} AS path, {LABEL} AS label, s.start_line, s.end_line, s.quote,
+                s.anchor_text, {EFFECTIVE_COMMIT} AS commit_sha, s.status
          FROM finding_sources s
          JOIN findings f ON f.id = s.finding_id AND NOT f.removed
          JOIN issues i ON i.id = f.issue_id
          LEFT JOIN reverify_watermarks w ON w.tracker = $1 AND w.project_id = $2
-         WHERE i.tracker = $1 AND i.project_id = $2
-           AND (s.recheck OR (s.through_watermark AND s.path = ANY($3)))
+         WHERE i.tracker = $1 AND {IN_SCOPE}
+           AND (s.recheck OR (s.through_watermark AND {PATH} = ANY($3)))
          UNION ALL
-         SELECT g.issue_id, 'gap', g.id, g.number, s.position, s.path, s.start_line, s.end_line,
-                NULL, s.anchor_text, {EFFECTIVE_COMMIT}, s.status
+         SELECT g.issue_id, 'gap', g.id, g.number, s.position, {PATH}, {LABEL}, s.start_line,
+                s.end_line, NULL, s.anchor_text, {EFFECTIVE_COMMIT}, s.status
          FROM gap_sources s
          JOIN gaps g ON g.id = s.gap_id AND g.status = 'open'
          JOIN issues i ON i.id = g.issue_id
          LEFT JOIN reverify_watermarks w ON w.tracker = $1 AND w.project_id = $2
-         WHERE i.tracker = $1 AND i.project_id = $2
-           AND (s.recheck OR (s.through_watermark AND s.path = ANY($3)))
-         ORDER BY 1, 2 DESC, 4, 5"
+         WHERE i.tracker = $1 AND {IN_SCOPE}
+           AND (s.recheck OR (s.through_watermark AND {PATH} = ANY($3)))
+         ORDER BY 1, 2 DESC, 4, 5",
+        4,
     )))
-    .bind(tracker)
-    .bind(project_id)
+    .bind(scope.tracker)
+    .bind(scope.project_id)
     .bind(changed)
+    .bind(scope.project_path)
     .fetch_all(conn)
     .await?)
 }
 
-/// Every source of every live finding and of every open gap's evidence of the project's issues,
-/// by issue, owner and position (`commit_sha`: the commit each stands verified at).
+/// Every source of every live finding and of every open gap's evidence of the project (see
+/// [`Scope`]), by issue, owner and position (`commit_sha`: the commit each stands verified at).
 pub async fn project_sources(
     conn: &mut PgConnection,
-    tracker: &str,
-    project_id: &str,
+    scope: Scope<'_>,
 ) -> Result<Vec<CitedSource>> {
-    Ok(sqlx::query_as(sqlx::AssertSqlSafe(format!(
+    Ok(sqlx::query_as(sqlx::AssertSqlSafe(scoped(
         "SELECT f.issue_id, 'finding' AS owner, f.id AS owner_id, f.number AS owner_number,
-                s.position, s.path, s.start_line, s.end_line, s.quote, s.anchor_text,
-                {EFFECTIVE_COMMIT} AS commit_sha, s.status
+                s.position, {PATH} AS path, {LABEL} AS label, s.start_line, s.end_line, s.quote,
+                s.anchor_text, {EFFECTIVE_COMMIT} AS commit_sha, s.status
          FROM issues i
          JOIN findings f ON f.issue_id = i.id AND NOT f.removed
          JOIN finding_sources s ON s.finding_id = f.id
          LEFT JOIN reverify_watermarks w ON w.tracker = $1 AND w.project_id = $2
-         WHERE i.tracker = $1 AND i.project_id = $2
+         WHERE i.tracker = $1 AND {IN_SCOPE}
          UNION ALL
-         SELECT g.issue_id, 'gap', g.id, g.number, s.position, s.path, s.start_line, s.end_line,
-                NULL, s.anchor_text, {EFFECTIVE_COMMIT}, s.status
+         SELECT g.issue_id, 'gap', g.id, g.number, s.position, {PATH}, {LABEL}, s.start_line,
+                s.end_line, NULL, s.anchor_text, {EFFECTIVE_COMMIT}, s.status
          FROM issues i
          JOIN gaps g ON g.issue_id = i.id AND g.status = 'open'
          JOIN gap_sources s ON s.gap_id = g.id
          LEFT JOIN reverify_watermarks w ON w.tracker = $1 AND w.project_id = $2
-         WHERE i.tracker = $1 AND i.project_id = $2
-         ORDER BY 1, 2 DESC, 4, 5"
+         WHERE i.tracker = $1 AND {IN_SCOPE}
+         ORDER BY 1, 2 DESC, 4, 5",
+        3,
     )))
-    .bind(tracker)
-    .bind(project_id)
+    .bind(scope.tracker)
+    .bind(scope.project_id)
+    .bind(scope.project_path)
     .fetch_all(conn)
     .await?)
 }
@@ -357,6 +401,73 @@ mod tests {
     use crate::findings::SourceRow;
     use sqlx::PgPool;
 
+    const OCTO: Scope<'static> = Scope {
+        tracker: "github",
+        project_id: "77",
+        project_path: "octo/repo",
+    };
+
+    #[sqlx::test(migrator = "crate::MIGRATOR")]
+    async fn a_place_in_a_related_repository_is_that_repositorys_to_check(pool: PgPool) {
+        let mut conn = pool.acquire().await.unwrap();
+        let issue: i64 = sqlx::query_scalar(
+            "INSERT INTO issues (tracker, project_id, project_path, number, title, state, author, url, updated_at)
+             VALUES ('github', '77', 'octo/repo', 1, 't', 'open', 'a', 'u', now()) RETURNING id",
+        )
+        .fetch_one(&mut *conn)
+        .await
+        .unwrap();
+        let at = |path: &str, commit: &str| SourceRow {
+            path: path.into(),
+            start_line: 4,
+            end_line: 4,
+            commit_sha: commit.into(),
+            ..SourceRow::default()
+        };
+        // The app's issue cites its own file and a line of its SDK (a related repository).
+        crate::findings::insert(
+            &mut conn,
+            relay_core::IssueId(issue),
+            "f",
+            None,
+            &[at("main.go", "app1"), at("octo/sdk:client.go", "sdk1")],
+        )
+        .await
+        .unwrap();
+        let own = project_sources(&mut conn, OCTO).await.unwrap();
+        let paths: Vec<(&str, Option<&str>)> = own
+            .iter()
+            .map(|s| (s.path.as_str(), s.label.as_deref()))
+            .collect();
+        assert_eq!(
+            paths,
+            [("main.go", None)],
+            "the SDK's place is not the app's to check"
+        );
+        let sdk = Scope {
+            tracker: "github",
+            project_id: "78",
+            project_path: "octo/sdk",
+        };
+        let cited = project_sources(&mut conn, sdk).await.unwrap();
+        let places: Vec<(&str, Option<&str>, &str)> = cited
+            .iter()
+            .map(|s| (s.path.as_str(), s.label.as_deref(), s.commit_sha.as_str()))
+            .collect();
+        assert_eq!(places, [("client.go", Some("octo/sdk"), "sdk1")]);
+        // A push of the SDK that changed client.go must read it; the app's changes do not count.
+        let pending = sources_to_check(&mut conn, sdk, &["client.go".into()])
+            .await
+            .unwrap();
+        assert_eq!(pending.len(), 1);
+        // Another tracker's issues never cite this one's repositories.
+        let other = Scope {
+            tracker: "gitlab",
+            ..sdk
+        };
+        assert!(project_sources(&mut conn, other).await.unwrap().is_empty());
+    }
+
     #[sqlx::test(migrator = "crate::MIGRATOR")]
     async fn sources_of_a_project_are_read_and_updated_in_bulk(pool: PgPool) {
         let mut conn = pool.acquire().await.unwrap();
@@ -387,7 +498,7 @@ mod tests {
         crate::findings::insert(&mut conn, relay_core::IssueId(issue + 1), "x", None, &[])
             .await
             .unwrap();
-        let sources = project_sources(&mut conn, "github", "77").await.unwrap();
+        let sources = project_sources(&mut conn, OCTO).await.unwrap();
         assert_eq!(sources.len(), 2);
         assert_eq!(sources[0].status(), SourceStatus::Verified);
         let checks = vec![
@@ -498,7 +609,7 @@ mod tests {
         )
         .await
         .unwrap();
-        let sources = project_sources(&mut conn, "github", "77").await.unwrap();
+        let sources = project_sources(&mut conn, OCTO).await.unwrap();
         assert_eq!(sources.len(), 1, "{sources:?}");
         assert_eq!(
             (

@@ -418,6 +418,7 @@ async fn push(
         PushTarget {
             tracker: "github",
             project_id: "77",
+            project_path: "octo/repo",
             commit,
         },
         snapshot.path(),

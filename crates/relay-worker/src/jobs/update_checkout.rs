@@ -233,6 +233,7 @@ impl UpdateCheckoutJob {
         let target = super::reverify::PushTarget {
             tracker: &payload.tracker,
             project_id: &payload.project_id,
+            project_path: &payload.project_path,
             commit,
         };
         let outcome =

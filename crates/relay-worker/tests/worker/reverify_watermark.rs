@@ -57,6 +57,7 @@ impl World {
             PushTarget {
                 tracker: "github",
                 project_id: "77",
+                project_path: "octo/repo",
                 commit,
             },
             snapshot.path(),

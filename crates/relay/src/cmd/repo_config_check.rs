@@ -59,7 +59,10 @@ pub fn run(config: Option<&Path>, args: &CheckArgs) -> anyhow::Result<()> {
         }
     };
     print!("{}", render(&effective, &root));
-    print!("{}", render_related(&effective, tracker, settings.agent.related_repositories));
+    print!(
+        "{}",
+        render_related(&effective, tracker, settings.agent.related_repositories)
+    );
     if effective.errors.is_empty() && effective.refused.is_empty() {
         Ok(())
     } else {
@@ -118,8 +121,11 @@ fn render_related(
     if effective.related.is_empty() {
         return out;
     }
-    let _ = writeln!(out, "
-related repositories:");
+    let _ = writeln!(
+        out,
+        "
+related repositories:"
+    );
     let policy = RelatedPolicy {
         enabled,
         own_path: "",

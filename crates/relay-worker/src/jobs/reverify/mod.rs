@@ -47,6 +47,8 @@ pub const MAX_BASE_COMMITS: usize = 64;
 pub struct PushTarget<'a> {
     pub tracker: &'a str,
     pub project_id: &'a str,
+    /// `owner/name`: other issues cite this project as a related repository under it.
+    pub project_path: &'a str,
     /// The commit the checkout now stands at (full SHA).
     pub commit: &'a str,
 }
@@ -89,6 +91,11 @@ pub async fn reverify_project(
     target: PushTarget<'_>,
     root: &Path,
 ) -> anyhow::Result<Reverification> {
+    let scope = relay_store::reverify::Scope {
+        tracker: target.tracker,
+        project_id: target.project_id,
+        project_path: target.project_path,
+    };
     let mut conn = pool.acquire().await.context("no database connection")?;
     let through = relay_store::reverify::watermark(&mut conn, target.tracker, target.project_id)
         .await
@@ -114,8 +121,7 @@ pub async fn reverify_project(
     if let (Some(through), Some(_)) = (through.as_deref(), since.as_ref())
         && relay_store::reverify::advance_if_untouched(
             &mut conn,
-            target.tracker,
-            target.project_id,
+            scope,
             through,
             target.commit,
             &changed_paths,
@@ -128,14 +134,9 @@ pub async fn reverify_project(
             ..Reverification::default()
         });
     }
-    let sources = relay_store::reverify::sources_to_check(
-        &mut conn,
-        target.tracker,
-        target.project_id,
-        &changed_paths,
-    )
-    .await
-    .context("failed to load the project's cited sources")?;
+    let sources = relay_store::reverify::sources_to_check(&mut conn, scope, &changed_paths)
+        .await
+        .context("failed to load the project's cited sources")?;
     drop(conn);
     // The watermark moves to the pushed commit when every source under it was checked against
     // it: the diff from it worked (or there was none yet).
@@ -224,6 +225,13 @@ pub async fn reverify_project(
             || check.end_line != source.end_line
         {
             changed.insert(source.issue_id);
+        }
+        if let Some(label) = &source.label {
+            // Another issue cites this project as a related repository: written back as placed.
+            check.path = format!("{label}:{}", check.path);
+            if let Some(moved) = &mut check.moved_from {
+                moved.path = format!("{label}:{}", moved.path);
+            }
         }
         checks.push(check);
     }

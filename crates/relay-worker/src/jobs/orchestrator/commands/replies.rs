@@ -86,6 +86,7 @@ pub async fn refresh(
     let target = crate::jobs::reverify::PushTarget {
         tracker: &job.issue.tracker,
         project_id: &job.issue.project_id,
+        project_path: &job.issue.project_path,
         commit: &commit,
     };
     match crate::jobs::reverify::reverify_project(
