@@ -127,7 +127,7 @@ impl Orchestrator {
         commands::answer(pool, run, from, prices, job, &mut checkout).await?;
         let limits = Limits::of(&checkout, &self.agent, prices);
         gates::check(pool, run, job, &limits, Moment::BeforeFirstCycle).await?;
-        let related = related::check_out(from, job, &checkout).await;
+        let related = related::check_out(from, pool, job, &checkout).await;
         let env =
             prepare::prepare(self.setup(), pool, repos, run, job, &checkout, &related).await?;
         if let Some(request) = job.pending.spec_request.clone() {

@@ -45,7 +45,12 @@ impl RelatedSet {
 }
 
 /// Judges the named related repositories and checks out the admitted ones (see the module docs).
-pub async fn check_out(from: Repos<'_>, job: &Job, checkout: &CheckedOut) -> RelatedSet {
+pub async fn check_out(
+    from: Repos<'_>,
+    pool: &PgPool,
+    job: &Job,
+    checkout: &CheckedOut,
+) -> RelatedSet {
     let issue = &job.issue;
     let requests = related::requests(
         &checkout.config.effective.related,
@@ -71,7 +76,7 @@ pub async fn check_out(from: Repos<'_>, job: &Job, checkout: &CheckedOut) -> Rel
             Verdict::Admitted {
                 project_id,
                 visibility,
-            } => match checkout_one(from, job, &request).await {
+            } => match checkout_one(from, pool, job, &request, &project_id).await {
                 Ok((spec, snapshot)) => {
                     set.checkouts.push(RelatedCheckout {
                         label: request.path.clone(),
@@ -140,11 +145,15 @@ async fn lookup(job: &Job, request: &RelatedRequest) -> Lookup {
 }
 
 /// The remote head of `request`'s repository, fetched now (one fetch that transfers nothing when
-/// it has not moved; the snapshot of an unchanged head is reused) and leased for the job.
+/// it has not moved; the snapshot of an unchanged head is reused) and leased for the job. When
+/// the head moved since the checkout was last synced (a push Relay had no webhook for), the places
+/// cited in it are re-verified at the new head first, as a push would.
 async fn checkout_one(
     from: Repos<'_>,
+    pool: &PgPool,
     job: &Job,
     request: &RelatedRequest,
+    project_id: &str,
 ) -> Result<(RepoSpec, SnapshotGuard), String> {
     let spec = from
         .specs
@@ -163,6 +172,7 @@ async fn checkout_one(
             Err(error) => return Err(relay_core::error::cause_chain(&error)),
         }
     };
+    let before = from.repos.current_commit(&spec).await.ok().flatten();
     let head = from
         .repos
         .sync_to(&spec, None)
@@ -173,6 +183,30 @@ async fn checkout_one(
         .snapshot(&spec, Some(&head.commit))
         .await
         .map_err(|e| relay_core::error::cause_chain(&e))?;
+    if before.is_some_and(|before| before != head.commit) {
+        let target = crate::jobs::reverify::PushTarget {
+            tracker: &job.issue.tracker,
+            project_id,
+            project_path: &request.path,
+            commit: &head.commit,
+        };
+        match crate::jobs::reverify::reverify_project(
+            pool,
+            from.repos,
+            &spec,
+            target,
+            snapshot.path(),
+        )
+        .await
+        {
+            Ok(outcome) => {
+                tracing::info!(related.path = %request.path, sources = outcome.sources, stale = outcome.stale, reanchored = outcome.reanchored, "related repository moved: its cited places re-verified")
+            }
+            Err(error) => {
+                tracing::warn!(related.path = %request.path, error.message = %format!("{error:#}"), "related repository moved: re-verification failed")
+            }
+        }
+    }
     Ok((spec, snapshot))
 }
 
