@@ -7,7 +7,9 @@ CREATE TABLE related_repositories (
     project_id         TEXT        NOT NULL,
     position           INT         NOT NULL,
     related_path       TEXT        NOT NULL,
-    source             TEXT        NOT NULL CHECK (source IN ('file', 'server')),
+    -- `suggested`: not named, but the repository depends on it ("could be related"; never
+    -- admitted, its reason says how to name it).
+    source             TEXT        NOT NULL CHECK (source IN ('file', 'server', 'suggested')),
     admitted           BOOLEAN     NOT NULL,
     -- Why it was refused (`NULL` when admitted).
     reason             TEXT,

@@ -34,6 +34,9 @@ pub enum RelatedSource {
     File,
     /// The server's `[[trackers]] related` table.
     Server,
+    /// Not named: the repository depends on it (its `go.mod`, its Python dependencies). Shown
+    /// as "could be related", never admitted.
+    Suggested,
 }
 
 impl RelatedSource {
@@ -41,6 +44,7 @@ impl RelatedSource {
         match self {
             RelatedSource::File => "file",
             RelatedSource::Server => "server",
+            RelatedSource::Suggested => "suggested",
         }
     }
 
@@ -48,6 +52,7 @@ impl RelatedSource {
         match name {
             "file" => Some(RelatedSource::File),
             "server" => Some(RelatedSource::Server),
+            "suggested" => Some(RelatedSource::Suggested),
             _ => None,
         }
     }
@@ -238,6 +243,55 @@ pub fn requests(file: &[String], server: &[String]) -> Vec<RelatedRequest> {
     out
 }
 
+/// Most "could be related" suggestions kept per repository.
+pub const MAX_SUGGESTIONS: usize = 16;
+
+/// The host repositories of a tracker live on, from its API base URL: GitHub's API host
+/// `api.github.com` serves `github.com`; GitHub Enterprise (`https://ghe.example.com/api/v3`) and
+/// GitLab serve their own host.
+pub fn tracker_host(base_url: &str) -> Option<String> {
+    let rest = base_url
+        .strip_prefix("https://")
+        .or_else(|| base_url.strip_prefix("http://"))?;
+    let host = rest.split(['/', '?', '#']).next()?.to_ascii_lowercase();
+    let host = host.split('@').next_back()?.to_owned();
+    (!host.is_empty()).then(|| host.strip_prefix("api.").unwrap_or(&host).to_owned())
+}
+
+/// The repository path a dependency names on the tracker at `host`, if it names one there: a Go
+/// module path `host/owner/name[/sub]` or a URL `https://host/owner/name(.git)`. GitHub
+/// repositories are the first two segments; a GitLab project is every segment of a module root
+/// or a URL (groups nest), less a Go major version suffix (`/v2`).
+pub fn repository_of(
+    dependency: &str,
+    host: &str,
+    provider: crate::tracker::Provider,
+) -> Option<String> {
+    let rest = dependency
+        .strip_prefix("https://")
+        .or_else(|| dependency.strip_prefix("http://"))
+        .unwrap_or(dependency);
+    let (dep_host, path) = rest.split_once('/')?;
+    if !dep_host.eq_ignore_ascii_case(host) {
+        return None;
+    }
+    let path = path.split(['?', '#', '@']).next()?.trim_end_matches('/');
+    let path = path.strip_suffix(".git").unwrap_or(path);
+    let mut segments: Vec<&str> = path.split('/').collect();
+    let is_major = |s: &str| {
+        s.strip_prefix('v')
+            .is_some_and(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()))
+    };
+    if segments.len() > 2 && segments.last().is_some_and(|s| is_major(s)) {
+        segments.pop();
+    }
+    if provider == crate::tracker::Provider::GitHub {
+        segments.truncate(2);
+    }
+    let path = segments.join("/");
+    is_repository_path(&path).then_some(path)
+}
+
 /// What the server allows, the bound every named repository is judged against.
 #[derive(Debug, Clone, Copy)]
 pub struct RelatedPolicy<'a> {
@@ -424,6 +478,64 @@ mod tests {
             if let Some(refusal) = refusal {
                 assert!(!refusal.to_string().is_empty());
             }
+        }
+    }
+
+    #[test]
+    fn a_dependency_names_a_repository_of_the_trackers_host_only() {
+        use crate::tracker::Provider::{GitHub, GitLab};
+        assert_eq!(
+            tracker_host("https://api.github.com").as_deref(),
+            Some("github.com")
+        );
+        assert_eq!(
+            tracker_host("https://ghe.example.com/api/v3").as_deref(),
+            Some("ghe.example.com")
+        );
+        assert_eq!(
+            tracker_host("https://gitlab.example.com/").as_deref(),
+            Some("gitlab.example.com")
+        );
+        for (dependency, host, provider, expected) in [
+            (
+                "github.com/acme/sdk",
+                "github.com",
+                GitHub,
+                Some("acme/sdk"),
+            ),
+            (
+                "github.com/acme/sdk/v2/pkg",
+                "github.com",
+                GitHub,
+                Some("acme/sdk"),
+            ),
+            (
+                "https://github.com/acme/lib.git",
+                "github.com",
+                GitHub,
+                Some("acme/lib"),
+            ),
+            (
+                "gitlab.example.com/group/sub/proj/v3",
+                "gitlab.example.com",
+                GitLab,
+                Some("group/sub/proj"),
+            ),
+            (
+                "https://gitlab.example.com/group/lib.git",
+                "gitlab.example.com",
+                GitLab,
+                Some("group/lib"),
+            ),
+            ("golang.org/x/tools", "github.com", GitHub, None),
+            ("requests", "github.com", GitHub, None),
+            ("github.com/acme", "github.com", GitHub, None),
+        ] {
+            assert_eq!(
+                repository_of(dependency, host, provider).as_deref(),
+                expected,
+                "{dependency}"
+            );
         }
     }
 

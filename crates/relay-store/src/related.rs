@@ -11,7 +11,7 @@ use crate::Result;
 #[derive(Debug, Clone, PartialEq, Eq, sqlx::FromRow, serde::Serialize)]
 pub struct RelatedRow {
     pub related_path: String,
-    /// `file` or `server`.
+    /// `file`, `server`, or `suggested` (not named: the repository depends on it).
     pub source: String,
     pub admitted: bool,
     /// Why it was refused (`None` when admitted).

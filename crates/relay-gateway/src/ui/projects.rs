@@ -124,10 +124,15 @@ fn related_section(related: &[relay_store::related::RelatedRow]) -> Markup {
                 @for row in related {
                     tr {
                         td { code { (row.related_path) } }
-                        td { (if row.source == "file" { "the repository's file" } else { "the server" }) }
+                        td { (match row.source.as_str() {
+                            "file" => "the repository's file",
+                            "server" => "the server",
+                            _ => "not named (a dependency)",
+                        }) }
                         td {
                             @match &row.reason {
                                 None => { "admitted" @if let Some(visibility) = &row.visibility { " (" (visibility) ")" } },
+                                Some(reason) if row.source == "suggested" => { span.suggested { "could be related: " (reason) } },
                                 Some(reason) => { span.refused { "refused: " (reason) } },
                             }
                         }
