@@ -57,6 +57,9 @@ pub struct ToolContext {
     control: CallControl,
     /// Where the checkout's git history is read (`None`: the `history` tool cannot answer).
     history: Option<Arc<GitHistory>>,
+    /// The related repository this context explores (`None`: the issue's own). Every path the
+    /// tools print is then written as a place (`label:path`), and path arguments may carry it.
+    label: Option<Arc<str>>,
 }
 
 /// Mutable per-job state: the budget totals.
@@ -75,7 +78,59 @@ impl ToolContext {
             job: Arc::default(),
             control: CallControl::default(),
             history: None,
+            label: None,
         })
+    }
+
+    /// A context over the checkout of the related repository `label` at `root`, with this
+    /// context's limits and **its job state**: every call in either charges the one job budget.
+    /// It has no git history and no exclusions until given them.
+    pub fn related_checkout(&self, label: &str, root: &std::path::Path) -> Result<Self, ToolError> {
+        Ok(Self {
+            sandbox: Sandbox::new(root)?,
+            limits: self.limits.clone(),
+            job: Arc::clone(&self.job),
+            control: CallControl::default(),
+            history: None,
+            label: None,
+        }
+        .with_label(label))
+    }
+
+    /// This context exploring the related repository `label`: the tools print every path as
+    /// `label:path` and accept path arguments with or without that prefix.
+    #[must_use]
+    pub fn with_label(mut self, label: impl Into<String>) -> Self {
+        self.label = Some(Arc::from(label.into()));
+        self
+    }
+
+    /// The related repository this context explores (`None`: the issue's own).
+    pub fn label(&self) -> Option<&str> {
+        self.label.as_deref()
+    }
+
+    /// `path` (relative to this context's root; `.` for the root) as the agent reads it: a
+    /// place `label:path` in a related repository, the bare path in the issue's own.
+    pub fn place(&self, path: &str) -> String {
+        crate::place::write_place(self.label(), path)
+    }
+
+    /// A path argument with this context's own `label:` cut off (any other text is left as is).
+    pub fn local<'a>(&self, path: &'a str) -> &'a str {
+        let Some(label) = self.label() else {
+            return path;
+        };
+        let trimmed = path.trim_start();
+        trimmed
+            .strip_prefix(label)
+            .and_then(|rest| rest.strip_prefix(crate::place::LABEL_SEPARATOR))
+            .unwrap_or(path)
+    }
+
+    /// Whether both contexts charge the same job state.
+    pub fn shares_job_with(&self, other: &ToolContext) -> bool {
+        Arc::ptr_eq(&self.job, &other.job)
     }
 
     /// This context with the checkout's git history (the repository's mirror at the snapshot's
@@ -250,7 +305,9 @@ impl ToolRegistry {
             .job()
             .budget
             .check(context.limits(), tool.reads_files())?;
-        let body = tool.call(context, arguments)?;
+        let body = tool
+            .call(context, arguments)
+            .map_err(|error| error.placed(context.label()))?;
         let body = cap_tokens(body, context.limits().max_call_tokens);
         let text = output::finish(body);
         context
