@@ -10,7 +10,7 @@ use crate::budget::{JobBudget, ToolLimits};
 use crate::control::{CallControl, Stop};
 use crate::error::ToolError;
 use crate::name::ToolName;
-use crate::output::{self, estimate_tokens, group_thousands};
+use crate::output::{self, estimate_tokens};
 use crate::sandbox::Sandbox;
 
 /// A read-only tool the agent can call.
@@ -308,7 +308,7 @@ impl ToolRegistry {
         let body = tool
             .call(context, arguments)
             .map_err(|error| error.placed(context.label()))?;
-        let body = cap_tokens(body, context.limits().max_call_tokens);
+        let body = output::cap_tokens(body, context.limits().max_call_tokens);
         let text = output::finish(body);
         context
             .job()
@@ -394,35 +394,6 @@ pub fn schema_of<T: schemars::JsonSchema>() -> serde_json::Value {
     serde_json::to_value(schemars::schema_for!(T)).unwrap_or(serde_json::Value::Null)
 }
 
-/// Cuts `body` at a line boundary so that it stays within `max_tokens`.
-fn cap_tokens(body: String, max_tokens: usize) -> String {
-    if estimate_tokens(&body) <= max_tokens {
-        return body;
-    }
-    let max_chars = max_tokens.saturating_mul(4);
-    let mut kept = String::new();
-    let mut kept_chars = 0usize;
-    let total_lines = body.lines().count();
-    let mut kept_lines = 0usize;
-    for line in body.lines() {
-        let line_chars = line.chars().count() + 1;
-        if kept_chars + line_chars > max_chars {
-            break;
-        }
-        kept.push_str(line);
-        kept.push('\n');
-        kept_chars += line_chars;
-        kept_lines += 1;
-    }
-    kept.push_str(&format!(
-        "… output cut at ~{} tokens: {} of {} lines not shown — narrow the request",
-        group_thousands(max_tokens),
-        group_thousands(total_lines - kept_lines),
-        group_thousands(total_lines)
-    ));
-    kept
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -436,19 +407,5 @@ mod tests {
             let offered = registry.get_tool(name).is_some();
             assert_eq!(offered, name != ToolName::Codegraph, "{name}");
         }
-    }
-
-    #[test]
-    fn cap_keeps_whole_lines() {
-        let body = (0..100)
-            .map(|index| format!("line {index:03}"))
-            .collect::<Vec<_>>()
-            .join("\n");
-        let capped = cap_tokens(body, 10);
-        assert!(
-            capped.starts_with("line 000\nline 001\nline 002\nline 003\n…"),
-            "{capped}"
-        );
-        assert!(capped.contains("96 of 100 lines not shown"), "{capped}");
     }
 }
