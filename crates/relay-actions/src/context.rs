@@ -1,6 +1,7 @@
 //! [`ValidationContext`]: what the validator checks a batch against, loaded once per planner turn.
 
 use relay_core::IssueId;
+use relay_core::ProjectVisibility;
 use relay_core::SpecId;
 use relay_core::action::Severity;
 use relay_store::PgConnection;
@@ -9,16 +10,66 @@ use relay_store::gaps::GapRow;
 use relay_store::issues::IssueRow;
 use relay_store::specs::SpecRow;
 use relay_tools::sandbox::Sandbox;
+use relay_tools::{RelatedSandbox, SandboxSet};
 
 use crate::authority::Authority;
 use crate::{Error, Result};
 
-/// The checkout the job explored: findings' sources are verified against it.
+/// The checkout the job explored: findings' sources are verified against it (a place
+/// `label:path` against that related repository's checkout).
 #[derive(Debug, Clone)]
 pub struct Snapshot {
     pub sandbox: Sandbox,
-    /// The commit the checkout is at; stored with every verified source.
+    /// The commit the checkout is at; stored with every verified source in it.
     pub commit_sha: String,
+    /// The related repositories checked out for the job (distinct labels).
+    pub related: Vec<RelatedSnapshot>,
+}
+
+/// A related repository's checkout: sources in it are written `label:path`, verified here and
+/// stored with its commit.
+#[derive(Debug, Clone)]
+pub struct RelatedSnapshot {
+    /// The repository's tracker path (`acme/sdk`, GitLab `group/sub/project`).
+    pub label: String,
+    pub sandbox: Sandbox,
+    /// The commit its checkout is at; stored with every verified source in it.
+    pub commit_sha: String,
+    /// Who can see it: a place of a repository more private than the issue is refused.
+    pub visibility: ProjectVisibility,
+}
+
+impl Snapshot {
+    /// The issue's checkout with no related repository.
+    pub fn new(sandbox: Sandbox, commit_sha: impl Into<String>) -> Snapshot {
+        Snapshot {
+            sandbox,
+            commit_sha: commit_sha.into(),
+            related: Vec::new(),
+        }
+    }
+
+    /// Every checkout a source may cite.
+    pub fn sandboxes(&self) -> SandboxSet {
+        SandboxSet {
+            primary: self.sandbox.clone(),
+            related: self
+                .related
+                .iter()
+                .map(|r| RelatedSandbox {
+                    label: r.label.clone(),
+                    sandbox: r.sandbox.clone(),
+                })
+                .collect(),
+        }
+    }
+
+    /// The commit a source in repository `label` (`None`: the issue's own) is verified at.
+    pub fn commit_of(&self, label: Option<&str>) -> &str {
+        label
+            .and_then(|label| self.related.iter().find(|r| r.label == label))
+            .map_or(self.commit_sha.as_str(), |r| r.commit_sha.as_str())
+    }
 }
 
 /// A note of this issue's thread that `reply_to` may name.
@@ -77,6 +128,9 @@ pub struct ValidationContext {
     /// The planner's context held text that must not leave this issue (a GitLab internal note,
     /// a confidential issue): learnings proposed from it are stored restricted to this issue.
     pub private_context: bool,
+    /// Who can see the issue: its project's visibility, `private` when the issue is confidential.
+    /// No place of a related repository more private than this may appear in what is written.
+    pub visibility: ProjectVisibility,
     /// The planner's context held a GitLab internal note: the gaps and findings this cycle opens
     /// are marked internal, and the public living summary leaves them out.
     pub internal_context: bool,
@@ -191,6 +245,7 @@ impl ValidationContext {
             },
             default_reply: None,
             private_context: rows.issue.confidential,
+            visibility: issue_visibility(rows.issue),
             internal_context: false,
             provenance: LearningProvenance::default(),
             existing: Existing {
@@ -217,6 +272,20 @@ impl ValidationContext {
             },
         }
     }
+}
+
+/// Who can see an issue: `private` when it is confidential, else its project's visibility. A
+/// project whose visibility is not known counts as `public`, the strictest for what may be
+/// shown on it.
+pub fn issue_visibility(issue: &IssueRow) -> ProjectVisibility {
+    if issue.confidential {
+        return ProjectVisibility::Private;
+    }
+    issue
+        .project_visibility
+        .as_deref()
+        .and_then(ProjectVisibility::parse)
+        .unwrap_or(ProjectVisibility::Public)
 }
 
 /// How two sources are compared: `path:start-end`, the path without a leading `./`.

@@ -22,6 +22,10 @@
 //! own notices: acknowledgement, budget note, status comments), [`spec`], [`summary`] (the living
 //! summary comment per issue), [`error`].
 //!
+//! Sources may be places of related repositories (`acme/sdk:pkg/x.go`, verified in that
+//! repository's checkout, [`RelatedSnapshot`], and stored with its commit); nothing written may
+//! name a place of one more private than the issue ([`action::privacy`], [`validate_spec`]).
+//!
 //! Only this crate enqueues outbox rows: a batch's writes ([`Executor::apply`]), the summary's and
 //! the [`notices`].
 
@@ -43,12 +47,12 @@ pub mod validated;
 
 pub use action::{
     CommentToPost, FindingChanges, GapChanges, GapToOpen, LearningsToPropose, SpecVerdictToSet,
-    ValidatedAction,
+    ValidatedAction, VerifiedSource,
 };
 pub use authority::{Authority, PendingNote};
 pub use context::{
-    Existing, GapState, IssueRows, KnownFinding, KnownGap, LearningProvenance, Snapshot, SpecState,
-    ThreadRef, ValidationContext,
+    Existing, GapState, IssueRows, KnownFinding, KnownGap, LearningProvenance, RelatedSnapshot,
+    Snapshot, SpecState, ThreadRef, ValidationContext,
 };
 pub use drain::{DrainReport, SentWrite};
 pub use error::{Error, Result};
@@ -56,5 +60,5 @@ pub use execute::{Applied, Executor, Lease, WatermarkRaise};
 pub use keys::BatchId;
 pub use report::{Failure, Retry, ValidationReport};
 pub use retry::{Jitter, RetryPolicy, Wait};
-pub use validate::validate;
+pub use validate::{validate, validate_spec};
 pub use validated::ValidatedBatch;

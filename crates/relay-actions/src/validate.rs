@@ -60,6 +60,27 @@ pub fn validate(
     }
 }
 
+/// Checks a spec's body before it is posted ([`crate::execute::enqueue_spec`]): no part may
+/// name a place (`label:path`) of a related repository more private than the issue. Failures are
+/// on `spec.part[N]`, numbered from 1 as the parts are posted.
+pub fn validate_spec(ctx: &ValidationContext, body: &str) -> Result<(), ValidationReport> {
+    let mut failures = Vec::new();
+    let parts = crate::spec::split_spec(body, crate::spec::SPEC_PART_CHARS);
+    for (index, part) in parts.iter().enumerate() {
+        crate::action::privacy::check_text_places(
+            ctx,
+            &mut failures,
+            &format!("spec.part[{}]", index + 1),
+            part,
+        );
+    }
+    if failures.is_empty() {
+        Ok(())
+    } else {
+        Err(ValidationReport { failures })
+    }
+}
+
 /// `update_gaps`, or `update_gaps[3]` when the batch has more than one `update_gaps`.
 fn location(batch: &ActionBatch, index: usize) -> String {
     let kind = batch.actions[index].kind();

@@ -8,7 +8,9 @@ use std::io::Read;
 
 use relay_core::Citation;
 
+use crate::place::write_place;
 use crate::sandbox::{EntryKind, Sandbox};
+use crate::sandboxes::{NotRelated, SandboxSet};
 
 /// Largest file a citation may point into. Larger files are not source a person reads.
 pub const MAX_CITED_FILE_BYTES: u64 = 8 * 1024 * 1024;
@@ -35,6 +37,38 @@ pub enum CitationProblem {
     /// The quote does not occur in the cited lines.
     #[error("{citation}: the quote does not match those lines")]
     QuoteMismatch { citation: String },
+    /// The citation names a repository that is not related to the issue (nothing was read).
+    #[error("{citation}: {not_related}")]
+    NotRelated {
+        citation: String,
+        not_related: NotRelated,
+    },
+}
+
+impl CitationProblem {
+    /// The problem with its path written as a place of the related repository `label`.
+    fn placed(self, label: Option<&str>) -> CitationProblem {
+        let Some(label) = label else {
+            return self;
+        };
+        let place = |text: String| write_place(Some(label), &text);
+        match self {
+            Self::MissingFile { path } => Self::MissingFile { path: place(path) },
+            Self::NotAFile { path } => Self::NotAFile { path: place(path) },
+            Self::NotText { path } => Self::NotText { path: place(path) },
+            Self::BadRange { citation } => Self::BadRange {
+                citation: place(citation),
+            },
+            Self::OutOfRange { citation, lines } => Self::OutOfRange {
+                citation: place(citation),
+                lines,
+            },
+            Self::QuoteMismatch { citation } => Self::QuoteMismatch {
+                citation: place(citation),
+            },
+            other @ Self::NotRelated { .. } => other,
+        }
+    }
 }
 
 /// A citation that passed every check, with its path normalised relative to the root.
@@ -78,6 +112,40 @@ pub fn verify(sandbox: &Sandbox, citation: &Citation) -> Result<VerifiedCitation
     Ok(VerifiedCitation {
         citation: normalised,
         text,
+    })
+}
+
+/// [`verify`] across the issue's checkout and its related repositories': a `label:path`
+/// citation is checked in that repository's checkout and keeps its label in the verified
+/// citation (and in any problem); a label that is not a related repository's is
+/// [`CitationProblem::NotRelated`], without reading anything.
+pub fn verify_in(
+    sandboxes: &SandboxSet,
+    citation: &Citation,
+) -> Result<VerifiedCitation, CitationProblem> {
+    let routed =
+        sandboxes
+            .route(&citation.path)
+            .map_err(|not_related| CitationProblem::NotRelated {
+                citation: Citation {
+                    path: crate::sandbox::display_input(&citation.path),
+                    ..citation.clone()
+                }
+                .to_string(),
+                not_related,
+            })?;
+    let local = Citation {
+        path: routed.path.to_owned(),
+        ..citation.clone()
+    };
+    let verified =
+        verify(routed.sandbox, &local).map_err(|problem| problem.placed(routed.label))?;
+    Ok(VerifiedCitation {
+        citation: Citation {
+            path: write_place(routed.label, &verified.citation.path),
+            ..verified.citation
+        },
+        text: verified.text,
     })
 }
 
@@ -196,6 +264,57 @@ mod tests {
         for (citation, want) in cases {
             let got = verify(&sandbox, &citation).unwrap_err();
             assert_eq!(got.to_string(), want, "{citation:?}");
+        }
+    }
+
+    #[test]
+    fn places_are_verified_in_their_related_checkout_and_keep_their_label() {
+        let (_app, app) = checkout();
+        let sdk_dir = tempfile::tempdir().unwrap();
+        std::fs::create_dir(sdk_dir.path().join("pkg")).unwrap();
+        std::fs::write(
+            sdk_dir.path().join("pkg/x.go"),
+            "package pkg\n\nfunc Dial() {}\n",
+        )
+        .unwrap();
+        let set =
+            SandboxSet::new(app).with_related("acme/sdk", Sandbox::new(sdk_dir.path()).unwrap());
+
+        let ok = verify_in(
+            &set,
+            &cite("acme/sdk:./pkg/x.go", 3, 3, Some("func Dial()")),
+        )
+        .unwrap();
+        assert_eq!(ok.citation.path, "acme/sdk:pkg/x.go");
+        assert_eq!(ok.text, "func Dial() {}");
+        // A bare path is the issue's own checkout, where the SDK's file does not exist.
+        assert_eq!(
+            verify_in(&set, &cite("pkg/x.go", 3, 3, None))
+                .unwrap_err()
+                .to_string(),
+            "pkg/x.go: no such file in the explored commit"
+        );
+        assert!(verify_in(&set, &cite("pkg/a.go", 3, 3, None)).is_ok());
+        let cases = [
+            (
+                cite("acme/sdk:pkg/x.go", 9, 9, None),
+                "acme/sdk:pkg/x.go:9: the file has only 3 lines",
+            ),
+            (
+                cite("acme/sdk:pkg/a.go", 1, 1, None),
+                "acme/sdk:pkg/a.go: no such file in the explored commit",
+            ),
+            (
+                cite("acme/secret:pkg/x.go", 3, 3, None),
+                "acme/secret:pkg/x.go:3: repository \"acme/secret\" is not related to this issue; related repositories: acme/sdk",
+            ),
+        ];
+        for (citation, want) in cases {
+            assert_eq!(
+                verify_in(&set, &citation).unwrap_err().to_string(),
+                want,
+                "{citation:?}"
+            );
         }
     }
 }

@@ -69,6 +69,29 @@ pub enum ToolError {
     Io(String),
 }
 
+impl ToolError {
+    /// This error with the paths it names written as places of the related repository `label`
+    /// (tools build errors with paths relative to their checkout; the registry places them).
+    pub fn placed(self, label: Option<&str>) -> ToolError {
+        let Some(label) = label else {
+            return self;
+        };
+        let place = |path: String| crate::place::write_place(Some(label), &path);
+        match self {
+            Self::NotFound { path, suggestions } => Self::NotFound {
+                path: place(path),
+                suggestions: suggestions.into_iter().map(place).collect(),
+            },
+            Self::Refused { path, reason } => Self::Refused {
+                path: place(path),
+                reason,
+            },
+            Self::BinaryFile { path } => Self::BinaryFile { path: place(path) },
+            other => other,
+        }
+    }
+}
+
 fn suggestion_suffix(suggestions: &[String]) -> String {
     if suggestions.is_empty() {
         String::new()

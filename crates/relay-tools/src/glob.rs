@@ -63,15 +63,16 @@ impl Tool for GlobTool {
     ) -> Result<String, ToolError> {
         let arguments: GlobArgs = parse_arguments(arguments)?;
         let sandbox = context.sandbox();
-        let base = resolve_start(sandbox, arguments.path.as_deref())
-            .map_err(|error| with_suggestions(context, error))?;
+        let path = arguments.path.as_deref().map(|path| context.local(path));
+        let base =
+            resolve_start(sandbox, path).map_err(|error| with_suggestions(context, error))?;
         if base.kind != EntryKind::Dir {
             return Err(ToolError::InvalidArguments(format!(
                 "`path` {} is a file, not a directory",
-                base.rel
+                context.place(&base.rel)
             )));
         }
-        let pattern = normalise_pattern(&arguments.pattern)?;
+        let pattern = normalise_pattern(context.local(&arguments.pattern))?;
 
         let keep = context.limits().glob_max_results;
         let mut attempts: Vec<(String, usize)> = Vec::new();
@@ -99,7 +100,7 @@ impl Tool for GlobTool {
                 }
             }
         }
-        Ok(render(&base, &paths, &attempts))
+        Ok(render(context, &base, &paths, &attempts))
     }
 }
 
@@ -248,7 +249,12 @@ fn find(
     Ok(paths.finish())
 }
 
-fn render(base: &Resolved, found: &Found, attempts: &[(String, usize)]) -> String {
+fn render(
+    context: &ToolContext,
+    base: &Resolved,
+    found: &Found,
+    attempts: &[(String, usize)],
+) -> String {
     let paths = &found.shown;
     let mut out = String::new();
     if attempts.len() > 1 {
@@ -264,17 +270,16 @@ fn render(base: &Resolved, found: &Found, attempts: &[(String, usize)]) -> Strin
         format!("{}/", base.rel)
     };
     for path in paths {
-        out.push_str(&prefix);
-        out.push_str(path);
+        out.push_str(&context.place(&format!("{prefix}{path}")));
         out.push('\n');
     }
     let pattern = &attempts
         .last()
         .map_or(String::new(), |(pattern, _)| pattern.clone());
-    let place = if base.rel.is_empty() {
-        String::new()
-    } else {
-        format!(" in {}", base.rel)
+    let place = match (base.rel.is_empty(), context.label()) {
+        (true, None) => String::new(),
+        (true, Some(label)) => format!(" in {label}"),
+        (false, _) => format!(" in {}", context.place(&base.rel)),
     };
     if found.total == 0 {
         out.push_str(&format!("No paths match {pattern}{place}\n"));

@@ -99,9 +99,10 @@ impl Tool for HistoryTool {
         }
         let lines = line_range(&arguments)?;
         let sandbox = context.sandbox();
-        let resolved = match sandbox.resolve(&arguments.path) {
+        let requested = context.local(&arguments.path);
+        let resolved = match sandbox.resolve(requested) {
             Err(ToolError::NotFound { path, .. }) => {
-                let suggestions = closest_paths(context, &arguments.path)
+                let suggestions = closest_paths(context, requested)
                     .into_iter()
                     .map(|candidate| candidate.path)
                     .collect();
@@ -127,7 +128,7 @@ impl Tool for HistoryTool {
         let stop = || context.control().stop().is_some();
         let failed = |error| history_error(context, error);
         let commit = short(history.commit());
-        let name = display(&resolved.rel);
+        let name = context.place(&display(&resolved.rel));
         let mut out = String::new();
         match lines {
             None => {

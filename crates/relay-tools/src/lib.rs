@@ -6,7 +6,10 @@
 //! - [`grep`], [`read`], [`glob`], [`tree`], [`history`]: one module per tool (`history` asks
 //!   relay-repo's [`relay_repo::code_history`] for the git part).
 //! - [`sandbox`]: path confinement to the checkout root.
-//! - [`citation`]: checks that a `path:start-end` citation (and its quote) exists in the checkout.
+//! - [`place`]: how a path in a related repository is written (`acme/sdk:pkg/x.go`).
+//! - [`sandboxes`]: the [`SandboxSet`] of the checkout and its related repositories'.
+//! - [`citation`]: checks that a `path:start-end` citation (and its quote) exists in the checkout
+//!   (or, written as a place, in a related repository's).
 //! - [`search`]: the parallel search engine behind `grep`.
 //! - [`retry`]: the deterministic retry ladder for empty `grep` results.
 //! - [`closest`]: closest existing paths for "file not found".
@@ -26,9 +29,11 @@ pub mod grep;
 pub mod history;
 pub mod name;
 pub mod output;
+pub mod place;
 pub mod read;
 pub mod retry;
 pub mod sandbox;
+pub mod sandboxes;
 pub mod search;
 pub mod tool;
 pub mod tree;
@@ -41,6 +46,7 @@ pub use error::ToolError;
 pub use name::{ToolName, UnknownToolName};
 /// Where the `history` tool reads (relay-repo's, re-exported for the agents' toolbox).
 pub use relay_repo::GitHistory;
+pub use sandboxes::{NotRelated, RelatedSandbox, SandboxSet};
 pub use tool::{JobState, Tool, ToolContext, ToolRegistry};
 
 /// `Result` with [`ToolError`].

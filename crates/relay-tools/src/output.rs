@@ -74,6 +74,36 @@ pub fn line_text(bytes: &[u8]) -> String {
     String::from_utf8_lossy(trimmed).into_owned()
 }
 
+/// Cuts `body` at a line boundary so that it stays within `max_tokens` (a call's cap), saying
+/// how much was left out.
+pub fn cap_tokens(body: String, max_tokens: usize) -> String {
+    if estimate_tokens(&body) <= max_tokens {
+        return body;
+    }
+    let max_chars = max_tokens.saturating_mul(4);
+    let mut kept = String::new();
+    let mut kept_chars = 0usize;
+    let total_lines = body.lines().count();
+    let mut kept_lines = 0usize;
+    for line in body.lines() {
+        let line_chars = line.chars().count() + 1;
+        if kept_chars + line_chars > max_chars {
+            break;
+        }
+        kept.push_str(line);
+        kept.push('\n');
+        kept_chars += line_chars;
+        kept_lines += 1;
+    }
+    kept.push_str(&format!(
+        "… output cut at ~{} tokens: {} of {} lines not shown — narrow the request",
+        group_thousands(max_tokens),
+        group_thousands(total_lines - kept_lines),
+        group_thousands(total_lines)
+    ));
+    kept
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -99,5 +129,19 @@ mod tests {
     fn cutting() {
         assert_eq!(cut_line("short", 10), "short");
         assert_eq!(cut_line("ééééé", 2), "éé… [line cut, 3 more chars]");
+    }
+
+    #[test]
+    fn cap_keeps_whole_lines() {
+        let body = (0..100)
+            .map(|index| format!("line {index:03}"))
+            .collect::<Vec<_>>()
+            .join("\n");
+        let capped = cap_tokens(body, 10);
+        assert!(
+            capped.starts_with("line 000\nline 001\nline 002\nline 003\n…"),
+            "{capped}"
+        );
+        assert!(capped.contains("96 of 100 lines not shown"), "{capped}");
     }
 }

@@ -76,7 +76,7 @@ impl Tool for ReadTool {
             )));
         }
         let offset = arguments.offset.unwrap_or(1).max(1);
-        let (resolved, note) = resolve_with_fallback(context, &arguments.path)?;
+        let (resolved, note) = resolve_with_fallback(context, context.local(&arguments.path))?;
         let body = match resolved.kind {
             EntryKind::Dir => list_directory(context, &resolved)?,
             EntryKind::File => read_file(context, &resolved, offset, limit)?,
@@ -103,10 +103,13 @@ fn resolve_with_fallback(
                 let others: Vec<&str> =
                     candidates.iter().skip(1).map(|c| c.path.as_str()).collect();
                 let mut note = format!(
-                    "Attempts: tried {shown}: not found; tried closest existing path {}: found",
-                    best.path
+                    "Attempts: tried {}: not found; tried closest existing path {}: found",
+                    context.place(&shown),
+                    context.place(&best.path)
                 );
                 if !others.is_empty() {
+                    let others: Vec<String> =
+                        others.iter().map(|other| context.place(other)).collect();
                     note.push_str(&format!(" (other candidates: {})", others.join(", ")));
                 }
                 Ok((resolved, Some(note)))
@@ -141,9 +144,11 @@ fn read_file(
         SliceError::Binary => ToolError::BinaryFile {
             path: resolved.rel.clone(),
         },
-        SliceError::Io(error) => ToolError::Io(format!("{}: {error}", resolved.rel)),
+        SliceError::Io(error) => {
+            ToolError::Io(format!("{}: {error}", context.place(&resolved.rel)))
+        }
     })?;
-    let path = &resolved.rel;
+    let path = &context.place(&resolved.rel);
     if slice.lines.is_empty() {
         return Ok(match slice.total_lines {
             Some(0) => format!("{path} (empty file)"),
@@ -211,9 +216,9 @@ fn list_directory(context: &ToolContext, resolved: &Resolved) -> Result<String, 
         .collect();
     entries.sort();
     let shown = if resolved.rel.is_empty() {
-        ".".to_string()
+        context.place(".")
     } else {
-        resolved.rel.clone()
+        context.place(&resolved.rel)
     };
     let mut out = format!(
         "{shown}/ (directory, {})\n",

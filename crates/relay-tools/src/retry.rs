@@ -40,7 +40,8 @@ pub fn grep_with_retries(context: &ToolContext, arguments: &GrepArgs) -> Result<
             limits.grep_max_context
         )));
     }
-    let start = resolve_start(sandbox, arguments.path.as_deref())
+    let path = arguments.path.as_deref().map(|path| context.local(path));
+    let start = resolve_start(sandbox, path)
         .map_err(|error| crate::closest::with_suggestions(context, error))?;
     let base = SearchQuery {
         pattern: arguments.pattern.clone(),
@@ -49,7 +50,8 @@ pub fn grep_with_retries(context: &ToolContext, arguments: &GrepArgs) -> Result<
         start,
         glob: arguments
             .glob
-            .clone()
+            .as_deref()
+            .map(|glob| context.local(glob).to_owned())
             .filter(|glob| !glob.trim().is_empty()),
         context: context_lines,
     };
@@ -61,14 +63,20 @@ pub fn grep_with_retries(context: &ToolContext, arguments: &GrepArgs) -> Result<
     let control = context.control();
 
     let mut outcome = search(sandbox, &base, search_limits, control)?;
-    let mut history = vec![(describe(&base), outcome.total_matches)];
+    let mut history = vec![(describe(context, &base), outcome.total_matches)];
     if outcome.total_matches == 0 && outcome.stopped.is_none() {
         for step in plan(sandbox, &base)?.into_iter().take(MAX_RETRIES) {
             outcome = search(sandbox, &step, search_limits, control)?;
-            history.push((describe(&step), outcome.total_matches));
+            history.push((describe(context, &step), outcome.total_matches));
             if outcome.total_matches > 0 {
                 break;
             }
+        }
+    }
+    // In a related repository every printed path is a place (`acme/sdk:pkg/x.go`).
+    for file in &mut outcome.files {
+        if context.label().is_some() {
+            file.path = context.place(&file.path);
         }
     }
     Ok(render(&outcome, &history, keep, context_lines > 0))
@@ -280,7 +288,7 @@ pub fn identifier_words(run: &[char]) -> Vec<String> {
     words
 }
 
-fn describe(query: &SearchQuery) -> String {
+fn describe(context: &ToolContext, query: &SearchQuery) -> String {
     let mut text = format!("/{}/", query.pattern);
     match (query.literal, query.case_insensitive) {
         (true, true) => text.push_str(" (literal, case-insensitive)"),
@@ -288,10 +296,10 @@ fn describe(query: &SearchQuery) -> String {
         (false, true) => text.push_str(" (case-insensitive)"),
         (false, false) => {}
     }
-    if query.start.rel.is_empty() {
-        text.push_str(" in the repository");
-    } else {
-        text.push_str(&format!(" in {}", query.start.rel));
+    match (query.start.rel.is_empty(), context.label()) {
+        (true, None) => text.push_str(" in the repository"),
+        (true, Some(label)) => text.push_str(&format!(" in {label}")),
+        (false, _) => text.push_str(&format!(" in {}", context.place(&query.start.rel))),
     }
     if let Some(glob) = &query.glob {
         text.push_str(&format!(" (files {glob})"));

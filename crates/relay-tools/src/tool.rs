@@ -10,7 +10,7 @@ use crate::budget::{JobBudget, ToolLimits};
 use crate::control::{CallControl, Stop};
 use crate::error::ToolError;
 use crate::name::ToolName;
-use crate::output::{self, estimate_tokens, group_thousands};
+use crate::output::{self, estimate_tokens};
 use crate::sandbox::Sandbox;
 
 /// A read-only tool the agent can call.
@@ -57,6 +57,9 @@ pub struct ToolContext {
     control: CallControl,
     /// Where the checkout's git history is read (`None`: the `history` tool cannot answer).
     history: Option<Arc<GitHistory>>,
+    /// The related repository this context explores (`None`: the issue's own). Every path the
+    /// tools print is then written as a place (`label:path`), and path arguments may carry it.
+    label: Option<Arc<str>>,
 }
 
 /// Mutable per-job state: the budget totals.
@@ -75,7 +78,59 @@ impl ToolContext {
             job: Arc::default(),
             control: CallControl::default(),
             history: None,
+            label: None,
         })
+    }
+
+    /// A context over the checkout of the related repository `label` at `root`, with this
+    /// context's limits and **its job state**: every call in either charges the one job budget.
+    /// It has no git history and no exclusions until given them.
+    pub fn related_checkout(&self, label: &str, root: &std::path::Path) -> Result<Self, ToolError> {
+        Ok(Self {
+            sandbox: Sandbox::new(root)?,
+            limits: self.limits.clone(),
+            job: Arc::clone(&self.job),
+            control: CallControl::default(),
+            history: None,
+            label: None,
+        }
+        .with_label(label))
+    }
+
+    /// This context exploring the related repository `label`: the tools print every path as
+    /// `label:path` and accept path arguments with or without that prefix.
+    #[must_use]
+    pub fn with_label(mut self, label: impl Into<String>) -> Self {
+        self.label = Some(Arc::from(label.into()));
+        self
+    }
+
+    /// The related repository this context explores (`None`: the issue's own).
+    pub fn label(&self) -> Option<&str> {
+        self.label.as_deref()
+    }
+
+    /// `path` (relative to this context's root; `.` for the root) as the agent reads it: a
+    /// place `label:path` in a related repository, the bare path in the issue's own.
+    pub fn place(&self, path: &str) -> String {
+        crate::place::write_place(self.label(), path)
+    }
+
+    /// A path argument with this context's own `label:` cut off (any other text is left as is).
+    pub fn local<'a>(&self, path: &'a str) -> &'a str {
+        let Some(label) = self.label() else {
+            return path;
+        };
+        let trimmed = path.trim_start();
+        trimmed
+            .strip_prefix(label)
+            .and_then(|rest| rest.strip_prefix(crate::place::LABEL_SEPARATOR))
+            .unwrap_or(path)
+    }
+
+    /// Whether both contexts charge the same job state.
+    pub fn shares_job_with(&self, other: &ToolContext) -> bool {
+        Arc::ptr_eq(&self.job, &other.job)
     }
 
     /// This context with the checkout's git history (the repository's mirror at the snapshot's
@@ -250,8 +305,10 @@ impl ToolRegistry {
             .job()
             .budget
             .check(context.limits(), tool.reads_files())?;
-        let body = tool.call(context, arguments)?;
-        let body = cap_tokens(body, context.limits().max_call_tokens);
+        let body = tool
+            .call(context, arguments)
+            .map_err(|error| error.placed(context.label()))?;
+        let body = output::cap_tokens(body, context.limits().max_call_tokens);
         let text = output::finish(body);
         context
             .job()
@@ -337,35 +394,6 @@ pub fn schema_of<T: schemars::JsonSchema>() -> serde_json::Value {
     serde_json::to_value(schemars::schema_for!(T)).unwrap_or(serde_json::Value::Null)
 }
 
-/// Cuts `body` at a line boundary so that it stays within `max_tokens`.
-fn cap_tokens(body: String, max_tokens: usize) -> String {
-    if estimate_tokens(&body) <= max_tokens {
-        return body;
-    }
-    let max_chars = max_tokens.saturating_mul(4);
-    let mut kept = String::new();
-    let mut kept_chars = 0usize;
-    let total_lines = body.lines().count();
-    let mut kept_lines = 0usize;
-    for line in body.lines() {
-        let line_chars = line.chars().count() + 1;
-        if kept_chars + line_chars > max_chars {
-            break;
-        }
-        kept.push_str(line);
-        kept.push('\n');
-        kept_chars += line_chars;
-        kept_lines += 1;
-    }
-    kept.push_str(&format!(
-        "… output cut at ~{} tokens: {} of {} lines not shown — narrow the request",
-        group_thousands(max_tokens),
-        group_thousands(total_lines - kept_lines),
-        group_thousands(total_lines)
-    ));
-    kept
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -379,19 +407,5 @@ mod tests {
             let offered = registry.get_tool(name).is_some();
             assert_eq!(offered, name != ToolName::Codegraph, "{name}");
         }
-    }
-
-    #[test]
-    fn cap_keeps_whole_lines() {
-        let body = (0..100)
-            .map(|index| format!("line {index:03}"))
-            .collect::<Vec<_>>()
-            .join("\n");
-        let capped = cap_tokens(body, 10);
-        assert!(
-            capped.starts_with("line 000\nline 001\nline 002\nline 003\n…"),
-            "{capped}"
-        );
-        assert!(capped.contains("96 of 100 lines not shown"), "{capped}");
     }
 }

@@ -71,15 +71,17 @@ impl Tool for TreeTool {
             )));
         }
         let sandbox = context.sandbox();
-        let start = resolve_start(sandbox, arguments.path.as_deref())
-            .map_err(|error| with_suggestions(context, error))?;
+        let path = arguments.path.as_deref().map(|path| context.local(path));
+        let start =
+            resolve_start(sandbox, path).map_err(|error| with_suggestions(context, error))?;
         if start.kind != EntryKind::Dir {
             return Err(ToolError::InvalidArguments(format!(
                 "{} is a file; use read to see it",
-                start.rel
+                context.place(&start.rel)
             )));
         }
         let text = outline(
+            context,
             sandbox,
             &start,
             depth,
@@ -100,6 +102,7 @@ struct Node {
 }
 
 fn outline(
+    context: &ToolContext,
     sandbox: &Sandbox,
     start: &Resolved,
     depth: usize,
@@ -149,9 +152,9 @@ fn outline(
         }
     }
     let title = if start.rel.is_empty() {
-        ".".to_string()
+        context.place(".")
     } else {
-        start.rel.clone()
+        context.place(&start.rel)
     };
     let mut out = format!("{title}/ ({})\n", plural(root.files, "file", "files"));
     let mut budget = max_entries;

@@ -376,6 +376,7 @@ async fn planner_cycles(pool: &PgPool, cycles: usize) -> anyhow::Result<std::tim
                 sandbox: relay_tools::sandbox::Sandbox::new(checkout.path())
                     .context("failed to sandbox the checkout")?,
                 commit_sha: "c0ffee".into(),
+                related: Vec::new(),
             }),
             settings: AgentSettings::default(),
             redactions: vec![SecretString::from("ghs_bench".to_owned())],

@@ -5,7 +5,8 @@
 //!
 //! Layout: [`post_comment`], [`update_gaps`], [`update_findings`], [`update_learnings`],
 //! [`ready_for_spec`] (`ready_for_spec_generation`), [`set_spec_status`]; `checks` (the batch's
-//! working state, the shared text checks and limits), `batch` (what applying reads and writes
+//! working state, the shared text checks and limits), `privacy` (no place of a related repository
+//! more private than the issue in what is written), `batch` (what applying reads and writes
 //! besides the action: [`Applied`]).
 //!
 //! A new action: its file here, a variant of [`ValidatedAction`] and of
@@ -14,6 +15,7 @@
 mod batch;
 mod checks;
 pub mod post_comment;
+pub mod privacy;
 pub mod ready_for_spec;
 pub mod set_spec_status;
 pub mod update_findings;
@@ -29,7 +31,7 @@ pub(crate) use checks::Working;
 pub use checks::{MAX_LEARNING_CHARS, MAX_SOURCES_PER_FINDING, MAX_TEXT_CHARS, normalise};
 pub use post_comment::CommentToPost;
 pub use set_spec_status::SpecVerdictToSet;
-pub use update_findings::FindingChanges;
+pub use update_findings::{FindingChanges, VerifiedSource};
 pub use update_gaps::{GapChanges, GapToOpen};
 pub use update_learnings::LearningsToPropose;
 
@@ -69,9 +71,8 @@ impl ValidatedAction {
             }
             Action::UpdateFindings(u) => update_findings::validate(ctx, state, at, u, failures)
                 .map(ValidatedAction::UpdateFindings),
-            Action::UpdateLearnings(u) => {
-                update_learnings::validate(at, u, failures).map(ValidatedAction::UpdateLearnings)
-            }
+            Action::UpdateLearnings(u) => update_learnings::validate(ctx, at, u, failures)
+                .map(ValidatedAction::UpdateLearnings),
             Action::ReadyForSpecGeneration(r) => {
                 ready_for_spec::validate(ctx, state, at, r, failures)
                     .map(ValidatedAction::ReadyForSpecGeneration)

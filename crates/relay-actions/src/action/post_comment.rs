@@ -7,6 +7,7 @@ use relay_tracker::{CommentTarget, NoteRef, TrackerWrite};
 
 use super::batch::{Applied, At};
 use super::checks::{check_text, quoted};
+use super::privacy::check_text_places;
 use crate::Result;
 use crate::context::ValidationContext;
 use crate::keys;
@@ -33,6 +34,7 @@ pub(crate) fn validate(
         &comment.content,
         MAX_COMMENT_CHARS,
     );
+    check_text_places(ctx, failures, &format!("{at}.content"), &comment.content);
     let target = match &comment.reply_to {
         None => match &ctx.default_reply {
             Some(trigger) => CommentTarget::Reply(NoteRef {

@@ -7,6 +7,7 @@ use relay_store::PgConnection;
 
 use super::batch::{Applied, At};
 use super::checks::{MAX_TEXT_CHARS, Working, check_len, check_text, quoted, refusal_line};
+use super::privacy::check_text_places;
 use crate::context::ValidationContext;
 use crate::report::Failure;
 use crate::{Error, Result};
@@ -21,6 +22,19 @@ pub(crate) fn validate(
     failures: &mut Vec<Failure>,
 ) -> Option<ReadyForSpecGeneration> {
     check_ready(state, at, ready, failures);
+    // The handover is what the spec is written from: a place it names would be in the spec.
+    check_text_places(
+        ctx,
+        failures,
+        &format!("{at}.proceed_signal"),
+        &ready.proceed_signal,
+    );
+    check_text_places(
+        ctx,
+        failures,
+        &format!("{at}.context_summary"),
+        &ready.context_summary,
+    );
     if let Err(refusal) = ctx.authority.check(
         ready.proceed_note_id.as_deref(),
         &ready.proceed_signal,

@@ -6,6 +6,7 @@ use relay_store::PgConnection;
 
 use super::batch::{Applied, At};
 use super::checks::{MAX_TEXT_CHARS, check_len, refusal_line};
+use super::privacy::check_text_places;
 use crate::context::ValidationContext;
 use crate::report::Failure;
 use crate::{Error, Result};
@@ -28,6 +29,7 @@ pub(crate) fn validate(
 ) -> Option<SpecVerdictToSet> {
     if let Some(note) = &set.note {
         check_len(failures, &format!("{at}.note"), note, MAX_TEXT_CHARS);
+        check_text_places(ctx, failures, &format!("{at}.note"), note);
     }
     if let Err(refusal) = ctx.authority.check(
         set.note_id.as_deref(),

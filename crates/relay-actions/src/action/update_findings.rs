@@ -1,5 +1,6 @@
 //! `update_findings`: add findings (a synthesis and the code places it rests on, each verified in
-//! the run's checkout) and remove ones that no longer hold.
+//! the run's checkout, or a place `label:path` in that related repository's) and remove ones that
+//! no longer hold.
 
 use relay_core::Citation;
 use relay_core::action::{MAX_FINDINGS_PER_ISSUE, NewFinding, UpdateFindings};
@@ -7,6 +8,7 @@ use relay_store::PgConnection;
 
 use super::batch::{Applied, At};
 use super::checks::{MAX_SOURCES_PER_FINDING, MAX_TEXT_CHARS, Working, check_text, normalise};
+use super::privacy::{check_source_place, check_text_places};
 use crate::context::{ValidationContext, source_key};
 use crate::report::Failure;
 use crate::{Error, Result};
@@ -14,8 +16,34 @@ use crate::{Error, Result};
 /// The findings to add (synthesis and verified sources) and the numbers to remove.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct FindingChanges {
-    pub add: Vec<(String, Vec<Citation>)>,
+    pub add: Vec<(String, Vec<VerifiedSource>)>,
     pub remove: Vec<i32>,
+}
+
+/// A source that passed verification, and the commit it was verified at: the run's checkout's,
+/// or for a place `label:path` that related repository's.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct VerifiedSource {
+    /// The citation, its path normalised (`label:path` in a related repository).
+    pub citation: Citation,
+    /// The related repository it is in (`None`: the issue's own).
+    pub repository: Option<String>,
+    pub commit_sha: String,
+}
+
+/// Verifies `source` in the snapshot's checkouts: the verified source, or why it failed.
+pub(crate) fn verify_source(
+    snapshot: &crate::context::Snapshot,
+    sandboxes: &relay_tools::SandboxSet,
+    source: &Citation,
+) -> Result<VerifiedSource, relay_tools::citation::CitationProblem> {
+    let verified = relay_tools::citation::verify_in(sandboxes, source)?;
+    let repository = sandboxes.label_of(&verified.citation.path);
+    Ok(VerifiedSource {
+        commit_sha: snapshot.commit_of(repository).to_owned(),
+        repository: repository.map(str::to_owned),
+        citation: verified.citation,
+    })
 }
 
 /// Checks every finding to add (size, sources verified in the checkout, duplicates) and that
@@ -45,6 +73,12 @@ pub(crate) fn validate(
             &finding.synthesis,
             MAX_TEXT_CHARS,
         );
+        check_text_places(
+            ctx,
+            failures,
+            &format!("{here}.synthesis"),
+            &finding.synthesis,
+        );
         if finding.sources.is_empty() {
             failures.push(Failure::permanent(
                 format!("{here}.sources"),
@@ -61,20 +95,22 @@ pub(crate) fn validate(
             ));
         }
         let mut sources = Vec::new();
+        let sandboxes = ctx.snapshot.as_ref().map(|snapshot| snapshot.sandboxes());
         for (j, source) in finding.sources.iter().enumerate() {
-            let Some(snapshot) = &ctx.snapshot else {
+            let (Some(snapshot), Some(sandboxes)) = (&ctx.snapshot, &sandboxes) else {
                 failures.push(Failure::permanent(
                     format!("{here}.sources[{j}]"),
                     "no checkout was explored in this run; findings need one",
                 ));
                 break;
             };
-            match relay_tools::citation::verify(&snapshot.sandbox, source) {
-                Ok(verified) => sources.push(verified.citation),
-                Err(problem) => failures.push(Failure::permanent(
-                    format!("{here}.sources[{j}]"),
-                    problem.to_string(),
-                )),
+            let at_source = format!("{here}.sources[{j}]");
+            if check_source_place(ctx, failures, &at_source, &source.path) {
+                continue;
+            }
+            match verify_source(snapshot, sandboxes, source) {
+                Ok(verified) => sources.push(verified),
+                Err(problem) => failures.push(Failure::permanent(at_source, problem.to_string())),
             }
         }
         check_new_finding(ctx, state, &here, finding, failures);
@@ -112,16 +148,15 @@ pub(crate) async fn apply(
         }
         applied.removed_findings.push(*number);
     }
-    let commit = at.scope.commit_sha.as_deref().unwrap_or_default();
     for (synthesis, sources) in &changes.add {
         let rows: Vec<_> = sources
             .iter()
-            .map(|c| relay_store::findings::SourceRow {
-                path: c.path.clone(),
-                start_line: c.start_line as i32,
-                end_line: c.end_line as i32,
-                quote: c.quote.clone(),
-                commit_sha: commit.to_owned(),
+            .map(|source| relay_store::findings::SourceRow {
+                path: source.citation.path.clone(),
+                start_line: source.citation.start_line as i32,
+                end_line: source.citation.end_line as i32,
+                quote: source.citation.quote.clone(),
+                commit_sha: source.commit_sha.clone(),
                 ..Default::default()
             })
             .collect();

@@ -1,6 +1,5 @@
 //! `update_gaps`: open new gaps (questions the planner needs answered) and close answered ones.
 
-use relay_core::Citation;
 use relay_core::action::{
     CloseReason, GapNumber, MAX_GAPS_PER_ACTION, MAX_OPEN_GAPS_PER_ISSUE, NewGap, Severity,
     UpdateGaps,
@@ -11,18 +10,22 @@ use super::batch::{Applied, At};
 use super::checks::{
     MAX_TEXT_CHARS, Working, check_len, check_text, normalise, quoted, refusal_line,
 };
+use super::privacy::check_text_places;
+use super::update_findings::{VerifiedSource, verify_source};
 use crate::authority::Authority;
 use crate::context::ValidationContext;
 use crate::report::Failure;
 use crate::{Error, Result};
 
-/// A gap to open, with the code places its evidence cites that stand in the run's checkout
-/// (kept as the gap's sources and re-checked on every push; a place that does not stand there is
-/// left in the text, untracked: evidence is prose, not a citation the planner must get right).
+/// A gap to open, with the code places its evidence cites that stand in the run's checkout or,
+/// written `label:path`, in a related repository's (a place that does not stand there is left in
+/// the text, untracked: evidence is prose, not a citation the planner must get right). The issue's
+/// own places are kept as the gap's sources and re-checked on every push; a related
+/// repository's are verified but not stored (a gap's sources share one commit in the store).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct GapToOpen {
     pub gap: NewGap,
-    pub evidence_sources: Vec<Citation>,
+    pub evidence_sources: Vec<VerifiedSource>,
 }
 
 /// The gaps to open and to close, numbers parsed.
@@ -59,6 +62,7 @@ pub(crate) fn validate(
             MAX_TEXT_CHARS,
         );
         check_new_question(ctx, state, &here, &gap.question, failures);
+        check_text_places(ctx, failures, &format!("{here}.question"), &gap.question);
         if let Some(evidence) = &gap.evidence {
             check_len(
                 failures,
@@ -66,6 +70,7 @@ pub(crate) fn validate(
                 evidence,
                 MAX_TEXT_CHARS,
             );
+            check_text_places(ctx, failures, &format!("{here}.evidence"), evidence);
         }
         if gap.severity == Severity::Blocking {
             state.added_blocking += 1;
@@ -75,6 +80,7 @@ pub(crate) fn validate(
     for (i, c) in update.close.iter().enumerate() {
         let here = format!("{at}.close[{i}]");
         check_text(failures, &format!("{here}.note"), &c.note, MAX_TEXT_CHARS);
+        check_text_places(ctx, failures, &format!("{here}.note"), &c.note);
         let Some(number) = GapNumber::parse(&c.gap) else {
             failures.push(Failure::permanent(
                 here,
@@ -174,17 +180,20 @@ pub(crate) async fn apply(
         if at.scope.internal_context {
             relay_store::gaps::mark_internal(conn, row.id).await?;
         }
+        // Only the issue's own places: `add_evidence_sources` stores one commit for all of a
+        // gap's sources, and a related repository's place is at another commit.
+        let places: Vec<_> = evidence_sources
+            .iter()
+            .filter(|source| source.repository.is_none())
+            .map(|source| relay_store::findings::Position {
+                path: source.citation.path.clone(),
+                start_line: source.citation.start_line as i32,
+                end_line: source.citation.end_line as i32,
+            })
+            .collect();
         if let Some(commit) = at.scope.commit_sha.as_deref()
-            && !evidence_sources.is_empty()
+            && !places.is_empty()
         {
-            let places: Vec<_> = evidence_sources
-                .iter()
-                .map(|c| relay_store::findings::Position {
-                    path: c.path.clone(),
-                    start_line: c.start_line as i32,
-                    end_line: c.end_line as i32,
-                })
-                .collect();
             relay_store::gaps::add_evidence_sources(conn, row.id, &places, commit).await?;
         }
         applied.opened_gaps.push(row.number);
@@ -233,14 +242,14 @@ fn check_new_question(
     }
 }
 
-/// The code places a gap's evidence cites that stand in the run's checkout (none without one).
-fn evidence_sources(ctx: &ValidationContext, evidence: Option<&str>) -> Vec<Citation> {
+/// The code places a gap's evidence cites that stand in the run's checkouts (none without one).
+fn evidence_sources(ctx: &ValidationContext, evidence: Option<&str>) -> Vec<VerifiedSource> {
     let (Some(snapshot), Some(evidence)) = (&ctx.snapshot, evidence) else {
         return Vec::new();
     };
-    relay_core::citation::cited_in_text(evidence)
+    let sandboxes = snapshot.sandboxes();
+    relay_tools::place::cited_places_in_text(evidence, &sandboxes.labels())
         .iter()
-        .filter_map(|place| relay_tools::citation::verify(&snapshot.sandbox, place).ok())
-        .map(|verified| verified.citation)
+        .filter_map(|place| verify_source(snapshot, &sandboxes, place).ok())
         .collect()
 }

@@ -6,7 +6,9 @@ use relay_store::PgConnection;
 
 use super::batch::{Applied, At};
 use super::checks::{MAX_LEARNING_CHARS, check_text};
+use super::privacy::check_text_places;
 use crate::Result;
+use crate::context::ValidationContext;
 use crate::report::Failure;
 
 /// The learnings to propose.
@@ -17,6 +19,7 @@ pub struct LearningsToPropose {
 
 /// Checks each learning's text.
 pub(crate) fn validate(
+    ctx: &ValidationContext,
     at: &str,
     update: &UpdateLearnings,
     failures: &mut Vec<Failure>,
@@ -27,6 +30,12 @@ pub(crate) fn validate(
             &format!("{at}.propose[{i}].content"),
             &learning.content,
             MAX_LEARNING_CHARS,
+        );
+        check_text_places(
+            ctx,
+            failures,
+            &format!("{at}.propose[{i}].content"),
+            &learning.content,
         );
     }
     Some(LearningsToPropose {

@@ -5,5 +5,6 @@
 mod crash;
 mod drain;
 mod executor;
+mod related;
 mod support;
 mod validator;

@@ -49,6 +49,7 @@ fn context(snapshot: Option<relay_actions::Snapshot>) -> ValidationContext {
         spec: None,
         default_reply: None,
         private_context: false,
+        visibility: relay_core::ProjectVisibility::Public,
         internal_context: false,
         provenance: Default::default(),
         existing: Default::default(),

@@ -7,7 +7,7 @@
 //! - every run ends in an [`ExploreReport`]: the model's `submit_report`, a forced synthesis (one
 //!   last call without tools) or an "insufficient evidence" report listing what was tried. Only an
 //!   LLM that cannot be used at all (unreachable, key refused) is an [`crate::Error`];
-//! - the report holds only citations that passed [`relay_tools::citation::verify`]; an answer
+//! - the report holds only citations that passed [`relay_tools::citation::verify_in`]; an answer
 //!   without any is at most `low` confidence;
 //! - bounded: iterations, this explore's tokens (soft → one nudge, hard → forced synthesis), a
 //!   wall-clock limit, loop detection, and observation masking keeps each prompt bounded.

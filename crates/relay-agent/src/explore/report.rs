@@ -1,8 +1,8 @@
 //! The `submit_report` contract and the citation checks applied to it.
 
 use relay_core::Citation;
-use relay_tools::citation::{CitationProblem, verify};
-use relay_tools::sandbox::Sandbox;
+use relay_tools::SandboxSet;
+use relay_tools::citation::{CitationProblem, verify_in};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
@@ -79,13 +79,14 @@ pub struct CheckedReport {
     pub rejected: Vec<RejectedCitation>,
 }
 
-/// Verifies every citation of `report` against the snapshot; drops the invalid ones (and
-/// duplicates) and downgrades the confidence to `low` when no citation is left.
-pub fn check(sandbox: &Sandbox, report: SubmitReport) -> CheckedReport {
+/// Verifies every citation of `report` against the snapshot (a place `label:path` against that
+/// related repository's checkout); drops the invalid ones (and duplicates) and downgrades the
+/// confidence to `low` when no citation is left.
+pub fn check(sandboxes: &SandboxSet, report: SubmitReport) -> CheckedReport {
     let mut evidence: Vec<Citation> = Vec::new();
     let mut rejected = Vec::new();
     for citation in report.evidence {
-        match verify(sandbox, &citation) {
+        match verify_in(sandboxes, &citation) {
             Ok(verified) => {
                 if !evidence.contains(&verified.citation) {
                     evidence.push(verified.citation);

@@ -281,7 +281,7 @@ impl<'a> Run<'a> {
     /// Checks a submitted report. Invalid citations are sent back once (`Err` with the feedback);
     /// after that they are dropped and the report is final.
     fn submit(&mut self, submitted: SubmitReport) -> Result<ExploreReport, String> {
-        let checked = report::check(self.agent.toolbox.sandbox(), submitted);
+        let checked = report::check(&self.agent.toolbox.sandboxes(), submitted);
         if !checked.rejected.is_empty() && !self.citations_warned && self.can_continue() {
             self.citations_warned = true;
             return Err(report::rejection_feedback(&checked.rejected));

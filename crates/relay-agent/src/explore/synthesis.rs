@@ -52,7 +52,7 @@ impl Run<'_> {
             .or_else(|| report::report_in_text(response.text()));
         match submitted {
             Some(submitted) => {
-                let checked = report::check(self.agent.toolbox.sandbox(), submitted);
+                let checked = report::check(&self.agent.toolbox.sandboxes(), submitted);
                 Ok(self.finish(checked, stop, ReportOrigin::ForcedSynthesis))
             }
             None => Ok(self.fallback(stop, None)),

@@ -5,8 +5,8 @@
 //! saw its file (the evidence chain); a claim with none left is dropped.
 
 use relay_core::Citation;
-use relay_tools::citation::verify;
-use relay_tools::sandbox::Sandbox;
+use relay_tools::SandboxSet;
+use relay_tools::citation::verify_in;
 
 use super::contracts::SynthesizerReply;
 use super::integration::{Claim, StepRef};
@@ -55,7 +55,7 @@ pub struct VerifiedSynthesis {
 /// Verifies every evidence item and flow of `reply`; `showing` names the step of the query that
 /// showed a path, if one did. Claims without goal ids answer `stage_goals`.
 pub fn verify_reply(
-    sandbox: &Sandbox,
+    sandboxes: &SandboxSet,
     reply: &SynthesizerReply,
     stage_goals: &[String],
     showing: impl Fn(&str) -> Option<StepRef>,
@@ -76,7 +76,7 @@ pub fn verify_reply(
         let mut kept: Vec<Citation> = Vec::new();
         let mut seen_in = Vec::new();
         for citation in citations {
-            match verify(sandbox, citation) {
+            match verify_in(sandboxes, citation) {
                 Err(problem) => out.rejected.push(problem.to_string()),
                 Ok(verified) => match showing(&verified.citation.path) {
                     None => out.rejected.push(format!(
@@ -113,7 +113,7 @@ pub fn verify_reply(
 /// The names of the Synthesizer's `entities` whose definition citation verifies: they join the
 /// traversal state's symbols, so the next stages' Planner sees what the code was shown to define.
 /// An entity without a citation, or with one that does not verify, is a guess and is left out.
-pub fn verified_entities(sandbox: &Sandbox, reply: &SynthesizerReply) -> Vec<String> {
+pub fn verified_entities(sandboxes: &SandboxSet, reply: &SynthesizerReply) -> Vec<String> {
     reply
         .entities
         .iter()
@@ -122,7 +122,7 @@ pub fn verified_entities(sandbox: &Sandbox, reply: &SynthesizerReply) -> Vec<Str
             entity
                 .citation
                 .as_ref()
-                .is_some_and(|citation| verify(sandbox, citation).is_ok())
+                .is_some_and(|citation| verify_in(sandboxes, citation).is_ok())
         })
         .map(|entity| entity.name.trim().to_owned())
         .collect()
@@ -137,7 +137,7 @@ mod tests {
     fn only_entities_with_a_verified_definition_are_kept() {
         let dir = tempfile::tempdir().unwrap();
         std::fs::write(dir.path().join("a.go"), "package a\n\nfunc Enqueue() {}\n").unwrap();
-        let sandbox = Sandbox::new(dir.path()).unwrap();
+        let sandboxes = SandboxSet::new(relay_tools::sandbox::Sandbox::new(dir.path()).unwrap());
         let entity = |name: &str, line: Option<u32>| Entity {
             name: name.into(),
             kind: "function".into(),
@@ -159,7 +159,59 @@ mod tests {
             contradictions: Vec::new(),
             evidence: Vec::new(),
         };
-        assert_eq!(verified_entities(&sandbox, &reply), ["Enqueue"]);
+        assert_eq!(verified_entities(&sandboxes, &reply), ["Enqueue"]);
+    }
+
+    /// A claim citing a related repository is verified in that repository's checkout, and only
+    /// when a step's output showed the file as that repository's place.
+    #[test]
+    fn evidence_in_a_related_repository_is_verified_there() {
+        let app = tempfile::tempdir().unwrap();
+        let sdk = tempfile::tempdir().unwrap();
+        std::fs::write(sdk.path().join("a.go"), "package a\n\nfunc Dial() {}\n").unwrap();
+        let sandboxes = SandboxSet::new(relay_tools::sandbox::Sandbox::new(app.path()).unwrap())
+            .with_related(
+                "acme/sdk",
+                relay_tools::sandbox::Sandbox::new(sdk.path()).unwrap(),
+            );
+        let cite = |path: &str| Citation {
+            path: path.into(),
+            start_line: 3,
+            end_line: 3,
+            quote: Some("func Dial() {}".into()),
+        };
+        let reply = SynthesizerReply {
+            entities: Vec::new(),
+            flows: Vec::new(),
+            open_questions: Vec::new(),
+            contradictions: Vec::new(),
+            evidence: vec![
+                crate::thorough::contracts::EvidenceItem {
+                    claim: "Dial is in the SDK.".into(),
+                    goals: Vec::new(),
+                    citations: vec![cite("acme/sdk:a.go")],
+                },
+                crate::thorough::contracts::EvidenceItem {
+                    claim: "Dial is in the app.".into(),
+                    goals: Vec::new(),
+                    citations: vec![cite("a.go"), cite("acme/secret:a.go")],
+                },
+            ],
+        };
+        let output = "acme/sdk:a.go (lines 1-3 of 3)\n";
+        let step = StepRef {
+            stage: 1,
+            attempt: 1,
+            step: 0,
+        };
+        let verified = verify_reply(&sandboxes, &reply, &[], |path| {
+            mentions(output, path).then_some(step)
+        });
+        assert_eq!(verified.claims.len(), 1);
+        assert_eq!(verified.claims[0].citations[0].path, "acme/sdk:a.go");
+        assert_eq!(verified.dropped_claims, 1);
+        assert_eq!(verified.rejected.len(), 2, "{:?}", verified.rejected);
+        assert!(verified.rejected[1].contains("is not related to this issue"));
     }
 
     #[test]

@@ -2,6 +2,10 @@
 //! over a checkout with git history, `history`, from relay-tools) and the `codegraph` tool
 //! (relay-codegraph ops, over any [`GraphStore`]).
 //!
+//! With related repositories ([`Toolbox::with_related`]) the code tools also look in their
+//! checkouts: a call names one with the `repo` argument or a place (`acme/sdk:pkg/x.go`), and
+//! their paths come back as places.
+//!
 //! Invariants:
 //! - one definition per tool, rendered through the LLM layer's [`ToolDefinition`];
 //! - arguments are validated against that definition's schema before the tool runs, so a model's
@@ -11,6 +15,7 @@
 
 mod graph;
 mod record;
+mod related;
 
 use std::path::Path;
 use std::sync::Arc;
@@ -21,12 +26,17 @@ use relay_codegraph::ops::{self, CodegraphArgs, GraphScope};
 use relay_codegraph::store::GraphStore;
 use relay_tools::output::estimate_tokens;
 use relay_tools::sandbox::Sandbox;
-use relay_tools::{JobBudget, ToolContext, ToolLimits, ToolName, ToolRegistry};
+use relay_tools::{
+    JobBudget, RelatedSandbox, SandboxSet, ToolContext, ToolLimits, ToolName, ToolRegistry,
+};
 
 use crate::llm::{ToolCall, ToolDefinition, ToolResult};
 
 pub use graph::index_in_memory;
 pub use record::{CallStatus, CallTrace, MAX_RECORDED_ARGUMENT_CHARS, ToolCallRecord};
+pub use related::{MAX_RELATED_REPOSITORIES, REPO_ARGUMENT, RelatedCheckout};
+
+use related::RelatedContext;
 
 // Tools are `relay_tools::ToolName`s; a test below keeps `ops::TOOL_NAME` equal to Codegraph's.
 
@@ -48,6 +58,9 @@ pub enum ToolboxError {
     /// The graph store refused the graph.
     #[error("cannot store the code graph")]
     Store(#[source] relay_codegraph::store::StoreError),
+    /// A related repository cannot be offered (a bad or repeated label, too many of them).
+    #[error("related repository {label}: {reason}")]
+    Related { label: String, reason: String },
 }
 
 /// Which code graph the `codegraph` tool reads: a store (the in-memory graph for the CLI, the
@@ -82,6 +95,8 @@ pub struct ToolOutcome {
 pub struct Toolbox {
     registry: Arc<ToolRegistry>,
     context: ToolContext,
+    /// The related repositories' contexts (sharing `context`'s job state), in the worker's order.
+    related: Vec<RelatedContext>,
     graph: Option<GraphAccess>,
     /// Set when the graph store failed during the job: later calls answer at once, without it.
     graph_down: AtomicBool,
@@ -92,6 +107,7 @@ impl std::fmt::Debug for Toolbox {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Toolbox")
             .field("root", &self.context.sandbox().root())
+            .field("related", &self.related_labels())
             .field("tools", &self.names())
             .field("graph", &self.graph)
             .finish_non_exhaustive()
@@ -119,10 +135,11 @@ impl Toolbox {
     ) -> Result<Self, ToolboxError> {
         let registry = ToolRegistry::standard();
         let context = ToolContext::new(snapshot_root, limits)?.with_excludes(excludes);
-        let definitions = definitions(&registry, &context, graph.is_some());
+        let definitions = definitions(&registry, &context, &[], graph.is_some());
         Ok(Self {
             registry: Arc::new(registry),
             context,
+            related: Vec::new(),
             graph,
             graph_down: AtomicBool::new(false),
             definitions,
@@ -135,8 +152,48 @@ impl Toolbox {
     #[must_use]
     pub fn with_history(mut self, history: relay_tools::GitHistory) -> Self {
         self.context = self.context.with_history(history);
-        self.definitions = definitions(&self.registry, &self.context, self.graph.is_some());
+        self.refresh_definitions();
         self
+    }
+
+    /// This toolbox with the related repositories' checkouts (replacing any given before): the
+    /// code tools gain an optional `repo` argument and look in the one a call names (by `repo`,
+    /// or by a `path` written `label:path`), every related context charging this job's one
+    /// budget. Refused: more than [`MAX_RELATED_REPOSITORIES`], a label that is not a
+    /// repository path or is given twice, a root that cannot be sandboxed.
+    pub fn with_related(mut self, related: Vec<RelatedCheckout>) -> Result<Self, ToolboxError> {
+        self.related = related::contexts(&self.context, related)?;
+        self.refresh_definitions();
+        Ok(self)
+    }
+
+    /// The related repositories' labels, in order.
+    pub fn related_labels(&self) -> Vec<&str> {
+        self.related.iter().map(|r| r.label.as_str()).collect()
+    }
+
+    /// Every checkout a citation may point into: the issue's own and the related repositories'.
+    pub fn sandboxes(&self) -> SandboxSet {
+        SandboxSet {
+            primary: self.context.sandbox().clone(),
+            related: self
+                .related
+                .iter()
+                .map(|r| RelatedSandbox {
+                    label: r.label.clone(),
+                    sandbox: r.context.sandbox().clone(),
+                })
+                .collect(),
+        }
+    }
+
+    fn refresh_definitions(&mut self) {
+        self.definitions = definitions(
+            &self.registry,
+            &self.context,
+            &self.related,
+            self.graph.is_some(),
+        );
     }
 
     /// This toolbox with the history of the working tree at its root, when the root is in a git
@@ -159,7 +216,8 @@ impl Toolbox {
         self.definitions.iter().map(|d| d.name.as_str()).collect()
     }
 
-    /// The sandbox over the snapshot (citations are verified through it).
+    /// The sandbox over the issue's own snapshot (citations are verified through
+    /// [`Toolbox::sandboxes`], which adds the related repositories').
     pub fn sandbox(&self) -> &Sandbox {
         self.context.sandbox()
     }
@@ -198,21 +256,31 @@ impl Toolbox {
                 ),
             ));
         };
-        let arguments = if call.name == ToolName::Codegraph {
-            definition.check_call(&clamped_depth(call))?
-        } else {
-            definition.check_call(call)?
-        };
         if call.name == ToolName::Codegraph {
+            let arguments = definition.check_call(&clamped_depth(call))?;
             return self.codegraph(call, &arguments).await;
         }
+        // `repo` is the toolbox's, not the tool's: taken out before the schema check, so a
+        // `repo` naming no related repository is answered as such even when none is offered.
+        let (arguments, repo) = if related::is_code_tool(&call.name) {
+            related::take_repo(&call.arguments)
+                .map_err(|message| ToolResult::error(&call.id, message))?
+        } else {
+            (call.arguments.clone(), None)
+        };
+        let arguments = definition.check_call(&ToolCall {
+            arguments,
+            ..call.clone()
+        })?;
+        let context = match related::route(&self.related, &call.name, repo.as_deref(), &arguments)
+            .map_err(|message| ToolResult::error(&call.id, message))?
+        {
+            None => &self.context,
+            Some(index) => &self.related[index].context,
+        };
         self.registry
             .clone()
-            .call_async(
-                self.context.clone(),
-                call.name.clone(),
-                arguments.to_string(),
-            )
+            .call_async(context.clone(), call.name.clone(), arguments.to_string())
             .await
             .map_err(|error| ToolResult::error(&call.id, error.to_string()))
     }
@@ -261,16 +329,32 @@ impl Toolbox {
     }
 }
 
-/// What the model is offered: the code tools that can answer over `context` (`history` only with
-/// the checkout's git history), then `codegraph` when there is a graph.
-fn definitions(registry: &ToolRegistry, context: &ToolContext, graph: bool) -> Vec<ToolDefinition> {
+/// What the model is offered: the code tools that can answer over `context` or a related
+/// repository's (`history` only with a checkout's git history), each with the `repo` argument
+/// when there are related repositories, then `codegraph` when there is a graph.
+fn definitions(
+    registry: &ToolRegistry,
+    context: &ToolContext,
+    related: &[RelatedContext],
+    graph: bool,
+) -> Vec<ToolDefinition> {
+    let labels: Vec<&str> = related.iter().map(|r| r.label.as_str()).collect();
     let mut definitions: Vec<ToolDefinition> = registry
         .tools()
-        .filter(|tool| tool.available(context))
+        .filter(|tool| {
+            tool.available(context) || related.iter().any(|r| tool.available(&r.context))
+        })
         .map(|tool| ToolDefinition {
             name: tool.name().to_owned(),
             description: tool.description().to_owned(),
             parameters: tool.parameters_schema(),
+        })
+        .map(|definition| {
+            if labels.is_empty() {
+                definition
+            } else {
+                related::offer_related(definition, &labels)
+            }
         })
         .collect();
     if graph {

@@ -10,6 +10,7 @@ mod history;
 mod learning;
 mod limits;
 mod masking;
+mod related;
 mod robustness;
 mod support;
 mod trace;

@@ -9,4 +9,5 @@ mod glob_tree;
 mod grep;
 mod history;
 mod read;
+mod related;
 mod sandbox;

@@ -149,6 +149,7 @@ fn checkout() -> (tempfile::TempDir, Snapshot) {
         Snapshot {
             sandbox,
             commit_sha: "c0ffee".into(),
+            related: Vec::new(),
         },
     )
 }

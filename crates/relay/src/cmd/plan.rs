@@ -113,6 +113,7 @@ pub fn validation_context(issue: &IssueContext, sandbox: Sandbox) -> ValidationC
         snapshot: Some(Snapshot {
             sandbox,
             commit_sha: "working-tree".into(),
+            related: Vec::new(),
         }),
         spec: issue.spec.as_ref().map(|s| SpecState {
             id: SpecId(0),
@@ -121,6 +122,7 @@ pub fn validation_context(issue: &IssueContext, sandbox: Sandbox) -> ValidationC
         }),
         default_reply: None,
         private_context: false,
+        visibility: relay_core::ProjectVisibility::Public,
         existing: relay_actions::Existing {
             gaps: issue
                 .open_gaps

@@ -257,6 +257,7 @@ pub fn checkout() -> (tempfile::TempDir, relay_actions::Snapshot) {
         relay_actions::Snapshot {
             sandbox,
             commit_sha: "c0ffee".into(),
+            related: Vec::new(),
         },
     )
 }

@@ -140,10 +140,11 @@ impl Query<'_> {
                         (at, r)
                     })
                 });
-            let verified = verify_reply(self.toolbox.sandbox(), &reply, &target_goals, |path| {
+            let sandboxes = self.toolbox.sandboxes();
+            let verified = verify_reply(&sandboxes, &reply, &target_goals, |path| {
                 first_showing(steps.clone(), path)
             });
-            for name in verified_entities(self.toolbox.sandbox(), &reply) {
+            for name in verified_entities(&sandboxes, &reply) {
                 state.symbols.push(name);
             }
             for problem in &verified.rejected {

@@ -153,6 +153,7 @@ pub async fn prepare(
         snapshot: Some(Snapshot {
             sandbox,
             commit_sha: snapshot.commit().to_owned(),
+            related: Vec::new(),
         }),
         settings,
         redactions: super::secrets::prompt_redactions(setup.trackers),

@@ -89,6 +89,7 @@ mod tests {
             authority: Authority::Unrestricted,
             default_reply: None,
             private_context: false,
+            visibility: relay_core::ProjectVisibility::Public,
             internal_context: false,
             provenance: Default::default(),
             existing: Default::default(),
