@@ -85,7 +85,13 @@ impl World {
         github.set_repo_visibility("outside/lib", "public");
         github.set_permission(APP, "alice", "admin");
         let mut tracker_settings = github.settings(TOKEN, "relay-bot");
-        tracker_settings.projects = Some(vec![APP.into(), SDK.into(), SECRET_LIB.into()]);
+        // `acme/nowhere` is allowed but unknown to the tracker; `outside/lib` is known, not allowed.
+        tracker_settings.projects = Some(vec![
+            APP.into(),
+            SDK.into(),
+            SECRET_LIB.into(),
+            "acme/nowhere".into(),
+        ]);
         let llm = ScriptedLlm::start(script).await;
         let llm_settings: LlmSettings = toml::from_str(&format!(
             "[default]\nprovider = \"openai\"\nbase_url = \"{}\"\nmodel = \"m\"\napi_key = \"k\"\nmax_retries = 0\n",
@@ -168,11 +174,25 @@ impl World {
         .await;
         assert_eq!(answer.outcome(), "accepted", "{:?}", answer.body);
         let outcomes = self.worker.drain().await.unwrap();
+        let errors: Vec<Option<String>> = sqlx::query_scalar("SELECT last_error FROM jobs")
+            .fetch_all(&self.pool)
+            .await
+            .unwrap();
         assert!(
             outcomes
                 .iter()
                 .all(|o| matches!(o, Outcome::Succeeded { .. })),
-            "{outcomes:?}"
+            "{outcomes:?} {errors:?}; the model's last request: {}",
+            self.llm
+                .requests()
+                .last()
+                .map(|r| r.body["messages"]
+                    .as_array()
+                    .and_then(|m| m.last())
+                    .cloned()
+                    .unwrap_or_default()
+                    .to_string())
+                .unwrap_or_default()
         );
     }
 
@@ -193,6 +213,39 @@ impl World {
             .filter(|c| c.author == "relay-bot")
             .map(|c| c.body)
             .collect()
+    }
+
+    /// A push of the SDK's default branch at `commit` through the gateway; every job runs.
+    async fn push_sdk(&self, delivery: &str, commit: &str) {
+        let request = github_request(
+            "push",
+            delivery,
+            serde_json::to_vec(&json!({
+                "ref": "refs/heads/main", "before": "0000000000000000000000000000000000000000",
+                "after": commit, "created": false, "deleted": false, "forced": false,
+                "repository": { "id": 78, "full_name": SDK, "default_branch": "main" },
+                "pusher": { "name": "alice" }, "sender": { "login": "alice", "type": "User" }
+            }))
+            .unwrap(),
+        );
+        let answer = call(&self.app, request).await;
+        assert_eq!(answer.reason(), "default_branch_push", "{:?}", answer.body);
+        let outcomes = self.worker.drain().await.unwrap();
+        assert!(
+            outcomes
+                .iter()
+                .all(|o| matches!(o, Outcome::Succeeded { .. })),
+            "{outcomes:?}"
+        );
+    }
+
+    async fn finding_source(&self) -> Value {
+        let issue_id: i64 = sqlx::query_scalar("SELECT id FROM issues")
+            .fetch_one(&self.pool)
+            .await
+            .unwrap();
+        let issue = self.api(&format!("/api/issues/{issue_id}")).await;
+        issue["findings"][0]["sources"][0].clone()
     }
 
     fn sdk_head(&self) -> String {
@@ -216,7 +269,7 @@ fn answer_in_the_sdk() -> Vec<ScriptedReply> {
             "submit_actions",
             json!({"actions": [
                 {"type": "post_comment", "content": format!("A call is tried again `Retry` times, 3 ({SDK}:client.go:4).")},
-                {"type": "update_findings", "add": [{"statement": "The SDK retries a call 3 times.",
+                {"type": "update_findings", "add": [{"synthesis": "The SDK retries a call 3 times.",
                   "sources": [{"path": format!("{SDK}:client.go"), "start_line": 4, "end_line": 4, "quote": "const Retry = 3"}]}]}
             ]}),
         )]),
@@ -349,4 +402,42 @@ async fn a_name_that_may_not_be_admitted_is_refused_with_its_reason_and_never_re
     }
     let comments = world.bot_comments();
     assert_eq!(comments.len(), 1, "{comments:?}");
+}
+
+#[sqlx::test(migrator = "relay_store::MIGRATOR")]
+async fn a_push_to_the_sdk_re_anchors_then_stales_the_apps_finding(pool: PgPool) {
+    let world = World::new(pool, &[SDK], answer_in_the_sdk()).await;
+    world
+        .mention("@relay-bot how often is a call retried?")
+        .await;
+    let first = world.sdk_head();
+    assert_eq!(world.finding_source().await["commit_sha"], first);
+
+    // Two lines inserted above the cited one: the finding follows it to line 6.
+    let second = commit_file(
+        world.sdk.path(),
+        "client.go",
+        &SDK_CLIENT.replace("package sdk\n", "package sdk\n\n// Calls.\n"),
+    );
+    world.push_sdk("sdk-push-1", &second).await;
+    let source = world.finding_source().await;
+    assert_eq!(source["path"], "acme/sdk:client.go", "{source}");
+    assert_eq!(source["start_line"], 6, "{source}");
+    assert_eq!(source["status"], "verified", "{source}");
+    assert_eq!(source["commit_sha"], second, "{source}");
+    assert_eq!(
+        source["moved_from"]["path"], "acme/sdk:client.go",
+        "{source}"
+    );
+
+    // The cited constant removed: the finding goes stale, keeping its last good commit.
+    let third = commit_file(
+        world.sdk.path(),
+        "client.go",
+        "package sdk\n\nfunc Call() error { return nil }\n",
+    );
+    world.push_sdk("sdk-push-2", &third).await;
+    let source = world.finding_source().await;
+    assert_eq!(source["status"], "stale", "{source}");
+    assert_eq!(source["commit_sha"], second, "{source}");
 }

@@ -194,8 +194,9 @@ impl Admission {
     }
 }
 
-/// How visible a project is, as a rank: a higher rank is more private.
-fn rank(visibility: ProjectVisibility) -> u8 {
+/// How private a visibility is, as a rank (public < internal < private): a place of a repository
+/// may appear only on an issue of at least its rank.
+pub fn privacy_rank(visibility: ProjectVisibility) -> u8 {
     match visibility {
         ProjectVisibility::Public => 0,
         ProjectVisibility::Internal => 1,
@@ -206,7 +207,7 @@ fn rank(visibility: ProjectVisibility) -> u8 {
 /// Whether a repository of `related` visibility may be read for an issue of `issue` visibility:
 /// never a more private one.
 pub fn may_quote(related: ProjectVisibility, issue: ProjectVisibility) -> bool {
-    rank(related) <= rank(issue)
+    privacy_rank(related) <= privacy_rank(issue)
 }
 
 /// Whether `path` can name a repository of a tracker: `owner/name` or `group/sub/project`,

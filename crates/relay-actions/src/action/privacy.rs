@@ -7,23 +7,25 @@ use relay_core::ProjectVisibility;
 use crate::context::ValidationContext;
 use crate::report::Failure;
 
-/// How private a visibility is: a place of a repository may appear only on an issue at least as
-/// private.
-pub fn privacy_rank(visibility: ProjectVisibility) -> u8 {
-    match visibility {
-        ProjectVisibility::Public => 0,
-        ProjectVisibility::Internal => 1,
-        ProjectVisibility::Private => 2,
-    }
-}
+pub use relay_core::related::privacy_rank;
 
 /// The related repositories more private than the issue, with their visibility.
 fn hidden(ctx: &ValidationContext) -> Vec<(&str, ProjectVisibility)> {
-    let issue = privacy_rank(ctx.visibility);
     ctx.snapshot
+        .as_ref()
+        .map(|snapshot| hidden_in(snapshot, ctx.visibility))
+        .unwrap_or_default()
+}
+
+/// The related repositories of `snapshot` more private than an issue of `issue` visibility.
+pub fn hidden_in(
+    snapshot: &crate::context::Snapshot,
+    issue: ProjectVisibility,
+) -> Vec<(&str, ProjectVisibility)> {
+    snapshot
+        .related
         .iter()
-        .flat_map(|snapshot| &snapshot.related)
-        .filter(|related| privacy_rank(related.visibility) > issue)
+        .filter(|related| !relay_core::related::may_quote(related.visibility, issue))
         .map(|related| (related.label.as_str(), related.visibility))
         .collect()
 }

@@ -132,6 +132,12 @@ pub(super) fn take_repo(arguments: &str) -> Result<(String, Option<String>), Str
     Ok((Value::Object(object).to_string(), repo))
 }
 
+/// The refusal of a repository that was not admitted, as a FAILED line: nothing was read, and
+/// no retry with the same repository can succeed.
+fn failed(refusal: NotRelated) -> String {
+    format!("FAILED: {refusal}")
+}
+
 /// Which repository a call looks in: `None` for the issue's own, `Some(i)` for `related[i]`.
 /// A `repo`, or a `path` (glob's `pattern`) written `label:…`, names it; a name that is not a
 /// related repository's is refused with [`NotRelated`]'s text, and so are two that disagree.
@@ -145,7 +151,7 @@ pub(super) fn route(
     let index_of = |label: &str| labels.iter().position(|known| *known == label);
     let mut chosen: Option<(usize, String)> = None;
     if let Some(repo) = repo {
-        let index = index_of(repo).ok_or_else(|| NotRelated::new(repo, &labels).to_string())?;
+        let index = index_of(repo).ok_or_else(|| failed(NotRelated::new(repo, &labels)))?;
         chosen = Some((index, format!("`{REPO_ARGUMENT}` {repo}")));
     }
     let mut fields = vec!["path"];
@@ -160,7 +166,7 @@ pub(super) fn route(
         let index = match split_place(&labels, value).label {
             Some(label) => index_of(label),
             None => match label_like_prefix(value) {
-                Some(prefix) => return Err(NotRelated::new(prefix, &labels).to_string()),
+                Some(prefix) => return Err(failed(NotRelated::new(prefix, &labels))),
                 None => continue,
             },
         };

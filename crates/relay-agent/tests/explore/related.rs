@@ -116,7 +116,7 @@ async fn repo_or_a_place_picks_the_related_checkout() {
 async fn an_unrelated_repository_is_refused_without_reading() {
     let (app, sdk) = (checkout(), sdk());
     let toolbox = toolbox(app.path(), sdk.path(), ToolLimits::default());
-    let refusal = "repository \"acme/secret\" is not related to this issue; related repositories: acme/sdk, acme/cli";
+    let refusal = "FAILED: repository \"acme/secret\" is not related to this issue; related repositories: acme/sdk, acme/cli";
     for (tool, arguments) in [
         (
             "read",
@@ -141,12 +141,12 @@ async fn an_unrelated_repository_is_refused_without_reading() {
     assert!(failed);
     assert_eq!(
         text,
-        "repository \"acme/sdk\" is not related to this issue; this issue has no related repositories"
+        "FAILED: repository \"acme/sdk\" is not related to this issue; this issue has no related repositories"
     );
     let (_, text) = run(&alone, "read", json!({"path": "acme/sdk:x.go"})).await;
     assert_eq!(
         text,
-        "repository \"acme/sdk\" is not related to this issue; this issue has no related repositories"
+        "FAILED: repository \"acme/sdk\" is not related to this issue; this issue has no related repositories"
     );
 }
 

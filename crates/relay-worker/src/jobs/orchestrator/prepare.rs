@@ -6,11 +6,11 @@
 use std::sync::Arc;
 
 use anyhow::Context as _;
-use relay_actions::Snapshot;
+use relay_actions::{RelatedSnapshot, Snapshot};
 use relay_agent::agent_settings::AgentSettings;
 use relay_agent::explore::{ExploreAgent, Thoroughness};
 use relay_agent::llm::{LlmClient, LlmError, LlmSettings, Role, UsageContext};
-use relay_agent::toolbox::{GraphAccess, Toolbox};
+use relay_agent::toolbox::{GraphAccess, RelatedCheckout, Toolbox};
 use relay_core::TrackerSettings;
 use relay_core::prices::Prices;
 use relay_core::repo_config::Thoroughness as RepoThoroughness;
@@ -94,6 +94,26 @@ pub async fn prepare(
             toolbox
         }
     };
+    // The related repositories' checkouts, for the code tools' `repo` argument and places.
+    let toolbox = toolbox
+        .with_related(
+            related
+                .checkouts
+                .iter()
+                .map(|c| RelatedCheckout {
+                    label: c.label.clone(),
+                    root: c.snapshot.path().to_path_buf(),
+                    excludes: Arc::default(),
+                    history: relay_repo::GitHistory::of_snapshot(
+                        repos,
+                        &c.spec,
+                        c.snapshot.commit(),
+                    )
+                    .ok(),
+                })
+                .collect(),
+        )
+        .context("failed to add the related repositories to the toolbox")?;
     // Every call of the job is recorded against the issue and the job (the role is the
     // client's), so the issue's spend per role and its budget read from `llm_usage`.
     let usage = UsageContext {
@@ -153,13 +173,32 @@ pub async fn prepare(
         snapshot: Some(Snapshot {
             sandbox,
             commit_sha: snapshot.commit().to_owned(),
-            related: Vec::new(),
+            related: related_snapshots(related)?,
         }),
         settings,
         redactions: super::secrets::prompt_redactions(setup.trackers),
         prices: setup.prices.clone(),
         guidance: config.guidance.clone(),
     })
+}
+
+/// The related checkouts as the Validator verifies places in them: each with its commit (stored
+/// with the sources cited there) and its visibility (a place of a repository more private than
+/// the issue is refused, even one admitted by mistake).
+fn related_snapshots(related: &RelatedSet) -> anyhow::Result<Vec<RelatedSnapshot>> {
+    related
+        .checkouts
+        .iter()
+        .map(|c| {
+            Ok(RelatedSnapshot {
+                label: c.label.clone(),
+                sandbox: relay_tools::sandbox::Sandbox::new(c.snapshot.path())
+                    .with_context(|| format!("failed to sandbox {} for the validator", c.label))?,
+                commit_sha: c.snapshot.commit().to_owned(),
+                visibility: c.visibility,
+            })
+        })
+        .collect()
 }
 
 /// The code graph of the checkout's commit; `None` (logged) when it cannot be had: exploring

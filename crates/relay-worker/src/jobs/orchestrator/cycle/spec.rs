@@ -66,10 +66,29 @@ pub async fn write(
                 return Err(anyhow::Error::new(error)
                     .context("the spec writer failed; the go-ahead stays pending for the retry"));
             }
-            give_up(env, job, batch_id, request_id, &error).await?;
+            let why = match &error {
+                SpecError::IterationCap(_) => {
+                    "the spec writer hit its step limit, on every attempt"
+                }
+                SpecError::Llm(_) => "the language model was unavailable, on every attempt",
+                _ => "the spec writer failed, on every attempt",
+            };
+            give_up(env, job, batch_id, request_id, why, &error.to_string()).await?;
             return Ok(SpecStep::GaveUp);
         }
     };
+    if let Some(label) = hidden_place(env, job, &draft.markdown) {
+        // Nothing of a repository more private than the issue is posted on it, even from one
+        // admitted by mistake; a retry would write from the same explorations.
+        let why =
+            format!("the spec named code of {label}, a repository more private than this issue");
+        tracer.event(
+            TraceKind::Stage,
+            json!({ "stage": "spec", "phase": "end", "error": capped(&why) }),
+        );
+        give_up(env, job, batch_id, request_id, &why, &why).await?;
+        return Ok(SpecStep::GaveUp);
+    }
     let mut tx = env.pool.begin().await?;
     relay_actions::execute::fence(&mut tx, env.run.lease).await?;
     let row = relay_store::specs::insert_draft(&mut tx, issue_id, &draft.markdown, None).await?;
@@ -88,21 +107,28 @@ pub async fn write(
     })
 }
 
-/// Closes the request as failed and queues the one status comment that says so.
+/// The label of a related repository more private than the issue whose place `markdown` names.
+fn hidden_place(env: &CycleEnv, job: &Job, markdown: &str) -> Option<String> {
+    let snapshot = env.snapshot.as_ref()?;
+    let issue = relay_actions::context::issue_visibility(&job.issue);
+    relay_actions::action::privacy::hidden_in(snapshot, issue)
+        .into_iter()
+        .find(|(label, _)| relay_tools::place::names_place_of(markdown, label))
+        .map(|(label, _)| label.to_owned())
+}
+
+/// Closes the request as failed (`error` recorded with it) and queues the one status comment
+/// that says `why`.
 async fn give_up(
     env: &CycleEnv,
     job: &Job,
     batch_id: BatchId,
     request_id: i64,
-    error: &SpecError,
+    why: &str,
+    error: &str,
 ) -> anyhow::Result<()> {
-    let why = match error {
-        SpecError::IterationCap(_) => "the spec writer hit its step limit",
-        SpecError::Llm(_) => "the language model was unavailable",
-        _ => "the spec writer failed",
-    };
     let body = format!(
-        "I could not write the spec after your go-ahead: {why}, on every attempt. Nothing \
+        "I could not write the spec after your go-ahead: {why}. Nothing \
          else was changed. Mention @{} and say to go ahead again to retry.",
         job.bot()
     );
@@ -121,7 +147,7 @@ async fn give_up(
         &mut tx,
         request_id,
         SpecRequestOutcome::Failed,
-        Some(&error.to_string()),
+        Some(error),
     )
     .await?;
     tx.commit().await?;
