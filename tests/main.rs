@@ -20,8 +20,9 @@
 //! (the repository's `.relay.toml` narrowing, excluding, guiding; refused widenings; a
 //! malformed file) and `commands` (every `@bot` command on both trackers, forget, the cap), on
 //! `repo_config_harness`; `retried_reply` (a retried job's reply lands: after the operator's
-//! retry of a dead job, an automatic retry, a worker that died); `related` (an answer in a related
-//! repository cited from it and verified there; refused names with their reasons, never read).
+//! retry of a dead job, an automatic retry, a worker that died); `related` / `related_gitlab` (an answer in a
+//! related repository cited from it and verified there; refused names with their reasons, never
+//! read; a push to the related repository re-anchoring and staling what cites it).
 
 mod commands;
 mod context_poisoning;
@@ -52,6 +53,7 @@ mod reconcile;
 mod reconcile_harness;
 mod reconcile_latency;
 mod related;
+mod related_gitlab;
 mod repo_config;
 mod repo_config_harness;
 mod retried_reply;
