@@ -22,3 +22,7 @@ CREATE TABLE related_repositories (
     PRIMARY KEY (tracker, project_id, position),
     CHECK (admitted = (reason IS NULL))
 );
+
+-- The related repositories a job explored beside the issue's own (their labels), for the issue
+-- page's list of jobs. `NULL`: none (or a job from before this migration).
+ALTER TABLE jobs ADD COLUMN explored_related TEXT[];

@@ -318,6 +318,13 @@ async fn an_answer_in_the_sdk_is_cited_from_the_sdk_and_verified_there(pool: PgP
     assert_eq!(related[0]["related_path"], SDK);
     assert_eq!(related[0]["admitted"], true);
     assert_eq!(related[0]["head_commit"], world.sdk_head());
+    // The job says what it explored beside the issue's own repository (the issue page lists it).
+    let explored: Vec<Option<Vec<String>>> =
+        sqlx::query_scalar("SELECT explored_related FROM jobs")
+            .fetch_all(&world.pool)
+            .await
+            .unwrap();
+    assert_eq!(explored, [Some(vec![SDK.to_owned()])]);
 }
 
 #[sqlx::test(migrator = "relay_store::MIGRATOR")]

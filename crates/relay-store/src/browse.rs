@@ -106,10 +106,12 @@ pub struct JobSummary {
     pub created_at: DateTime<Utc>,
     pub started_at: Option<DateTime<Utc>>,
     pub finished_at: Option<DateTime<Utc>>,
+    /// The related repositories the job explored beside the issue's own (migration 0099).
+    pub explored_related: Option<Vec<String>>,
 }
 
 const JOB_COLUMNS: &str = "id, kind, payload, status, attempts, max_attempts, run_after, \
-     last_error, last_cause, created_at, started_at, finished_at";
+     last_error, last_cause, created_at, started_at, finished_at, explored_related";
 
 /// The `process_issue` jobs of an issue, newest first.
 pub async fn jobs_of_issue(pool: &PgPool, issue_id: IssueId) -> Result<Vec<JobSummary>> {

@@ -94,3 +94,18 @@ pub async fn list(
     .fetch_all(conn)
     .await?)
 }
+
+/// Records the related repositories job `job_id` explored beside the issue's own (their labels,
+/// in order; empty: none).
+pub async fn record_explored(
+    conn: &mut PgConnection,
+    job_id: relay_core::JobId,
+    labels: &[String],
+) -> Result<()> {
+    sqlx::query("UPDATE jobs SET explored_related = $2 WHERE id = $1")
+        .bind(job_id)
+        .bind((!labels.is_empty()).then_some(labels))
+        .execute(conn)
+        .await?;
+    Ok(())
+}

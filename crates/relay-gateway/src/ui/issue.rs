@@ -108,7 +108,7 @@ pub async fn show(
                 p.empty { "No jobs yet." }
             } @else {
                 table {
-                    thead { tr { th { "Job" } th { "Status" } th.num { "Attempts" } th { "Created" } th { "Finished" } th { "Last error" } } }
+                    thead { tr { th { "Job" } th { "Status" } th.num { "Attempts" } th { "Created" } th { "Finished" } th { "Also explored" } th { "Last error" } } }
                     tbody { @for job in &jobs {
                         tr {
                             td { a href=(format!("/ui/jobs/{}", job.id)) { "Job " (job.id) } }
@@ -116,6 +116,7 @@ pub async fn show(
                             td.num { (job.attempts) "/" (job.max_attempts) }
                             td { (format::time(job.created_at)) }
                             td { (job.finished_at.map(format::time).unwrap_or_default()) }
+                            td { @for label in job.explored_related.iter().flatten() { code { (label) } " " } }
                             td.error { (job.last_error.as_deref().map(|e| format::clip(e, 200)).unwrap_or_default()) }
                         }
                     } }

@@ -72,7 +72,7 @@ pub async fn prepare(
         .iter()
         .map(|g| g.as_ref().and_then(|g| g.scope.commit.clone()))
         .collect();
-    super::related::record(pool, job, related, &graph_commits).await;
+    super::related::record(pool, run.job_id, job, related, &graph_commits).await;
     let issue = &job.issue;
     let snapshot = &checkout.snapshot;
     let toolbox = Toolbox::with_excludes(

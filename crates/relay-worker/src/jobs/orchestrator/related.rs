@@ -210,10 +210,17 @@ async fn checkout_one(
     Ok((spec, snapshot))
 }
 
-/// Records what the job made of the named repositories, with the graph commit each admitted one
-/// was queried at (`graphs[i]` for `set.checkouts[i]`; `None` without a graph). A failure is
-/// logged: the record is for people, the job goes on.
-pub async fn record(pool: &PgPool, job: &Job, set: &RelatedSet, graphs: &[Option<String>]) {
+/// Records what the job made of the named repositories (and, on job `job_id`, the ones it
+/// explores), with the graph commit each admitted one was queried at (`graphs[i]` for
+/// `set.checkouts[i]`; `None` without a graph). A failure is logged: the record is for people,
+/// the job goes on.
+pub async fn record(
+    pool: &PgPool,
+    job_id: relay_core::JobId,
+    job: &Job,
+    set: &RelatedSet,
+    graphs: &[Option<String>],
+) {
     let issue = &job.issue;
     let reasons: Vec<Option<String>> = set
         .admissions
@@ -256,7 +263,8 @@ pub async fn record(pool: &PgPool, job: &Job, set: &RelatedSet, graphs: &[Option
     }
     let recorded = async {
         let mut conn = pool.acquire().await?;
-        relay_store::related::replace(&mut conn, &issue.tracker, &issue.project_id, &rows).await
+        relay_store::related::replace(&mut conn, &issue.tracker, &issue.project_id, &rows).await?;
+        relay_store::related::record_explored(&mut conn, job_id, &set.labels()).await
     };
     if let Err(error) = recorded.await {
         tracing::warn!(error.message = %error, "cannot record the related repositories");
