@@ -27,8 +27,47 @@ pub struct ExploreArgs {
     format: Format,
     #[command(flatten)]
     llm: LlmOverrides,
+    /// A related repository the explorer may read beside `--repo`: `PATH` (named
+    /// `local/<directory name>`) or `LABEL=PATH` (`acme/sdk=../sdk`); repeatable, at most 8.
+    /// Its places are written `LABEL:path`; the tools take `repo = LABEL`.
+    #[arg(long, value_name = "[LABEL=]PATH")]
+    related: Vec<String>,
     /// The question, e.g. "who calls Planner.Plan?".
     question: String,
+}
+
+/// A `--related` value: the label its places are written with and the checkout.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RelatedArg {
+    pub label: String,
+    pub root: PathBuf,
+}
+
+impl RelatedArg {
+    /// `LABEL=PATH`, or `PATH` named `local/<directory name>`.
+    pub fn parse(value: &str) -> anyhow::Result<RelatedArg> {
+        let (label, path) = match value.split_once('=') {
+            Some((label, path)) => (label.trim().to_owned(), PathBuf::from(path)),
+            None => {
+                let path = PathBuf::from(value);
+                let root = std::fs::canonicalize(&path).with_context(|| {
+                    format!("related repository {} is not accessible", path.display())
+                })?;
+                let name = root
+                    .file_name()
+                    .map(|n| n.to_string_lossy().into_owned())
+                    .context("a related repository needs a directory name or LABEL=PATH")?;
+                (format!("local/{name}"), path)
+            }
+        };
+        anyhow::ensure!(
+            relay_core::related::is_repository_path(&label),
+            "--related {value}: the label {label:?} is not a repository path (owner/name)"
+        );
+        let root = std::fs::canonicalize(&path)
+            .with_context(|| format!("related repository {} is not accessible", path.display()))?;
+        Ok(RelatedArg { label, root })
+    }
 }
 
 /// The LLM overrides `relay explore`, `relay analyze` and `relay eval` take (the explore role's,
@@ -126,8 +165,27 @@ pub fn explore_error(error: relay_agent::Error) -> anyhow::Error {
 }
 
 pub async fn run(config: Option<&Path>, args: ExploreArgs) -> anyhow::Result<()> {
+    let related = args
+        .related
+        .iter()
+        .map(|value| RelatedArg::parse(value))
+        .collect::<anyhow::Result<Vec<_>>>()?;
     let bench = workbench(config, &args.repo, &args.llm, args.format == Format::Text).await?;
-    let agent = ExploreAgent::new(bench.llm, Arc::new(bench.toolbox), bench.config);
+    let toolbox = bench
+        .toolbox
+        .with_related(
+            related
+                .iter()
+                .map(|r| relay_agent::toolbox::RelatedCheckout {
+                    label: r.label.clone(),
+                    root: r.root.clone(),
+                    excludes: Arc::default(),
+                    history: relay_tools::GitHistory::of_worktree(&r.root),
+                })
+                .collect(),
+        )
+        .context("cannot explore the related repositories")?;
+    let agent = ExploreAgent::new(bench.llm, Arc::new(toolbox), bench.config);
     let report = agent
         .explore(ExploreRequest::new(
             args.question.clone(),
