@@ -46,12 +46,16 @@ impl Frontend for GoFrontend {
             .rsplit('/')
             .next()
             .and_then(|name| name.strip_suffix(".go"));
-        LangFacts::Go(super::facts::extract(
-            source.root,
-            source.src,
-            pkg_path.as_deref(),
-            stem,
-        ))
+        let mut facts = super::facts::extract(source.root, source.src, pkg_path.as_deref(), stem);
+        facts.replaced = facts
+            .imports
+            .iter()
+            .filter_map(|import| {
+                let to = source.modules.replaced_import(dir, &import.path)?;
+                Some((import.path.clone(), to))
+            })
+            .collect();
+        LangFacts::Go(facts)
     }
 
     fn provides(&self, facts: &LangFacts, _packages: &HashSet<String>) -> Vec<String> {

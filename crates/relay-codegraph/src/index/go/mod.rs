@@ -14,6 +14,7 @@ mod eval;
 pub(crate) mod facts;
 mod flow;
 mod frontend;
+pub(crate) mod gomod;
 mod implements;
 pub(crate) mod modules;
 pub(crate) mod patch;
