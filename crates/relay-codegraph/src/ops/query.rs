@@ -13,17 +13,21 @@ use crate::store::{
 
 type OpResult<T> = Result<T, OpError>;
 
-fn store_error(error: StoreError) -> OpError {
+pub(super) fn store_error(error: StoreError) -> OpError {
     let message = relay_core::error::cause_chain(&error);
     tracing::warn!(error.message = %error, error.cause_chain = %message, "codegraph store query failed");
     OpError::Store { message }
 }
 
-fn non_empty(value: &Option<String>) -> Option<&str> {
+pub(super) fn non_empty(value: &Option<String>) -> Option<&str> {
     value.as_deref().map(str::trim).filter(|v| !v.is_empty())
 }
 
-fn required<'a>(value: &'a Option<String>, parameter: &str, op: Operation) -> OpResult<&'a str> {
+pub(super) fn required<'a>(
+    value: &'a Option<String>,
+    parameter: &str,
+    op: Operation,
+) -> OpResult<&'a str> {
     non_empty(value).ok_or_else(|| OpError::MissingParameter {
         parameter: parameter.to_owned(),
         operation: op.as_str().to_owned(),
@@ -31,7 +35,7 @@ fn required<'a>(value: &'a Option<String>, parameter: &str, op: Operation) -> Op
 }
 
 /// Parses the `kind` filter. `module` also matches Go packages (both are "a unit of code").
-fn parse_kinds(kind: Option<&str>) -> OpResult<Vec<SymbolKind>> {
+pub(super) fn parse_kinds(kind: Option<&str>) -> OpResult<Vec<SymbolKind>> {
     let Some(kind) = kind else {
         return Ok(Vec::new());
     };
@@ -50,10 +54,34 @@ pub(super) async fn run(
     scope: &GraphScope,
     args: &CodegraphArgs,
 ) -> OpResult<Outcome> {
+    let op = check_args(args)?;
+    let snapshot = resolve_scope(store, scope).await?;
+    run_on(store, &snapshot, op, args).await
+}
+
+/// Runs a checked operation on one snapshot.
+pub(super) async fn run_on(
+    store: &dyn GraphStore,
+    snapshot: &Snapshot,
+    op: Operation,
+    args: &CodegraphArgs,
+) -> OpResult<Outcome> {
+    match op {
+        Operation::Search => search(store, snapshot, args).await,
+        Operation::Callers => calls(store, snapshot, args, Direction::Incoming).await,
+        Operation::Callees => calls(store, snapshot, args, Direction::Outgoing).await,
+        Operation::Implementations => implementations(store, snapshot, args).await,
+        Operation::Usages => usages(store, snapshot, args).await,
+        Operation::Resolve => resolve(store, snapshot, args).await,
+    }
+}
+
+/// The operation, after checking its arguments: mistakes are reported before the store is
+/// touched, so even without a graph.
+pub(super) fn check_args(args: &CodegraphArgs) -> OpResult<Operation> {
     let op = Operation::parse(&args.operation).ok_or_else(|| OpError::UnknownOperation {
         operation: args.operation.clone(),
     })?;
-    // Check the arguments before touching the store, so mistakes are reported even without a graph.
     match op {
         Operation::Search => {
             required(&args.name, "name", op)?;
@@ -68,18 +96,13 @@ pub(super) async fn run(
             required(&args.qname, "qname", op)?;
         }
     }
-    let snapshot = resolve_scope(store, scope).await?;
-    match op {
-        Operation::Search => search(store, &snapshot, args).await,
-        Operation::Callers => calls(store, &snapshot, args, Direction::Incoming).await,
-        Operation::Callees => calls(store, &snapshot, args, Direction::Outgoing).await,
-        Operation::Implementations => implementations(store, &snapshot, args).await,
-        Operation::Usages => usages(store, &snapshot, args).await,
-        Operation::Resolve => resolve(store, &snapshot, args).await,
-    }
+    Ok(op)
 }
 
-async fn resolve_scope(store: &dyn GraphStore, scope: &GraphScope) -> OpResult<Snapshot> {
+pub(super) async fn resolve_scope(
+    store: &dyn GraphStore,
+    scope: &GraphScope,
+) -> OpResult<Snapshot> {
     let not_indexed = || OpError::NotIndexed {
         repo: scope.repo.clone(),
         commit: scope.commit.clone(),
@@ -96,7 +119,7 @@ async fn resolve_scope(store: &dyn GraphStore, scope: &GraphScope) -> OpResult<S
 }
 
 /// Store errors on a missing snapshot become `NotIndexed`.
-fn query_error(snapshot: &Snapshot) -> impl Fn(StoreError) -> OpError + '_ {
+pub(super) fn query_error(snapshot: &Snapshot) -> impl Fn(StoreError) -> OpError + '_ {
     move |error| match error {
         StoreError::SnapshotNotFound { .. } => OpError::NotIndexed {
             repo: snapshot.repo.clone(),
@@ -107,7 +130,7 @@ fn query_error(snapshot: &Snapshot) -> impl Fn(StoreError) -> OpError + '_ {
 }
 
 /// A name with `.` or `/` is matched against the end of qnames; anything else against names.
-fn name_query(name: &str, limit: usize) -> SymbolQuery {
+pub(super) fn name_query(name: &str, limit: usize) -> SymbolQuery {
     if name.contains('.') || name.contains('/') {
         let pattern = if name.starts_with('*') {
             name.to_owned()
@@ -123,7 +146,7 @@ fn name_query(name: &str, limit: usize) -> SymbolQuery {
     }
 }
 
-async fn search(
+pub(super) async fn search(
     store: &dyn GraphStore,
     snap: &Snapshot,
     args: &CodegraphArgs,
@@ -149,7 +172,7 @@ async fn search(
     }))
 }
 
-async fn resolve(
+pub(super) async fn resolve(
     store: &dyn GraphStore,
     snap: &Snapshot,
     args: &CodegraphArgs,
@@ -169,7 +192,11 @@ async fn resolve(
 }
 
 /// Looks a qname up; `Ok(None)` when it is not a symbol of the graph.
-async fn lookup(store: &dyn GraphStore, snap: &Snapshot, qname: &str) -> OpResult<Option<Symbol>> {
+pub(super) async fn lookup(
+    store: &dyn GraphStore,
+    snap: &Snapshot,
+    qname: &str,
+) -> OpResult<Option<Symbol>> {
     let found = store
         .symbols(snap, &[qname.to_owned()])
         .await
@@ -177,7 +204,11 @@ async fn lookup(store: &dyn GraphStore, snap: &Snapshot, qname: &str) -> OpResul
     Ok(found.into_iter().next())
 }
 
-async fn unknown_symbol(store: &dyn GraphStore, snap: &Snapshot, qname: &str) -> OpError {
+pub(super) async fn unknown_symbol(
+    store: &dyn GraphStore,
+    snap: &Snapshot,
+    qname: &str,
+) -> OpError {
     match closest_qnames(store, snap, qname, 3).await {
         Ok(suggestions) => OpError::UnknownSymbol {
             qname: qname.to_owned(),
@@ -187,7 +218,7 @@ async fn unknown_symbol(store: &dyn GraphStore, snap: &Snapshot, qname: &str) ->
     }
 }
 
-async fn calls(
+pub(super) async fn calls(
     store: &dyn GraphStore,
     snap: &Snapshot,
     args: &CodegraphArgs,
@@ -241,7 +272,7 @@ async fn calls(
 }
 
 /// How sure an edge is, strongest first.
-fn rank(c: Confidence) -> u8 {
+pub(super) fn rank(c: Confidence) -> u8 {
     match c {
         Confidence::Exact => 0,
         Confidence::Inferred => 1,
@@ -255,7 +286,7 @@ fn strongest(a: Confidence, b: Confidence) -> Confidence {
 }
 
 /// One result per reached symbol (or per unresolved name), in walk order.
-fn group_steps(steps: &[CallStep], direction: Direction) -> Vec<CallResult> {
+pub(super) fn group_steps(steps: &[CallStep], direction: Direction) -> Vec<CallResult> {
     let mut order: Vec<(Option<String>, String)> = Vec::new();
     let mut grouped: BTreeMap<(Option<String>, String), CallResult> = BTreeMap::new();
     for step in steps {
@@ -330,7 +361,7 @@ pub(super) fn short_name(qname: &str) -> &str {
     tail.rsplit('.').next().unwrap_or(tail)
 }
 
-async fn implementations(
+pub(super) async fn implementations(
     store: &dyn GraphStore,
     snap: &Snapshot,
     args: &CodegraphArgs,
@@ -461,7 +492,7 @@ async fn implementations(
     }))
 }
 
-async fn lookup_parent(
+pub(super) async fn lookup_parent(
     store: &dyn GraphStore,
     snap: &Snapshot,
     symbol: &Symbol,
@@ -473,7 +504,7 @@ async fn lookup_parent(
 }
 
 /// The other ends of `qname`'s edges of `kinds` in `direction`, with their symbols.
-async fn related(
+pub(super) async fn related(
     store: &dyn GraphStore,
     snap: &Snapshot,
     qname: &str,
@@ -529,7 +560,7 @@ async fn related(
     Ok(out)
 }
 
-async fn usages(
+pub(super) async fn usages(
     store: &dyn GraphStore,
     snap: &Snapshot,
     args: &CodegraphArgs,

@@ -376,6 +376,16 @@ impl OpError {
                 out.push_str("\nUse search to find the exact qname.");
                 out
             }
+            OpError::NotRelated { repo, related } => {
+                let related = if related.is_empty() {
+                    "(none)".to_owned()
+                } else {
+                    related.join(", ")
+                };
+                format!(
+                    "FAILED: repository \"{repo}\" is not related to this issue; related repositories: {related}"
+                )
+            }
             OpError::Store { message } => {
                 format!("Codegraph query failed: {message}. Use grep and read tools instead.")
             }
