@@ -37,6 +37,21 @@ pub(super) async fn run(
     }
 }
 
+/// The "not found" answer for a qname of `member`'s graph, its suggestions labelled.
+pub(super) async fn unknown_symbol(
+    store: &dyn GraphStore,
+    member: &Member,
+    qname: &str,
+) -> OpError {
+    match query::unknown_symbol(store, &member.snapshot, qname).await {
+        OpError::UnknownSymbol { qname, suggestions } => OpError::UnknownSymbol {
+            qname: member.label(&qname),
+            suggestions: suggestions.iter().map(|s| member.label(s)).collect(),
+        },
+        other => other,
+    }
+}
+
 /// Which member declares each of `qnames` (`first` asked first, then the others in order); a
 /// qname no member declares is absent.
 pub(super) async fn locate(
@@ -164,7 +179,7 @@ async fn calls(
     sort_steps(&mut steps);
     steps.dedup();
     if symbol.is_none() && steps.is_empty() {
-        return Err(query::unknown_symbol(store, &home.snapshot, qname).await);
+        return Err(unknown_symbol(store, home, qname).await);
     }
     let mut results = group_steps(&steps, direction);
     let total = results.len();
@@ -369,7 +384,7 @@ async fn usages(
         usages.extend(found);
     }
     if symbol.is_none() && usages.is_empty() {
-        return Err(query::unknown_symbol(store, &home.snapshot, qname).await);
+        return Err(unknown_symbol(store, home, qname).await);
     }
     let total = usages.len();
     usages.truncate(MAX_USAGES);

@@ -9,7 +9,7 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use super::across::locate;
+use super::across::{locate, unknown_symbol};
 use super::args::CodegraphArgs;
 use super::outcome::*;
 use super::query::{self, query_error};
@@ -36,13 +36,13 @@ pub(super) async fn implementations(
 ) -> OpResult<Outcome> {
     let home = &members[owner];
     let qname = args.qname.as_deref().unwrap_or_default();
+    let Some(symbol) = query::lookup(store, &home.snapshot, qname).await? else {
+        return Err(unknown_symbol(store, home, qname).await);
+    };
     let Outcome::Implementations(mut outcome) =
         query::implementations(store, &home.snapshot, args).await?
     else {
         return Err(OpError::Unavailable);
-    };
-    let Some(symbol) = query::lookup(store, &home.snapshot, qname).await? else {
-        return Err(query::unknown_symbol(store, &home.snapshot, qname).await);
     };
     for section in &mut outcome.sections {
         for entry in &mut section.entries {
@@ -57,12 +57,12 @@ pub(super) async fn implementations(
             SymbolKind::Interface if symbol.language == Language::Go => {
                 let wanted = method_names(store, home, &symbol.qname).await?;
                 let types = types_covering(store, there, &wanted).await?;
-                (IMPLEMENTED_BY, entries(there, types))
+                (IMPLEMENTED_BY, entries(there, types, Confidence::Inferred))
             }
             SymbolKind::Struct | SymbolKind::Type if symbol.language == Language::Go => {
                 let have = method_names(store, home, &symbol.qname).await?;
                 let interfaces = interfaces_covered(store, there, &have).await?;
-                let mut found = entries(there, interfaces);
+                let mut found = entries(there, interfaces, Confidence::Inferred);
                 found.iter_mut().for_each(|e| e.methods.clear());
                 (IMPLEMENTS, found)
             }
@@ -162,9 +162,13 @@ fn add(sections: &mut Vec<Section>, title: &str, entries: Vec<RelatedSymbol>) {
     }
 }
 
-/// Matched types or interfaces as entries: the match is by method names, so `inferred`; the
-/// site is the declaration.
-fn entries(member: &Member, found: Vec<(Symbol, Vec<Symbol>)>) -> Vec<RelatedSymbol> {
+/// Found types, interfaces or methods as entries (Go's matched by method names are
+/// `inferred`); the site is the declaration.
+fn entries(
+    member: &Member,
+    found: Vec<(Symbol, Vec<Symbol>)>,
+    confidence: Confidence,
+) -> Vec<RelatedSymbol> {
     found
         .into_iter()
         .map(|(s, methods)| RelatedSymbol {
@@ -174,7 +178,7 @@ fn entries(member: &Member, found: Vec<(Symbol, Vec<Symbol>)>) -> Vec<RelatedSym
             file: Some(member.label(&s.file)),
             line: Some(s.line),
             signature: s.signature.clone(),
-            confidence: Confidence::Inferred,
+            confidence,
             site: Site {
                 file: member.label(&s.file),
                 line: s.line,
@@ -241,11 +245,14 @@ async fn method_across(
                     }
                 }
             }
-            (IMPLEMENTS, out)
+            return Ok(Some((IMPLEMENTS, entries(there, out, Confidence::Exact))));
         }
         _ => return Ok(None),
     };
-    Ok(Some((found.0, entries(there, found.1))))
+    Ok(Some((
+        found.0,
+        entries(there, found.1, Confidence::Inferred),
+    )))
 }
 
 /// The method names of a type or interface.

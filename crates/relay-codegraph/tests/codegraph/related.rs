@@ -229,6 +229,16 @@ async fn check_go(store: &dyn GraphStore, sdk_module: &str) {
     );
     assert!(!text.contains("acme/sdk:"), "{text}");
 
+    // A qname the graph it names does not have: suggestions from that graph, labelled.
+    let text = run(args("callers", &format!("acme/sdk:{sdk}.NewClien"))).await;
+    assert_has(
+        &text,
+        &[
+            &format!("Symbol \"acme/sdk:{sdk}.NewClien\" not found"),
+            &format!("  acme/sdk:{sdk}.NewClient\n"),
+        ],
+    );
+
     // A repository that is not related.
     let text = run(CodegraphArgs {
         repo: Some("acme/secret".to_owned()),
@@ -516,6 +526,40 @@ async fn the_tool_names_the_related_repositories() {
     let text = execute_set_json(Some(&store), &pair, &serde_json::json!({"operation": 3})).await;
     assert!(
         text.starts_with("Invalid arguments for codegraph"),
+        "{text}"
+    );
+}
+
+/// A related repository that is not indexed (yet) is left out, unless `repo` names it.
+#[tokio::test]
+async fn a_related_repository_that_is_not_indexed_is_left_out() {
+    let dir = go_pair(false);
+    let store = MemoryStore::new();
+    load(&store, APP_REPO, "a1", &dir.path().join("app")).await;
+    let pair = set(SDK_REPO, SDK_LABEL);
+    let text = execute_set(
+        Some(&store),
+        &pair,
+        &args("callees", "example.com/app/service.Fetch"),
+    )
+    .await;
+    assert_has(
+        &text,
+        &["qname: example.com/sdk/client.NewClient", "(not indexed)"],
+    );
+    let text = execute_set(
+        Some(&store),
+        &pair,
+        &CodegraphArgs {
+            operation: "search".to_owned(),
+            name: Some("NewClient".to_owned()),
+            repo: Some(SDK_LABEL.to_owned()),
+            ..CodegraphArgs::default()
+        },
+    )
+    .await;
+    assert!(
+        text.starts_with("No code graph has been indexed for repository github/acme/sdk."),
         "{text}"
     );
 }
