@@ -71,6 +71,8 @@ impl Frontend for GoFrontend {
         };
         let mut out = vec![g.pkg_path.clone()];
         out.extend(g.imports.iter().map(|i| i.path.clone()));
+        // A replaced import reads the replacement's package (when the repository has it).
+        out.extend(g.replaced.iter().map(|(_, to)| to.clone()));
         out
     }
 
