@@ -6,6 +6,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use super::args::{CodegraphArgs, Operation};
 use super::outcome::*;
 use super::query::{self, group_steps, query_error};
+use super::reexport::{self, MAX_REEXPORT_LOOKUPS};
 use super::set::Member;
 use crate::model::{EdgeKind, Symbol, SymbolKind};
 use crate::store::{CallStep, Direction, GraphStore, clamp_depth, sort_steps};
@@ -52,17 +53,27 @@ pub(super) async fn unknown_symbol(
     }
 }
 
+/// Where a qname of one graph is declared: the member, and the qname there (itself, or what a
+/// Python package's re-export of it names).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(super) struct Located {
+    pub member: usize,
+    pub qname: String,
+}
+
 /// Which member declares each of `qnames` (`first` asked first, then the others in order); a
-/// qname no member declares is absent.
+/// qname no member declares, directly or through a Python re-export, is absent.
 pub(super) async fn locate(
     store: &dyn GraphStore,
     members: &[Member],
     first: usize,
     qnames: &BTreeSet<String>,
-) -> OpResult<BTreeMap<String, usize>> {
-    let mut found = BTreeMap::new();
-    let order = std::iter::once(first).chain((0..members.len()).filter(|i| *i != first));
-    for i in order {
+) -> OpResult<BTreeMap<String, Located>> {
+    let mut found: BTreeMap<String, Located> = BTreeMap::new();
+    let order: Vec<usize> = std::iter::once(first)
+        .chain((0..members.len()).filter(|i| *i != first))
+        .collect();
+    for &i in &order {
         let missing: Vec<String> = qnames
             .iter()
             .filter(|q| !found.contains_key(*q))
@@ -77,7 +88,24 @@ pub(super) async fn locate(
             .await
             .map_err(query_error(snapshot))?
         {
-            found.entry(symbol.qname).or_insert(i);
+            found.entry(symbol.qname.clone()).or_insert(Located {
+                member: i,
+                qname: symbol.qname,
+            });
+        }
+    }
+    // Names no graph declares may be a package's re-export in another graph.
+    let missing: Vec<&String> = qnames
+        .iter()
+        .filter(|q| !found.contains_key(*q))
+        .take(MAX_REEXPORT_LOOKUPS)
+        .collect();
+    for q in missing {
+        for &i in order.iter().filter(|i| **i != first) {
+            if let Some(qname) = reexport::reexported(store, &members[i], q).await? {
+                found.insert(q.clone(), Located { member: i, qname });
+                break;
+            }
         }
     }
     Ok(found)
@@ -119,20 +147,21 @@ pub(super) async fn labelled_symbols(
     Ok(out)
 }
 
-/// A call step with its strings labelled by the graphs they belong to.
+/// A call step with its strings labelled by the graphs they belong to (`node`: the graph
+/// declaring the reached symbol and its qname there; `None` leaves it as it is).
 fn labelled(
     step: &CallStep,
-    node: Option<&Member>,
+    node: Option<(&Member, &str)>,
     via: &Member,
     site: &Member,
     offset: u8,
 ) -> CallStep {
     CallStep {
         depth: step.depth + offset,
-        node: step
-            .node
-            .as_deref()
-            .map(|n| node.map_or_else(|| n.to_owned(), |m| m.label(n))),
+        node: step.node.as_deref().map(|n| match node {
+            Some((member, qname)) => member.label(qname),
+            None => n.to_owned(),
+        }),
         via: via.label(&step.via),
         to_name: step.to_name.clone(),
         file: site.label(&step.file),
@@ -219,23 +248,18 @@ async fn callees_across(
     let homes = locate(store, members, owner, &nodes).await?;
     let mut out: Vec<CallStep> = own
         .iter()
-        .map(|s| {
-            let node = s
-                .node
-                .as_ref()
-                .and_then(|n| homes.get(n))
-                .map(|i| &members[*i]);
-            labelled(s, node, home, home, 0)
-        })
+        .map(|s| labelled(s, node_at(members, &homes, s), home, home, 0))
         .collect();
     let mut foreign: BTreeMap<(usize, String), u8> = BTreeMap::new();
     for s in own {
         if let Some(n) = &s.node
-            && let Some(&i) = homes.get(n)
-            && i != owner
+            && let Some(found) = homes.get(n)
+            && found.member != owner
             && s.depth < depth
         {
-            let level = foreign.entry((i, n.clone())).or_insert(s.depth);
+            let level = foreign
+                .entry((found.member, found.qname.clone()))
+                .or_insert(s.depth);
             *level = (*level).min(s.depth);
         }
     }
@@ -247,20 +271,36 @@ async fn callees_across(
             .map_err(query_error(&there.snapshot))?;
         let reached: BTreeSet<String> = more.iter().filter_map(|s| s.node.clone()).collect();
         let located = locate(store, members, i, &reached).await?;
-        out.extend(more.iter().map(|s| {
-            let node = s
-                .node
-                .as_ref()
-                .and_then(|n| located.get(n))
-                .map(|j| &members[*j]);
-            labelled(s, node, there, there, level)
-        }));
+        out.extend(
+            more.iter()
+                .map(|s| labelled(s, node_at(members, &located, s), there, there, level)),
+        );
     }
     Ok(out)
 }
 
-/// The owner's callers, then the call sites of the other graphs into the start symbol or any
-/// caller the owner's walk reached, each walk continued in that graph.
+/// The graph declaring a step's node and its qname there, if located.
+fn node_at<'m>(
+    members: &'m [Member],
+    located: &'m BTreeMap<String, Located>,
+    step: &CallStep,
+) -> Option<(&'m Member, &'m str)> {
+    let found = located.get(step.node.as_deref()?)?;
+    Some((&members[found.member], found.qname.as_str()))
+}
+
+/// One node of the callers walk that other graphs are asked about.
+struct Probe {
+    /// The name other graphs' edges may give it (its qname, or a Python re-export of it).
+    name: String,
+    /// Its qname in the owner's graph.
+    node: String,
+    level: u8,
+}
+
+/// The owner's callers, then the call sites of the other graphs into the start symbol (also by
+/// the names its package re-exports it as) or any caller the owner's walk reached, each walk
+/// continued in that graph.
 async fn callers_across(
     store: &dyn GraphStore,
     members: &[Member],
@@ -272,16 +312,27 @@ async fn callers_across(
     let home = &members[owner];
     let mut out: Vec<CallStep> = own
         .iter()
-        .map(|s| labelled(s, Some(home), home, home, 0))
+        .map(|s| labelled(s, s.node.as_deref().map(|n| (home, n)), home, home, 0))
         .collect();
-    let mut frontier: Vec<(String, u8)> = vec![(qname.to_owned(), 0)];
+    let mut frontier: Vec<Probe> = std::iter::once(qname.to_owned())
+        .chain(reexport::aliases(store, home, qname).await?)
+        .map(|name| Probe {
+            name,
+            node: qname.to_owned(),
+            level: 0,
+        })
+        .collect();
     let mut seen: BTreeSet<String> = BTreeSet::from([qname.to_owned()]);
     for s in own {
         if let Some(n) = &s.node
             && s.depth < depth
             && seen.insert(n.clone())
         {
-            frontier.push((n.clone(), s.depth));
+            frontier.push(Probe {
+                name: n.clone(),
+                node: n.clone(),
+                level: s.depth,
+            });
         }
     }
     frontier.truncate(MAX_LINKED_NODES);
@@ -290,11 +341,11 @@ async fn callers_across(
             continue;
         }
         let mut callers: BTreeMap<String, u8> = BTreeMap::new();
-        for (node, level) in &frontier {
+        for probe in &frontier {
             let edges = store
                 .edges(
                     &there.snapshot,
-                    node,
+                    &probe.name,
                     Direction::Incoming,
                     &[EdgeKind::Calls],
                 )
@@ -302,16 +353,16 @@ async fn callers_across(
                 .map_err(query_error(&there.snapshot))?;
             for e in edges {
                 out.push(CallStep {
-                    depth: level + 1,
+                    depth: probe.level + 1,
                     node: Some(there.label(&e.from)),
-                    via: home.label(node),
+                    via: home.label(&probe.node),
                     to_name: e.to_name,
                     file: there.label(&e.file),
                     line: e.line,
                     confidence: e.confidence,
                 });
-                let reached = callers.entry(e.from).or_insert(level + 1);
-                *reached = (*reached).min(level + 1);
+                let reached = callers.entry(e.from).or_insert(probe.level + 1);
+                *reached = (*reached).min(probe.level + 1);
             }
         }
         for (caller, level) in callers.into_iter().take(MAX_LINKED_NODES) {
@@ -322,10 +373,15 @@ async fn callers_across(
                 .traverse_calls(&there.snapshot, &caller, Direction::Incoming, depth - level)
                 .await
                 .map_err(query_error(&there.snapshot))?;
-            out.extend(
-                more.iter()
-                    .map(|s| labelled(s, Some(there), there, there, level)),
-            );
+            out.extend(more.iter().map(|s| {
+                labelled(
+                    s,
+                    s.node.as_deref().map(|n| (there, n)),
+                    there,
+                    there,
+                    level,
+                )
+            }));
         }
     }
     Ok(out)
@@ -340,25 +396,34 @@ async fn usages(
     let qname = args.qname.as_deref().unwrap_or_default();
     let home = &members[owner];
     let symbol = query::lookup(store, &home.snapshot, qname).await?;
+    let aliases = reexport::aliases(store, home, qname).await?;
     let order = std::iter::once(owner).chain((0..members.len()).filter(|i| *i != owner));
     let mut usages: Vec<Usage> = Vec::new();
     for i in order {
         let member = &members[i];
         let err = query_error(&member.snapshot);
-        let edges = store
-            .edges(
-                &member.snapshot,
-                qname,
-                Direction::Incoming,
-                &[
-                    EdgeKind::Uses,
-                    EdgeKind::Calls,
-                    EdgeKind::Imports,
-                    EdgeKind::Inherits,
-                ],
-            )
-            .await
-            .map_err(&err)?;
+        // Other graphs may name it as its package re-exports it.
+        let names =
+            std::iter::once(qname).chain(aliases.iter().map(String::as_str).filter(|_| i != owner));
+        let mut edges = Vec::new();
+        for name in names {
+            edges.extend(
+                store
+                    .edges(
+                        &member.snapshot,
+                        name,
+                        Direction::Incoming,
+                        &[
+                            EdgeKind::Uses,
+                            EdgeKind::Calls,
+                            EdgeKind::Imports,
+                            EdgeKind::Inherits,
+                        ],
+                    )
+                    .await
+                    .map_err(&err)?,
+            );
+        }
         let users: Vec<String> = edges.iter().map(|e| e.from.clone()).collect();
         let symbols = store
             .symbols(&member.snapshot, &users)

@@ -13,6 +13,7 @@ use super::across::{locate, unknown_symbol};
 use super::args::CodegraphArgs;
 use super::outcome::*;
 use super::query::{self, query_error};
+use super::reexport;
 use super::set::Member;
 use crate::model::{Confidence, EdgeKind, Language, Symbol, SymbolKind};
 use crate::store::{Direction, GraphStore, SymbolQuery};
@@ -50,6 +51,11 @@ pub(super) async fn implementations(
         }
     }
     outcome.qname = home.label(qname);
+    let aliases = if symbol.kind == SymbolKind::Class {
+        reexport::aliases(store, home, qname).await?
+    } else {
+        Vec::new()
+    };
     let others = (0..members.len()).filter(|i| *i != owner);
     for i in others {
         let there = &members[i];
@@ -67,18 +73,19 @@ pub(super) async fn implementations(
                 (IMPLEMENTS, found)
             }
             SymbolKind::Class => {
-                let subclasses = query::related(
-                    store,
-                    &there.snapshot,
-                    qname,
-                    Direction::Incoming,
-                    &[EdgeKind::Inherits],
-                )
-                .await?;
-                let labelled = subclasses
-                    .into_iter()
-                    .map(|r| label_entry(there, r))
-                    .collect();
+                // By its qname and by the names its package re-exports it as.
+                let mut labelled = Vec::new();
+                for name in std::iter::once(qname.to_owned()).chain(aliases.iter().cloned()) {
+                    let subclasses = query::related(
+                        store,
+                        &there.snapshot,
+                        &name,
+                        Direction::Incoming,
+                        &[EdgeKind::Inherits],
+                    )
+                    .await?;
+                    labelled.extend(subclasses.into_iter().map(|r| label_entry(there, r)));
+                }
                 (SUBCLASSES, labelled)
             }
             SymbolKind::Method => {
@@ -113,13 +120,13 @@ async fn label_own(
         return Ok(());
     }
     let wanted = BTreeSet::from([entry.qname.clone()]);
-    if let Some(&i) = locate(store, members, owner, &wanted)
+    if let Some(found) = locate(store, members, owner, &wanted)
         .await?
         .get(&entry.qname)
     {
-        let there = &members[i];
+        let there = &members[found.member];
         if let Some(s) = store
-            .symbols(&there.snapshot, std::slice::from_ref(&entry.qname))
+            .symbols(&there.snapshot, std::slice::from_ref(&found.qname))
             .await
             .map_err(query_error(&there.snapshot))?
             .into_iter()

@@ -4,13 +4,15 @@
 //! README for the exact output). [`execute`] answers an agent with text; [`run`] returns the structured
 //! [`Outcome`] that the CLI prints as text ([`Outcome::to_text`]) or JSON ([`Outcome::to_json`]).
 //! [`execute_set`] answers over the repository and its related repositories ([`GraphSet`]),
-//! linking them at query time (`set.rs`; `across.rs` and `across_impls.rs` for the operations).
+//! linking them at query time (`set.rs`; `across.rs` and `across_impls.rs` for the operations,
+//! `reexport.rs` for Python names a package re-exports).
 
 mod across;
 mod across_impls;
 mod args;
 mod outcome;
 mod query;
+mod reexport;
 mod render;
 mod set;
 mod suggest;

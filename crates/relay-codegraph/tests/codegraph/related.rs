@@ -304,6 +304,30 @@ async fn check_python(store: &dyn GraphStore) {
         &text,
         &["app/main.py:14  in app.main.run (function) [calls]"],
     );
+
+    // A name the library's package re-exports (`from acmelib import connect`).
+    let text = run(args("callees", "app.short.quick")).await;
+    assert_has(
+        &text,
+        &[
+            "qname: acme/lib:acmelib.client.connect",
+            "file: acme/lib:acmelib/client.py:18",
+        ],
+    );
+    let text = run(args("callers", "acme/lib:acmelib.client.connect")).await;
+    assert_has(
+        &text,
+        &[
+            "qname: app.main.run",
+            "qname: app.short.quick",
+            "call site: app/short.py:7",
+        ],
+    );
+    let text = run(args("usages", "acme/lib:acmelib.client.connect")).await;
+    assert_has(
+        &text,
+        &["app/short.py:7  in app.short.quick (function) [calls]"],
+    );
 }
 
 async fn load_python(store: &dyn GraphStore) {

@@ -213,11 +213,40 @@ async fn python_series(store: &dyn GraphStore) {
         args("implementations", "acme/lib:acmelib.client.Handler"),
         args("implementations", "app.main.MyHandler"),
         args("usages", "acme/lib:acmelib.client.Client"),
+        args("callees", "app.short.quick"),
+        args("usages", "acme/lib:acmelib.client.open"),
     ];
     assert_equals_full(store, &app, &lib, LIB_LABEL, &queries, "initial").await;
     edit(&lib.root, "acmelib/client.py", "def connect(", "def open(");
     lib.update(store, &["acmelib/client.py"]).await;
     assert_equals_full(store, &app, &lib, LIB_LABEL, &queries, "lib: rename").await;
+    // The package re-exports the new name; the app's short import follows.
+    edit(
+        &lib.root,
+        "acmelib/__init__.py",
+        "Client, connect",
+        "Client, open",
+    );
+    lib.update(store, &["acmelib/__init__.py"]).await;
+    assert_equals_full(store, &app, &lib, LIB_LABEL, &queries, "lib: re-export").await;
+    edit(
+        &app.root,
+        "app/short.py",
+        "from acmelib import connect",
+        "from acmelib import open as connect",
+    );
+    app.update(store, &["app/short.py"]).await;
+    assert_equals_full(store, &app, &lib, LIB_LABEL, &queries, "app: short import").await;
+    let text = execute_set(
+        Some(store),
+        &set(LIB_REPO, LIB_LABEL),
+        &args("callees", "app.short.quick"),
+    )
+    .await;
+    assert!(
+        text.contains("qname: acme/lib:acmelib.client.open"),
+        "{text}"
+    );
     edit(
         &app.root,
         "app/main.py",
