@@ -587,3 +587,49 @@ async fn a_related_repository_that_is_not_indexed_is_left_out() {
         "{text}"
     );
 }
+
+/// A library in a `src/` layout declares `src.acmelib.…`; the app imports `acmelib.…`.
+#[tokio::test]
+async fn a_python_library_in_a_src_layout_links() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let lib = dir.path().join("lib");
+    copy_dir(&fixture("python/lib/acmelib"), &lib.join("src/acmelib"));
+    std::fs::copy(
+        fixture("python/lib/pyproject.toml"),
+        lib.join("pyproject.toml"),
+    )
+    .expect("copy");
+    let store = MemoryStore::new();
+    load(&store, APP_REPO, "a1", &fixture("python/app")).await;
+    load(&store, LIB_REPO, "l1", &lib).await;
+    let pair = set(LIB_REPO, LIB_LABEL);
+    let run = |a: CodegraphArgs| {
+        let pair = pair.clone();
+        let store = &store;
+        async move { execute_set(Some(store), &pair, &a).await }
+    };
+    for caller in ["app.main.run", "app.short.quick"] {
+        let text = run(args("callees", caller)).await;
+        assert_has(
+            &text,
+            &[
+                "qname: acme/lib:src.acmelib.client.connect",
+                "file: acme/lib:src/acmelib/client.py:18",
+            ],
+        );
+    }
+    let text = run(args("callers", "acme/lib:src.acmelib.client.connect")).await;
+    assert_has(&text, &["qname: app.main.run", "qname: app.short.quick"]);
+    let text = run(args(
+        "implementations",
+        "acme/lib:src.acmelib.client.Handler",
+    ))
+    .await;
+    assert_has(&text, &["qname: app.main.MyHandler"]);
+    let text = run(args("implementations", "app.main.MyHandler")).await;
+    assert_has(&text, &["qname: acme/lib:src.acmelib.client.Handler"]);
+    assert_eq!(
+        relay_codegraph::related::link_names(&lib).python_packages,
+        ["acme_lib", "acmelib"]
+    );
+}
