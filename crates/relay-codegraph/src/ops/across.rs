@@ -33,7 +33,7 @@ pub(super) async fn run(
             super::across_impls::implementations(store, members, owner, args).await
         }
         Operation::Search | Operation::Resolve => {
-            query::run_on(store, &members[owner].snapshot, op, args).await
+            super::set::run_on(store, &members[owner].snapshot, op, args).await
         }
     }
 }

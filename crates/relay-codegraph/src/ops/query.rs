@@ -19,15 +19,12 @@ pub(super) fn store_error(error: StoreError) -> OpError {
     OpError::Store { message }
 }
 
+/// An argument that is not blank, trimmed.
 pub(super) fn non_empty(value: &Option<String>) -> Option<&str> {
     value.as_deref().map(str::trim).filter(|v| !v.is_empty())
 }
 
-pub(super) fn required<'a>(
-    value: &'a Option<String>,
-    parameter: &str,
-    op: Operation,
-) -> OpResult<&'a str> {
+fn required<'a>(value: &'a Option<String>, parameter: &str, op: Operation) -> OpResult<&'a str> {
     non_empty(value).ok_or_else(|| OpError::MissingParameter {
         parameter: parameter.to_owned(),
         operation: op.as_str().to_owned(),
@@ -35,7 +32,7 @@ pub(super) fn required<'a>(
 }
 
 /// Parses the `kind` filter. `module` also matches Go packages (both are "a unit of code").
-pub(super) fn parse_kinds(kind: Option<&str>) -> OpResult<Vec<SymbolKind>> {
+fn parse_kinds(kind: Option<&str>) -> OpResult<Vec<SymbolKind>> {
     let Some(kind) = kind else {
         return Ok(Vec::new());
     };
@@ -49,6 +46,8 @@ pub(super) fn parse_kinds(kind: Option<&str>) -> OpResult<Vec<SymbolKind>> {
     }
 }
 
+/// Runs one tool call on the graph `scope` names (what [`super::run`] answers); the set
+/// operations (`set.rs`, `across.rs`) run the same steps on each graph of a set.
 pub(super) async fn run(
     store: &dyn GraphStore,
     scope: &GraphScope,
@@ -56,49 +55,17 @@ pub(super) async fn run(
 ) -> OpResult<Outcome> {
     let op = check_args(args)?;
     let snapshot = resolve_scope(store, scope).await?;
-    run_on(store, &snapshot, op, args).await
-}
-
-/// Runs a checked operation on one snapshot.
-pub(super) async fn run_on(
-    store: &dyn GraphStore,
-    snapshot: &Snapshot,
-    op: Operation,
-    args: &CodegraphArgs,
-) -> OpResult<Outcome> {
     match op {
-        Operation::Search => search(store, snapshot, args).await,
-        Operation::Callers => calls(store, snapshot, args, Direction::Incoming).await,
-        Operation::Callees => calls(store, snapshot, args, Direction::Outgoing).await,
-        Operation::Implementations => implementations(store, snapshot, args).await,
-        Operation::Usages => usages(store, snapshot, args).await,
-        Operation::Resolve => resolve(store, snapshot, args).await,
+        Operation::Search => search(store, &snapshot, args).await,
+        Operation::Callers => calls(store, &snapshot, args, Direction::Incoming).await,
+        Operation::Callees => calls(store, &snapshot, args, Direction::Outgoing).await,
+        Operation::Implementations => implementations(store, &snapshot, args).await,
+        Operation::Usages => usages(store, &snapshot, args).await,
+        Operation::Resolve => resolve(store, &snapshot, args).await,
     }
 }
 
-/// The operation, after checking its arguments: mistakes are reported before the store is
-/// touched, so even without a graph.
-pub(super) fn check_args(args: &CodegraphArgs) -> OpResult<Operation> {
-    let op = Operation::parse(&args.operation).ok_or_else(|| OpError::UnknownOperation {
-        operation: args.operation.clone(),
-    })?;
-    match op {
-        Operation::Search => {
-            required(&args.name, "name", op)?;
-            parse_kinds(non_empty(&args.kind))?;
-        }
-        Operation::Resolve => {
-            if non_empty(&args.name).is_none() {
-                required(&args.qname, "name", op)?;
-            }
-        }
-        _ => {
-            required(&args.qname, "qname", op)?;
-        }
-    }
-    Ok(op)
-}
-
+/// The stored snapshot a scope names: its commit, or the latest indexed one.
 pub(super) async fn resolve_scope(
     store: &dyn GraphStore,
     scope: &GraphScope,
@@ -146,6 +113,7 @@ pub(super) fn name_query(name: &str, limit: usize) -> SymbolQuery {
     }
 }
 
+/// `search`: the symbols matching `name`, at most [`MAX_SEARCH_RESULTS`] shown.
 pub(super) async fn search(
     store: &dyn GraphStore,
     snap: &Snapshot,
@@ -204,6 +172,7 @@ pub(super) async fn lookup(
     Ok(found.into_iter().next())
 }
 
+/// The "not found" answer for `qname`, with the closest stored qnames as suggestions.
 pub(super) async fn unknown_symbol(
     store: &dyn GraphStore,
     snap: &Snapshot,
@@ -612,4 +581,27 @@ pub(super) async fn usages(
         total,
         usages,
     }))
+}
+
+/// The operation, after checking its arguments: mistakes are reported before the store is
+/// touched, so even without a graph (also by [`super::execute_set`]).
+pub(super) fn check_args(args: &CodegraphArgs) -> OpResult<Operation> {
+    let op = Operation::parse(&args.operation).ok_or_else(|| OpError::UnknownOperation {
+        operation: args.operation.clone(),
+    })?;
+    match op {
+        Operation::Search => {
+            required(&args.name, "name", op)?;
+            parse_kinds(non_empty(&args.kind))?;
+        }
+        Operation::Resolve => {
+            if non_empty(&args.name).is_none() {
+                required(&args.qname, "name", op)?;
+            }
+        }
+        _ => {
+            required(&args.qname, "qname", op)?;
+        }
+    }
+    Ok(op)
 }

@@ -19,7 +19,7 @@ use super::outcome::*;
 use super::query::{self, check_args, non_empty, resolve_scope};
 use super::{GraphScope, across};
 use crate::model::Symbol;
-use crate::store::{GraphStore, Snapshot};
+use crate::store::{Direction, GraphStore, Snapshot};
 
 /// The graphs one tool call may read: the repository and the repositories admitted as
 /// related to it.
@@ -255,7 +255,7 @@ async fn names(
 ) -> OpResult<Outcome> {
     let mut merged: Option<Outcome> = None;
     for member in members {
-        let outcome = query::run_on(store, &member.snapshot, op, args).await?;
+        let outcome = run_on(store, &member.snapshot, op, args).await?;
         merged = Some(match (merged, outcome) {
             (None, Outcome::Search(mut o)) => {
                 o.symbols = o.symbols.iter().map(|s| member.label_symbol(s)).collect();
@@ -291,4 +291,21 @@ async fn names(
         });
     }
     Ok(merged.unwrap_or(Outcome::Error(OpError::Unavailable)))
+}
+
+/// Runs a checked operation on one snapshot, as [`query::run`] does on its scope's.
+pub(super) async fn run_on(
+    store: &dyn GraphStore,
+    snapshot: &Snapshot,
+    op: Operation,
+    args: &CodegraphArgs,
+) -> OpResult<Outcome> {
+    match op {
+        Operation::Search => query::search(store, snapshot, args).await,
+        Operation::Callers => query::calls(store, snapshot, args, Direction::Incoming).await,
+        Operation::Callees => query::calls(store, snapshot, args, Direction::Outgoing).await,
+        Operation::Implementations => query::implementations(store, snapshot, args).await,
+        Operation::Usages => query::usages(store, snapshot, args).await,
+        Operation::Resolve => query::resolve(store, snapshot, args).await,
+    }
 }
