@@ -377,14 +377,13 @@ impl OpError {
                 out
             }
             OpError::NotRelated { repo, related } => {
+                // Worded as the other tools' refusal (relay-tools' `NotRelated`).
                 let related = if related.is_empty() {
-                    "(none)".to_owned()
+                    "this issue has no related repositories".to_owned()
                 } else {
-                    related.join(", ")
+                    format!("related repositories: {}", related.join(", "))
                 };
-                format!(
-                    "FAILED: repository \"{repo}\" is not related to this issue; related repositories: {related}"
-                )
+                format!("FAILED: repository \"{repo}\" is not related to this issue; {related}")
             }
             OpError::Store { message } => {
                 format!("Codegraph query failed: {message}. Use grep and read tools instead.")

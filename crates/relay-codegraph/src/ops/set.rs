@@ -74,6 +74,10 @@ impl Member {
 
 type OpResult<T> = Result<T, OpError>;
 
+/// At most this many characters of a `repo` argument that names no related repository are
+/// echoed in the refusal.
+const MAX_ECHOED_REPO_CHARS: usize = 200;
+
 /// Runs one tool call over a set of graphs (see the module docs) and returns the text shown to
 /// the agent. With no related graphs it answers exactly as [`super::execute`].
 pub async fn execute_set(
@@ -106,7 +110,7 @@ pub fn tool_description(set: &GraphSet) -> String {
     }
     let labels: Vec<&str> = set.related.iter().map(|r| r.label.as_str()).collect();
     out.push_str(&format!(
-        " Related repositories, indexed too: {}. Without `repo` an operation uses this issue's \
+        " Related repositories: {}. Their code is indexed too. Without `repo` an operation uses this issue's \
 repository, and callers, callees, implementations and usages follow calls and types into and out \
 of the related ones; search lists this repository's matches first, then theirs. Pass `repo` with \
 one of their names to search only there. A result from a related repository is written with its \
@@ -149,7 +153,8 @@ fn selected(set: &GraphSet, repo: Option<&str>) -> OpResult<Option<usize>> {
     {
         Some(i) => Ok(Some(i + 1)),
         None => Err(OpError::NotRelated {
-            repo: repo.to_owned(),
+            // The model's text is echoed back, so it is bounded.
+            repo: repo.chars().take(MAX_ECHOED_REPO_CHARS).collect(),
             related: set.related.iter().map(|r| r.label.clone()).collect(),
         }),
     }

@@ -388,7 +388,7 @@ async fn a_repository_that_is_not_related_is_not_searched() {
     .await;
     assert_eq!(
         text,
-        "FAILED: repository \"acme/sdk\" is not related to this issue; related repositories: (none)"
+        "FAILED: repository \"acme/sdk\" is not related to this issue; this issue has no related repositories"
     );
     let text = execute_set(
         Some(&store),
@@ -397,6 +397,18 @@ async fn a_repository_that_is_not_related_is_not_searched() {
     )
     .await;
     assert!(!text.contains("acme/sdk:"), "{text}");
+    // The refusal echoes a bounded part of what the model sent.
+    let text = execute_set(
+        Some(&store),
+        &set(SDK_REPO, SDK_LABEL),
+        &CodegraphArgs {
+            repo: Some("x".repeat(100_000)),
+            ..args("callers", "example.com/sdk/client.NewClient")
+        },
+    )
+    .await;
+    assert!(text.starts_with("FAILED: repository \"xxx"), "{text}");
+    assert!(text.len() < 400, "{}", text.len());
 }
 
 /// Output stays bounded across repositories: 60 app functions calling one SDK function list 50.
@@ -522,7 +534,7 @@ async fn the_tool_names_the_related_repositories() {
     let description = tool_description(&pair);
     assert!(description.starts_with(TOOL_DESCRIPTION.as_str()));
     assert!(
-        description.contains("Related repositories, indexed too: acme/sdk."),
+        description.contains("Related repositories: acme/sdk."),
         "{description}"
     );
     assert_eq!(
