@@ -21,7 +21,7 @@ mod deps;
 mod depth;
 mod facts;
 mod frontend;
-mod go;
+pub(crate) mod go;
 mod incremental;
 mod packed;
 mod parallel;

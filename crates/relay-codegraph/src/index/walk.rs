@@ -53,6 +53,7 @@ pub(crate) fn discover(root: &Path, opts: &IndexOptions) -> Result<Discovered> {
     }
     let mut files = Vec::new();
     let mut go_mods = Vec::new();
+    let mut go_replaces = Vec::new();
     let mut skipped = Vec::new();
     // `filter_entry` wants owned ('static) captures.
     let (walk_root, exclude) = (root.to_path_buf(), opts.exclude.clone());
@@ -96,10 +97,14 @@ pub(crate) fn discover(root: &Path, opts: &IndexOptions) -> Result<Discovered> {
             let Some(text) = read_go_mod(entry.path(), opts.max_file_bytes) else {
                 continue;
             };
+            let dir = rel
+                .strip_suffix("go.mod")
+                .unwrap_or("")
+                .trim_end_matches('/');
             if let Some(module) = parse_module_line(&text) {
-                let dir = rel.strip_suffix("go.mod").unwrap_or("");
-                go_mods.push((dir.trim_end_matches('/').to_owned(), module));
+                go_mods.push((dir.to_owned(), module));
             }
+            go_replaces.push((dir.to_owned(), super::go::gomod::parse(&text).replaces));
             continue;
         }
         let Some(language) = language_of(&rel) else {
@@ -125,7 +130,7 @@ pub(crate) fn discover(root: &Path, opts: &IndexOptions) -> Result<Discovered> {
     skipped.sort();
     Ok(Discovered {
         files,
-        modules: GoModules::new(go_mods),
+        modules: GoModules::new(go_mods).with_replaces(go_replaces),
         skipped,
     })
 }

@@ -31,6 +31,11 @@ pub struct CodegraphArgs {
     #[serde(default, deserialize_with = "lenient_depth")]
     #[schemars(range(min = 1, max = 3))]
     pub depth: Option<i64>,
+    /// Which repository to search; default the issue's own; one of the related repositories
+    /// listed in the tool description. Results from a related repository are written
+    /// `owner/name:path` and `owner/name:qname`.
+    #[serde(default)]
+    pub repo: Option<String>,
 }
 
 /// The valid operations, in the order they are listed to the agent.

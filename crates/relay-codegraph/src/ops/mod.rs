@@ -3,11 +3,18 @@
 //! Operations: `search`, `callers`, `callees`, `implementations`, `usages`, `resolve` (see the crate
 //! README for the exact output). [`execute`] answers an agent with text; [`run`] returns the structured
 //! [`Outcome`] that the CLI prints as text ([`Outcome::to_text`]) or JSON ([`Outcome::to_json`]).
+//! [`execute_set`] answers over the issue's repository and its related repositories ([`GraphSet`]),
+//! linking them at query time (`set.rs`; `across.rs` and `across_impls.rs` for the operations,
+//! `reexport.rs` for Python names a package re-exports).
 
+mod across;
+mod across_impls;
 mod args;
 mod outcome;
 mod query;
+mod reexport;
 mod render;
+mod set;
 mod suggest;
 
 pub use args::{CodegraphArgs, Operation, clamp_depth_argument};
@@ -15,6 +22,7 @@ pub use outcome::{
     CallResult, CallsOutcome, Dispatch, ImplementationsOutcome, MAX_SEARCH_RESULTS, OpError,
     Outcome, RelatedSymbol, ResolveOutcome, SearchOutcome, Section, Site, Usage, UsagesOutcome,
 };
+pub use set::{GraphSet, RelatedGraph, execute_set, execute_set_json, run_set, tool_description};
 pub use suggest::levenshtein;
 
 use std::sync::LazyLock;
@@ -104,7 +112,7 @@ pub async fn execute_json(
         Err(e) => format!(
             "Invalid arguments for codegraph: {e}. Expected an object with `operation` \
              (search, callers, callees, implementations, usages, resolve) and optional \
-             `name`, `kind`, `file`, `qname`, `depth`."
+             `name`, `kind`, `file`, `qname`, `depth`, `repo`."
         ),
     }
 }

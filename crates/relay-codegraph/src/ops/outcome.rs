@@ -197,6 +197,12 @@ pub enum OpError {
         qname: String,
         suggestions: Vec<String>,
     },
+    /// The `repo` argument names a repository that is not related to the issue.
+    NotRelated {
+        repo: String,
+        /// The labels of the related repositories.
+        related: Vec<String>,
+    },
     /// The store failed.
     Store {
         message: String,

@@ -13,13 +13,14 @@ use crate::store::{
 
 type OpResult<T> = Result<T, OpError>;
 
-fn store_error(error: StoreError) -> OpError {
+pub(super) fn store_error(error: StoreError) -> OpError {
     let message = relay_core::error::cause_chain(&error);
     tracing::warn!(error.message = %error, error.cause_chain = %message, "codegraph store query failed");
     OpError::Store { message }
 }
 
-fn non_empty(value: &Option<String>) -> Option<&str> {
+/// An argument that is not blank, trimmed.
+pub(super) fn non_empty(value: &Option<String>) -> Option<&str> {
     value.as_deref().map(str::trim).filter(|v| !v.is_empty())
 }
 
@@ -45,29 +46,14 @@ fn parse_kinds(kind: Option<&str>) -> OpResult<Vec<SymbolKind>> {
     }
 }
 
+/// Runs one tool call on the graph `scope` names (what [`super::run`] answers); the set
+/// operations (`set.rs`, `across.rs`) run the same steps on each graph of a set.
 pub(super) async fn run(
     store: &dyn GraphStore,
     scope: &GraphScope,
     args: &CodegraphArgs,
 ) -> OpResult<Outcome> {
-    let op = Operation::parse(&args.operation).ok_or_else(|| OpError::UnknownOperation {
-        operation: args.operation.clone(),
-    })?;
-    // Check the arguments before touching the store, so mistakes are reported even without a graph.
-    match op {
-        Operation::Search => {
-            required(&args.name, "name", op)?;
-            parse_kinds(non_empty(&args.kind))?;
-        }
-        Operation::Resolve => {
-            if non_empty(&args.name).is_none() {
-                required(&args.qname, "name", op)?;
-            }
-        }
-        _ => {
-            required(&args.qname, "qname", op)?;
-        }
-    }
+    let op = check_args(args)?;
     let snapshot = resolve_scope(store, scope).await?;
     match op {
         Operation::Search => search(store, &snapshot, args).await,
@@ -79,7 +65,11 @@ pub(super) async fn run(
     }
 }
 
-async fn resolve_scope(store: &dyn GraphStore, scope: &GraphScope) -> OpResult<Snapshot> {
+/// The stored snapshot a scope names: its commit, or the latest indexed one.
+pub(super) async fn resolve_scope(
+    store: &dyn GraphStore,
+    scope: &GraphScope,
+) -> OpResult<Snapshot> {
     let not_indexed = || OpError::NotIndexed {
         repo: scope.repo.clone(),
         commit: scope.commit.clone(),
@@ -96,7 +86,7 @@ async fn resolve_scope(store: &dyn GraphStore, scope: &GraphScope) -> OpResult<S
 }
 
 /// Store errors on a missing snapshot become `NotIndexed`.
-fn query_error(snapshot: &Snapshot) -> impl Fn(StoreError) -> OpError + '_ {
+pub(super) fn query_error(snapshot: &Snapshot) -> impl Fn(StoreError) -> OpError + '_ {
     move |error| match error {
         StoreError::SnapshotNotFound { .. } => OpError::NotIndexed {
             repo: snapshot.repo.clone(),
@@ -107,7 +97,7 @@ fn query_error(snapshot: &Snapshot) -> impl Fn(StoreError) -> OpError + '_ {
 }
 
 /// A name with `.` or `/` is matched against the end of qnames; anything else against names.
-fn name_query(name: &str, limit: usize) -> SymbolQuery {
+pub(super) fn name_query(name: &str, limit: usize) -> SymbolQuery {
     if name.contains('.') || name.contains('/') {
         let pattern = if name.starts_with('*') {
             name.to_owned()
@@ -123,7 +113,8 @@ fn name_query(name: &str, limit: usize) -> SymbolQuery {
     }
 }
 
-async fn search(
+/// `search`: the symbols matching `name`, at most [`MAX_SEARCH_RESULTS`] shown.
+pub(super) async fn search(
     store: &dyn GraphStore,
     snap: &Snapshot,
     args: &CodegraphArgs,
@@ -149,7 +140,7 @@ async fn search(
     }))
 }
 
-async fn resolve(
+pub(super) async fn resolve(
     store: &dyn GraphStore,
     snap: &Snapshot,
     args: &CodegraphArgs,
@@ -169,7 +160,11 @@ async fn resolve(
 }
 
 /// Looks a qname up; `Ok(None)` when it is not a symbol of the graph.
-async fn lookup(store: &dyn GraphStore, snap: &Snapshot, qname: &str) -> OpResult<Option<Symbol>> {
+pub(super) async fn lookup(
+    store: &dyn GraphStore,
+    snap: &Snapshot,
+    qname: &str,
+) -> OpResult<Option<Symbol>> {
     let found = store
         .symbols(snap, &[qname.to_owned()])
         .await
@@ -177,7 +172,12 @@ async fn lookup(store: &dyn GraphStore, snap: &Snapshot, qname: &str) -> OpResul
     Ok(found.into_iter().next())
 }
 
-async fn unknown_symbol(store: &dyn GraphStore, snap: &Snapshot, qname: &str) -> OpError {
+/// The "not found" answer for `qname`, with the closest stored qnames as suggestions.
+pub(super) async fn unknown_symbol(
+    store: &dyn GraphStore,
+    snap: &Snapshot,
+    qname: &str,
+) -> OpError {
     match closest_qnames(store, snap, qname, 3).await {
         Ok(suggestions) => OpError::UnknownSymbol {
             qname: qname.to_owned(),
@@ -187,7 +187,7 @@ async fn unknown_symbol(store: &dyn GraphStore, snap: &Snapshot, qname: &str) ->
     }
 }
 
-async fn calls(
+pub(super) async fn calls(
     store: &dyn GraphStore,
     snap: &Snapshot,
     args: &CodegraphArgs,
@@ -241,7 +241,7 @@ async fn calls(
 }
 
 /// How sure an edge is, strongest first.
-fn rank(c: Confidence) -> u8 {
+pub(super) fn rank(c: Confidence) -> u8 {
     match c {
         Confidence::Exact => 0,
         Confidence::Inferred => 1,
@@ -255,7 +255,7 @@ fn strongest(a: Confidence, b: Confidence) -> Confidence {
 }
 
 /// One result per reached symbol (or per unresolved name), in walk order.
-fn group_steps(steps: &[CallStep], direction: Direction) -> Vec<CallResult> {
+pub(super) fn group_steps(steps: &[CallStep], direction: Direction) -> Vec<CallResult> {
     let mut order: Vec<(Option<String>, String)> = Vec::new();
     let mut grouped: BTreeMap<(Option<String>, String), CallResult> = BTreeMap::new();
     for step in steps {
@@ -330,7 +330,7 @@ pub(super) fn short_name(qname: &str) -> &str {
     tail.rsplit('.').next().unwrap_or(tail)
 }
 
-async fn implementations(
+pub(super) async fn implementations(
     store: &dyn GraphStore,
     snap: &Snapshot,
     args: &CodegraphArgs,
@@ -461,7 +461,7 @@ async fn implementations(
     }))
 }
 
-async fn lookup_parent(
+pub(super) async fn lookup_parent(
     store: &dyn GraphStore,
     snap: &Snapshot,
     symbol: &Symbol,
@@ -473,7 +473,7 @@ async fn lookup_parent(
 }
 
 /// The other ends of `qname`'s edges of `kinds` in `direction`, with their symbols.
-async fn related(
+pub(super) async fn related(
     store: &dyn GraphStore,
     snap: &Snapshot,
     qname: &str,
@@ -529,7 +529,7 @@ async fn related(
     Ok(out)
 }
 
-async fn usages(
+pub(super) async fn usages(
     store: &dyn GraphStore,
     snap: &Snapshot,
     args: &CodegraphArgs,
@@ -581,4 +581,27 @@ async fn usages(
         total,
         usages,
     }))
+}
+
+/// The operation, after checking its arguments: mistakes are reported before the store is
+/// touched, so even without a graph (also by [`super::execute_set`]).
+pub(super) fn check_args(args: &CodegraphArgs) -> OpResult<Operation> {
+    let op = Operation::parse(&args.operation).ok_or_else(|| OpError::UnknownOperation {
+        operation: args.operation.clone(),
+    })?;
+    match op {
+        Operation::Search => {
+            required(&args.name, "name", op)?;
+            parse_kinds(non_empty(&args.kind))?;
+        }
+        Operation::Resolve => {
+            if non_empty(&args.name).is_none() {
+                required(&args.qname, "name", op)?;
+            }
+        }
+        _ => {
+            required(&args.qname, "qname", op)?;
+        }
+    }
+    Ok(op)
 }

@@ -376,6 +376,15 @@ impl OpError {
                 out.push_str("\nUse search to find the exact qname.");
                 out
             }
+            OpError::NotRelated { repo, related } => {
+                // Worded as the other tools' refusal (relay-tools' `NotRelated`).
+                let related = if related.is_empty() {
+                    "this issue has no related repositories".to_owned()
+                } else {
+                    format!("related repositories: {}", related.join(", "))
+                };
+                format!("FAILED: repository \"{repo}\" is not related to this issue; {related}")
+            }
             OpError::Store { message } => {
                 format!("Codegraph query failed: {message}. Use grep and read tools instead.")
             }

@@ -266,12 +266,17 @@ fn go_edges_are_resolved_without_guessing() {
     assert!(!edges_to(&g, &store).iter().any(|e| e.kind != Imports));
     // A method with a different signature does not make Store implement Named.
     not(&format!("{store}.Store"), &format!("{brain}.Named"));
-    // Unresolved calls keep their name and have no target.
+    // A call into a package outside the repository names its target by import path (what a
+    // related repository providing that package calls it) and is marked external.
     assert!(
         g.edges
             .iter()
-            .any(|e| e.to.is_none() && e.to_name == "dep.Do" && e.kind == Calls)
+            .any(|e| e.to.as_deref() == Some("example.com/missing/dep.Do")
+                && e.external
+                && e.to_name == "dep.Do"
+                && e.kind == Calls)
     );
+    // Unresolved calls keep their name and have no target.
     assert!(
         g.edges
             .iter()

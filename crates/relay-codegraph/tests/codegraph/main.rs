@@ -10,6 +10,8 @@ mod index_incremental;
 mod ops_errors;
 mod ops_output;
 mod python_flow;
+mod related;
+mod related_incremental;
 mod store_arangodb;
 mod store_memory;
 mod store_postgres;

@@ -121,6 +121,10 @@ pub(super) enum Val {
         dispatch: Option<String>,
     },
     Builtin,
+    /// A member of a package outside the repository (`client.NewClient`, `c.Do` on a value of
+    /// an external type), by its qualified name (`example.com/sdk/client.NewClient`): what it
+    /// is and returns is unknown, but the name is what the providing repository calls it.
+    External(String),
     Unknown,
 }
 
@@ -327,9 +331,12 @@ impl<'a> Eval<'a> {
                 }
             }
             GExpr::Selector(operand, field) => match self.eval(*operand, var_uses) {
-                Val::Pkg(path) => match index.pkgs.get(&path).and_then(|m| m.get(field)) {
-                    Some(m) => self.member(m, var_uses),
-                    None => Val::Unknown,
+                Val::Pkg(path) => match index.pkgs.get(&path) {
+                    Some(members) => match members.get(field) {
+                        Some(m) => self.member(m, var_uses),
+                        None => Val::Unknown,
+                    },
+                    None => Val::External(format!("{path}.{field}")),
                 },
                 Val::Type(t) => match index.lookup_member(&t, field) {
                     Some(Found::Method {
@@ -368,7 +375,11 @@ impl<'a> Eval<'a> {
                         inferred,
                         dispatch: Some(ERROR_DISPATCH.to_owned()),
                     },
-                    None => Val::Unknown,
+                    // A method or field of a type outside the repository.
+                    None => match t.deref() {
+                        TypeR::External(q) => Val::External(format!("{q}.{field}")),
+                        _ => Val::Unknown,
+                    },
                 },
                 _ => Val::Unknown,
             },

@@ -381,7 +381,8 @@ impl<'a, 'g> Walker<'a, 'g> {
                     }
                 }
                 Val::Func { .. } | Val::Type(_) | Val::Builtin | Val::Pkg(_) => {}
-                Val::Value { .. } | Val::Unknown => {
+                // An external member is followed like an unknown value, as before it had a name.
+                Val::Value { .. } | Val::External(_) | Val::Unknown => {
                     if matches!(
                         body.exprs.get(*callee as usize),
                         Some(
@@ -630,7 +631,7 @@ impl<'a, 'g> Walker<'a, 'g> {
             }
             Val::Func { .. } => Src::Top,
             Val::Type(_) | Val::Pkg(_) | Val::Builtin => Src::Empty,
-            Val::Unknown => self.shape(e),
+            Val::External(_) | Val::Unknown => self.shape(e),
         }
     }
 

@@ -46,12 +46,16 @@ impl Frontend for GoFrontend {
             .rsplit('/')
             .next()
             .and_then(|name| name.strip_suffix(".go"));
-        LangFacts::Go(super::facts::extract(
-            source.root,
-            source.src,
-            pkg_path.as_deref(),
-            stem,
-        ))
+        let mut facts = super::facts::extract(source.root, source.src, pkg_path.as_deref(), stem);
+        facts.replaced = facts
+            .imports
+            .iter()
+            .filter_map(|import| {
+                let to = source.modules.replaced_import(dir, &import.path)?;
+                Some((import.path.clone(), to))
+            })
+            .collect();
+        LangFacts::Go(facts)
     }
 
     fn provides(&self, facts: &LangFacts, _packages: &HashSet<String>) -> Vec<String> {
@@ -67,6 +71,8 @@ impl Frontend for GoFrontend {
         };
         let mut out = vec![g.pkg_path.clone()];
         out.extend(g.imports.iter().map(|i| i.path.clone()));
+        // A replaced import reads the replacement's package (when the repository has it).
+        out.extend(g.replaced.iter().map(|(_, to)| to.clone()));
         out
     }
 

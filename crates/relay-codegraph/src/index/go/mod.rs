@@ -7,6 +7,8 @@
 //! concrete types and functions reach each dynamic call site) → [`build`] (declare, infer,
 //! implements, flow: the tables from all files) → [`resolve`] (the edges and symbols one file
 //! emits). [`patch`] and [`dependents`] keep the tables current on an incremental update.
+//! [`modules`] maps directories to import paths and [`gomod`] reads `go.mod` directives (the
+//! `replace`s an import follows, and what `crate::related` reports).
 
 pub(crate) mod build;
 pub(crate) mod dependents;
@@ -14,6 +16,7 @@ mod eval;
 pub(crate) mod facts;
 mod flow;
 mod frontend;
+pub(crate) mod gomod;
 mod implements;
 pub(crate) mod modules;
 pub(crate) mod patch;

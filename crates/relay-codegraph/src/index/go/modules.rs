@@ -1,5 +1,7 @@
 //! The Go modules of a repository (from its `go.mod` files) and the import path of a directory.
 
+use super::gomod::{GoReplace, replaced_path};
+
 /// The `module` directive of a `go.mod` file.
 pub(crate) fn parse_module_line(text: &str) -> Option<String> {
     for line in text.lines() {
@@ -17,16 +19,44 @@ pub(crate) fn parse_module_line(text: &str) -> Option<String> {
     None
 }
 
-/// The Go modules of a repository: `(module directory, module path)`, deepest directory first.
+/// The Go modules of a repository: `(module directory, module path)`, deepest directory first,
+/// and each module directory's `replace` directives.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub(crate) struct GoModules {
     modules: Vec<(String, String)>,
+    replaces: Vec<(String, Vec<GoReplace>)>,
 }
 
 impl GoModules {
     pub(crate) fn new(mut modules: Vec<(String, String)>) -> GoModules {
         modules.sort_by(|a, b| b.0.len().cmp(&a.0.len()).then(a.0.cmp(&b.0)));
-        GoModules { modules }
+        GoModules {
+            modules,
+            replaces: Vec::new(),
+        }
+    }
+
+    /// Adds the `replace` directives of each module directory's `go.mod`.
+    pub(crate) fn with_replaces(
+        mut self,
+        mut replaces: Vec<(String, Vec<GoReplace>)>,
+    ) -> GoModules {
+        replaces.retain(|(_, r)| !r.is_empty());
+        replaces.sort_by(|a, b| b.0.len().cmp(&a.0.len()).then(a.0.cmp(&b.0)));
+        self.replaces = replaces;
+        self
+    }
+
+    /// The import path that `import_path`, imported from repository directory `dir`, names
+    /// after the `replace` directives of the module `dir` belongs to (`None`: unchanged).
+    pub(crate) fn replaced_import(&self, dir: &str, import_path: &str) -> Option<String> {
+        let module_dir = self
+            .modules
+            .iter()
+            .map(|(mod_dir, _)| mod_dir)
+            .find(|mod_dir| in_dir(dir, mod_dir))?;
+        let (_, replaces) = self.replaces.iter().find(|(d, _)| d == module_dir)?;
+        replaced_path(replaces, import_path)
     }
 
     /// The import path of the package in repository directory `dir` (`""` for the root), or
@@ -67,6 +97,15 @@ impl GoModules {
             Some(dir.to_owned())
         }
     }
+}
+
+/// Whether repository directory `dir` is `parent` or below it (`""` is the root).
+fn in_dir(dir: &str, parent: &str) -> bool {
+    parent.is_empty()
+        || dir == parent
+        || dir
+            .strip_prefix(parent)
+            .is_some_and(|rest| rest.starts_with('/'))
 }
 
 /// Byte offset just after the last `vendor/` directory component of `dir`, if any.

@@ -241,11 +241,18 @@ impl GoIndex {
             ..FileCtx::default()
         };
         for import in &go_file.imports {
+            // A `replace` directive makes the import name the replacement's packages; the
+            // package name as written still comes from the path in the source.
+            let path = go_file
+                .replaced
+                .iter()
+                .find(|(from, _)| *from == import.path)
+                .map_or(&import.path, |(_, to)| to);
             match import.alias.as_deref() {
                 Some("_") => {}
-                Some(".") => ctx.dot_imports.push(import.path.clone()),
+                Some(".") => ctx.dot_imports.push(path.clone()),
                 Some(alias) => {
-                    ctx.imports.insert(alias.to_owned(), import.path.clone());
+                    ctx.imports.insert(alias.to_owned(), path.clone());
                 }
                 None => {
                     let name = self
@@ -253,7 +260,7 @@ impl GoIndex {
                         .get(&import.path)
                         .cloned()
                         .unwrap_or_else(|| default_package_name(&import.path));
-                    ctx.imports.insert(name, import.path.clone());
+                    ctx.imports.insert(name, path.clone());
                 }
             }
         }

@@ -240,6 +240,10 @@ pub(crate) struct GoFile {
     pub pkg_line: u32,
     pub pkg_doc: Option<String>,
     pub imports: Vec<GoImport>,
+    /// `(import path, the path it names)` for each import a `go.mod` `replace` directive of
+    /// the file's module redirects to another module (`example.com/sdk/x` →
+    /// `example.com/sdk-fork/x`).
+    pub replaced: Vec<(String, String)>,
     pub types: Vec<GoTypeDecl>,
     pub funcs: Vec<GoFuncDecl>,
     pub values: Vec<GoValueDecl>,

@@ -7,6 +7,15 @@ use crate::index::go::facts::{GExpr, GRefKind, GType, GoFile};
 use crate::index::go::tables::{BUILTIN_TYPES, GoIndex, TypeR};
 use crate::model::{Confidence, Edge, EdgeKind};
 
+/// Where an edge points.
+enum Target {
+    /// A symbol of the repository.
+    Symbol(String),
+    /// A member of a package outside the repository, by its qualified name ([`Edge::external`]).
+    External(String),
+    Unresolved,
+}
+
 /// Resolves the references of one Go file into edges.
 pub(crate) fn resolve_file(
     index: &GoIndex,
@@ -34,7 +43,12 @@ pub(crate) fn resolve_file(
         let mut eval = Eval::new(index, &ctx, body);
         for reference in &body.refs {
             eval.touched.clear();
-            let mut push = |kind: EdgeKind, to: Option<String>, confidence: Confidence| {
+            let mut push = |kind: EdgeKind, target: Target, confidence: Confidence| {
+                let (to, external) = match target {
+                    Target::Symbol(to) => (Some(to), false),
+                    Target::External(to) => (Some(to), true),
+                    Target::Unresolved => (None, false),
+                };
                 edges.push(Edge {
                     kind,
                     from: body.owner.clone(),
@@ -43,7 +57,7 @@ pub(crate) fn resolve_file(
                     file: file.clone(),
                     line: reference.line,
                     confidence,
-                    external: false,
+                    external,
                 });
             };
             match reference.kind {
@@ -69,7 +83,11 @@ pub(crate) fn resolve_file(
                                 Confidence::Exact
                             };
                             // `err.Error()` on the predeclared `error`: no symbol declares it.
-                            let to = (!qname.is_empty()).then_some(qname);
+                            let to = if qname.is_empty() {
+                                Target::Unresolved
+                            } else {
+                                Target::Symbol(qname)
+                            };
                             push(EdgeKind::Calls, to, conf);
                             // Through an interface: each implementation of the receiver's
                             // static type that flows there (`dynamic`).
@@ -83,24 +101,36 @@ pub(crate) fn resolve_file(
                                 }
                                 push(
                                     EdgeKind::Calls,
-                                    Some(target.method.clone()),
+                                    Target::Symbol(target.method.clone()),
                                     Confidence::Dynamic,
                                 );
                             }
                         }
                         Val::Type(TypeR::Named(q)) => {
-                            push(EdgeKind::Uses, Some(q), Confidence::Exact)
+                            push(EdgeKind::Uses, Target::Symbol(q), Confidence::Exact)
+                        }
+                        // A conversion to a type of a package outside the repository.
+                        Val::Type(TypeR::External(q)) => {
+                            push(EdgeKind::Uses, Target::External(q), Confidence::Exact)
                         }
                         Val::Type(_) | Val::Builtin => {}
+                        // A function or method of a package outside the repository.
+                        Val::External(q) => {
+                            push(EdgeKind::Calls, Target::External(q), Confidence::Exact)
+                        }
                         _ => {
-                            push(EdgeKind::Calls, None, Confidence::Exact);
+                            push(EdgeKind::Calls, Target::Unresolved, Confidence::Exact);
                             // A function value: each function that flows there (`dynamic`).
                             if let Some(Some(arriving)) =
                                 index.flow.site(file, body_id as u32, reference.expr)
                             {
                                 for f in arriving {
                                     if !index.types.contains_key(f) {
-                                        push(EdgeKind::Calls, Some(f.clone()), Confidence::Dynamic);
+                                        push(
+                                            EdgeKind::Calls,
+                                            Target::Symbol(f.clone()),
+                                            Confidence::Dynamic,
+                                        );
                                     }
                                 }
                             }
@@ -111,22 +141,30 @@ pub(crate) fn resolve_file(
                     let expr = body.exprs.get(reference.expr as usize);
                     match expr {
                         Some(GExpr::Type(t)) => match index.resolve_type(&ctx, t) {
-                            TypeR::Named(q) => push(EdgeKind::Uses, Some(q), Confidence::Exact),
+                            TypeR::Named(q) => {
+                                push(EdgeKind::Uses, Target::Symbol(q), Confidence::Exact)
+                            }
+                            TypeR::External(q) => {
+                                push(EdgeKind::Uses, Target::External(q), Confidence::Exact)
+                            }
                             TypeR::Builtin(_) => {}
                             _ => {
                                 if !matches!(&**t, GType::Named { pkg: None, name } if BUILTIN_TYPES.contains(&name.as_str()))
                                 {
-                                    push(EdgeKind::Uses, None, Confidence::Exact);
+                                    push(EdgeKind::Uses, Target::Unresolved, Confidence::Exact);
                                 }
                             }
                         },
-                        _ => {
-                            if let Val::Type(TypeR::Named(q)) =
-                                eval.eval(reference.expr, VarUses::Record)
-                            {
-                                push(EdgeKind::Uses, Some(q), Confidence::Exact);
+                        _ => match eval.eval(reference.expr, VarUses::Record) {
+                            Val::Type(TypeR::Named(q)) => {
+                                push(EdgeKind::Uses, Target::Symbol(q), Confidence::Exact)
                             }
-                        }
+                            // A const, var or field of a package outside the repository.
+                            Val::External(q) => {
+                                push(EdgeKind::Uses, Target::External(q), Confidence::Exact)
+                            }
+                            _ => {}
+                        },
                     }
                 }
             }

@@ -140,6 +140,13 @@ pub(crate) fn resolve_file(
             }
             PRefKind::Inherit => match eval.expr(fi, r.expr, true).as_slice() {
                 [Val::Class(c, inf)] => out(EdgeKind::Inherits, Target::symbol(c), conf(*inf)),
+                // A base class of a module outside the repository, by its qualified name (what
+                // a related repository providing that module calls it).
+                [Val::External(q)] => out(
+                    EdgeKind::Inherits,
+                    Target::resolved(q.clone(), true),
+                    Confidence::Exact,
+                ),
                 _ if r.name == "object" => {}
                 _ => out(EdgeKind::Inherits, Target::UNRESOLVED, Confidence::Exact),
             },
