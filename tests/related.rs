@@ -16,6 +16,7 @@ use relay_gateway::ApiSettings;
 use relay_tracker::Trackers;
 use relay_tracker::fake::FakeGitHub;
 use relay_worker::jobs::orchestrator::Orchestrator;
+use relay_worker::jobs::reindex::CodegraphIndexing;
 use relay_worker::jobs::{JobDeps, RepoSpecs};
 use relay_worker::{Outcome, Worker};
 use serde_json::{Value, json};
@@ -52,6 +53,13 @@ fn repo(files: &[(&str, &str)]) -> tempfile::TempDir {
     dir
 }
 
+/// Whether the jobs have a code graph.
+#[derive(Debug, Clone, Copy)]
+enum Graph {
+    None,
+    Memory,
+}
+
 struct World {
     pool: PgPool,
     github: FakeGitHub,
@@ -67,15 +75,33 @@ impl World {
     /// The app names `related`; the SDK is public, the secret library private; the issue's
     /// repository is public (its webhook says so).
     async fn new(pool: PgPool, related: &[&str], script: Vec<ScriptedReply>) -> World {
+        World::build(
+            pool,
+            related,
+            script,
+            &[("main.go", "package main\n\nfunc main() {}\n")],
+            &[("client.go", SDK_CLIENT)],
+            Graph::None,
+        )
+        .await
+    }
+
+    /// [`World::new`] with the app's and the SDK's files and, with [`Graph::Memory`], a code
+    /// graph store the jobs index both into.
+    async fn build(
+        pool: PgPool,
+        related: &[&str],
+        script: Vec<ScriptedReply>,
+        app_files: &[(&str, &str)],
+        sdk_files: &[(&str, &str)],
+        graph: Graph,
+    ) -> World {
         let names: Vec<String> = related.iter().map(|r| format!("{r:?}")).collect();
-        let app = repo(&[
-            ("main.go", "package main\n\nfunc main() {}\n"),
-            (
-                ".relay.toml",
-                &format!("related = [{}]\n", names.join(", ")),
-            ),
-        ]);
-        let sdk = repo(&[("client.go", SDK_CLIENT)]);
+        let config = format!("related = [{}]\n", names.join(", "));
+        let mut files = app_files.to_vec();
+        files.push((".relay.toml", &config));
+        let app = repo(&files);
+        let sdk = repo(sdk_files);
         let secret = repo(&[("salt.go", &format!("package lib\n\n{SECRET_LINE}\n"))]);
         let github = FakeGitHub::start().await;
         github.seed_issue(APP, 1, "Retries", "How often is a call retried?");
@@ -113,10 +139,17 @@ impl World {
             .with_local("github", APP, app.path().to_path_buf())
             .with_local("github", SDK, sdk.path().to_path_buf())
             .with_local("github", SECRET_LIB, secret.path().to_path_buf());
+        let codegraph = match graph {
+            Graph::None => None,
+            Graph::Memory => Some(Arc::new(CodegraphIndexing::new(
+                Arc::new(relay_codegraph::store::memory::MemoryStore::new()),
+                4,
+            ))),
+        };
         let registry = relay_worker::jobs::registry(&JobDeps {
             repos: Arc::new(repos),
             specs: Arc::new(specs),
-            codegraph: None,
+            codegraph: codegraph.clone(),
             orchestrator: Some(Arc::new(Orchestrator {
                 trackers: clients,
                 tracker_settings: vec![tracker_settings],
@@ -126,7 +159,7 @@ impl World {
                     ..AgentSettings::default()
                 },
                 tools: Default::default(),
-                codegraph: None,
+                codegraph,
                 roles: Default::default(),
                 prices: Default::default(),
             })),
@@ -447,4 +480,73 @@ async fn a_push_to_the_sdk_re_anchors_then_stales_the_apps_finding(pool: PgPool)
     let source = world.finding_source().await;
     assert_eq!(source["status"], "stale", "{source}");
     assert_eq!(source["commit_sha"], second, "{source}");
+}
+
+/// The fixture pair of the code graph's own tests: a Go app whose `go.mod` requires the SDK's
+/// module, calling into it.
+fn go_pair() -> (Vec<(String, String)>, Vec<(String, String)>) {
+    let root = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../crates/relay-codegraph/tests/fixtures/related/go"
+    );
+    let read = |side: &str, files: &[&str]| -> Vec<(String, String)> {
+        files
+            .iter()
+            .map(|f| {
+                let text = std::fs::read_to_string(format!("{root}/{side}/{f}")).unwrap();
+                ((*f).to_owned(), text)
+            })
+            .collect()
+    };
+    (
+        read("app", &["go.mod", "service/service.go"]),
+        read("sdk", &["go.mod", "client/client.go"]),
+    )
+}
+
+#[sqlx::test(migrator = "relay_store::MIGRATOR")]
+async fn the_sdks_callers_in_the_app_are_found_through_one_graph(pool: PgPool) {
+    let (app, sdk) = go_pair();
+    let app: Vec<(&str, &str)> = app.iter().map(|(f, t)| (f.as_str(), t.as_str())).collect();
+    let sdk_files: Vec<(&str, &str)> = sdk.iter().map(|(f, t)| (f.as_str(), t.as_str())).collect();
+    let script = vec![
+        ScriptedReply::tool_calls(vec![(
+            "explore",
+            json!({"query": "who calls the SDK's NewClient?", "thoroughness": "quick"}),
+        )]),
+        ScriptedReply::tool_calls(vec![(
+            "codegraph",
+            json!({"operation": "callers", "qname": "example.com/sdk/client.NewClient", "repo": SDK}),
+        )]),
+        ScriptedReply::tool_calls(vec![(
+            "submit_report",
+            json!({"answer": "service.Fetch", "confidence": "high", "evidence": []}),
+        )]),
+        ScriptedReply::tool_calls(vec![(
+            "submit_actions",
+            json!({"actions": [{"type": "post_comment", "content": "The app's Fetch builds the SDK's client."}]}),
+        )]),
+    ];
+    let world = World::build(pool, &[SDK], script, &app, &sdk_files, Graph::Memory).await;
+    world
+        .mention("@relay-bot who calls the SDK's NewClient?")
+        .await;
+
+    // The explorer's codegraph offered `repo` and named the SDK in its description.
+    let requests = world.llm.requests();
+    let explore = requests[1].body.to_string();
+    assert!(explore.contains("Related repositories"), "{explore}");
+    // The SDK function's caller is the app's Fetch, at its bare path.
+    let answer = requests
+        .iter()
+        .map(|r| r.body.to_string())
+        .find(|body| body.contains("service/service.go"))
+        .expect("the app's call site reached the explorer");
+    assert!(answer.contains("Fetch"), "{answer}");
+    let project = world.api("/api/projects/github/77").await;
+    assert_eq!(
+        project["related"][0]["graph_commit"],
+        world.sdk_head(),
+        "{project}"
+    );
 }

@@ -4,7 +4,7 @@ use std::path::Path;
 use std::sync::Arc;
 
 use relay_codegraph::index::{IndexOptions, ProgressFn, index_repository};
-use relay_codegraph::ops::GraphScope;
+use relay_codegraph::ops::{GraphScope, RelatedGraph};
 use relay_codegraph::store::GraphStore;
 use relay_codegraph::store::memory::MemoryStore;
 
@@ -19,6 +19,30 @@ pub async fn index_in_memory(
     root: &Path,
     progress: Option<ProgressFn>,
 ) -> Result<GraphAccess, ToolboxError> {
+    let store = MemoryStore::new();
+    let scope = index_into(&store, root, progress).await?;
+    Ok(GraphAccess::single(Arc::new(store), scope))
+}
+
+/// Indexes the related checkout at `root` into `store` (beside the issue's own graph) as the
+/// graph of `label`.
+pub async fn index_related_in_memory(
+    store: &dyn GraphStore,
+    label: &str,
+    root: &Path,
+) -> Result<RelatedGraph, ToolboxError> {
+    Ok(RelatedGraph {
+        label: label.to_owned(),
+        scope: index_into(store, root, None).await?,
+    })
+}
+
+/// Indexes the working tree at `root` into `store` under its path.
+async fn index_into(
+    store: &dyn GraphStore,
+    root: &Path,
+    progress: Option<ProgressFn>,
+) -> Result<GraphScope, ToolboxError> {
     let index_root = root.to_owned();
     let output = tokio::task::spawn_blocking(move || {
         let options = IndexOptions {
@@ -35,13 +59,9 @@ pub async fn index_in_memory(
     })?
     .map_err(ToolboxError::Index)?;
     let repo = root.to_string_lossy().into_owned();
-    let store = MemoryStore::new();
     store
         .replace_graph(&repo, WORKTREE_COMMIT, &output.graph)
         .await
         .map_err(ToolboxError::Store)?;
-    Ok(GraphAccess {
-        store: Arc::new(store),
-        scope: GraphScope::at(repo, WORKTREE_COMMIT),
-    })
+    Ok(GraphScope::at(repo, WORKTREE_COMMIT))
 }

@@ -22,7 +22,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Instant;
 
-use relay_codegraph::ops::{self, CodegraphArgs, GraphScope};
+use relay_codegraph::ops::{self, CodegraphArgs, GraphScope, GraphSet, RelatedGraph};
 use relay_codegraph::store::GraphStore;
 use relay_tools::output::estimate_tokens;
 use relay_tools::sandbox::Sandbox;
@@ -32,7 +32,7 @@ use relay_tools::{
 
 use crate::llm::{ToolCall, ToolDefinition, ToolResult};
 
-pub use graph::index_in_memory;
+pub use graph::{index_in_memory, index_related_in_memory};
 pub use record::{CallStatus, CallTrace, MAX_RECORDED_ARGUMENT_CHARS, ToolCallRecord};
 pub use related::{MAX_RELATED_REPOSITORIES, REPO_ARGUMENT, RelatedCheckout};
 
@@ -64,19 +64,42 @@ pub enum ToolboxError {
 }
 
 /// Which code graph the `codegraph` tool reads: a store (the in-memory graph for the CLI, the
-/// configured store in the worker) and the repository/commit inside it.
+/// configured store in the worker), the repository/commit inside it, and the graphs of the
+/// related repositories (each its own snapshot in the same store, linked at query time).
 #[derive(Clone)]
 pub struct GraphAccess {
     /// The store.
     pub store: Arc<dyn GraphStore>,
     /// The repository and commit to query.
     pub scope: GraphScope,
+    /// The related repositories' graphs, labelled as their places are (`acme/sdk`).
+    pub related: Vec<RelatedGraph>,
+}
+
+impl GraphAccess {
+    /// The graph of one repository, with no related ones.
+    pub fn single(store: Arc<dyn GraphStore>, scope: GraphScope) -> GraphAccess {
+        GraphAccess {
+            store,
+            scope,
+            related: Vec::new(),
+        }
+    }
+
+    /// The set the tool queries: the issue's own graph and the related ones.
+    pub fn set(&self) -> GraphSet {
+        GraphSet {
+            primary: self.scope.clone(),
+            related: self.related.clone(),
+        }
+    }
 }
 
 impl std::fmt::Debug for GraphAccess {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("GraphAccess")
             .field("scope", &self.scope)
+            .field("related", &self.related)
             .finish_non_exhaustive()
     }
 }
@@ -135,7 +158,7 @@ impl Toolbox {
     ) -> Result<Self, ToolboxError> {
         let registry = ToolRegistry::standard();
         let context = ToolContext::new(snapshot_root, limits)?.with_excludes(excludes);
-        let definitions = definitions(&registry, &context, &[], graph.is_some());
+        let definitions = definitions(&registry, &context, &[], graph.as_ref());
         Ok(Self {
             registry: Arc::new(registry),
             context,
@@ -192,7 +215,7 @@ impl Toolbox {
             &self.registry,
             &self.context,
             &self.related,
-            self.graph.is_some(),
+            self.graph.as_ref(),
         );
     }
 
@@ -204,6 +227,22 @@ impl Toolbox {
             Some(history) => self.with_history(history),
             None => self,
         }
+    }
+
+    /// The code graph the `codegraph` tool reads, if any.
+    pub fn graph(&self) -> Option<&GraphAccess> {
+        self.graph.as_ref()
+    }
+
+    /// This toolbox whose `codegraph` also answers over the related repositories' graphs
+    /// (stored beside the issue's own in its store); without a graph, unchanged.
+    #[must_use]
+    pub fn with_related_graphs(mut self, related: Vec<RelatedGraph>) -> Self {
+        if let Some(graph) = &mut self.graph {
+            graph.related = related;
+        }
+        self.refresh_definitions();
+        self
     }
 
     /// The definitions offered to the model, in a stable order.
@@ -307,7 +346,7 @@ impl Toolbox {
         }
         let text = match serde_json::from_value::<CodegraphArgs>(arguments.clone()) {
             Ok(args) => {
-                let outcome = ops::run(Some(graph.store.as_ref()), &graph.scope, &args).await;
+                let outcome = ops::run_set(Some(graph.store.as_ref()), &graph.set(), &args).await;
                 if let ops::Outcome::Error(ops::OpError::Store { message }) = &outcome {
                     // A store that failed once is not asked again by this job: every explore
                     // would otherwise wait on it (a connection timeout) before falling back.
@@ -318,7 +357,9 @@ impl Toolbox {
                 outcome.to_text()
             }
             // Malformed arguments are explained by the tool itself.
-            Err(_) => ops::execute_json(Some(graph.store.as_ref()), &graph.scope, arguments).await,
+            Err(_) => {
+                ops::execute_set_json(Some(graph.store.as_ref()), &graph.set(), arguments).await
+            }
         };
         let text = relay_tools::output::finish(text);
         self.context
@@ -336,7 +377,7 @@ fn definitions(
     registry: &ToolRegistry,
     context: &ToolContext,
     related: &[RelatedContext],
-    graph: bool,
+    graph: Option<&GraphAccess>,
 ) -> Vec<ToolDefinition> {
     let labels: Vec<&str> = related.iter().map(|r| r.label.as_str()).collect();
     let mut definitions: Vec<ToolDefinition> = registry
@@ -357,13 +398,19 @@ fn definitions(
             }
         })
         .collect();
-    if graph {
-        definitions.push(ToolDefinition::from_schema::<
-            relay_codegraph::ops::CodegraphArgs,
-        >(
+    if let Some(graph) = graph {
+        let set = graph.set();
+        let mut definition = ToolDefinition::from_schema::<relay_codegraph::ops::CodegraphArgs>(
             ToolName::Codegraph.as_str(),
-            &relay_codegraph::ops::TOOL_DESCRIPTION,
-        ));
+            &ops::tool_description(&set),
+        );
+        if set.related.is_empty() {
+            // Offered only when there is another repository to name, as for the code tools.
+            if let Some(properties) = definition.parameters["properties"].as_object_mut() {
+                properties.remove(REPO_ARGUMENT);
+            }
+        }
+        definitions.push(definition);
     }
     definitions
 }

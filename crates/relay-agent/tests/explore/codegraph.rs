@@ -85,10 +85,7 @@ async fn codegraph_answers_from_the_postgres_store_in_an_explore(pool: sqlx::PgP
         .replace_graph("acme/relay", "c0ffee", &graph)
         .await
         .unwrap();
-    let access = GraphAccess {
-        store: Arc::new(store),
-        scope: GraphScope::at("acme/relay", "c0ffee"),
-    };
+    let access = GraphAccess::single(Arc::new(store), GraphScope::at("acme/relay", "c0ffee"));
     let server = ScriptedLlm::start(vec![
         call(
             "codegraph",
@@ -159,10 +156,7 @@ async fn a_store_that_goes_away_mid_job_leaves_grep_and_read(pool: sqlx::PgPool)
         .replace_graph("acme/relay", "c0ffee", &graph)
         .await
         .unwrap();
-    let access = GraphAccess {
-        store: Arc::new(store),
-        scope: GraphScope::at("acme/relay", "c0ffee"),
-    };
+    let access = GraphAccess::single(Arc::new(store), GraphScope::at("acme/relay", "c0ffee"));
     let toolbox = Arc::new(Toolbox::new(repo.path(), Some(access), Default::default()).unwrap());
     let before = toolbox
         .call(&codegraph_call(

@@ -185,6 +185,24 @@ pub async fn run(config: Option<&Path>, args: ExploreArgs) -> anyhow::Result<()>
                 .collect(),
         )
         .context("cannot explore the related repositories")?;
+    // Each related checkout's graph beside the repository's own, linked at query time.
+    let mut graphs = Vec::with_capacity(related.len());
+    if let Some(graph) = toolbox.graph() {
+        for r in &related {
+            graphs.push(
+                relay_agent::toolbox::index_related_in_memory(
+                    graph.store.as_ref(),
+                    &r.label,
+                    &r.root,
+                )
+                .await
+                .with_context(|| {
+                    format!("failed to build the code graph of {}", r.root.display())
+                })?,
+            );
+        }
+    }
+    let toolbox = toolbox.with_related_graphs(graphs);
     let agent = ExploreAgent::new(bench.llm, Arc::new(toolbox), bench.config);
     let report = agent
         .explore(ExploreRequest::new(

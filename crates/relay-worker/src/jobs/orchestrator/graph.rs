@@ -40,8 +40,8 @@ pub async fn ensure_graph(
             .await?;
         tracing::info!(repo = %repo, commit = %commit, detail = %detail, "code graph indexed for the job");
     }
-    Ok(GraphAccess {
-        store: indexing.store(),
-        scope: GraphScope::at(repo, commit),
-    })
+    Ok(GraphAccess::single(
+        indexing.store(),
+        GraphScope::at(repo, commit),
+    ))
 }

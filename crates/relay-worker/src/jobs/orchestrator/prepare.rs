@@ -11,6 +11,7 @@ use relay_agent::agent_settings::AgentSettings;
 use relay_agent::explore::{ExploreAgent, Thoroughness};
 use relay_agent::llm::{LlmClient, LlmError, LlmSettings, Role, UsageContext};
 use relay_agent::toolbox::{GraphAccess, RelatedCheckout, Toolbox};
+use relay_codegraph::ops::RelatedGraph;
 use relay_core::TrackerSettings;
 use relay_core::prices::Prices;
 use relay_core::repo_config::Thoroughness as RepoThoroughness;
@@ -73,6 +74,21 @@ pub async fn prepare(
         .map(|g| g.as_ref().and_then(|g| g.scope.commit.clone()))
         .collect();
     super::related::record(pool, run.job_id, job, related, &graph_commits).await;
+    // The issue's graph queried with the related ones beside it (those that could be had).
+    let graph = graph.map(|mut access| {
+        access.related = related
+            .checkouts
+            .iter()
+            .zip(&related_graphs)
+            .filter_map(|(checkout, graph)| {
+                graph.as_ref().map(|g| RelatedGraph {
+                    label: checkout.label.clone(),
+                    scope: g.scope.clone(),
+                })
+            })
+            .collect();
+        access
+    });
     let issue = &job.issue;
     let snapshot = &checkout.snapshot;
     let toolbox = Toolbox::with_excludes(

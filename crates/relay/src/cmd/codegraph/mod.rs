@@ -69,6 +69,7 @@ pub async fn run(config: Option<&Path>, args: CodegraphArgs) -> anyhow::Result<(
             file: args.file,
             qname: args.qname,
             depth: args.depth,
+            repo: None,
         },
         cache_dir: None,
     };
