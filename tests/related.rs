@@ -482,14 +482,17 @@ async fn a_push_to_the_sdk_re_anchors_then_stales_the_apps_finding(pool: PgPool)
     assert_eq!(source["commit_sha"], second, "{source}");
 }
 
+/// A repository's files as (path, text).
+type Files = Vec<(String, String)>;
+
 /// The fixture pair of the code graph's own tests: a Go app whose `go.mod` requires the SDK's
-/// module, calling into it.
-fn go_pair() -> (Vec<(String, String)>, Vec<(String, String)>) {
+/// module, calling into it; (the app's files, the SDK's).
+fn go_pair() -> (Files, Files) {
     let root = concat!(
         env!("CARGO_MANIFEST_DIR"),
         "/../crates/relay-codegraph/tests/fixtures/related/go"
     );
-    let read = |side: &str, files: &[&str]| -> Vec<(String, String)> {
+    let read = |side: &str, files: &[&str]| -> Files {
         files
             .iter()
             .map(|f| {
