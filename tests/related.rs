@@ -312,6 +312,15 @@ fn answer_in_the_sdk() -> Vec<ScriptedReply> {
 #[sqlx::test(migrator = "relay_store::MIGRATOR")]
 async fn an_answer_in_the_sdk_is_cited_from_the_sdk_and_verified_there(pool: PgPool) {
     let world = World::new(pool, &[SDK], answer_in_the_sdk()).await;
+    // The app also depends on a library of the same tracker it does not name.
+    commit_file(
+        world._repos[0].path(),
+        "requirements.txt",
+        &format!(
+            "requests==2.31\ngit+{}/acme/lib.git@v1#egg=lib\n",
+            world.github.base_url()
+        ),
+    );
     world
         .mention("@relay-bot how often is a call retried?")
         .await;
@@ -347,10 +356,21 @@ async fn an_answer_in_the_sdk_is_cited_from_the_sdk_and_verified_there(pool: PgP
     // The project shows the SDK admitted at the commit explored.
     let project = world.api("/api/projects/github/77").await;
     let related = project["related"].as_array().unwrap();
-    assert_eq!(related.len(), 1, "{project}");
+    assert_eq!(related.len(), 2, "{project}");
     assert_eq!(related[0]["related_path"], SDK);
     assert_eq!(related[0]["admitted"], true);
     assert_eq!(related[0]["head_commit"], world.sdk_head());
+    // Suggested from the dependency, never admitted.
+    assert_eq!(related[1]["related_path"], "acme/lib", "{project}");
+    assert_eq!(related[1]["source"], "suggested");
+    assert_eq!(related[1]["admitted"], false);
+    assert!(
+        related[1]["reason"]
+            .as_str()
+            .unwrap()
+            .contains("depends on it"),
+        "{project}"
+    );
     // The job says what it explored beside the issue's own repository (the issue page lists it).
     let explored: Vec<Option<Vec<String>>> =
         sqlx::query_scalar("SELECT explored_related FROM jobs")

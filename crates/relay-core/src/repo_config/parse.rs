@@ -347,7 +347,7 @@ issue_cost_usd = 1.5
         check_error(
             "colour = 1\n",
             &[
-                ".relay.toml:1: `colour`: unknown field `colour`, expected one of `version`, `instructions`, `guidance_files`, `exclude`, `thoroughness`, `summary_comment`, `engage`, `labels`, `budget`",
+                ".relay.toml:1: `colour`: unknown field `colour`, expected one of `version`, `instructions`, `guidance_files`, `exclude`, `thoroughness`, `summary_comment`, `engage`, `labels`, `budget`, `related`",
             ],
         );
         check_error(

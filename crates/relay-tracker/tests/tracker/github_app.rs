@@ -222,3 +222,64 @@ async fn installation_tokens_are_scoped_and_scanned_for() {
         "one token per repository"
     );
 }
+
+/// A related repository is read with a token of the issue's installation for that repository
+/// alone, with `contents: read` and `metadata: read` only (never the issue's write token); a
+/// repository the installation does not cover is not readable (`None`), not an error.
+#[tokio::test]
+async fn a_related_repository_is_read_with_a_read_only_token_for_it_alone() {
+    let (gh, client) = setup().await;
+    gh.install(REPO, 77);
+    gh.install("octo-org/sdk", 77);
+    gh.set_repo_visibility("octo-org/sdk", "private");
+    gh.set_repo_visibility("octo-org/elsewhere", "public");
+    let found = client
+        .repository(&issue(Some(77)), "octo-org/sdk")
+        .await
+        .unwrap()
+        .expect("the installation covers it");
+    assert_eq!(found.project_path, "octo-org/sdk");
+    assert_eq!(found.visibility, relay_core::ProjectVisibility::Private);
+    let exchanges: Vec<serde_json::Value> = gh
+        .requests()
+        .into_iter()
+        .filter(|r| r.path.ends_with("/access_tokens"))
+        .map(|r| serde_json::from_str(&r.body).unwrap())
+        .collect();
+    assert_eq!(
+        exchanges,
+        [serde_json::json!({
+            "repositories": ["sdk"],
+            "permissions": {"contents": "read", "metadata": "read"}
+        })]
+    );
+    // The clone credential is that token, cached.
+    let token =
+        relay_tracker::IssueTracker::read_credential(&client, &issue(Some(77)), "octo-org/sdk")
+            .await
+            .unwrap()
+            .expect("a token");
+    let lookup = gh
+        .requests()
+        .into_iter()
+        .find(|r| r.path == "/repos/octo-org/sdk")
+        .unwrap();
+    assert_eq!(
+        lookup.header("authorization"),
+        Some(format!("Bearer {}", secrecy::ExposeSecret::expose_secret(&token)).as_str())
+    );
+    assert_eq!(
+        gh.token_exchanges(),
+        vec![77],
+        "one exchange, then the cache"
+    );
+    // Another installation's repository is not readable with this one.
+    gh.install("octo-org/elsewhere", 99);
+    assert_eq!(
+        client
+            .repository(&issue(Some(77)), "octo-org/elsewhere")
+            .await
+            .unwrap(),
+        None
+    );
+}

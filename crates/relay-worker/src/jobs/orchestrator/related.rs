@@ -10,7 +10,7 @@
 
 use relay_core::ProjectVisibility;
 use relay_core::related::{
-    self, Admission, Lookup, Refusal, RelatedPolicy, RelatedRequest, Verdict,
+    self, Admission, Lookup, Refusal, RelatedPolicy, RelatedRequest, RelatedSource, Verdict,
 };
 use relay_repo::{RepoSpec, SnapshotGuard};
 use relay_store::PgPool;
@@ -35,6 +35,18 @@ pub struct RelatedSet {
     pub admissions: Vec<Admission>,
     /// The admitted ones, checked out, in the same order.
     pub checkouts: Vec<RelatedCheckout>,
+    /// Repositories of the tracker the issue's repository depends on and does not name: "could
+    /// be related", shown, never admitted.
+    pub suggestions: Vec<Suggestion>,
+}
+
+/// A repository the issue's repository depends on (its `go.mod`, its Python dependencies).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Suggestion {
+    /// The repository's path on the issue's tracker.
+    pub path: String,
+    /// The dependency as the manifest names it (`github.com/acme/sdk`).
+    pub dependency: String,
 }
 
 impl RelatedSet {
@@ -56,15 +68,22 @@ pub async fn check_out(
         &checkout.config.effective.related,
         job.settings.related_of(&issue.project_path),
     );
+    let suggestions = suggestions(job, checkout, &requests);
     if requests.is_empty() {
-        return RelatedSet::default();
+        return RelatedSet {
+            suggestions,
+            ..RelatedSet::default()
+        };
     }
     let policy = RelatedPolicy {
         enabled: from.agent.related_repositories,
         own_path: &issue.project_path,
         issue_visibility: issue_visibility(job).await,
     };
-    let mut set = RelatedSet::default();
+    let mut set = RelatedSet {
+        suggestions,
+        ..RelatedSet::default()
+    };
     for request in requests {
         let verdict = match related::precheck(&policy, &request, &set.admissions, |path| {
             job.settings.allows_project("", path)
@@ -103,6 +122,31 @@ pub async fn check_out(
         set.admissions.push(Admission { request, verdict });
     }
     set
+}
+
+/// The repositories of the issue's tracker its checkout depends on (Go `require`/`replace`
+/// module paths, Python VCS requirements) that are not named already, at most
+/// [`related::MAX_SUGGESTIONS`].
+fn suggestions(job: &Job, checkout: &CheckedOut, named: &[RelatedRequest]) -> Vec<Suggestion> {
+    let Some(host) = related::tracker_host(&job.settings.base_url) else {
+        return Vec::new();
+    };
+    let mut out: Vec<Suggestion> = Vec::new();
+    for dependency in relay_codegraph::related::suggested_dependencies(checkout.snapshot.path()) {
+        if out.len() == related::MAX_SUGGESTIONS {
+            break;
+        }
+        let Some(path) = related::repository_of(&dependency, &host, job.settings.provider) else {
+            continue;
+        };
+        let known = path.eq_ignore_ascii_case(&job.issue.project_path)
+            || named.iter().any(|r| r.path.eq_ignore_ascii_case(&path))
+            || out.iter().any(|s| s.path.eq_ignore_ascii_case(&path));
+        if !known {
+            out.push(Suggestion { path, dependency });
+        }
+    }
+    out
 }
 
 /// The issue's repository's visibility: as its webhooks said, else as the tracker says now;
@@ -259,6 +303,27 @@ pub async fn record(
             visibility,
             head_commit: head,
             graph_commit: graph,
+        });
+    }
+    let suggested: Vec<String> = set
+        .suggestions
+        .iter()
+        .map(|s| {
+            format!(
+                "the repository depends on it ({}); name it in .relay.toml `related` to explore it",
+                s.dependency
+            )
+        })
+        .collect();
+    for (suggestion, reason) in set.suggestions.iter().zip(&suggested) {
+        rows.push(relay_store::related::NewRelated {
+            related_path: &suggestion.path,
+            source: RelatedSource::Suggested.as_str(),
+            refusal: Some(reason),
+            related_project_id: None,
+            visibility: None,
+            head_commit: None,
+            graph_commit: None,
         });
     }
     let recorded = async {
