@@ -509,9 +509,16 @@ async fn a_gaps_evidence_follows_the_code_and_goes_stale_with_it(pool: PgPool) {
         start_line: 7,
         end_line: 7,
     };
-    relay_store::gaps::add_evidence_sources(&mut conn, gap.id, &[cited], &first)
-        .await
-        .unwrap();
+    relay_store::gaps::add_evidence_sources(
+        &mut conn,
+        gap.id,
+        &[relay_store::gaps::EvidencePlace {
+            place: &cited,
+            commit_sha: &first,
+        }],
+    )
+    .await
+    .unwrap();
     drop(conn);
 
     let second = commit(

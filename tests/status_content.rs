@@ -300,9 +300,16 @@ async fn a_gaps_evidence_is_listed_and_marked_stale(pool: PgPool) {
         start_line: 12,
         end_line: 14,
     };
-    relay_store::gaps::add_evidence_sources(&mut conn, gap, &[place], "0123456789abcdef")
-        .await
-        .unwrap();
+    relay_store::gaps::add_evidence_sources(
+        &mut conn,
+        gap,
+        &[relay_store::gaps::EvidencePlace {
+            place: &place,
+            commit_sha: "0123456789abcdef",
+        }],
+    )
+    .await
+    .unwrap();
     drop(conn);
     let base = serve(ui_state(pool.clone(), UiSettings::default())).await;
     let cookie = sign_in(&base).await;

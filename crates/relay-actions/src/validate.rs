@@ -48,7 +48,6 @@ pub fn validate(
                 issue_id: ctx.issue_id,
                 tracker: ctx.tracker.clone(),
                 project_id: ctx.project_id.clone(),
-                commit_sha: ctx.snapshot.as_ref().map(|s| s.commit_sha.clone()),
                 private_context: ctx.private_context,
                 internal_context: ctx.internal_context,
                 provenance: ctx.provenance.clone(),

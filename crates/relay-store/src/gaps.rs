@@ -112,12 +112,11 @@ pub async fn internal_numbers(conn: &mut PgConnection, issue_id: IssueId) -> Res
     .await?)
 }
 
-/// Records the code places a gap's evidence cites, at `commit_sha` (the batch's checkout).
+/// Records the code places a gap's evidence cites, each at the commit it was verified at.
 pub async fn add_evidence_sources(
     conn: &mut PgConnection,
     gap_id: i64,
-    sources: &[Position],
-    commit_sha: &str,
+    sources: &[EvidencePlace<'_>],
 ) -> Result<()> {
     for (position, source) in sources.iter().enumerate() {
         sqlx::query(
@@ -126,14 +125,22 @@ pub async fn add_evidence_sources(
         )
         .bind(gap_id)
         .bind(position as i32)
-        .bind(&source.path)
-        .bind(source.start_line)
-        .bind(source.end_line)
-        .bind(commit_sha)
+        .bind(&source.place.path)
+        .bind(source.place.start_line)
+        .bind(source.place.end_line)
+        .bind(source.commit_sha)
         .execute(&mut *conn)
         .await?;
     }
     Ok(())
+}
+
+/// A place a gap's evidence cites and the commit it was verified at (a related repository's
+/// place, `owner/name:path`, at that repository's commit).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct EvidencePlace<'a> {
+    pub place: &'a Position,
+    pub commit_sha: &'a str,
 }
 
 /// One code place a gap's evidence cites, with its re-verification state.

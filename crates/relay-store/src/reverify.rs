@@ -591,8 +591,10 @@ mod tests {
             crate::gaps::add_evidence_sources(
                 &mut conn,
                 gap.id,
-                std::slice::from_ref(&place),
-                "c1",
+                &[crate::gaps::EvidencePlace {
+                    place: &place,
+                    commit_sha: "c1",
+                }],
             )
             .await
             .unwrap();

@@ -14,8 +14,6 @@ pub(crate) struct BatchScope {
     pub issue_id: IssueId,
     pub tracker: String,
     pub project_id: String,
-    /// The run's checkout, which gaps' and findings' sources cite.
-    pub commit_sha: Option<String>,
     /// Learnings of this batch stay with the issue ([`crate::ValidationContext::private_context`]).
     pub private_context: bool,
     /// Gaps and findings of this batch are marked internal

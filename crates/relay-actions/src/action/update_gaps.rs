@@ -19,9 +19,9 @@ use crate::{Error, Result};
 
 /// A gap to open, with the code places its evidence cites that stand in the run's checkout or,
 /// written `label:path`, in a related repository's (a place that does not stand there is left in
-/// the text, untracked: evidence is prose, not a citation the planner must get right). The issue's
-/// own places are kept as the gap's sources and re-checked on every push; a related
-/// repository's are verified but not stored (a gap's sources share one commit in the store).
+/// the text, untracked: evidence is prose, not a citation the planner must get right). Every
+/// place is kept as one of the gap's sources at the commit it was verified at (a related
+/// repository's at its own) and re-checked on every push of its repository.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct GapToOpen {
     pub gap: NewGap,
@@ -180,21 +180,25 @@ pub(crate) async fn apply(
         if at.scope.internal_context {
             relay_store::gaps::mark_internal(conn, row.id).await?;
         }
-        // Only the issue's own places: `add_evidence_sources` stores one commit for all of a
-        // gap's sources, and a related repository's place is at another commit.
-        let places: Vec<_> = evidence_sources
+        // Each place at the commit it was verified at: a related repository's at its own.
+        let places: Vec<relay_store::findings::Position> = evidence_sources
             .iter()
-            .filter(|source| source.repository.is_none())
             .map(|source| relay_store::findings::Position {
                 path: source.citation.path.clone(),
                 start_line: source.citation.start_line as i32,
                 end_line: source.citation.end_line as i32,
             })
             .collect();
-        if let Some(commit) = at.scope.commit_sha.as_deref()
-            && !places.is_empty()
-        {
-            relay_store::gaps::add_evidence_sources(conn, row.id, &places, commit).await?;
+        let evidence: Vec<relay_store::gaps::EvidencePlace<'_>> = places
+            .iter()
+            .zip(evidence_sources)
+            .map(|(place, source)| relay_store::gaps::EvidencePlace {
+                place,
+                commit_sha: &source.commit_sha,
+            })
+            .collect();
+        if !evidence.is_empty() {
+            relay_store::gaps::add_evidence_sources(conn, row.id, &evidence).await?;
         }
         applied.opened_gaps.push(row.number);
     }

@@ -128,7 +128,7 @@ async fn a_related_source_is_verified_there_and_stored_with_its_commit(pool: PgP
             ("pkg/export.go", 4, "c0ffee")
         ]
     );
-    // A gap's sources share one commit in the store: only the issue's own place is kept.
+    // A gap's evidence keeps each place at its own repository's commit, as a finding does.
     let evidence = relay_store::gaps::evidence_sources(&mut conn, relay_core::IssueId(issue))
         .await
         .unwrap();
@@ -136,7 +136,13 @@ async fn a_related_source_is_verified_there_and_stored_with_its_commit(pool: PgP
         .iter()
         .map(|e| (e.source.path.as_str(), e.source.commit_sha.as_str()))
         .collect();
-    assert_eq!(places, [("pkg/export.go", "c0ffee")]);
+    assert_eq!(
+        places,
+        [
+            ("acme/sdk:pkg/x.go", SDK_COMMIT),
+            ("pkg/export.go", "c0ffee")
+        ]
+    );
 }
 
 #[sqlx::test(migrator = "relay_store::MIGRATOR")]

@@ -74,19 +74,51 @@ pub fn project_url(provider: Provider, issue_url: &str) -> Option<&str> {
 
 /// Where the tracker shows `file` at its commit, lines highlighted. `provider` is the configured
 /// tracker's, or `None` to go by the issue URL's shape ([`provider_of_issue_url`]).
+///
+/// A place in a related repository (`owner/name:path`) links into that repository on the same
+/// instance: GitHub's repositories are `owner/name` under the instance's root; a GitLab
+/// project's path under the host (an instance under a relative URL root links wrongly: the issue
+/// URL does not say where its project path starts).
 pub fn file_url(provider: Option<Provider>, issue_url: &str, file: &FileAt<'_>) -> Option<String> {
     let provider = provider.or_else(|| provider_of_issue_url(issue_url))?;
     let project = project_url(provider, issue_url)?;
+    let (project, path) = match related_place(file.path) {
+        Some((label, path)) => (related_project_url(provider, project, label)?, path),
+        None => (project.to_owned(), file.path),
+    };
     let rules = rules(provider);
     Some(format!(
         "{project}{}{}/{}#L{}-{}{}",
         rules.blob,
         encode_path(file.commit),
-        encode_path(file.path),
+        encode_path(path),
         file.start_line,
         rules.line_end,
         file.end_line
     ))
+}
+
+/// `(label, path)` of a place in a related repository, `owner/name:path`.
+fn related_place(place: &str) -> Option<(&str, &str)> {
+    let (label, path) = place.split_once(':')?;
+    (crate::related::is_repository_path(label) && !path.is_empty()).then_some((label, path))
+}
+
+/// The web URL of the related repository `label` on the instance of `project` (the issue's
+/// project's web URL).
+fn related_project_url(provider: Provider, project: &str, label: &str) -> Option<String> {
+    let root = match provider {
+        // `https://host[/prefix]/owner/name`: the root is the project's URL less two segments.
+        Provider::GitHub => project.rsplitn(3, '/').nth(2)?,
+        Provider::GitLab => {
+            let start = project.find("://")? + 3;
+            let end = project[start..]
+                .find('/')
+                .map_or(project.len(), |i| start + i);
+            &project[..end]
+        }
+    };
+    Some(format!("{root}/{}", encode_path(label)))
 }
 
 /// Percent-encodes what would end or change a URL path, or end a Markdown link or an HTML
@@ -175,6 +207,45 @@ mod tests {
             .as_deref(),
             Some("HTTPS://github.com/o/r/blob/0123456789abcdef0123456789abcdef01234567/a#L9-L10")
         );
+    }
+
+    #[test]
+    fn a_place_in_a_related_repository_links_into_that_repository() {
+        let github = file_url(
+            None,
+            "https://github.com/acme/app/issues/7",
+            &file("acme/sdk:client/client.go"),
+        );
+        assert_eq!(
+            github.as_deref(),
+            Some(
+                "https://github.com/acme/sdk/blob/0123456789abcdef0123456789abcdef01234567/client/client.go#L9-L10"
+            )
+        );
+        let ghe = file_url(
+            Some(Provider::GitHub),
+            "https://ghe.example.com/acme/app/issues/7",
+            &file("acme/sdk:a.go"),
+        );
+        assert!(
+            ghe.as_deref()
+                .is_some_and(|l| l.starts_with("https://ghe.example.com/acme/sdk/blob/")),
+            "{ghe:?}"
+        );
+        let gitlab = file_url(
+            None,
+            "https://gitlab.example.com/g/sub/app/-/issues/7",
+            &file("g/lib:pkg/x.py"),
+        );
+        assert_eq!(
+            gitlab.as_deref(),
+            Some(
+                "https://gitlab.example.com/g/lib/-/blob/0123456789abcdef0123456789abcdef01234567/pkg/x.py#L9-10"
+            )
+        );
+        // Not a place: a path with a colon that does not start with owner/name.
+        let plain = file_url(None, "https://github.com/o/r/issues/1", &file("a:b.md")).unwrap();
+        assert!(plain.starts_with("https://github.com/o/r/blob/"), "{plain}");
     }
 
     #[test]
