@@ -292,3 +292,27 @@ fn render(report: &ExploreReport) -> String {
     out.push('\n');
     out
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_related_checkout_is_named_by_its_label_or_its_directory() {
+        let dir = tempfile::tempdir().unwrap();
+        let sdk = dir.path().join("sdk");
+        std::fs::create_dir(&sdk).unwrap();
+        let named = RelatedArg::parse(&format!("acme/sdk={}", sdk.display())).unwrap();
+        assert_eq!(named.label, "acme/sdk");
+        assert_eq!(named.root, std::fs::canonicalize(&sdk).unwrap());
+        let bare = RelatedArg::parse(&sdk.display().to_string()).unwrap();
+        assert_eq!(bare.label, "local/sdk");
+        // Not a repository path, or not there: said so.
+        let error = RelatedArg::parse(&format!("sdk={}", sdk.display())).unwrap_err();
+        assert!(
+            error.to_string().contains("not a repository path"),
+            "{error}"
+        );
+        assert!(RelatedArg::parse("acme/sdk=/nonexistent/sdk").is_err());
+    }
+}
