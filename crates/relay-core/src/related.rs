@@ -2,7 +2,7 @@
 //! named was admitted or refused.
 //!
 //! The repository proposes (`.relay.toml` `related`), the server decides: a name is admitted only
-//! when every rule holds ([`admit`]), and every refusal carries its reason, shown on the project
+//! when every rule holds ([`precheck`], then [`judge`]), and every refusal carries its reason, shown on the project
 //! page, in the API and by `relay config check`. Nothing here talks to a tracker: the caller looks
 //! each name up ([`Lookup`]) and this module judges.
 //!
