@@ -120,6 +120,8 @@ pub struct Toolbox {
     context: ToolContext,
     /// The related repositories' contexts (sharing `context`'s job state), in the worker's order.
     related: Vec<RelatedContext>,
+    /// The issue's own repository's path (`acme/app`): a `repo` naming it means the default.
+    own_label: Option<String>,
     graph: Option<GraphAccess>,
     /// Set when the graph store failed during the job: later calls answer at once, without it.
     graph_down: AtomicBool,
@@ -163,6 +165,7 @@ impl Toolbox {
             registry: Arc::new(registry),
             context,
             related: Vec::new(),
+            own_label: None,
             graph,
             graph_down: AtomicBool::new(false),
             definitions,
@@ -188,6 +191,24 @@ impl Toolbox {
         self.related = related::contexts(&self.context, related)?;
         self.refresh_definitions();
         Ok(self)
+    }
+
+    /// This toolbox knowing the issue's own repository's path: a `repo` naming it (any case)
+    /// looks in the checkout, as no `repo` does.
+    #[must_use]
+    pub fn with_own_label(mut self, label: impl Into<String>) -> Self {
+        self.own_label = Some(label.into());
+        self
+    }
+
+    /// `repo` unless it names the issue's own repository (then `None`: the default).
+    fn other_repo(&self, repo: Option<String>) -> Option<String> {
+        repo.filter(|repo| {
+            !self
+                .own_label
+                .as_deref()
+                .is_some_and(|own| own.eq_ignore_ascii_case(repo.trim()))
+        })
     }
 
     /// The related repositories' labels, in order.
@@ -307,6 +328,7 @@ impl Toolbox {
         } else {
             (call.arguments.clone(), None)
         };
+        let repo = self.other_repo(repo);
         let arguments = definition.check_call(&ToolCall {
             arguments,
             ..call.clone()
@@ -345,7 +367,8 @@ impl Toolbox {
             return Err(ToolResult::error(&call.id, CODEGRAPH_WENT_AWAY));
         }
         let text = match serde_json::from_value::<CodegraphArgs>(arguments.clone()) {
-            Ok(args) => {
+            Ok(mut args) => {
+                args.repo = self.other_repo(args.repo.take());
                 let outcome = ops::run_set(Some(graph.store.as_ref()), &graph.set(), &args).await;
                 if let ops::Outcome::Error(ops::OpError::Store { message }) = &outcome {
                     // A store that failed once is not asked again by this job: every explore

@@ -129,7 +129,8 @@ pub async fn prepare(
                 })
                 .collect(),
         )
-        .context("failed to add the related repositories to the toolbox")?;
+        .context("failed to add the related repositories to the toolbox")?
+        .with_own_label(issue.project_path.clone());
     // Every call of the job is recorded against the issue and the job (the role is the
     // client's), so the issue's spend per role and its budget read from `llm_usage`.
     let usage = UsageContext {
