@@ -266,7 +266,7 @@ async fn a_report_may_cite_a_related_repository() {
 #[tokio::test]
 async fn repo_naming_the_issues_own_repository_reads_its_checkout() {
     let (app, sdk) = (checkout(), sdk());
-    let toolbox = toolbox(app.path(), sdk.path(), ToolLimits::default()).with_own_label("acme/app");
+    let knowing = toolbox(app.path(), sdk.path(), ToolLimits::default()).with_own_label("acme/app");
     let (failed, own) = run(
         &toolbox,
         "glob",
@@ -274,7 +274,7 @@ async fn repo_naming_the_issues_own_repository_reads_its_checkout() {
     )
     .await;
     assert!(!failed, "{own}");
-    let (_, default) = run(&toolbox, "glob", json!({"pattern": "**/*"})).await;
+    let (_, default) = run(&knowing, "glob", json!({"pattern": "**/*"})).await;
     assert_eq!(own, default);
     // Without knowing its own path, the toolbox says the repository is not related.
     let unknowing = toolbox(app.path(), sdk.path(), ToolLimits::default());
