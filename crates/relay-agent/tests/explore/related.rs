@@ -268,7 +268,7 @@ async fn repo_naming_the_issues_own_repository_reads_its_checkout() {
     let (app, sdk) = (checkout(), sdk());
     let knowing = toolbox(app.path(), sdk.path(), ToolLimits::default()).with_own_label("acme/app");
     let (failed, own) = run(
-        &toolbox,
+        &knowing,
         "glob",
         json!({"pattern": "**/*", "repo": "Acme/App"}),
     )
