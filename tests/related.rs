@@ -80,7 +80,12 @@ impl World {
             related,
             script,
             &[("main.go", "package main\n\nfunc main() {}\n")],
-            &[("client.go", SDK_CLIENT)],
+            &[
+                ("client.go", SDK_CLIENT),
+                // The SDK's own configuration excludes its vendored copy.
+                (".relay.toml", "exclude = [\"vendor/\"]\n"),
+                ("vendor/old/client.go", "package old\n\nconst Retry = 9\n"),
+            ],
             Graph::None,
         )
         .await
@@ -340,6 +345,10 @@ async fn an_answer_in_the_sdk_is_cited_from_the_sdk_and_verified_there(pool: PgP
         .find(|body| body.contains("const Retry = 3"))
         .expect("the SDK's line reached the explorer");
     assert!(grep_result.contains("acme/sdk:client.go"), "{grep_result}");
+    assert!(
+        !grep_result.contains("Retry = 9"),
+        "the SDK's excluded vendor/ was searched: {grep_result}"
+    );
 
     // The finding's source is the SDK's place at the SDK's commit.
     let issue_id: i64 = sqlx::query_scalar("SELECT id FROM issues")

@@ -119,7 +119,7 @@ pub async fn prepare(
                 .map(|c| RelatedCheckout {
                     label: c.label.clone(),
                     root: c.snapshot.path().to_path_buf(),
-                    excludes: Arc::default(),
+                    excludes: c.excludes.clone(),
                     history: relay_repo::GitHistory::of_snapshot(
                         repos,
                         &c.spec,
@@ -210,7 +210,8 @@ fn related_snapshots(related: &RelatedSet) -> anyhow::Result<Vec<RelatedSnapshot
             Ok(RelatedSnapshot {
                 label: c.label.clone(),
                 sandbox: relay_tools::sandbox::Sandbox::new(c.snapshot.path())
-                    .with_context(|| format!("failed to sandbox {} for the validator", c.label))?,
+                    .with_context(|| format!("failed to sandbox {} for the validator", c.label))?
+                    .with_excludes(c.excludes.clone()),
                 commit_sha: c.snapshot.commit().to_owned(),
                 visibility: c.visibility,
             })
@@ -270,7 +271,7 @@ async fn related_graphs(
             &key,
             checkout.snapshot.commit(),
             checkout.snapshot.path(),
-            Arc::default(),
+            checkout.excludes.clone(),
         )
         .await;
         graphs.push(match access {

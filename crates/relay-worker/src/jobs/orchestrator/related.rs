@@ -8,10 +8,13 @@
 //! Never ends the job: a repository that cannot be looked up or checked out is refused for this
 //! job with the reason, and the job explores the others.
 
+use std::sync::Arc;
+
 use relay_core::ProjectVisibility;
 use relay_core::related::{
     self, Admission, Lookup, Refusal, RelatedPolicy, RelatedRequest, RelatedSource, Verdict,
 };
+use relay_core::repo_config::ExcludeSet;
 use relay_repo::{RepoSpec, SnapshotGuard};
 use relay_store::PgPool;
 
@@ -26,6 +29,9 @@ pub struct RelatedCheckout {
     pub visibility: ProjectVisibility,
     pub spec: RepoSpec,
     pub snapshot: SnapshotGuard,
+    /// The paths its own `.relay.toml` excludes at that commit: its tools skip them and its
+    /// graph is indexed without them, as for the issue's repository.
+    pub excludes: Arc<ExcludeSet>,
 }
 
 /// What the job made of the named related repositories.
@@ -97,12 +103,23 @@ pub async fn check_out(
                 visibility,
             } => match checkout_one(from, pool, job, &request, &project_id).await {
                 Ok((spec, snapshot)) => {
+                    // Its own configuration's exclusions (the rest of its file concerns its own
+                    // issues, not this one's).
+                    let policy = crate::jobs::repo_config::server_policy(from.agent, &job.settings);
+                    let config = crate::jobs::repo_config::load(
+                        from.repos,
+                        &spec,
+                        snapshot.commit(),
+                        &policy,
+                    )
+                    .await;
                     set.checkouts.push(RelatedCheckout {
                         label: request.path.clone(),
                         project_id: project_id.clone(),
                         visibility,
                         spec,
                         snapshot,
+                        excludes: config.excludes,
                     });
                     Verdict::Admitted {
                         project_id,
