@@ -23,8 +23,10 @@ use crate::ProjectVisibility;
 pub const MAX_RELATED: usize = 8;
 /// Most names read from one list (a longer list is cut: each name costs a tracker lookup).
 pub const MAX_RELATED_NAMES: usize = 32;
-/// Longest repository path, in characters (GitLab allows deep groups).
+/// Longest repository path, in characters (GitLab's full paths are at most 255).
 pub const MAX_RELATED_PATH_CHARS: usize = 255;
+/// Most `/`-separated segments of a repository path (GitLab nests groups at most 20 deep).
+pub const MAX_RELATED_PATH_SEGMENTS: usize = 21;
 
 /// Who named a related repository.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -213,9 +215,14 @@ pub fn may_quote(related: ProjectVisibility, issue: ProjectVisibility) -> bool {
 /// Whether `path` can name a repository of a tracker: `owner/name` or `group/sub/project`,
 /// segments of letters, digits, `.`, `_`, `-`, none `.`/`..`, no URL.
 pub fn is_repository_path(path: &str) -> bool {
-    let segments: Vec<&str> = path.split('/').collect();
-    path.chars().count() <= MAX_RELATED_PATH_CHARS
-        && segments.len() >= 2
+    if path.len() > 4 * MAX_RELATED_PATH_CHARS || path.chars().count() > MAX_RELATED_PATH_CHARS {
+        return false;
+    }
+    let segments: Vec<&str> = path
+        .split('/')
+        .take(MAX_RELATED_PATH_SEGMENTS + 1)
+        .collect();
+    (2..=MAX_RELATED_PATH_SEGMENTS).contains(&segments.len())
         && segments.iter().all(|segment| {
             !segment.is_empty()
                 && *segment != "."
@@ -224,6 +231,13 @@ pub fn is_repository_path(path: &str) -> bool {
                     .chars()
                     .all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-'))
         })
+}
+
+/// `(label, path)` of a place in a related repository, `owner/name:path` (the label is a
+/// repository path, which never holds a `:`, so the first `:` ends it); `None` for a bare path.
+pub fn split_place_text(place: &str) -> Option<(&str, &str)> {
+    let (label, path) = place.split_once(':')?;
+    (is_repository_path(label) && !path.is_empty()).then_some((label, path))
 }
 
 /// The named repositories in order (the file's, then the server's table), cut to

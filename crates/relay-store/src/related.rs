@@ -40,11 +40,11 @@ pub struct NewRelated<'a> {
 }
 
 /// Replaces what is recorded for the repository `project_id` of `tracker` with `rows`, in order.
-pub async fn replace(
+pub async fn replace<'a>(
     conn: &mut PgConnection,
     tracker: &str,
     project_id: &str,
-    rows: &[NewRelated<'_>],
+    rows: &[NewRelated<'a>],
 ) -> Result<()> {
     let mut tx = sqlx::Connection::begin(&mut *conn).await?;
     sqlx::query("DELETE FROM related_repositories WHERE tracker = $1 AND project_id = $2")
@@ -52,27 +52,31 @@ pub async fn replace(
         .bind(project_id)
         .execute(&mut *tx)
         .await?;
-    for (position, row) in rows.iter().enumerate() {
-        sqlx::query(
-            "INSERT INTO related_repositories (tracker, project_id, position, related_path, source,
-                                               admitted, reason, related_project_id, visibility,
-                                               head_commit, graph_commit)
-             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)",
-        )
-        .bind(tracker)
-        .bind(project_id)
-        .bind(i32::try_from(position).unwrap_or(i32::MAX))
-        .bind(row.related_path)
-        .bind(row.source)
-        .bind(row.refusal.is_none())
-        .bind(row.refusal)
-        .bind(row.related_project_id)
-        .bind(row.visibility)
-        .bind(row.head_commit)
-        .bind(row.graph_commit)
-        .execute(&mut *tx)
-        .await?;
-    }
+    // One statement for every row, in order (`WITH ORDINALITY` numbers them from 1).
+    let column = |f: fn(&NewRelated<'a>) -> Option<&'a str>| -> Vec<Option<&'a str>> {
+        rows.iter().map(f).collect()
+    };
+    sqlx::query(
+        "INSERT INTO related_repositories (tracker, project_id, position, related_path, source,
+                                           admitted, reason, related_project_id, visibility,
+                                           head_commit, graph_commit)
+         SELECT $1, $2, (r.n - 1)::int, r.path, r.source, r.reason IS NULL, r.reason, r.id,
+                r.visibility, r.head, r.graph
+         FROM unnest($3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[],
+                     $9::text[]) WITH ORDINALITY
+              AS r(path, source, reason, id, visibility, head, graph, n)",
+    )
+    .bind(tracker)
+    .bind(project_id)
+    .bind(column(|r| Some(r.related_path)))
+    .bind(column(|r| Some(r.source)))
+    .bind(column(|r| r.refusal))
+    .bind(column(|r| r.related_project_id))
+    .bind(column(|r| r.visibility))
+    .bind(column(|r| r.head_commit))
+    .bind(column(|r| r.graph_commit))
+    .execute(&mut *tx)
+    .await?;
     tx.commit().await?;
     Ok(())
 }

@@ -31,7 +31,8 @@ pub struct Scope<'a> {
 
 /// SQL: whether source `s` of issue `i` is the project's: its own issue's bare path (not a place
 /// `owner/name:path` in a related repository), or any issue's place in the project (`$2` the
-/// project id, `$P` its path; the caller substitutes `$P`).
+/// project id, `$P` its path; the caller substitutes `$P`). The pattern is
+/// `relay_core::related::is_repository_path`'s shape (its length bounds aside) in SQL.
 const IN_SCOPE: &str = "((i.project_id = $2 AND s.path !~ '^[A-Za-z0-9._-]+(/[A-Za-z0-9._-]+)+:') \
      OR left(s.path, length($P) + 1) = $P || ':')";
 /// SQL: the source's path inside the project (the place's prefix taken off).

@@ -14,10 +14,6 @@ use relay_core::Citation;
 
 /// What separates a place's label from its path.
 pub const LABEL_SEPARATOR: char = ':';
-/// Longest label accepted (GitLab's full paths are at most 255 characters).
-pub const MAX_LABEL_CHARS: usize = 255;
-/// Most `/`-separated segments of a label (GitLab nests groups at most 20 deep).
-pub const MAX_LABEL_SEGMENTS: usize = 21;
 /// Most places read from one piece of prose by [`cited_places_in_text`].
 pub const MAX_PLACES_IN_TEXT: usize = relay_core::citation::MAX_CITED_IN_TEXT;
 
@@ -67,25 +63,10 @@ pub fn label_like_prefix(text: &str) -> Option<&str> {
     is_label(prefix).then_some(prefix)
 }
 
-/// Whether `label` is written like a repository's label (see [`label_like_prefix`]).
+/// Whether `label` is written like a repository's label (see [`label_like_prefix`]): the one
+/// rule, `relay_core::related::is_repository_path`, that admission judges names by too.
 pub fn is_label(label: &str) -> bool {
-    if label.is_empty() || label.chars().count() > MAX_LABEL_CHARS {
-        return false;
-    }
-    let mut segments = 0usize;
-    for segment in label.split('/') {
-        segments += 1;
-        let valid = !segment.is_empty()
-            && segment != "."
-            && segment != ".."
-            && segment
-                .chars()
-                .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.'));
-        if !valid || segments > MAX_LABEL_SEGMENTS {
-            return false;
-        }
-    }
-    segments >= 2
+    relay_core::related::is_repository_path(label)
 }
 
 /// Whether `text` names a place of `label` (`label:` followed by a path character), compared
@@ -205,9 +186,13 @@ mod tests {
         ] {
             assert_eq!(label_like_prefix(text), None, "{text}");
         }
-        let deep = vec!["g"; MAX_LABEL_SEGMENTS + 1].join("/");
+        use relay_core::related::{MAX_RELATED_PATH_CHARS, MAX_RELATED_PATH_SEGMENTS};
+        let deep = vec!["g"; MAX_RELATED_PATH_SEGMENTS + 1].join("/");
         assert!(!is_label(&deep));
-        assert!(!is_label(&format!("a/{}", "b".repeat(MAX_LABEL_CHARS))));
+        assert!(!is_label(&format!(
+            "a/{}",
+            "b".repeat(MAX_RELATED_PATH_CHARS)
+        )));
     }
 
     #[test]

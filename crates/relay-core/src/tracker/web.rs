@@ -82,7 +82,7 @@ pub fn project_url(provider: Provider, issue_url: &str) -> Option<&str> {
 pub fn file_url(provider: Option<Provider>, issue_url: &str, file: &FileAt<'_>) -> Option<String> {
     let provider = provider.or_else(|| provider_of_issue_url(issue_url))?;
     let project = project_url(provider, issue_url)?;
-    let (project, path) = match related_place(file.path) {
+    let (project, path) = match crate::related::split_place_text(file.path) {
         Some((label, path)) => (related_project_url(provider, project, label)?, path),
         None => (project.to_owned(), file.path),
     };
@@ -96,12 +96,6 @@ pub fn file_url(provider: Option<Provider>, issue_url: &str, file: &FileAt<'_>) 
         rules.line_end,
         file.end_line
     ))
-}
-
-/// `(label, path)` of a place in a related repository, `owner/name:path`.
-fn related_place(place: &str) -> Option<(&str, &str)> {
-    let (label, path) = place.split_once(':')?;
-    (crate::related::is_repository_path(label) && !path.is_empty()).then_some((label, path))
 }
 
 /// The web URL of the related repository `label` on the instance of `project` (the issue's
